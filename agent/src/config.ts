@@ -1,0 +1,123 @@
+// The agent's configuration: parsed once from a JSON file plus PIXELFLEET_AGENT_* env
+// overrides, validated, every default applied here, then frozen. Unknown keys are an error
+// naming the key. (The agent ships alone, so it does not share the control plane's loader.)
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+export class AgentConfigError extends Error {
+  override readonly name = 'AgentConfigError';
+}
+
+export const AGENT_REGIONS = ['us-east-1', 'europe', 'asia-pacific'] as const;
+
+const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port');
+const iceServer = z
+  .object({
+    urls: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    username: z.string().optional(),
+    credential: z.string().optional(),
+  })
+  .strict();
+
+const schema = z
+  .object({
+    controlPlane: hostPort,
+    joinToken: z.string().min(16, 'joinToken must be at least 16 characters').optional(),
+    region: z.enum(AGENT_REGIONS),
+    slots: z.number().int().min(1).max(64).default(1),
+    hostname: z.string().min(1).max(253).default(hostname()),
+    dataDir: z.string().min(1).default('.data/agent'),
+    publicIp: z.string().refine((ip) => isIP(ip) !== 0, 'must be an IPv4 or IPv6 address').optional(),
+    ice: z
+      .object({
+        hostAddresses: z.array(z.string().refine((ip) => isIP(ip) !== 0, 'must be an IP address')).default([]),
+        portRange: z
+          .object({ min: z.number().int().min(1024).max(65535), max: z.number().int().min(1024).max(65535) })
+          .strict()
+          .refine((r) => r.min <= r.max, 'min must not exceed max')
+          .optional(),
+        iceServers: z.array(iceServer).default([]),
+      })
+      .strict()
+      .default({ hostAddresses: [], iceServers: [] }),
+    launcher: z
+      .object({ command: z.array(z.string().min(1)).min(1).optional() })
+      .strict()
+      .default({}),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .strict();
+
+export type AgentConfig = Readonly<z.infer<typeof schema>>;
+
+export const AGENT_ENV_PREFIX = 'PIXELFLEET_AGENT_';
+
+/** Leaf keys an environment variable may set: PIXELFLEET_AGENT_ + key in SNAKE case, `.` → `__`. */
+const ENV_LEAVES: Record<string, 'string' | 'number' | 'json'> = {
+  controlPlane: 'string',
+  joinToken: 'string',
+  region: 'string',
+  slots: 'number',
+  hostname: 'string',
+  dataDir: 'string',
+  publicIp: 'string',
+  'ice.hostAddresses': 'json',
+  'ice.portRange': 'json',
+  'ice.iceServers': 'json',
+  'launcher.command': 'json',
+  logLevel: 'string',
+};
+
+const envName = (key: string) =>
+  AGENT_ENV_PREFIX + key.split('.').map((s) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('__');
+
+export function loadAgentConfig(options: { file?: string; env?: Readonly<Record<string, string | undefined>> } = {}): AgentConfig {
+  let raw: Record<string, unknown> = {};
+  if (options.file !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(options.file, 'utf8')) as unknown;
+    } catch (err) {
+      throw new AgentConfigError(`config file ${options.file} cannot be read as JSON: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AgentConfigError(`config file ${options.file} must hold a JSON object`);
+    raw = parsed as Record<string, unknown>;
+  }
+  for (const [key, kind] of Object.entries(ENV_LEAVES)) {
+    const text = options.env?.[envName(key)];
+    if (text === undefined) continue;
+    let value: unknown = text;
+    if (kind === 'number') value = text.trim() === '' ? Number.NaN : Number(text);
+    if (kind === 'json') {
+      try {
+        value = JSON.parse(text) as unknown;
+      } catch {
+        throw new AgentConfigError(`config key "${key}": environment variable ${envName(key)} is not valid JSON`);
+      }
+    }
+    const [head, leaf] = key.split('.') as [string, string | undefined];
+    if (leaf === undefined) raw[head] = value;
+    else raw[head] = { ...(typeof raw[head] === 'object' && raw[head] !== null ? (raw[head]) : {}), [leaf]: value };
+  }
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const where = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      throw new AgentConfigError(`unknown config key ${issue.keys.map((k) => `"${where ? `${where}.` : ''}${k}"`).join(', ')}`);
+    }
+    throw new AgentConfigError(`config key "${where || '(root)'}": ${issue.message}`);
+  }
+  return deepFreeze({ ...result.data, dataDir: resolve(result.data.dataDir) });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

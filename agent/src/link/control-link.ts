@@ -1,0 +1,231 @@
+// The agent's link to the control plane: Enroll once, then keep one Connect stream open —
+// Hello with full state on every (re)connect, heartbeats at the interval the Welcome names,
+// commands to the executor — and redial with full-jitter backoff on any failure (a control
+// plane restart arrives as CANCELLED, a dead network as UNAVAILABLE).
+import { credentials, Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { agentV1 } from '@pixelfleet/proto';
+import { backoffDelayMs, type BackoffOptions } from '../lib/backoff';
+import type { CommandAck, DeliveredCommand } from '../commands/command';
+import { ackToProto, commandFromProto, heartbeatToProto, helloToProto, UnknownCommandError, type HelloState } from './mapping';
+
+/** A healthy stream this long resets the backoff to its first step. */
+export const BACKOFF_RESET_AFTER_MS = 60_000;
+/** Deadline of the Enroll call. */
+export const ENROLL_TIMEOUT_MS = 15_000;
+
+export const CLIENT_OPTIONS = {
+  'grpc.keepalive_time_ms': 20_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+  'grpc.keepalive_permit_without_calls': 1,
+  'grpc.initial_reconnect_backoff_ms': 1_000,
+  'grpc.max_reconnect_backoff_ms': 30_000,
+} as const;
+
+export class EnrollRefusedError extends Error {
+  override readonly name = 'EnrollRefusedError';
+}
+
+export function createAgentClient(address: string): agentV1.AgentServiceClient {
+  return new agentV1.AgentServiceClient(address, credentials.createInsecure(), CLIENT_OPTIONS);
+}
+
+function bearer(token: string, waitForReady: boolean): Metadata {
+  const md = new Metadata({ waitForReady });
+  md.set('authorization', `Bearer ${token}`);
+  return md;
+}
+
+/** Trades the join token for a worker identity. UNAUTHENTICATED and INVALID_ARGUMENT are final. */
+export function enroll(
+  client: agentV1.AgentServiceClient,
+  joinToken: string,
+  request: agentV1.EnrollRequest,
+): Promise<agentV1.EnrollResponse> {
+  return new Promise((resolve, reject) => {
+    client.enroll(request, bearer(joinToken, true), { deadline: new Date(Date.now() + ENROLL_TIMEOUT_MS) }, (err, res) => {
+      if (err) {
+        if (err.code === status.UNAUTHENTICATED || err.code === status.INVALID_ARGUMENT || err.code === status.PERMISSION_DENIED) {
+          reject(new EnrollRefusedError(`the control plane refused enrollment: ${err.details}`));
+        } else reject(err);
+      } else resolve(res);
+    });
+  });
+}
+
+export interface ControlLinkOptions {
+  client: agentV1.AgentServiceClient;
+  workerToken: string;
+  /** Current state for each Hello. */
+  helloState: () => HelloState;
+  runningSessionCount: () => number;
+  onCommand: (command: DeliveredCommand) => void;
+  onDrainChanged?: (draining: boolean) => void;
+  backoff: BackoffOptions;
+  log: Logger;
+}
+
+export type LinkState = 'connecting' | 'connected' | 'waiting' | 'closed';
+
+export class ControlLink {
+  private call: ClientDuplexStream<agentV1.ConnectRequest, agentV1.ConnectResponse> | undefined;
+  private epoch: number | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private wakeRetry: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private state: LinkState = 'connecting';
+  private readonly listeners = new Set<(state: LinkState, epoch: number | undefined) => void>();
+  /** Streams opened so far (the first is 1); for diagnostics and tests. */
+  connects = 0;
+
+  constructor(private readonly options: ControlLinkOptions) {}
+
+  get linkState(): LinkState {
+    return this.state;
+  }
+
+  get connectionEpoch(): number | undefined {
+    return this.epoch;
+  }
+
+  /** Calls listener on every state change; returns the unsubscribe function. */
+  onStateChange(listener: (state: LinkState, epoch: number | undefined) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Sends an ack on the current stream; dropped while disconnected (the journal answers on redelivery). */
+  sendAck(ack: CommandAck): void {
+    this.write(ackToProto(ack));
+  }
+
+  /** Ends the stream and stops redialing. Idempotent. */
+  async close(): Promise<void> {
+    this.setState('closed');
+    clearTimeout(this.retryTimer);
+    this.wakeRetry?.();
+    this.stopHeartbeat();
+    this.call?.cancel();
+    await this.loop;
+  }
+
+  /** A method, not a field read, so TypeScript does not narrow it away across awaits. */
+  private isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  private write(message: agentV1.ConnectRequest): void {
+    if (this.state === 'connected') this.call?.write(message);
+  }
+
+  private async run(): Promise<void> {
+    let attempt = 0;
+    while (!this.isClosed()) {
+      const result = await this.connectOnce();
+      if (this.isClosed()) break;
+      if (result.healthyMs >= BACKOFF_RESET_AFTER_MS) attempt = 0;
+      const unauthenticated = result.code === status.UNAUTHENTICATED || result.code === status.PERMISSION_DENIED;
+      const delay = unauthenticated ? this.options.backoff.maxMs : backoffDelayMs(attempt, this.options.backoff);
+      attempt += 1;
+      const logFields = { code: status[result.code] ?? result.code, details: result.details, retryInMs: delay };
+      if (unauthenticated) this.options.log.error(logFields, 'control plane rejected the worker token; fix the credentials or re-enroll');
+      else this.options.log.warn(logFields, 'control link lost; redialing');
+      this.setState('waiting');
+      await new Promise<void>((resolve) => {
+        this.wakeRetry = resolve;
+        this.retryTimer = setTimeout(resolve, delay);
+      });
+      this.wakeRetry = undefined;
+    }
+  }
+
+  /** One stream from dial to end; resolves with how it ended and how long it was healthy. */
+  private connectOnce(): Promise<{ code: status; details: string; healthyMs: number }> {
+    return new Promise((resolve) => {
+      this.setState('connecting');
+      const call = this.options.client.connect(bearer(this.options.workerToken, true));
+      this.call = call;
+      this.connects += 1;
+      let welcomedAt: number | undefined;
+      let settled = false;
+      const settle = (code: status, details: string) => {
+        if (settled) return;
+        settled = true;
+        this.stopHeartbeat();
+        this.epoch = undefined;
+        if (this.call === call) this.call = undefined;
+        resolve({ code, details, healthyMs: welcomedAt === undefined ? 0 : Date.now() - welcomedAt });
+      };
+
+      call.on('data', (m: agentV1.ConnectResponse) => {
+        const msg = m.msg;
+        switch (msg?.$case) {
+          case 'welcome':
+            welcomedAt = Date.now();
+            this.epoch = msg.value.connectionEpoch;
+            this.setState('connected');
+            this.options.log.info({ epoch: this.epoch, draining: msg.value.draining }, 'connected to the control plane');
+            this.startHeartbeat(msg.value.heartbeatIntervalMs);
+            this.options.onDrainChanged?.(msg.value.draining);
+            break;
+          case 'command': {
+            if (msg.value.connectionEpoch !== this.epoch) {
+              this.options.log.warn({ commandId: msg.value.commandId }, 'command from another stream epoch ignored');
+              break;
+            }
+            let delivered: DeliveredCommand;
+            try {
+              delivered = commandFromProto(msg.value);
+            } catch (err) {
+              if (!(err instanceof UnknownCommandError)) throw err;
+              this.sendAck({ seq: msg.value.seq, commandId: msg.value.commandId, phase: 'FAILED', errorCode: 'UNKNOWN_COMMAND', errorMessage: err.message, progressPercent: 0 });
+              break;
+            }
+            this.options.onCommand(delivered);
+            break;
+          }
+          case 'drainNotice':
+            this.options.log.info({ draining: msg.value.draining }, msg.value.draining ? 'worker drained' : 'worker undrained');
+            this.options.onDrainChanged?.(msg.value.draining);
+            break;
+          case 'signal':
+            // Viewer signalling is relayed to the session's relay from the streaming issue on.
+            this.options.log.debug({ sessionId: msg.value.sessionId }, 'signal received');
+            break;
+          case undefined:
+            break;
+          default: {
+            const unreachable: never = msg;
+            this.options.log.warn({ message: String(unreachable) }, 'unknown message from the control plane');
+          }
+        }
+      });
+      call.on('error', (err: ServiceError) => settle(err.code, err.details));
+      call.on('end', () => settle(status.OK, 'stream ended by the control plane'));
+
+      // The Hello goes first; the control plane answers with Welcome.
+      call.write(helloToProto(this.options.helloState()));
+    });
+  }
+
+  private startHeartbeat(intervalMs: number): void {
+    this.stopHeartbeat();
+    this.heartbeat = setInterval(() => this.write(heartbeatToProto(this.options.runningSessionCount())), Math.max(100, intervalMs));
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  private setState(state: LinkState): void {
+    if (this.state === 'closed' || this.state === state) return;
+    this.state = state;
+    for (const l of this.listeners) l(state, this.epoch);
+  }
+}

@@ -1,0 +1,62 @@
+// Entry point of the `pixelfleet-agent` command. Reads flags and the environment, builds the
+// agent and wires signals (a second signal forces exit).
+import { parseArgs } from 'node:util';
+import { buildAgent } from './agent';
+import { AgentConfigError, loadAgentConfig } from './config';
+import { EnrollRefusedError } from './link/control-link';
+
+const USAGE = `Usage:
+  pixelfleet-agent run [--config <file>]    run the agent
+`;
+
+export async function runAgentCli(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (command !== 'run') {
+    process.stderr.write(command === undefined ? USAGE : `unknown command "${command}"\n\n${USAGE}`);
+    return 2;
+  }
+  let file: string | undefined;
+  try {
+    file = parseArgs({ args: [...rest], options: { config: { type: 'string' } }, strict: true }).values.config;
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadAgentConfig({ file: file ?? process.env.PIXELFLEET_AGENT_CONFIG, env: process.env });
+  } catch (err) {
+    if (err instanceof AgentConfigError) {
+      process.stderr.write(`pixelfleet-agent: refusing to start: ${err.message}\n`);
+      return 78; // EX_CONFIG
+    }
+    throw err;
+  }
+  const agent = buildAgent(config);
+  try {
+    await agent.start();
+  } catch (err) {
+    if (err instanceof EnrollRefusedError) {
+      agent.log.error(err.message);
+      await agent.close();
+      return 77; // EX_NOPERM
+    }
+    throw err;
+  }
+  await new Promise<void>((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals > 1) process.exit(130);
+      agent.log.info({ signal }, 'agent shutting down');
+      agent.close().then(resolve, () => process.exit(1));
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  return 0;
+}

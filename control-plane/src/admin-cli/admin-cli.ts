@@ -1,0 +1,296 @@
+// `pixelfleet admin …`: operators' commands over gRPC AdminService. Human-readable output by
+// default, --json for scripts. Server and token come from --server/--token or
+// PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN. Exit codes: 0 ok, 1 the server refused, 2 usage.
+import { parseArgs } from 'node:util';
+import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { adminV1 } from '@pixelfleet/proto';
+import { AdminClient } from './admin-client';
+import { renderFields, renderTable } from './table';
+
+export interface CliIo {
+  env: Readonly<Record<string, string | undefined>>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Resolves when the user interrupts a following command (`events`); defaults to SIGINT. */
+  interrupted?: Promise<void>;
+}
+
+class UsageError extends Error {}
+
+export const ADMIN_USAGE = `Usage: pixelfleet admin <command> [options] [--json] [--server host:port] [--token T]
+
+Commands:
+  user create --email E
+  key issue --user U                       (revokes the user's previous key at once)
+  project create --owner U --name N --region us-east-1|europe|asia-pacific
+  project subscription --project P --status S
+  member add --project P --user U --access FULL|READONLY
+  member remove --project P --user U
+  workers
+  worker drain --worker W
+  worker undrain --worker W
+  sessions [--project P] [--limit N]
+  session end --session S
+  builds --project P
+  events [--after ID]                      (follows new events until interrupted)
+
+Server and token: --server/--token, or PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN.
+`;
+
+const iso = (d: Date | undefined) => (d === undefined ? null : d.toISOString());
+
+const workerJson = (w: adminV1.Worker) => ({
+  workerId: w.workerId,
+  hostname: w.hostname,
+  region: w.region,
+  status: w.status,
+  link: w.link,
+  draining: w.draining,
+  slots: w.slots,
+  usedSlots: w.usedSlots,
+  agentVersion: w.agentVersion,
+  lastSeenAt: iso(w.lastSeenAt),
+  leaseExpiresAt: iso(w.leaseExpiresAt),
+  enrolledAt: iso(w.enrolledAt),
+});
+
+const sessionJson = (s: adminV1.Session) => ({
+  sessionId: s.sessionId,
+  projectId: s.projectId,
+  status: s.status,
+  region: s.region,
+  assignedWorker: s.assignedWorker === '' ? null : s.assignedWorker,
+  createdAt: iso(s.createdAt),
+  updatedAt: iso(s.updatedAt),
+  endReason: s.endReason === '' ? null : s.endReason,
+});
+
+const buildJson = (b: adminV1.Build) => ({
+  uploadId: b.uploadId,
+  projectId: b.projectId,
+  fileUrl: b.fileUrl === '' ? null : b.fileUrl,
+  status: b.status,
+  objection: b.objection === '' ? null : b.objection,
+  autoRelease: b.autoRelease,
+  live: b.live,
+  createdAt: iso(b.createdAt),
+  updatedAt: iso(b.updatedAt),
+});
+
+const eventJson = (e: adminV1.Event) => ({
+  eventId: e.eventId,
+  type: e.type,
+  occurredAt: iso(e.occurredAt),
+  workerId: e.workerId === '' ? null : e.workerId,
+  sessionId: e.sessionId === '' ? null : e.sessionId,
+  projectId: e.projectId === '' ? null : e.projectId,
+  data: JSON.parse(e.dataJson || '{}') as unknown,
+});
+
+const ACCESS: Record<string, adminV1.MemberAccess> = {
+  FULL: adminV1.MemberAccess.MEMBER_ACCESS_FULL,
+  READONLY: adminV1.MemberAccess.MEMBER_ACCESS_READONLY,
+};
+
+/** Runs one admin command; returns the process exit code. */
+export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        server: { type: 'string' },
+        token: { type: 'string' },
+        email: { type: 'string' },
+        user: { type: 'string' },
+        owner: { type: 'string' },
+        name: { type: 'string' },
+        region: { type: 'string' },
+        project: { type: 'string' },
+        access: { type: 'string' },
+        status: { type: 'string' },
+        worker: { type: 'string' },
+        session: { type: 'string' },
+        limit: { type: 'string' },
+        after: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    io.stderr(`error: ${(err as Error).message}\n\n${ADMIN_USAGE}`);
+    return 2;
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help || positionals.length === 0) {
+    (v.help ? io.stdout : io.stderr)(ADMIN_USAGE);
+    return v.help ? 0 : 2;
+  }
+  const server = v.server ?? io.env.PIXELFLEET_ADMIN_SERVER;
+  const token = v.token ?? io.env.PIXELFLEET_ADMIN_TOKEN;
+  if (!server || !token) {
+    io.stderr('error: the server and admin token are required (--server/--token or PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN)\n');
+    return 2;
+  }
+
+  const need = (name: keyof typeof v): string => {
+    const value = v[name];
+    if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required for "${positionals.join(' ')}"`);
+    return value;
+  };
+  const print = (json: unknown, human: string) => io.stdout(v.json ? `${JSON.stringify(json)}\n` : human);
+
+  const client = new AdminClient(server, token);
+  try {
+    const command = positionals.join(' ');
+    switch (command) {
+      case 'user create': {
+        const r = await client.call<adminV1.CreateUserResponse>((c, md, o, cb) => c.createUser({ email: need('email') }, md, o, cb));
+        print({ userId: r.userId }, renderFields({ userId: r.userId }));
+        break;
+      }
+      case 'key issue': {
+        const r = await client.call<adminV1.IssueKeyResponse>((c, md, o, cb) => c.issueKey({ userId: need('user') }, md, o, cb));
+        print({ apiKey: r.apiKey }, renderFields({ apiKey: r.apiKey }) + 'Store this key now: it is not shown again. The previous key no longer works.\n');
+        break;
+      }
+      case 'project create': {
+        const r = await client.call<adminV1.CreateProjectResponse>((c, md, o, cb) => c.createProject({ ownerUserId: need('owner'), name: need('name'), region: need('region') }, md, o, cb));
+        print({ projectId: r.projectId }, renderFields({ projectId: r.projectId }));
+        break;
+      }
+      case 'project subscription': {
+        const projectId = need('project');
+        const status = need('status');
+        await client.call<adminV1.SetSubscriptionStatusResponse>((c, md, o, cb) => c.setSubscriptionStatus({ projectId, status }, md, o, cb));
+        print({ projectId, subscriptionStatus: status }, renderFields({ projectId, subscriptionStatus: status }));
+        break;
+      }
+      case 'member add': {
+        const projectId = need('project');
+        const userId = need('user');
+        const accessName = need('access');
+        const access = ACCESS[accessName];
+        if (access === undefined) throw new UsageError('--access must be FULL or READONLY');
+        await client.call<adminV1.AddMemberResponse>((c, md, o, cb) => c.addMember({ projectId, userId, access }, md, o, cb));
+        print({ projectId, userId, access: accessName }, renderFields({ projectId, userId, access: accessName }));
+        break;
+      }
+      case 'member remove': {
+        const projectId = need('project');
+        const userId = need('user');
+        const r = await client.call<adminV1.RemoveMemberResponse>((c, md, o, cb) => c.removeMember({ projectId, userId }, md, o, cb));
+        print({ projectId, userId, removed: r.removed }, r.removed ? `Removed ${userId} from ${projectId}\n` : `${userId} was not a member of ${projectId}\n`);
+        break;
+      }
+      case 'workers': {
+        const r = await client.call<adminV1.ListWorkersResponse>((c, md, o, cb) => c.listWorkers({}, md, o, cb));
+        print(
+          { workers: r.workers.map(workerJson) },
+          renderTable(
+            ['WORKER', 'HOSTNAME', 'REGION', 'STATUS', 'LINK', 'SLOTS', 'AGENT', 'LAST SEEN'],
+            r.workers.map((w) => [w.workerId, w.hostname, w.region, w.status, w.link, `${w.usedSlots}/${w.slots}`, w.agentVersion, iso(w.lastSeenAt) ?? 'never']),
+          ),
+        );
+        break;
+      }
+      case 'worker drain':
+      case 'worker undrain': {
+        const workerId = need('worker');
+        const r = command === 'worker drain' ? await client.call<adminV1.DrainWorkerResponse>((c, md, o, cb) => c.drainWorker({ workerId }, md, o, cb)) : await client.call<adminV1.UndrainWorkerResponse>((c, md, o, cb) => c.undrainWorker({ workerId }, md, o, cb));
+        const w = r.worker!;
+        print(workerJson(w), renderFields({ workerId: w.workerId, status: w.status, link: w.link, draining: w.draining }));
+        break;
+      }
+      case 'sessions': {
+        const limit = v.limit === undefined ? 0 : Number(v.limit);
+        if (!Number.isInteger(limit) || limit < 0) throw new UsageError('--limit must be a whole number');
+        const r = await client.call<adminV1.ListSessionsResponse>((c, md, o, cb) => c.listSessions({ projectId: v.project ?? '', limit }, md, o, cb));
+        print(
+          { sessions: r.sessions.map(sessionJson) },
+          renderTable(
+            ['SESSION', 'PROJECT', 'STATUS', 'REGION', 'WORKER', 'CREATED', 'END REASON'],
+            r.sessions.map((s) => [s.sessionId, s.projectId, s.status, s.region, s.assignedWorker || '-', iso(s.createdAt) ?? '', s.endReason || '-']),
+          ),
+        );
+        break;
+      }
+      case 'session end': {
+        const r = await client.call<adminV1.EndSessionResponse>((c, md, o, cb) => c.endSession({ sessionId: need('session') }, md, o, cb));
+        const s = r.session!;
+        print(sessionJson(s), renderFields({ sessionId: s.sessionId, status: s.status, endReason: s.endReason || '-' }));
+        break;
+      }
+      case 'builds': {
+        const r = await client.call<adminV1.ListBuildsResponse>((c, md, o, cb) => c.listBuilds({ projectId: need('project') }, md, o, cb));
+        print(
+          { builds: r.builds.map(buildJson) },
+          renderTable(
+            ['UPLOAD', 'STATUS', 'LIVE', 'AUTO RELEASE', 'CREATED', 'OBJECTION'],
+            r.builds.map((b) => [b.uploadId, b.status, b.live ? 'yes' : 'no', b.autoRelease ? 'yes' : 'no', iso(b.createdAt) ?? '', b.objection || '-']),
+          ),
+        );
+        break;
+      }
+      case 'events':
+        return await followEvents(client, v.after, v.json, io);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`error: ${err.message}\n\n${ADMIN_USAGE}`);
+      return 2;
+    }
+    io.stderr(`error: ${describeGrpcError(err)}\n`);
+    return 1;
+  } finally {
+    client.close();
+  }
+}
+
+async function followEvents(client: AdminClient, after: string | undefined, json: boolean, io: CliIo): Promise<number> {
+  const afterEventId = after === undefined ? 0 : Number(after);
+  if (!Number.isInteger(afterEventId) || afterEventId < 0) throw new UsageError('--after must be a whole number');
+  const stream = client.watchEvents(afterEventId);
+  const interrupted =
+    io.interrupted ??
+    new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve());
+    });
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    void interrupted.then(() => {
+      stopping = true;
+      stream.cancel();
+    });
+    stream.on('data', (r: adminV1.WatchEventsResponse) => {
+      const e = r.event!;
+      if (json) io.stdout(`${JSON.stringify(eventJson(e))}\n`);
+      else {
+        const about = [e.workerId && `worker=${e.workerId}`, e.sessionId && `session=${e.sessionId}`, e.projectId && `project=${e.projectId}`].filter(Boolean).join(' ');
+        io.stdout(`${iso(e.occurredAt)}  #${e.eventId}  ${e.type}  ${about}  ${e.dataJson}\n`);
+      }
+    });
+    stream.on('error', (err: ServiceError) => {
+      if (stopping && err.code === grpcStatus.CANCELLED) resolve(0);
+      else {
+        io.stderr(`error: ${describeGrpcError(err)}\n`);
+        resolve(1);
+      }
+    });
+    stream.on('end', () => resolve(stopping ? 0 : 1));
+  });
+}
+
+function describeGrpcError(err: unknown): string {
+  const e = err as Partial<ServiceError>;
+  if (typeof e.code === 'number') {
+    const name = grpcStatus[e.code] ?? String(e.code);
+    return `${name}: ${e.details ?? e.message ?? ''}`;
+  }
+  return (err as Error).message;
+}

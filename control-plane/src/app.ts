@@ -1,0 +1,160 @@
+// The composition root: builds every part of the control plane from one parsed config and
+// returns { start(), close() }. main.ts only reads flags and env, calls this and wires signals;
+// tests build the same app on port 0.
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
+import { systemClock, type Clock } from './lib/clock';
+import { randomIds, type IdSource } from './lib/ids';
+import { createLogger } from './lib/logger';
+import { openDatabase, type Db } from './db/database';
+import { SqliteUsersRepository } from './repositories/users';
+import { SqliteProjectsRepository } from './repositories/projects';
+import { SqliteWorkersRepository } from './repositories/workers';
+import { SqliteSessionsRepository } from './repositories/sessions';
+import { SqliteBuildsRepository } from './repositories/builds';
+import { SqliteEventsRepository } from './repositories/events';
+import { SqliteLogFilesRepository } from './repositories/log-files';
+import { LocalBlobStore } from './blobs/blob-store';
+import { EventLog } from './events/event-log';
+import { AccountService } from './accounts/account-service';
+import { WorkerRegistry } from './workers/registry';
+import { SessionService } from './sessions/session-service';
+import { LogUploads } from './sessions/log-uploads';
+import { createAgentService } from './grpc/agent-service';
+import { createAdminService } from './grpc/admin-service';
+import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
+import { buildHttpApp } from './http/app';
+import { createMetrics } from './http/metrics';
+
+export interface ControlPlaneDeps {
+  clock?: Clock;
+  ids?: IdSource;
+  logger?: Logger;
+}
+
+export interface StartedControlPlane {
+  httpPort: number;
+  grpcPort: number;
+  /** `http://host:port` the HTTP server listens on. */
+  httpOrigin: string;
+  /** `host:port` agents and the admin CLI dial. */
+  grpcAddress: string;
+  publicUrls: PublicUrls;
+}
+
+export interface ControlPlane {
+  readonly config: ControlPlaneConfig;
+  readonly log: Logger;
+  readonly db: Db;
+  readonly accounts: AccountService;
+  readonly registry: WorkerRegistry;
+  readonly sessions: SessionService;
+  start(): Promise<StartedControlPlane>;
+  /** Shuts down in order; idempotent. */
+  close(): Promise<void>;
+}
+
+/** How long gRPC calls may take to finish at shutdown before they are cut. */
+const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
+
+export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlane {
+  const clock = deps.clock ?? systemClock;
+  const ids = deps.ids ?? randomIds;
+  const log = deps.logger ?? createLogger(config.logLevel);
+  mkdirSync(config.dataDir, { recursive: true });
+  const db = openDatabase(join(config.dataDir, 'pixelfleet.sqlite'));
+
+  const users = new SqliteUsersRepository(db);
+  const projects = new SqliteProjectsRepository(db);
+  const workersRepo = new SqliteWorkersRepository(db);
+  const sessionsRepo = new SqliteSessionsRepository(db);
+  const builds = new SqliteBuildsRepository(db);
+  const logFiles = new SqliteLogFilesRepository(db);
+  const blobs = new LocalBlobStore(join(config.dataDir, 'blobs'));
+
+  const events = new EventLog(new SqliteEventsRepository(db), clock);
+  const accounts = new AccountService(users, projects, events, clock, ids);
+  const registry = new WorkerRegistry(workersRepo, events, clock, ids, log.child({ component: 'workers' }), {
+    heartbeatIntervalMs: config.workers.heartbeatIntervalSeconds * 1000,
+    leaseTtlMs: config.workers.leaseSeconds * 1000,
+  });
+  const sessions = new SessionService(sessionsRepo, registry, events, clock, log.child({ component: 'sessions' }));
+  const logUploads = new LogUploads(sessionsRepo, logFiles, blobs, clock, ids);
+
+  const agentService = createAgentService({
+    registry,
+    logUploads,
+    joinToken: config.agentJoinToken,
+    clock,
+    log: log.child({ component: 'agent-service' }),
+  });
+  const admin = createAdminService({
+    adminToken: config.adminToken,
+    accounts,
+    registry,
+    sessions,
+    builds,
+    events,
+    log: log.child({ component: 'admin-service' }),
+  });
+
+  let serving = false;
+  const metrics = createMetrics(registry);
+  const http = buildHttpApp({ log: log.child({ component: 'http' }), metrics, isServing: () => serving });
+  let grpc: GrpcServerHandle | undefined;
+  let closing: Promise<void> | undefined;
+
+  return {
+    config,
+    log,
+    db,
+    accounts,
+    registry,
+    sessions,
+
+    async start() {
+      grpc = await startGrpcServer({
+        host: config.grpc.host,
+        port: config.grpc.port,
+        agentService,
+        adminService: admin.implementation,
+      });
+      await http.listen({ host: config.http.host, port: config.http.port });
+      const address = http.server.address();
+      const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
+      const httpHost = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
+      const httpOrigin = `http://${httpHost.includes(':') ? `[${httpHost}]` : httpHost}:${httpPort}`;
+      registry.start();
+      serving = true;
+      const started: StartedControlPlane = {
+        httpPort,
+        grpcPort: grpc.port,
+        httpOrigin,
+        grpcAddress: `${config.grpc.host === '0.0.0.0' ? '127.0.0.1' : config.grpc.host}:${grpc.port}`,
+        publicUrls: resolvePublicUrls(config, httpOrigin),
+      };
+      log.info({ httpOrigin, grpcPort: grpc.port, dataDir: config.dataDir }, 'control plane started');
+      return started;
+    },
+
+    close() {
+      closing ??= (async () => {
+        // 1. Stop taking work: health checks fail, no new sessions are placed.
+        serving = false;
+        grpc?.health.setStatus('', 'NOT_SERVING');
+        // 2. Close HTTP (in-flight requests finish).
+        await http.close();
+        // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
+        registry.close();
+        admin.endWatches();
+        await grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS);
+        // 4. The database closes last.
+        db.close();
+        log.info('control plane stopped');
+      })();
+      return closing;
+    },
+  };
+}

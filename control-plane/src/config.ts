@@ -1,0 +1,106 @@
+// The control plane's configuration: parsed once from a JSON file plus PIXELFLEET_* env
+// overrides, validated, every default applied here and nowhere else, then frozen.
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { applyEnvOverrides, deepFreeze, deepMerge, parseWithSchema, readConfigFile } from './lib/config-loader';
+
+const port = z.number().int().min(0).max(65535);
+const secret = (what: string) => z.string().min(16, `${what} must be at least 16 characters`);
+const publicUrl = z
+  .string()
+  .url('must be an absolute URL')
+  .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
+  .transform((u) => u.replace(/\/+$/, ''));
+
+const schema = z
+  .object({
+    http: z.object({ host: z.string().min(1).default('127.0.0.1'), port: port.default(8080) }).strict().default({ host: '127.0.0.1', port: 8080 }),
+    grpc: z.object({ host: z.string().min(1).default('127.0.0.1'), port: port.default(50051) }).strict().default({ host: '127.0.0.1', port: 50051 }),
+    dataDir: z.string().min(1).default('.data/control-plane'),
+    adminToken: secret('adminToken'),
+    agentJoinToken: secret('agentJoinToken'),
+    publicUrls: z
+      .object({ api: publicUrl.optional(), platform: publicUrl.optional(), share: publicUrl.optional() })
+      .strict()
+      .default({}),
+    network: z.object({ allowPrivateUrls: z.boolean().default(false) }).strict().default({ allowPrivateUrls: false }),
+    limits: z
+      .object({
+        buildCallWindowSeconds: z.number().int().min(1).default(120),
+        analyticsReadsPerMinute: z.number().int().min(1).default(300),
+      })
+      .strict()
+      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300 }),
+    workers: z
+      .object({
+        heartbeatIntervalSeconds: z.number().int().min(1).default(10),
+        leaseSeconds: z.number().int().min(2).default(30),
+      })
+      .strict()
+      .refine((w) => w.leaseSeconds > w.heartbeatIntervalSeconds, 'leaseSeconds must exceed heartbeatIntervalSeconds')
+      .default({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 }),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .strict();
+
+export type ControlPlaneConfig = Readonly<z.infer<typeof schema>>;
+
+/** Every leaf key that an environment variable may set, and how its text is parsed. */
+const envLeaves = {
+  'http.host': 'string',
+  'http.port': 'number',
+  'grpc.host': 'string',
+  'grpc.port': 'number',
+  dataDir: 'string',
+  adminToken: 'string',
+  agentJoinToken: 'string',
+  'publicUrls.api': 'string',
+  'publicUrls.platform': 'string',
+  'publicUrls.share': 'string',
+  'network.allowPrivateUrls': 'boolean',
+  'limits.buildCallWindowSeconds': 'number',
+  'limits.analyticsReadsPerMinute': 'number',
+  'workers.heartbeatIntervalSeconds': 'number',
+  'workers.leaseSeconds': 'number',
+  logLevel: 'string',
+} as const;
+
+export const CONTROL_PLANE_ENV_PREFIX = 'PIXELFLEET_';
+
+export interface LoadConfigOptions {
+  /** Path of a JSON config file; without one, only env and defaults apply. */
+  file?: string;
+  /** The environment to read overrides from (process.env in main). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Values that win over the file but lose to env (used by tests and the demo). */
+  overrides?: Record<string, unknown>;
+}
+
+/** Parses the control plane config. Throws ConfigError naming the key on any problem. */
+export function loadControlPlaneConfig(options: LoadConfigOptions = {}): ControlPlaneConfig {
+  const fromFile = options.file === undefined ? {} : readConfigFile(options.file);
+  if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)) {
+    return parseWithSchema(schema, fromFile);
+  }
+  const merged = deepMerge(fromFile as Record<string, unknown>, options.overrides ?? {});
+  const raw = applyEnvOverrides(merged, envLeaves, options.env ?? {}, CONTROL_PLANE_ENV_PREFIX);
+  const parsed = parseWithSchema(schema, raw);
+  return deepFreeze({ ...parsed, dataDir: resolve(parsed.dataDir) });
+}
+
+/** The three public base URLs, derived from the HTTP origin unless configured. */
+export interface PublicUrls {
+  api: string;
+  platform: string;
+  share: string;
+}
+
+/** Fills unset public URLs from the origin the HTTP server actually listens on. */
+export function resolvePublicUrls(config: ControlPlaneConfig, listeningOrigin: string): PublicUrls {
+  const origin = listeningOrigin.replace(/\/+$/, '');
+  return {
+    api: config.publicUrls.api ?? `${origin}/api`,
+    platform: config.publicUrls.platform ?? origin,
+    share: config.publicUrls.share ?? `${origin}/share`,
+  };
+}

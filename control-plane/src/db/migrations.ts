@@ -1,0 +1,147 @@
+// Numbered schema migrations, applied in order at start, each in its own transaction.
+// Never edit a released migration: add the next number.
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, workers, commands, sessions, builds, log files, events',
+    sql: `
+CREATE TABLE users (
+  id TEXT PRIMARY KEY,
+  email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+  created_at INTEGER NOT NULL
+);
+
+-- Only SHA-256 digests of keys are stored. At most one live key per user.
+CREATE TABLE api_keys (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  key_hash TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+CREATE UNIQUE INDEX api_keys_one_live_per_user ON api_keys(user_id) WHERE revoked_at IS NULL;
+
+CREATE TABLE projects (
+  id TEXT PRIMARY KEY,
+  owner_user_id TEXT NOT NULL REFERENCES users(id),
+  name TEXT NOT NULL,
+  region TEXT NOT NULL CHECK (region IN ('us-east-1', 'europe', 'asia-pacific')),
+  enabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+  subscription_status TEXT NOT NULL DEFAULT 'active',
+  live_upload_id TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX projects_owner ON projects(owner_user_id);
+
+CREATE TABLE project_members (
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  access TEXT NOT NULL CHECK (access IN ('FULL', 'READONLY')),
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (project_id, user_id)
+);
+CREATE INDEX project_members_user ON project_members(user_id);
+
+-- link: connected | disconnected | unreachable (the control link); draining is an operator flag.
+CREATE TABLE workers (
+  id TEXT PRIMARY KEY,
+  hostname TEXT NOT NULL,
+  region TEXT NOT NULL,
+  slots INTEGER NOT NULL CHECK (slots >= 1),
+  token_hash TEXT NOT NULL UNIQUE,
+  agent_version TEXT NOT NULL,
+  link TEXT NOT NULL DEFAULT 'disconnected' CHECK (link IN ('connected', 'disconnected', 'unreachable')),
+  draining INTEGER NOT NULL DEFAULT 0 CHECK (draining IN (0, 1)),
+  connection_epoch INTEGER NOT NULL DEFAULT 0,
+  last_acked_seq INTEGER NOT NULL DEFAULT 0,
+  next_seq INTEGER NOT NULL DEFAULT 1,
+  last_seen_at INTEGER,
+  lease_expires_at INTEGER,
+  enrolled_at INTEGER NOT NULL
+);
+
+-- Commands to agents, delivered at least once; phase follows the agent's acks.
+CREATE TABLE worker_commands (
+  worker_id TEXT NOT NULL REFERENCES workers(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  command_id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  phase TEXT NOT NULL DEFAULT 'PENDING',
+  error_code TEXT,
+  error_message TEXT,
+  not_after INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (worker_id, seq)
+);
+
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  region TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('Enqueued', 'Starting', 'Running', 'Terminating', 'Terminated')),
+  assigned_worker TEXT,
+  streaming_id TEXT,
+  player_id TEXT,
+  max_run_time INTEGER,
+  end_reason TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX sessions_project_created ON sessions(project_id, created_at DESC);
+CREATE INDEX sessions_live ON sessions(status) WHERE status <> 'Terminated';
+CREATE INDEX sessions_worker ON sessions(assigned_worker) WHERE status <> 'Terminated';
+
+CREATE TABLE session_snapshots (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  received_at INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX session_snapshots_session ON session_snapshots(session_id, id);
+
+CREATE TABLE builds (
+  upload_id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  file_url TEXT,
+  status TEXT NOT NULL,
+  objection TEXT,
+  auto_release INTEGER NOT NULL DEFAULT 0 CHECK (auto_release IN (0, 1)),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX builds_project_created ON builds(project_id, created_at DESC);
+
+-- Engine log files uploaded by agents; the gzip bytes live in the blob store under blob_sha256.
+CREATE TABLE log_files (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  file_name TEXT NOT NULL,
+  file_size INTEGER NOT NULL,
+  gz_size INTEGER NOT NULL,
+  blob_sha256 TEXT NOT NULL,
+  uploaded_at INTEGER NOT NULL
+);
+CREATE INDEX log_files_session ON log_files(session_id, uploaded_at);
+
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  type TEXT NOT NULL,
+  occurred_at INTEGER NOT NULL,
+  worker_id TEXT,
+  session_id TEXT,
+  project_id TEXT,
+  data TEXT NOT NULL DEFAULT '{}'
+);
+`,
+  },
+];

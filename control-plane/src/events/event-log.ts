@@ -1,0 +1,45 @@
+// Records fleet events durably and fans them out to live watchers (admin WatchEvents).
+import type { Clock } from '../lib/clock';
+import type { EventsRepository, FleetEvent } from '../repositories/events';
+
+export type EventListener = (event: FleetEvent) => void;
+
+export class EventLog {
+  private readonly listeners = new Set<EventListener>();
+
+  constructor(
+    private readonly repo: EventsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  record(type: string, about: { workerId?: string; sessionId?: string; projectId?: string }, data: Record<string, unknown> = {}): FleetEvent {
+    const event = this.repo.append({
+      type,
+      occurredAt: this.clock.now(),
+      workerId: about.workerId,
+      sessionId: about.sessionId,
+      projectId: about.projectId,
+      data,
+    });
+    for (const l of this.listeners) l(event);
+    return event;
+  }
+
+  /**
+   * Replays events after afterId (0: none, only new ones), then delivers new events; returns
+   * the unsubscribe function. record() and follow() run synchronously on one thread, so no
+   * event can fall between the replay and the subscription.
+   */
+  follow(afterId: number, listener: EventListener): () => void {
+    for (let cursor = afterId; afterId > 0; ) {
+      const page = this.repo.listAfter(cursor, 500);
+      for (const e of page) {
+        listener(e);
+        cursor = e.eventId;
+      }
+      if (page.length < 500) break;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

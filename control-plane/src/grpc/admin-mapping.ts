@@ -1,0 +1,77 @@
+// Converts domain records to generated AdminService types (and access levels back).
+import { adminV1 } from '@pixelfleet/proto';
+import type { WorkerView } from '../workers/registry';
+import type { SessionRecord } from '../repositories/sessions';
+import type { BuildRecord } from '../repositories/builds';
+import type { FleetEvent } from '../repositories/events';
+import type { MemberAccess } from '../repositories/projects';
+import { invalid } from '../errors';
+
+const date = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms));
+
+export function workerToProto(w: WorkerView): adminV1.Worker {
+  return {
+    workerId: w.workerId,
+    hostname: w.hostname,
+    region: w.region,
+    slots: w.slots,
+    usedSlots: w.usedSlots,
+    status: w.status,
+    link: w.link,
+    draining: w.draining,
+    agentVersion: w.agentVersion,
+    lastSeenAt: date(w.lastSeenAt),
+    leaseExpiresAt: date(w.leaseExpiresAt),
+    enrolledAt: date(w.enrolledAt),
+  };
+}
+
+export function sessionToProto(s: SessionRecord): adminV1.Session {
+  return {
+    sessionId: s.sessionId,
+    projectId: s.projectId,
+    status: s.status,
+    region: s.region,
+    assignedWorker: s.assignedWorker ?? '',
+    createdAt: date(s.createdAt),
+    updatedAt: date(s.updatedAt),
+    endReason: s.endReason ?? '',
+  };
+}
+
+export function buildToProto(b: BuildRecord): adminV1.Build {
+  return {
+    uploadId: b.uploadId,
+    projectId: b.projectId,
+    fileUrl: b.fileUrl ?? '',
+    status: b.status,
+    objection: b.objection ?? '',
+    autoRelease: b.autoRelease,
+    live: b.live,
+    createdAt: date(b.createdAt),
+    updatedAt: date(b.updatedAt),
+  };
+}
+
+export function eventToProto(e: FleetEvent): adminV1.Event {
+  return {
+    eventId: e.eventId,
+    type: e.type,
+    occurredAt: date(e.occurredAt),
+    workerId: e.workerId ?? '',
+    sessionId: e.sessionId ?? '',
+    projectId: e.projectId ?? '',
+    dataJson: JSON.stringify(e.data),
+  };
+}
+
+export function accessFromProto(a: adminV1.MemberAccess): MemberAccess {
+  switch (a) {
+    case adminV1.MemberAccess.MEMBER_ACCESS_FULL:
+      return 'FULL';
+    case adminV1.MemberAccess.MEMBER_ACCESS_READONLY:
+      return 'READONLY';
+    default:
+      throw invalid('access must be FULL or READONLY');
+  }
+}

@@ -1,0 +1,56 @@
+// The fastify app: health, metrics, the spec's error body format ({ message }) and the one
+// error handler. REST routes (build & project API, analytics, share page) register here.
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { ApiError, HTTP_ERRORS } from '../errors';
+import type { Metrics } from './metrics';
+
+/** Largest JSON body accepted, in bytes; larger is 413. */
+export const HTTP_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface HttpAppOptions {
+  log: FastifyBaseLogger;
+  metrics: Metrics;
+  /** False once shutdown has begun: /healthz then answers 503 so balancers stop sending. */
+  isServing: () => boolean;
+}
+
+export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.log,
+    bodyLimit: HTTP_BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  app.addHook('onResponse', (req, reply, done) => {
+    options.metrics.httpRequests.inc({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+    done();
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err instanceof ApiError) return reply.status(err.status).send({ message: err.message });
+    if (err.validation) return reply.status(400).send({ message: err.message });
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ message: HTTP_ERRORS.bodyTooLarge.message });
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+      return reply.status(400).send({ message: HTTP_ERRORS.malformedJson.message });
+    }
+    if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.status(err.statusCode).send({ message: err.message });
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.status(500).send({ message: HTTP_ERRORS.internal.message });
+  });
+
+  app.setNotFoundHandler((_req, reply) => reply.status(404).send({ message: HTTP_ERRORS.routeNotFound.message }));
+
+  app.get('/healthz', (_req, reply) =>
+    options.isServing() ? reply.send({ status: 'ok' }) : reply.status(503).send({ status: 'shutting down' }),
+  );
+
+  app.get('/metrics', async (_req, reply) => {
+    const text = await options.metrics.registry.metrics();
+    return reply.type(options.metrics.registry.contentType).send(text);
+  });
+
+  return app;
+}

@@ -1,0 +1,8 @@
+// The one door of @pixelfleet/control-plane.
+export { buildControlPlane, type ControlPlane, type ControlPlaneDeps, type StartedControlPlane } from './app';
+export { loadControlPlaneConfig, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
+export { ConfigError } from './lib/config-loader';
+export { ManualClock, systemClock, type Clock } from './lib/clock';
+export { createLogger, redactUrl } from './lib/logger';
+export { runAdminCli } from './admin-cli/admin-cli';
+export { runControlPlaneCli } from './main';

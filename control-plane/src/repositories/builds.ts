@@ -1,0 +1,70 @@
+// Builds (uploads) of a project. The pipeline that moves them arrives with the builds issue;
+// operators can already list them.
+import type { Db } from '../db/database';
+
+export interface BuildRecord {
+  uploadId: string;
+  projectId: string;
+  fileUrl: string | undefined;
+  status: string;
+  objection: string | undefined;
+  autoRelease: boolean;
+  live: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface BuildsRepository {
+  insert(b: Omit<BuildRecord, 'live'>): void;
+  /** Newest first; `live` is true for the project's live build. */
+  listByProject(projectId: string): BuildRecord[];
+}
+
+interface BuildRow {
+  upload_id: string;
+  project_id: string;
+  file_url: string | null;
+  status: string;
+  objection: string | null;
+  auto_release: number;
+  live: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export class SqliteBuildsRepository implements BuildsRepository {
+  private readonly stmts;
+
+  constructor(db: Db) {
+    this.stmts = {
+      insert: db.prepare(
+        `INSERT INTO builds (upload_id, project_id, file_url, status, objection, auto_release, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      byProject: db.prepare(
+        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.created_at, b.updated_at,
+           (p.live_upload_id IS b.upload_id) AS live
+         FROM builds b JOIN projects p ON p.id = b.project_id
+         WHERE b.project_id = ? ORDER BY b.created_at DESC, b.upload_id DESC`,
+      ),
+    };
+  }
+
+  insert(b: Omit<BuildRecord, 'live'>): void {
+    this.stmts.insert.run(b.uploadId, b.projectId, b.fileUrl ?? null, b.status, b.objection ?? null, b.autoRelease ? 1 : 0, b.createdAt, b.updatedAt);
+  }
+
+  listByProject(projectId: string): BuildRecord[] {
+    return (this.stmts.byProject.all(projectId) as BuildRow[]).map((r) => ({
+      uploadId: r.upload_id,
+      projectId: r.project_id,
+      fileUrl: r.file_url ?? undefined,
+      status: r.status,
+      objection: r.objection ?? undefined,
+      autoRelease: r.auto_release === 1,
+      live: r.live === 1,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }));
+  }
+}

@@ -1,0 +1,66 @@
+// The fleet event log that operators follow with `pixelfleet admin events`.
+import type { Db } from '../db/database';
+
+export interface FleetEvent {
+  eventId: number;
+  type: string;
+  occurredAt: number;
+  workerId: string | undefined;
+  sessionId: string | undefined;
+  projectId: string | undefined;
+  data: Record<string, unknown>;
+}
+
+export type NewFleetEvent = Omit<FleetEvent, 'eventId'>;
+
+export interface EventsRepository {
+  append(e: NewFleetEvent): FleetEvent;
+  /** Events with an id above afterId, oldest first, at most limit. */
+  listAfter(afterId: number, limit: number): FleetEvent[];
+  lastId(): number;
+}
+
+interface EventRow {
+  id: number;
+  type: string;
+  occurred_at: number;
+  worker_id: string | null;
+  session_id: string | null;
+  project_id: string | null;
+  data: string;
+}
+
+export class SqliteEventsRepository implements EventsRepository {
+  private readonly stmts;
+
+  constructor(db: Db) {
+    this.stmts = {
+      append: db.prepare(
+        'INSERT INTO events (type, occurred_at, worker_id, session_id, project_id, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING id',
+      ),
+      after: db.prepare('SELECT id, type, occurred_at, worker_id, session_id, project_id, data FROM events WHERE id > ? ORDER BY id LIMIT ?'),
+      last: db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM events'),
+    };
+  }
+
+  append(e: NewFleetEvent): FleetEvent {
+    const { id } = this.stmts.append.get(e.type, e.occurredAt, e.workerId ?? null, e.sessionId ?? null, e.projectId ?? null, JSON.stringify(e.data)) as { id: number };
+    return { ...e, eventId: id };
+  }
+
+  listAfter(afterId: number, limit: number): FleetEvent[] {
+    return (this.stmts.after.all(afterId, limit) as EventRow[]).map((r) => ({
+      eventId: r.id,
+      type: r.type,
+      occurredAt: r.occurred_at,
+      workerId: r.worker_id ?? undefined,
+      sessionId: r.session_id ?? undefined,
+      projectId: r.project_id ?? undefined,
+      data: JSON.parse(r.data) as Record<string, unknown>,
+    }));
+  }
+
+  lastId(): number {
+    return (this.stmts.last.get() as { id: number }).id;
+  }
+}

@@ -1,0 +1,104 @@
+// Projects and their team members.
+import type { Db } from '../db/database';
+import type { RegionCode } from '../regions';
+
+export type MemberAccess = 'FULL' | 'READONLY';
+
+export interface Project {
+  projectId: string;
+  ownerUserId: string;
+  name: string;
+  region: RegionCode;
+  enabled: boolean;
+  subscriptionStatus: string;
+  liveUploadId: string | undefined;
+  createdAt: number;
+}
+
+export interface ProjectsRepository {
+  insert(project: Project): void;
+  findById(projectId: string): Project | undefined;
+  listByOwner(ownerUserId: string): Project[];
+  setSubscriptionStatus(projectId: string, status: string): void;
+  /** Adds the member or changes their access level. */
+  upsertMember(projectId: string, userId: string, access: MemberAccess, nowMs: number): void;
+  /** Returns false when the user was not a member. */
+  removeMember(projectId: string, userId: string): boolean;
+  memberAccess(projectId: string, userId: string): MemberAccess | undefined;
+}
+
+interface ProjectRow {
+  id: string;
+  owner_user_id: string;
+  name: string;
+  region: RegionCode;
+  enabled: number;
+  subscription_status: string;
+  live_upload_id: string | null;
+  created_at: number;
+}
+
+const COLUMNS = 'id, owner_user_id, name, region, enabled, subscription_status, live_upload_id, created_at';
+
+const toProject = (r: ProjectRow): Project => ({
+  projectId: r.id,
+  ownerUserId: r.owner_user_id,
+  name: r.name,
+  region: r.region,
+  enabled: r.enabled === 1,
+  subscriptionStatus: r.subscription_status,
+  liveUploadId: r.live_upload_id ?? undefined,
+  createdAt: r.created_at,
+});
+
+export class SqliteProjectsRepository implements ProjectsRepository {
+  private readonly stmts;
+
+  constructor(db: Db) {
+    this.stmts = {
+      insert: db.prepare(
+        `INSERT INTO projects (id, owner_user_id, name, region, enabled, subscription_status, created_at)
+         VALUES (@projectId, @ownerUserId, @name, @region, @enabled, @subscriptionStatus, @createdAt)`,
+      ),
+      byId: db.prepare(`SELECT ${COLUMNS} FROM projects WHERE id = ?`),
+      byOwner: db.prepare(`SELECT ${COLUMNS} FROM projects WHERE owner_user_id = ? ORDER BY created_at, id`),
+      setSubscription: db.prepare('UPDATE projects SET subscription_status = ? WHERE id = ?'),
+      upsertMember: db.prepare(
+        `INSERT INTO project_members (project_id, user_id, access, created_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (project_id, user_id) DO UPDATE SET access = excluded.access`,
+      ),
+      removeMember: db.prepare('DELETE FROM project_members WHERE project_id = ? AND user_id = ?'),
+      memberAccess: db.prepare('SELECT access FROM project_members WHERE project_id = ? AND user_id = ?'),
+    };
+  }
+
+  insert(p: Project): void {
+    this.stmts.insert.run({ ...p, enabled: p.enabled ? 1 : 0 });
+  }
+
+  findById(projectId: string): Project | undefined {
+    const r = this.stmts.byId.get(projectId) as ProjectRow | undefined;
+    return r && toProject(r);
+  }
+
+  listByOwner(ownerUserId: string): Project[] {
+    return (this.stmts.byOwner.all(ownerUserId) as ProjectRow[]).map(toProject);
+  }
+
+  setSubscriptionStatus(projectId: string, status: string): void {
+    this.stmts.setSubscription.run(status, projectId);
+  }
+
+  upsertMember(projectId: string, userId: string, access: MemberAccess, nowMs: number): void {
+    this.stmts.upsertMember.run(projectId, userId, access, nowMs);
+  }
+
+  removeMember(projectId: string, userId: string): boolean {
+    return this.stmts.removeMember.run(projectId, userId).changes > 0;
+  }
+
+  memberAccess(projectId: string, userId: string): MemberAccess | undefined {
+    const r = this.stmts.memberAccess.get(projectId, userId) as { access: MemberAccess } | undefined;
+    return r?.access;
+  }
+}

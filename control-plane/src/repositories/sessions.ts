@@ -1,0 +1,139 @@
+// Viewing sessions and their status snapshots.
+import type { Db } from '../db/database';
+import type { SessionStatus } from '../sessions/session-status';
+
+export interface SessionRecord {
+  sessionId: string;
+  projectId: string;
+  region: string;
+  status: SessionStatus;
+  assignedWorker: string | undefined;
+  streamingId: string | undefined;
+  playerId: string | undefined;
+  maxRunTime: number | undefined;
+  endReason: string | undefined;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The `data` of a snapshot row, exactly the spec's fields. */
+export interface SnapshotData {
+  sessionId: string;
+  projectId: string;
+  status: SessionStatus;
+  region: string;
+  assignedWorker?: string;
+  streamingId?: string;
+  playerId?: string;
+  maxRunTime?: number;
+}
+
+export interface SessionsRepository {
+  insert(s: SessionRecord, snapshot: SnapshotData): void;
+  findById(sessionId: string): SessionRecord | undefined;
+  list(filter: { projectId?: string; limit: number }): SessionRecord[];
+  /** Sessions the control plane believes hold a slot on the worker. */
+  listHoldingWorker(workerId: string): SessionRecord[];
+  /** Writes the new state and its snapshot row in one transaction. */
+  update(s: SessionRecord, snapshot: SnapshotData): void;
+}
+
+interface SessionRow {
+  id: string;
+  project_id: string;
+  region: string;
+  status: SessionStatus;
+  assigned_worker: string | null;
+  streaming_id: string | null;
+  player_id: string | null;
+  max_run_time: number | null;
+  end_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const COLUMNS =
+  'id, project_id, region, status, assigned_worker, streaming_id, player_id, max_run_time, end_reason, created_at, updated_at';
+
+const toSession = (r: SessionRow): SessionRecord => ({
+  sessionId: r.id,
+  projectId: r.project_id,
+  region: r.region,
+  status: r.status,
+  assignedWorker: r.assigned_worker ?? undefined,
+  streamingId: r.streaming_id ?? undefined,
+  playerId: r.player_id ?? undefined,
+  maxRunTime: r.max_run_time ?? undefined,
+  endReason: r.end_reason ?? undefined,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toParams = (s: SessionRecord) => ({
+  id: s.sessionId,
+  projectId: s.projectId,
+  region: s.region,
+  status: s.status,
+  assignedWorker: s.assignedWorker ?? null,
+  streamingId: s.streamingId ?? null,
+  playerId: s.playerId ?? null,
+  maxRunTime: s.maxRunTime ?? null,
+  endReason: s.endReason ?? null,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
+
+export class SqliteSessionsRepository implements SessionsRepository {
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.stmts = {
+      insert: db.prepare(
+        `INSERT INTO sessions (${COLUMNS}) VALUES (@id, @projectId, @region, @status, @assignedWorker, @streamingId,
+           @playerId, @maxRunTime, @endReason, @createdAt, @updatedAt)`,
+      ),
+      update: db.prepare(
+        `UPDATE sessions SET status = @status, assigned_worker = @assignedWorker, streaming_id = @streamingId,
+           player_id = @playerId, max_run_time = @maxRunTime, end_reason = @endReason, updated_at = @updatedAt WHERE id = @id`,
+      ),
+      snapshot: db.prepare('INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, ?)'),
+      byId: db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`),
+      listAll: db.prepare(`SELECT ${COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`),
+      listProject: db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE project_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`),
+      holding: db.prepare(
+        `SELECT ${COLUMNS} FROM sessions WHERE assigned_worker = ? AND status IN ('Starting', 'Running', 'Terminating')`,
+      ),
+    };
+  }
+
+  insert(s: SessionRecord, snapshot: SnapshotData): void {
+    this.db.transaction(() => {
+      this.stmts.insert.run(toParams(s));
+      this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
+    })();
+  }
+
+  findById(sessionId: string): SessionRecord | undefined {
+    const r = this.stmts.byId.get(sessionId) as SessionRow | undefined;
+    return r && toSession(r);
+  }
+
+  list(filter: { projectId?: string; limit: number }): SessionRecord[] {
+    const rows =
+      filter.projectId === undefined
+        ? this.stmts.listAll.all(filter.limit)
+        : this.stmts.listProject.all(filter.projectId, filter.limit);
+    return (rows as SessionRow[]).map(toSession);
+  }
+
+  listHoldingWorker(workerId: string): SessionRecord[] {
+    return (this.stmts.holding.all(workerId) as SessionRow[]).map(toSession);
+  }
+
+  update(s: SessionRecord, snapshot: SnapshotData): void {
+    this.db.transaction(() => {
+      this.stmts.update.run(toParams(s));
+      this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
+    })();
+  }
+}

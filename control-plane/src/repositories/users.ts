@@ -1,0 +1,78 @@
+// Users and their API keys (only SHA-256 digests are stored).
+import type { Db } from '../db/database';
+
+export interface User {
+  userId: string;
+  email: string;
+  createdAt: number;
+}
+
+export interface UsersRepository {
+  insert(user: User): void;
+  findById(userId: string): User | undefined;
+  findByEmail(email: string): User | undefined;
+  /** Revokes the user's live key (if any) and stores the new digest, atomically. */
+  replaceKey(userId: string, keyHash: string, nowMs: number): void;
+  /** The digest of the user's live key, if any. */
+  liveKeyHash(userId: string): string | undefined;
+  /** The owner of a live key with this digest, if any. */
+  findUserByLiveKeyHash(keyHash: string): User | undefined;
+}
+
+interface UserRow {
+  id: string;
+  email: string;
+  created_at: number;
+}
+
+const toUser = (r: UserRow): User => ({ userId: r.id, email: r.email, createdAt: r.created_at });
+
+export class SqliteUsersRepository implements UsersRepository {
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.stmts = {
+      insert: db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)'),
+      byId: db.prepare('SELECT id, email, created_at FROM users WHERE id = ?'),
+      byEmail: db.prepare('SELECT id, email, created_at FROM users WHERE email = ?'),
+      revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL'),
+      insertKey: db.prepare('INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)'),
+      liveKey: db.prepare('SELECT key_hash FROM api_keys WHERE user_id = ? AND revoked_at IS NULL'),
+      byKey: db.prepare(
+        `SELECT u.id, u.email, u.created_at FROM api_keys k JOIN users u ON u.id = k.user_id
+         WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
+      ),
+    };
+  }
+
+  insert(user: User): void {
+    this.stmts.insert.run(user.userId, user.email, user.createdAt);
+  }
+
+  findById(userId: string): User | undefined {
+    const r = this.stmts.byId.get(userId) as UserRow | undefined;
+    return r && toUser(r);
+  }
+
+  findByEmail(email: string): User | undefined {
+    const r = this.stmts.byEmail.get(email) as UserRow | undefined;
+    return r && toUser(r);
+  }
+
+  replaceKey(userId: string, keyHash: string, nowMs: number): void {
+    this.db.transaction(() => {
+      this.stmts.revoke.run(nowMs, userId);
+      this.stmts.insertKey.run(userId, keyHash, nowMs);
+    })();
+  }
+
+  liveKeyHash(userId: string): string | undefined {
+    const r = this.stmts.liveKey.get(userId) as { key_hash: string } | undefined;
+    return r?.key_hash;
+  }
+
+  findUserByLiveKeyHash(keyHash: string): User | undefined {
+    const r = this.stmts.byKey.get(keyHash) as UserRow | undefined;
+    return r && toUser(r);
+  }
+}

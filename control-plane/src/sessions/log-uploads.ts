@@ -1,0 +1,73 @@
+// Receives a session's engine log file from the agent that ran it: a header, then gzip chunks,
+// stored in the blob store and recorded for the analytics API.
+import type { Clock } from '../lib/clock';
+import type { IdSource } from '../lib/ids';
+import { DomainError, invalid, notFound } from '../errors';
+import { BlobTooLargeError, type BlobStore } from '../blobs/blob-store';
+import type { LogFileRecord, LogFilesRepository } from '../repositories/log-files';
+import type { SessionsRepository } from '../repositories/sessions';
+
+export type LogUploadPart =
+  | { type: 'header'; sessionId: string; fileName: string; fileSize: number }
+  | { type: 'chunk'; bytes: Uint8Array };
+
+/** Largest compressed log accepted, in bytes (engine logs compress ~10:1; 256 MiB is generous). */
+export const MAX_LOG_GZ_BYTES = 256 * 1024 * 1024;
+const SAFE_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,199}$/;
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+export class LogUploads {
+  constructor(
+    private readonly sessions: SessionsRepository,
+    private readonly logFiles: LogFilesRepository,
+    private readonly blobs: BlobStore,
+    private readonly clock: Clock,
+    private readonly ids: IdSource,
+    private readonly maxGzBytes = MAX_LOG_GZ_BYTES,
+  ) {}
+
+  async receive(workerId: string, parts: AsyncIterable<LogUploadPart>): Promise<LogFileRecord> {
+    const iterator = parts[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    if (first.done === true || first.value.type !== 'header') throw invalid('the first message must be a LogFileHeader');
+    const header = first.value;
+    if (!SAFE_FILE_NAME.test(header.fileName)) throw invalid(`file name "${header.fileName.slice(0, 80)}" is not allowed`);
+    const session = this.sessions.findById(header.sessionId);
+    if (!session) throw notFound(`session ${header.sessionId} not found`);
+    if (session.assignedWorker !== workerId) throw new DomainError('forbidden', `session ${header.sessionId} did not run on this worker`);
+
+    let checkedMagic = false;
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      for (let r = await iterator.next(); r.done !== true; r = await iterator.next()) {
+        if (r.value.type !== 'chunk') throw invalid('only one LogFileHeader is allowed');
+        const bytes = r.value.bytes;
+        if (!checkedMagic && bytes.byteLength > 0) {
+          if (bytes[0] !== GZIP_MAGIC[0] || (bytes.byteLength > 1 && bytes[1] !== GZIP_MAGIC[1])) throw invalid('log data is not gzip');
+          checkedMagic = true;
+        }
+        yield bytes;
+      }
+    }
+
+    let blob;
+    try {
+      blob = await this.blobs.write(chunks(), this.maxGzBytes);
+    } catch (err) {
+      if (err instanceof BlobTooLargeError) throw invalid(`log file exceeds ${this.maxGzBytes} compressed bytes`);
+      throw err;
+    }
+    if (blob.size === 0) throw invalid('log data is empty');
+    const record: LogFileRecord = {
+      logFileId: this.ids.next('log'),
+      sessionId: session.sessionId,
+      projectId: session.projectId,
+      fileName: header.fileName,
+      fileSize: header.fileSize,
+      gzSize: blob.size,
+      blobSha256: blob.sha256,
+      uploadedAt: this.clock.now(),
+    };
+    this.logFiles.insert(record);
+    return record;
+  }
+}

@@ -1,0 +1,326 @@
+// The worker registry: enrollment, the one live Connect stream per worker, leases from
+// heartbeats, drain/undrain, and at-least-once command delivery with acks. Link state
+// changes go through WORKER_LINK_TABLE; every change is a fleet event.
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../lib/clock';
+import type { IdSource } from '../lib/ids';
+import { generateSecret, sha256Hex } from '../lib/secrets';
+import { DomainError, invalid, notFound } from '../errors';
+import { isRegionCode, REGION_CODES } from '../regions';
+import type { EventLog } from '../events/event-log';
+import type { WorkerCommandRecord, WorkerRecord, WorkersRepository } from '../repositories/workers';
+import { nextWorkerLink, workerStatus, type WorkerLink, type WorkerLinkEvent } from './worker-link';
+import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope, ToAgent } from './agent-messages';
+
+export const MAX_SLOTS = 64;
+
+/** The control plane's end of one agent Connect stream. */
+export interface AgentStream {
+  send(message: ToAgent): void;
+  /** Ends the stream from our side (replaced by a newer one, or shutdown). */
+  end(reason: string): void;
+}
+
+/** What the rest of the control plane hears from the fleet. */
+export interface RegistryListener {
+  /** After a Hello is accepted: reconcile sessions against what the agent runs. */
+  helloAccepted?(workerId: string, hello: AgentHello): void;
+  commandFinished?(workerId: string, command: AgentCommand, ack: AgentAck): void;
+  sessionEvent?(workerId: string, event: AgentSessionEvent): void;
+  signal?(workerId: string, signal: SignalEnvelope): void;
+  linkChanged?(workerId: string, link: WorkerLink): void;
+}
+
+export interface WorkerView extends WorkerRecord {
+  status: WorkerLink | 'draining';
+  usedSlots: number;
+}
+
+interface LiveStream {
+  epoch: number;
+  stream: AgentStream;
+}
+
+export interface WorkerRegistryOptions {
+  heartbeatIntervalMs: number;
+  leaseTtlMs: number;
+  /** How often leases are checked; defaults to a quarter of the heartbeat interval. */
+  sweepIntervalMs?: number;
+}
+
+export class WorkerRegistry {
+  private readonly live = new Map<string, LiveStream>();
+  private readonly listeners: RegistryListener[] = [];
+  private sweeper: TimerHandle | undefined;
+
+  constructor(
+    private readonly repo: WorkersRepository,
+    private readonly events: EventLog,
+    private readonly clock: Clock,
+    private readonly ids: IdSource,
+    private readonly log: Logger,
+    private readonly options: WorkerRegistryOptions,
+  ) {}
+
+  subscribe(listener: RegistryListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Starts the lease sweeper. */
+  start(): void {
+    this.sweeper ??= this.clock.setInterval(() => this.sweepLeases(), this.options.sweepIntervalMs ?? Math.max(250, this.options.heartbeatIntervalMs / 4));
+  }
+
+  /** Stops the sweeper and ends every live stream. Idempotent. */
+  close(): void {
+    this.sweeper?.cancel();
+    this.sweeper = undefined;
+    for (const [, l] of this.live) l.stream.end('control plane shutting down');
+    this.live.clear();
+  }
+
+  enroll(req: { hostname: string; region: string; slots: number; agentVersion: string }): { workerId: string; workerToken: string } {
+    const hostname = req.hostname.trim();
+    if (hostname.length === 0 || hostname.length > 253) throw invalid('hostname must be 1 to 253 characters');
+    if (!isRegionCode(req.region)) throw invalid(`region "${req.region}" is not one of ${REGION_CODES.join(', ')}`);
+    if (!Number.isInteger(req.slots) || req.slots < 1 || req.slots > MAX_SLOTS) throw invalid(`slots must be 1 to ${MAX_SLOTS}`);
+    const workerId = this.ids.next('wrk');
+    const workerToken = generateSecret('pfw');
+    this.repo.insert(
+      {
+        workerId,
+        hostname,
+        region: req.region,
+        slots: req.slots,
+        agentVersion: req.agentVersion.slice(0, 64),
+        link: 'disconnected',
+        draining: false,
+        connectionEpoch: 0,
+        lastAckedSeq: 0,
+        lastSeenAt: undefined,
+        leaseExpiresAt: undefined,
+        enrolledAt: this.clock.now(),
+      },
+      sha256Hex(workerToken),
+    );
+    this.events.record('worker.enrolled', { workerId }, { hostname, region: req.region, slots: req.slots });
+    this.log.info({ workerId, hostname, region: req.region }, 'worker enrolled');
+    return { workerId, workerToken };
+  }
+
+  /**
+   * The worker a token belongs to. The token is looked up by its SHA-256: a 256-bit random
+   * secret's digest reveals nothing useful through timing, and no plain token is stored.
+   */
+  authenticate(workerToken: string): string | undefined {
+    return this.repo.findIdByTokenHash(sha256Hex(workerToken));
+  }
+
+  /**
+   * Accepts a Hello on a new stream: replaces any older stream of the worker, starts a new
+   * epoch, renews the lease, sends Welcome, lets listeners reconcile, and resends every
+   * unfinished command. Returns the new epoch.
+   */
+  acceptHello(authenticatedWorkerId: string, hello: AgentHello, stream: AgentStream): number {
+    if (hello.workerId !== authenticatedWorkerId) {
+      throw new DomainError('forbidden', `Hello names worker ${hello.workerId || '(none)'} but the token belongs to another worker`);
+    }
+    const worker = this.requireWorker(authenticatedWorkerId);
+    if (!isRegionCode(hello.region)) throw invalid(`region "${hello.region}" is not one of ${REGION_CODES.join(', ')}`);
+    if (!Number.isInteger(hello.slots) || hello.slots < 1 || hello.slots > MAX_SLOTS) throw invalid(`slots must be 1 to ${MAX_SLOTS}`);
+
+    const previous = this.live.get(worker.workerId);
+    const epoch = Math.max(worker.connectionEpoch, previous?.epoch ?? 0) + 1;
+    this.live.set(worker.workerId, { epoch, stream });
+    previous?.stream.end('replaced by a newer stream from the same worker');
+
+    const now = this.clock.now();
+    this.repo.recordHello({
+      workerId: worker.workerId,
+      epoch,
+      region: hello.region,
+      slots: hello.slots,
+      agentVersion: hello.agentVersion.slice(0, 64),
+      lastAckedSeq: hello.lastAckedSeq,
+      nowMs: now,
+      leaseExpiresAt: now + this.options.leaseTtlMs,
+    });
+    this.applyLink(worker.workerId, worker.link, 'hello', { epoch, agentVersion: hello.agentVersion, runningSessions: hello.runningSessions.length });
+    stream.send({
+      type: 'welcome',
+      connectionEpoch: epoch,
+      heartbeatIntervalMs: this.options.heartbeatIntervalMs,
+      leaseTtlMs: this.options.leaseTtlMs,
+      serverTimeMs: now,
+      draining: worker.draining,
+    });
+    for (const l of this.listeners) l.helloAccepted?.(worker.workerId, hello);
+    this.resendUnfinished(worker.workerId, epoch, stream);
+    return epoch;
+  }
+
+  /** Renews the lease; messages from a replaced stream are ignored. */
+  heartbeat(workerId: string, epoch: number): void {
+    if (!this.isCurrent(workerId, epoch)) return;
+    const now = this.clock.now();
+    this.repo.renewLease(workerId, now, now + this.options.leaseTtlMs);
+    const worker = this.repo.findById(workerId);
+    if (worker && worker.link !== 'connected') this.applyLink(workerId, worker.link, 'heartbeat', { epoch });
+  }
+
+  /** The stream of that epoch closed. A replaced stream's close changes nothing. */
+  streamClosed(workerId: string, epoch: number): void {
+    if (!this.isCurrent(workerId, epoch)) return;
+    this.live.delete(workerId);
+    const worker = this.repo.findById(workerId);
+    if (worker) this.applyLink(workerId, worker.link, 'streamClosed', { epoch });
+  }
+
+  /** Marks workers whose lease ran out as unreachable. Runs on the sweeper's interval. */
+  sweepLeases(): void {
+    for (const w of this.repo.listLeaseExpired(this.clock.now())) {
+      this.applyLink(w.workerId, w.link, 'leaseExpired', { leaseExpiredAt: w.leaseExpiresAt });
+    }
+  }
+
+  ack(workerId: string, epoch: number, ack: AgentAck): void {
+    if (!this.isCurrent(workerId, epoch)) return;
+    const command = this.repo.findCommand(ack.commandId);
+    if (!command || command.workerId !== workerId || command.seq !== ack.seq) {
+      this.log.warn({ workerId, commandId: ack.commandId, seq: ack.seq }, 'ack for a command this worker was not sent; ignored');
+      return;
+    }
+    if (command.phase === 'SUCCEEDED' || command.phase === 'FAILED') return; // a repeated final ack
+    this.repo.setCommandPhase(ack.commandId, ack.phase, ack.errorCode || undefined, ack.errorMessage || undefined, this.clock.now());
+    if (ack.phase === 'SUCCEEDED' || ack.phase === 'FAILED') {
+      this.repo.setLastAckedSeq(workerId, ack.seq);
+      const domain = JSON.parse(command.payload) as AgentCommand;
+      if (ack.phase === 'FAILED') this.log.warn({ workerId, commandId: ack.commandId, kind: command.kind, errorCode: ack.errorCode }, 'command failed');
+      for (const l of this.listeners) l.commandFinished?.(workerId, domain, ack);
+    }
+  }
+
+  sessionEvent(workerId: string, epoch: number, event: AgentSessionEvent): void {
+    if (!this.isCurrent(workerId, epoch)) return;
+    for (const l of this.listeners) l.sessionEvent?.(workerId, event);
+  }
+
+  signalFromAgent(workerId: string, epoch: number, signal: SignalEnvelope): void {
+    if (!this.isCurrent(workerId, epoch)) return;
+    for (const l of this.listeners) l.signal?.(workerId, signal);
+  }
+
+  /** Relays a viewer's signalling message to the worker; false when its stream is down. */
+  signalToAgent(workerId: string, signal: SignalEnvelope): boolean {
+    const live = this.live.get(workerId);
+    if (!live) return false;
+    live.stream.send({ type: 'signal', signal });
+    return true;
+  }
+
+  /** Stores a command and sends it now if the worker is connected; it is resent on every Hello until finished. */
+  sendCommand(workerId: string, command: AgentCommand, options: { ttlMs?: number } = {}): WorkerCommandRecord {
+    this.requireWorker(workerId);
+    const now = this.clock.now();
+    const record = this.repo.enqueueCommand({
+      workerId,
+      commandId: this.ids.next('cmd'),
+      kind: command.kind,
+      payload: JSON.stringify(command),
+      notAfter: options.ttlMs === undefined ? undefined : now + options.ttlMs,
+      nowMs: now,
+    });
+    const live = this.live.get(workerId);
+    if (live) this.deliver(record, live.epoch, live.stream);
+    return record;
+  }
+
+  drain(workerId: string): WorkerView {
+    return this.setDraining(workerId, true);
+  }
+
+  undrain(workerId: string): WorkerView {
+    return this.setDraining(workerId, false);
+  }
+
+  list(): WorkerView[] {
+    return this.repo.list().map((w) => this.view(w));
+  }
+
+  get(workerId: string): WorkerView {
+    return this.view(this.requireWorker(workerId));
+  }
+
+  /** Workers that may take a new session: connected, not draining, in the region. */
+  placeable(region: string): WorkerView[] {
+    return this.list().filter((w) => w.region === region && w.link === 'connected' && !w.draining && this.live.has(w.workerId));
+  }
+
+  liveStreamCount(): number {
+    return this.live.size;
+  }
+
+  private setDraining(workerId: string, draining: boolean): WorkerView {
+    const worker = this.requireWorker(workerId);
+    if (worker.draining !== draining) {
+      this.repo.setDraining(workerId, draining);
+      this.events.record(draining ? 'worker.drained' : 'worker.undrained', { workerId });
+      this.log.info({ workerId, draining }, draining ? 'worker drained' : 'worker undrained');
+      this.live.get(workerId)?.stream.send({ type: 'drainNotice', draining });
+    }
+    return this.get(workerId);
+  }
+
+  private applyLink(workerId: string, from: WorkerLink, event: WorkerLinkEvent, data: Record<string, unknown>): void {
+    const t = nextWorkerLink(from, event);
+    if (!t) return;
+    if (t.next !== from) this.repo.setLink(workerId, t.next);
+    // Every Hello is worth recording (a reconnect); other self-transitions are not.
+    if (t.next !== from || event === 'hello') {
+      this.events.record(t.fires, { workerId }, data);
+      this.log.info({ workerId, from, to: t.next, event }, 'worker link changed');
+      for (const l of this.listeners) l.linkChanged?.(workerId, t.next);
+    }
+  }
+
+  private resendUnfinished(workerId: string, epoch: number, stream: AgentStream): void {
+    const now = this.clock.now();
+    for (const c of this.repo.unfinishedCommands(workerId)) {
+      if (c.notAfter !== undefined && c.notAfter < now) {
+        this.repo.setCommandPhase(c.commandId, 'FAILED', 'STALE', 'not delivered before its deadline', now);
+        for (const l of this.listeners) {
+          l.commandFinished?.(workerId, JSON.parse(c.payload) as AgentCommand, {
+            seq: c.seq, commandId: c.commandId, phase: 'FAILED', errorCode: 'STALE', errorMessage: 'not delivered before its deadline', progressPercent: 0,
+          });
+        }
+        continue;
+      }
+      this.deliver(c, epoch, stream);
+    }
+  }
+
+  private deliver(c: WorkerCommandRecord, epoch: number, stream: AgentStream): void {
+    stream.send({
+      type: 'command',
+      seq: c.seq,
+      commandId: c.commandId,
+      connectionEpoch: epoch,
+      notAfterMs: c.notAfter,
+      command: JSON.parse(c.payload) as AgentCommand,
+    });
+  }
+
+  private isCurrent(workerId: string, epoch: number): boolean {
+    return this.live.get(workerId)?.epoch === epoch;
+  }
+
+  private requireWorker(workerId: string): WorkerRecord {
+    const w = this.repo.findById(workerId);
+    if (!w) throw notFound(`worker ${workerId} not found`);
+    return w;
+  }
+
+  private view(w: WorkerRecord): WorkerView {
+    return { ...w, status: workerStatus(w.link, w.draining), usedSlots: this.repo.usedSlots(w.workerId) };
+  }
+}
