@@ -34,6 +34,8 @@ export interface Agent {
   readonly executor: CommandExecutor;
   /** Known after start(). */
   readonly workerId: string;
+  /** True while an operator has drained this worker (from Welcome and DrainNotice). */
+  readonly draining: boolean;
   /** Enrolls if needed and opens the control link; resolves once the link is dialing. */
   start(): Promise<void>;
   /** Stops redialing and closes the link; idempotent. */
@@ -52,6 +54,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
 
   let credentials: WorkerCredentials | undefined;
   let closed = false;
+  let draining = false;
   // The link and executor need each other: the executor acks through the link.
   let linkRef: ControlLink | undefined;
   const executor = new CommandExecutor(journal, handlers, (ack) => linkRef?.sendAck(ack), Date.now, log.child({ component: 'commands' }));
@@ -90,6 +93,9 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       if (!credentials) throw new Error('agent not started');
       return credentials.workerId;
     },
+    get draining() {
+      return draining;
+    },
 
     async start() {
       credentials = await obtainCredentials();
@@ -108,6 +114,9 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         }),
         runningSessionCount: () => inventory.runningSessions().length,
         onCommand: (c) => executor.handle(c),
+        onDrainChanged: (d) => {
+          draining = d;
+        },
         backoff,
         log: log.child({ component: 'control-link', workerId: creds.workerId }),
       });

@@ -51,6 +51,7 @@ export interface ControlPlane {
   readonly accounts: AccountService;
   readonly registry: WorkerRegistry;
   readonly sessions: SessionService;
+  readonly events: EventLog;
   start(): Promise<StartedControlPlane>;
   /** Shuts down in order; idempotent. */
   close(): Promise<void>;
@@ -113,6 +114,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     accounts,
     registry,
     sessions,
+    events,
 
     async start() {
       grpc = await startGrpcServer({

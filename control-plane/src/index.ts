@@ -6,3 +6,7 @@ export { ManualClock, systemClock, type Clock } from './lib/clock';
 export { createLogger, redactUrl } from './lib/logger';
 export { runAdminCli } from './admin-cli/admin-cli';
 export { runControlPlaneCli } from './main';
+export { EventLog } from './events/event-log';
+export type { FleetEvent } from './repositories/events';
+export type { WorkerView } from './workers/registry';
+export type { SessionRecord } from './repositories/sessions';

@@ -15,7 +15,13 @@ const require = createRequire(import.meta.url);
 const bufBin = join(dirname(require.resolve('@bufbuild/buf/package.json')), 'bin', 'buf');
 
 function buf(args, cwd = protoDir) {
-  execFileSync(process.execPath, [bufBin, ...args], { cwd, stdio: 'inherit' });
+  try {
+    execFileSync(process.execPath, [bufBin, ...args], { cwd, stdio: 'inherit' });
+  } catch (err) {
+    // buf has already printed its findings; exit with its status and no Node stack trace.
+    console.error(`proto: buf ${args[0]} failed (exit ${err.status ?? 'unknown'})`);
+    process.exit(typeof err.status === 'number' && err.status !== 0 ? err.status : 1);
+  }
 }
 
 function listFiles(dir) {

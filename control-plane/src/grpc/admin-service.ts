@@ -11,7 +11,7 @@ import type { BuildsRepository } from '../repositories/builds';
 import type { EventLog } from '../events/event-log';
 import { invalid } from '../errors';
 import { accessFromProto, buildToProto, eventToProto, sessionToProto, workerToProto } from './admin-mapping';
-import { bearerToken, grpcError, toGrpcError } from './status';
+import { bearerToken, endCallWithError, grpcError, toGrpcError } from './status';
 
 export interface AdminServiceDeps {
   adminToken: string;
@@ -97,7 +97,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
 
     watchEvents(call: ServerWritableStream<adminV1.WatchEventsRequest, adminV1.WatchEventsResponse>) {
       if (!authorized(call.metadata, call.getPeer(), 'WatchEvents')) {
-        call.destroy(grpcError(status.UNAUTHENTICATED, 'invalid admin token'));
+        endCallWithError(call, grpcError(status.UNAUTHENTICATED, 'invalid admin token'));
         return;
       }
       const stop = deps.events.follow(call.request.afterEventId, (event) => {

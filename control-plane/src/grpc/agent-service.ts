@@ -1,6 +1,6 @@
 // AgentService handlers: Enroll (join token → worker identity), Connect (the agent's control
 // stream) and UploadSessionLogs. Tokens are never logged; a bad one is UNAUTHENTICATED.
-import { status, type ServerDuplexStream, type ServerReadableStream, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import { status, type ServiceError, type ServerDuplexStream, type ServerReadableStream, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { agentV1 } from '@pixelfleet/proto';
 import type { Clock, TimerHandle } from '../lib/clock';
@@ -8,7 +8,7 @@ import { secretsEqual } from '../lib/secrets';
 import type { WorkerRegistry } from '../workers/registry';
 import type { LogUploads } from '../sessions/log-uploads';
 import { AgentProtocolError, fromAgentProto, helloFromProto, logUploadParts, toAgentProto } from './agent-mapping';
-import { bearerToken, grpcError, toGrpcError } from './status';
+import { bearerToken, endCallWithError, grpcError, toGrpcError } from './status';
 
 export interface AgentServiceDeps {
   registry: WorkerRegistry;
@@ -49,7 +49,7 @@ export function createAgentService(deps: AgentServiceDeps): agentV1.AgentService
     connect(call: ServerDuplexStream<agentV1.ConnectRequest, agentV1.ConnectResponse>) {
       const workerId = authenticateWorker(call.metadata, call.getPeer(), 'Connect');
       if (workerId === undefined) {
-        call.destroy(grpcError(status.UNAUTHENTICATED, 'invalid worker token'));
+        endCallWithError(call, grpcError(status.UNAUTHENTICATED, 'invalid worker token'));
         return;
       }
       const slog = log.child({ workerId });
@@ -65,10 +65,10 @@ export function createAgentService(deps: AgentServiceDeps): agentV1.AgentService
         helloTimer?.cancel();
         if (epoch !== undefined) registry.streamClosed(workerId, epoch);
       };
-      const fail = (err: Error) => {
+      const fail = (err: ServiceError) => {
         if (finished) return;
         finish();
-        call.destroy(err);
+        endCallWithError(call, err);
       };
 
       call.on('data', (m: agentV1.ConnectRequest) => {

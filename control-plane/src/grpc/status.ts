@@ -32,3 +32,11 @@ export function bearerToken(metadata: Metadata): string | undefined {
   const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(value);
   return match?.[1];
 }
+
+/**
+ * Ends a server-streaming or bidi call with an error status. grpc-js sends the status from the
+ * stream's 'error' handler; destroy() would skip it and leave the call open until shutdown.
+ */
+export function endCallWithError(call: { emit(event: 'error', err: ServiceError): boolean }, err: ServiceError): void {
+  call.emit('error', err);
+}

@@ -1,0 +1,195 @@
+// `pixelfleet admin …` end to end against a running control plane (real gRPC, real SQLite):
+// every command, its human and --json output, and its errors.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCli } from '@pixelfleet/control-plane';
+import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
+import { linkReaches, startTestAgent } from '../support/agent';
+import { seedSession } from '../support/seed';
+import type { Agent } from '@pixelfleet/agent';
+
+let t: TestControlPlane;
+let agent: Agent;
+
+beforeAll(async () => {
+  t = await startTestControlPlane();
+  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress })).agent;
+  await linkReaches(agent, 'connected');
+});
+
+afterAll(async () => {
+  await agent.close();
+  await t.destroy();
+});
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function admin(args: string[], env: Record<string, string> = {}, interrupted?: Promise<void>): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdminCli(args, {
+    env: { PIXELFLEET_ADMIN_SERVER: t.started.grpcAddress, PIXELFLEET_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env },
+    stdout: (s) => (stdout += s),
+    stderr: (s) => (stderr += s),
+    ...(interrupted ? { interrupted } : {}),
+  });
+  return { code, stdout, stderr };
+}
+
+async function json<T>(args: string[]): Promise<T> {
+  const r = await admin([...args, '--json']);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as T;
+}
+
+describe('accounts', () => {
+  it('user create, key issue, project create, member add/remove, subscription', async () => {
+    const { userId } = await json<{ userId: string }>(['user', 'create', '--email', 'owner@example.com']);
+    expect(userId).toMatch(/^usr_[0-9a-f]{24}$/);
+
+    const { apiKey: first } = await json<{ apiKey: string }>(['key', 'issue', '--user', userId]);
+    const { apiKey: second } = await json<{ apiKey: string }>(['key', 'issue', '--user', userId]);
+    expect(first).toMatch(/^pfk_[A-Za-z0-9_-]{43}$/);
+    expect(second).not.toBe(first);
+    // Only digests are stored, and only the newest key is live.
+    const keys = t.cp.db.prepare('SELECT key_hash, revoked_at FROM api_keys WHERE user_id = ? ORDER BY id').all(userId) as { key_hash: string; revoked_at: number | null }[];
+    expect(keys).toHaveLength(2);
+    expect(keys.map((k) => k.revoked_at === null)).toEqual([false, true]);
+    expect(JSON.stringify(keys)).not.toContain(second);
+
+    const { projectId } = await json<{ projectId: string }>(['project', 'create', '--owner', userId, '--name', 'Demo', '--region', 'europe']);
+    expect(projectId).toMatch(/^prj_/);
+
+    const { userId: memberId } = await json<{ userId: string }>(['user', 'create', '--email', 'member@example.com']);
+    expect(await json(['member', 'add', '--project', projectId, '--user', memberId, '--access', 'READONLY'])).toEqual({ projectId, userId: memberId, access: 'READONLY' });
+    expect(await json(['member', 'add', '--project', projectId, '--user', memberId, '--access', 'FULL'])).toEqual({ projectId, userId: memberId, access: 'FULL' });
+    const access = t.cp.db.prepare('SELECT access FROM project_members WHERE project_id = ? AND user_id = ?').get(projectId, memberId) as { access: string };
+    expect(access.access).toBe('FULL');
+    expect(await json(['member', 'remove', '--project', projectId, '--user', memberId])).toEqual({ projectId, userId: memberId, removed: true });
+    expect(await json(['member', 'remove', '--project', projectId, '--user', memberId])).toEqual({ projectId, userId: memberId, removed: false });
+
+    expect(await json(['project', 'subscription', '--project', projectId, '--status', 'expired'])).toEqual({ projectId, subscriptionStatus: 'expired' });
+    expect(t.cp.accounts.requireProject(projectId).subscriptionStatus).toBe('expired');
+
+    const human = await admin(['user', 'create', '--email', 'human@example.com']);
+    expect(human.stdout).toMatch(/^userId {2}usr_[0-9a-f]{24}\n$/);
+  });
+
+  it('refuses bad input with the server reason and exit code 1', async () => {
+    const dup = await admin(['user', 'create', '--email', 'dup@example.com']);
+    expect(dup.code).toBe(0);
+    expect(await admin(['user', 'create', '--email', 'DUP@example.com'])).toMatchObject({ code: 1, stderr: 'error: ALREADY_EXISTS: a user with email DUP@example.com already exists\n' });
+    expect(await admin(['user', 'create', '--email', 'not-an-email'])).toMatchObject({ code: 1, stderr: 'error: INVALID_ARGUMENT: email "not-an-email" is not a valid e-mail address\n' });
+    expect(await admin(['key', 'issue', '--user', 'usr_missing'])).toMatchObject({ code: 1, stderr: 'error: NOT_FOUND: user usr_missing not found\n' });
+    const owner = await json<{ userId: string }>(['user', 'create', '--email', 'o2@example.com']);
+    expect(await admin(['project', 'create', '--owner', owner.userId, '--name', 'X', '--region', 'mars'])).toMatchObject({
+      code: 1,
+      stderr: 'error: INVALID_ARGUMENT: region "mars" is not one of us-east-1, europe, asia-pacific\n',
+    });
+    expect(await admin(['member', 'add', '--project', 'prj_missing', '--user', owner.userId, '--access', 'FULL'])).toMatchObject({ code: 1, stderr: 'error: NOT_FOUND: project prj_missing not found\n' });
+  });
+
+  it('usage errors exit 2 without calling the server', async () => {
+    expect(await admin(['user', 'create'])).toMatchObject({ code: 2 });
+    expect((await admin(['user', 'create'])).stderr).toContain('--email is required for "user create"');
+    expect((await admin(['frobnicate'])).stderr).toContain('unknown command "frobnicate"');
+    expect((await admin(['member', 'add', '--project', 'p', '--user', 'u', '--access', 'ADMIN'])).stderr).toContain('--access must be FULL or READONLY');
+    expect((await admin(['workers', '--bogus'])).code).toBe(2);
+    const noServer = await runAdminCli(['workers'], { env: {}, stdout: () => undefined, stderr: () => undefined });
+    expect(noServer).toBe(2);
+  });
+
+  it('a missing or wrong admin token is UNAUTHENTICATED', async () => {
+    expect(await admin(['workers'], { PIXELFLEET_ADMIN_TOKEN: 'wrong-token-wrong-token' })).toMatchObject({ code: 1, stderr: 'error: UNAUTHENTICATED: invalid admin token\n' });
+    expect(await admin(['workers', '--token', 'x'])).toMatchObject({ code: 1, stderr: 'error: UNAUTHENTICATED: invalid admin token\n' });
+    expect(await admin(['events'], { PIXELFLEET_ADMIN_TOKEN: 'wrong-token-wrong-token' })).toMatchObject({ code: 1, stderr: 'error: UNAUTHENTICATED: invalid admin token\n' });
+    expect(t.logs.text()).not.toContain('wrong-token-wrong-token');
+  });
+});
+
+describe('workers, sessions, builds', () => {
+  it('lists workers and drains/undrains one', async () => {
+    const { workers } = await json<{ workers: { workerId: string; status: string; slots: number; usedSlots: number; region: string }[] }>(['workers']);
+    expect(workers).toEqual([expect.objectContaining({ workerId: agent.workerId, status: 'connected', region: 'europe', slots: 1, usedSlots: 0 })]);
+    const table = await admin(['workers']);
+    expect(table.stdout.split('\n')[0]).toMatch(/^WORKER +HOSTNAME +REGION +STATUS +LINK +SLOTS +AGENT +LAST SEEN$/);
+    expect(table.stdout).toContain(agent.workerId);
+
+    expect(await json(['worker', 'drain', '--worker', agent.workerId])).toMatchObject({ workerId: agent.workerId, status: 'draining', draining: true });
+    expect(await json(['worker', 'undrain', '--worker', agent.workerId])).toMatchObject({ workerId: agent.workerId, status: 'connected', draining: false });
+    expect(await admin(['worker', 'drain', '--worker', 'wrk_missing'])).toMatchObject({ code: 1, stderr: 'error: NOT_FOUND: worker wrk_missing not found\n' });
+  });
+
+  it('lists sessions (optionally of one project) and ends one, idempotently', async () => {
+    const owner = await json<{ userId: string }>(['user', 'create', '--email', 'sessions@example.com']);
+    const { projectId } = await json<{ projectId: string }>(['project', 'create', '--owner', owner.userId, '--name', 'S', '--region', 'europe']);
+    const sessionId = seedSession(t.cp, { projectId, status: 'Enqueued' });
+
+    const listed = await json<{ sessions: { sessionId: string; status: string }[] }>(['sessions', '--project', projectId]);
+    expect(listed.sessions).toEqual([expect.objectContaining({ sessionId, status: 'Enqueued', projectId, assignedWorker: null })]);
+    const all = await json<{ sessions: { sessionId: string }[] }>(['sessions']);
+    expect(all.sessions.map((s) => s.sessionId)).toContain(sessionId);
+
+    expect(await json(['session', 'end', '--session', sessionId])).toMatchObject({ sessionId, status: 'Terminated', endReason: 'ended by operator' });
+    expect(await json(['session', 'end', '--session', sessionId])).toMatchObject({ sessionId, status: 'Terminated' });
+    const snapshots = t.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(sessionId) as { data: string }[];
+    expect(snapshots.map((s) => (JSON.parse(s.data) as { status: string }).status)).toEqual(['Terminated']);
+    expect(await admin(['session', 'end', '--session', 'session_0_0'])).toMatchObject({ code: 1, stderr: 'error: NOT_FOUND: session session_0_0 not found\n' });
+  });
+
+  it('ending a running session sends StopSession to its worker and ends it when acked', async () => {
+    const owner = await json<{ userId: string }>(['user', 'create', '--email', 'running@example.com']);
+    const { projectId } = await json<{ projectId: string }>(['project', 'create', '--owner', owner.userId, '--name', 'R', '--region', 'europe']);
+    const sessionId = seedSession(t.cp, { projectId, status: 'Running', workerId: agent.workerId });
+    const ended = await json<{ status: string }>(['session', 'end', '--session', sessionId]);
+    expect(ended.status).toBe('Terminating');
+    // The agent does not run it, so its stop succeeds at once and the session ends.
+    await expect.poll(() => t.cp.sessions.get(sessionId).status).toBe('Terminated');
+  });
+
+  it('lists builds of a project, newest first', async () => {
+    const owner = await json<{ userId: string }>(['user', 'create', '--email', 'builds@example.com']);
+    const { projectId } = await json<{ projectId: string }>(['project', 'create', '--owner', owner.userId, '--name', 'B', '--region', 'europe']);
+    expect(await json(['builds', '--project', projectId])).toEqual({ builds: [] });
+    const insert = t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, file_url, status, auto_release, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)`);
+    insert.run('upl_old', projectId, 'https://example.com/a.zip', 'Approved', 1000, 1000);
+    insert.run('upl_new', projectId, 'https://example.com/b.zip', 'pending', 2000, 2000);
+    t.cp.db.prepare('UPDATE projects SET live_upload_id = ? WHERE id = ?').run('upl_old', projectId);
+    const { builds } = await json<{ builds: { uploadId: string; live: boolean; status: string }[] }>(['builds', '--project', projectId]);
+    expect(builds.map((b) => [b.uploadId, b.status, b.live])).toEqual([
+      ['upl_new', 'pending', false],
+      ['upl_old', 'Approved', true],
+    ]);
+    expect(await admin(['builds', '--project', 'prj_missing'])).toMatchObject({ code: 1, stderr: 'error: NOT_FOUND: project prj_missing not found\n' });
+  });
+});
+
+describe('events', () => {
+  it('replays from --after and follows new events until interrupted', async () => {
+    const after = (t.cp.db.prepare('SELECT MAX(id) AS id FROM events').get() as { id: number }).id;
+    let stop!: () => void;
+    const interrupted = new Promise<void>((r) => (stop = r));
+    let stdout = '';
+    const running = runAdminCli(['events', '--after', String(after - 1), '--json'], {
+      env: { PIXELFLEET_ADMIN_SERVER: t.started.grpcAddress, PIXELFLEET_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+      stdout: (s) => {
+        stdout += s;
+        // After the replayed event arrives, cause a live one; after that one, interrupt.
+        const lines = stdout.trim().split('\n');
+        if (lines.length === 1) t.cp.registry.drain(agent.workerId);
+        if (lines.length === 2) stop();
+      },
+      stderr: () => undefined,
+      interrupted,
+    });
+    expect(await running).toBe(0);
+    const events = stdout.trim().split('\n').map((l) => JSON.parse(l) as { eventId: number; type: string; workerId: string | null });
+    expect(events[0]!.eventId).toBe(after);
+    expect(events[1]).toMatchObject({ type: 'worker.drained', workerId: agent.workerId });
+    t.cp.registry.undrain(agent.workerId);
+  });
+});

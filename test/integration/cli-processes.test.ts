@@ -1,0 +1,164 @@
+// The commands a new operator runs, as real processes: `pixelfleet serve`, `pixelfleet-agent
+// run`, `pixelfleet admin workers`. Config errors refuse to start and name the key; SIGTERM
+// shuts down cleanly.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+const PIXELFLEET = join(root, 'control-plane/bin/pixelfleet.mjs');
+const AGENT = join(root, 'agent/bin/pixelfleet-agent.mjs');
+const ADMIN_TOKEN = 'cli-admin-token-0123456789';
+const JOIN_TOKEN = 'cli-join-token-0123456789';
+
+const children: ChildProcessWithoutNullStreams[] = [];
+const dirs: string[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'pf-cli-'));
+  dirs.push(d);
+  return d;
+}
+
+function writeJson(dir: string, name: string, value: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify(value));
+  return path;
+}
+
+/** Environment without any PIXELFLEET_* variables from the machine running the tests. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PIXELFLEET_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+function start(bin: string, args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
+  const child = spawn(process.execPath, [bin, ...args], { env, cwd: root });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const output = (match: RegExp, timeoutMs = 20_000) =>
+    new Promise<RegExpMatchArray>((resolveMatch, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${match} in output within ${timeoutMs} ms:\n${stdout}\n${stderr}`)), timeoutMs);
+      const check = () => {
+        const m = stdout.match(match) ?? stderr.match(match);
+        if (m) {
+          clearTimeout(timer);
+          resolveMatch(m);
+        }
+      };
+      child.stdout.on('data', check);
+      child.stderr.on('data', check);
+      check();
+    });
+  return { child, exited, output, stdout: () => stdout, stderr: () => stderr };
+}
+
+async function run(bin: string, args: string[], env?: NodeJS.ProcessEnv) {
+  const p = start(bin, args, env);
+  const code = await p.exited;
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+describe('configuration errors refuse to start and name the key', () => {
+  it('control plane: unknown key, bad value, missing file, malformed JSON', async () => {
+    const dir = tempDir();
+    const base = { adminToken: ADMIN_TOKEN, agentJoinToken: JOIN_TOKEN, dataDir: join(dir, 'data') };
+    const unknown = await run(PIXELFLEET, ['serve', '--config', writeJson(dir, 'a.json', { ...base, http: { prot: 1 } })]);
+    expect(unknown.code).toBe(78);
+    expect(unknown.stderr).toContain('pixelfleet: refusing to start: unknown config key "http.prot"');
+
+    const badPort = await run(PIXELFLEET, ['serve', '--config', writeJson(dir, 'b.json', { ...base, grpc: { port: 'fifty' } })]);
+    expect(badPort.code).toBe(78);
+    expect(badPort.stderr).toContain('config key "grpc.port"');
+
+    const missing = await run(PIXELFLEET, ['serve', '--config', join(dir, 'nope.json')]);
+    expect(missing.code).toBe(78);
+    expect(missing.stderr).toContain('cannot be read');
+
+    writeFileSync(join(dir, 'c.json'), '{ "adminToken": ');
+    const malformed = await run(PIXELFLEET, ['serve', '--config', join(dir, 'c.json')]);
+    expect(malformed.code).toBe(78);
+    expect(malformed.stderr).toContain('is not valid JSON');
+
+    const noTokens = await run(PIXELFLEET, ['serve', '--config', writeJson(dir, 'd.json', { dataDir: join(dir, 'data') })]);
+    expect(noTokens.code).toBe(78);
+    expect(noTokens.stderr).toContain('config key "adminToken"');
+  });
+
+  it('agent: unknown key and missing region', async () => {
+    const dir = tempDir();
+    const unknown = await run(AGENT, ['run', '--config', writeJson(dir, 'a.json', { controlPlane: '127.0.0.1:1', region: 'europe', slot: 2 })]);
+    expect(unknown.code).toBe(78);
+    expect(unknown.stderr).toContain('unknown config key "slot"');
+    const noRegion = await run(AGENT, ['run', '--config', writeJson(dir, 'b.json', { controlPlane: '127.0.0.1:1' })]);
+    expect(noRegion.code).toBe(78);
+    expect(noRegion.stderr).toContain('config key "region"');
+  });
+});
+
+describe('serve, agent and admin as processes', () => {
+  it('a worker started from the README commands shows up in `pixelfleet admin workers`; SIGTERM stops both cleanly', async () => {
+    const dir = tempDir();
+    const cpConfig = writeJson(dir, 'control-plane.json', {
+      http: { host: '127.0.0.1', port: 0 },
+      grpc: { host: '127.0.0.1', port: 0 },
+      dataDir: join(dir, 'cp'),
+      adminToken: ADMIN_TOKEN,
+      agentJoinToken: JOIN_TOKEN,
+    });
+    const cp = start(PIXELFLEET, ['serve', '--config', cpConfig]);
+    const [, grpcAddress] = (await cp.output(/gRPC +(127\.0\.0\.1:\d+)/)) as [string, string];
+
+    const agentConfig = writeJson(dir, 'agent.json', { controlPlane: grpcAddress, joinToken: JOIN_TOKEN, region: 'europe', slots: 2, dataDir: join(dir, 'agent'), hostname: 'gpu-01' });
+    const agent = start(AGENT, ['run', '--config', agentConfig]);
+    await agent.output(/connected to the control plane/);
+
+    const env = cleanEnv({ PIXELFLEET_ADMIN_SERVER: grpcAddress, PIXELFLEET_ADMIN_TOKEN: ADMIN_TOKEN });
+    const listed = await run(PIXELFLEET, ['admin', 'workers', '--json'], env);
+    expect(listed.code).toBe(0);
+    const { workers } = JSON.parse(listed.stdout) as { workers: { hostname: string; status: string; slots: number; region: string }[] };
+    expect(workers).toEqual([expect.objectContaining({ hostname: 'gpu-01', status: 'connected', slots: 2, region: 'europe' })]);
+    const table = await run(PIXELFLEET, ['admin', 'workers'], env);
+    expect(table.stdout).toMatch(/gpu-01 +europe +connected +connected +0\/2/);
+
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+    cp.child.kill('SIGTERM');
+    expect(await cp.exited).toBe(0);
+    expect(cp.stdout()).toContain('control plane stopped');
+    // Neither process logged a secret.
+    for (const text of [cp.stdout(), cp.stderr(), agent.stdout(), agent.stderr()]) {
+      expect(text).not.toContain(ADMIN_TOKEN);
+      expect(text).not.toContain(JOIN_TOKEN);
+      expect(text).not.toMatch(/pfw_[A-Za-z0-9_-]{20}/);
+    }
+  });
+
+  it('an agent with a wrong join token stops with a clear error', async () => {
+    const dir = tempDir();
+    const cp = start(PIXELFLEET, ['serve'], cleanEnv({
+      PIXELFLEET_HTTP__PORT: '0', PIXELFLEET_GRPC__PORT: '0', PIXELFLEET_DATA_DIR: join(dir, 'cp'),
+      PIXELFLEET_ADMIN_TOKEN: ADMIN_TOKEN, PIXELFLEET_AGENT_JOIN_TOKEN: JOIN_TOKEN,
+    }));
+    const [, grpcAddress] = (await cp.output(/gRPC +(127\.0\.0\.1:\d+)/)) as [string, string];
+    const agent = await run(AGENT, ['run'], cleanEnv({
+      PIXELFLEET_AGENT_CONTROL_PLANE: grpcAddress, PIXELFLEET_AGENT_JOIN_TOKEN: 'not-the-join-token-0000', PIXELFLEET_AGENT_REGION: 'europe', PIXELFLEET_AGENT_DATA_DIR: join(dir, 'agent'),
+    }));
+    expect(agent.code).toBe(77);
+    expect(agent.stdout).toContain('the control plane refused enrollment: invalid join token');
+    expect(agent.stdout + agent.stderr).not.toContain('not-the-join-token-0000');
+    cp.child.kill('SIGTERM');
+    expect(await cp.exited).toBe(0);
+  });
+});

@@ -1,0 +1,165 @@
+// The control plane's operational surface: HTTP /healthz and /metrics with the spec's error
+// body format, gRPC health and reflection for operators' tools, and the agents' log upload.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { gzipSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentials, loadPackageDefinition, Metadata, status, type ServiceError, type GrpcObject, type ServiceClientConstructor } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { agentV1 } from '@pixelfleet/proto';
+import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
+import { seedProject, seedSession } from '../support/seed';
+
+let t: TestControlPlane;
+beforeAll(async () => {
+  t = await startTestControlPlane();
+});
+afterAll(async () => {
+  await t.destroy();
+});
+
+const require = createRequire(import.meta.url);
+
+function serviceClient(protoFile: string, includeDir: string, path: string[]): ServiceClientConstructor {
+  const def = loadPackageDefinition(loadSync(protoFile, { includeDirs: [includeDir], keepCase: true, enums: String }));
+  let node: GrpcObject | ServiceClientConstructor = def;
+  for (const p of path) node = (node as GrpcObject)[p] as GrpcObject | ServiceClientConstructor;
+  return node as ServiceClientConstructor;
+}
+
+describe('HTTP', () => {
+  it('GET /healthz is ok while serving', async () => {
+    const res = await fetch(`${t.started.httpOrigin}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('GET /metrics is Prometheus text with fleet gauges', async () => {
+    const res = await fetch(`${t.started.httpOrigin}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(text).toMatch(/^pixelfleet_workers\{status="connected"\} \d+$/m);
+    expect(text).toMatch(/^pixelfleet_agent_streams \d+$/m);
+    expect(text).toMatch(/^pixelfleet_process_resident_memory_bytes \d+/m);
+    expect(text).toContain('pixelfleet_http_requests_total{method="GET",route="/healthz",status="200"}');
+  });
+
+  it('an unknown route is a JSON 404 with a message', async () => {
+    const res = await fetch(`${t.started.httpOrigin}/no/such/route`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ message: 'Route not found' });
+  });
+
+  it('public URLs default to the listening origin', () => {
+    expect(t.started.publicUrls).toEqual({
+      api: `${t.started.httpOrigin}/api`,
+      platform: t.started.httpOrigin,
+      share: `${t.started.httpOrigin}/share`,
+    });
+  });
+});
+
+describe('gRPC health and reflection', () => {
+  it('grpc.health.v1 reports SERVING for the server and both services', async () => {
+    const healthProto = join(dirname(require.resolve('grpc-health-check/package.json')), 'proto', 'health', 'v1', 'health.proto');
+    const Health = serviceClient(healthProto, dirname(healthProto), ['grpc', 'health', 'v1', 'Health']);
+    const health = new Health(t.started.grpcAddress, credentials.createInsecure()) as unknown as {
+      check(req: { service: string }, cb: (err: ServiceError | null, res: { status: string }) => void): void;
+      close(): void;
+    };
+    for (const service of ['', 'pixelfleet.agent.v1.AgentService', 'pixelfleet.admin.v1.AdminService']) {
+      const res = await new Promise<{ status: string }>((resolve, reject) => health.check({ service }, (err, r) => (err ? reject(err) : resolve(r))));
+      expect(res.status).toBe('SERVING');
+    }
+    health.close();
+  });
+
+  it('reflection lists our services and resolves their symbols', async () => {
+    const reflectionProto = join(dirname(require.resolve('@grpc/reflection/package.json')), 'build', 'proto', 'grpc', 'reflection', 'v1', 'reflection.proto');
+    const Reflection = serviceClient(reflectionProto, dirname(reflectionProto), ['grpc', 'reflection', 'v1', 'ServerReflection']);
+    const reflection = new Reflection(t.started.grpcAddress, credentials.createInsecure()) as unknown as {
+      ServerReflectionInfo(): NodeJS.ReadWriteStream & { end(): void };
+      close(): void;
+    };
+    const call = reflection.ServerReflectionInfo();
+    const responses: Record<string, unknown>[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      call.on('data', (r: Record<string, unknown>) => responses.push(r));
+      call.on('end', resolve);
+      call.on('error', reject);
+    });
+    call.write({ list_services: '' } as never);
+    call.write({ file_containing_symbol: 'pixelfleet.agent.v1.AgentService' } as never);
+    call.end();
+    await done;
+    const services = (responses[0]!.list_services_response as { service: { name: string }[] }).service.map((s) => s.name);
+    expect(services).toEqual(expect.arrayContaining(['pixelfleet.agent.v1.AgentService', 'pixelfleet.admin.v1.AdminService', 'grpc.health.v1.Health']));
+    expect(responses[1]).toHaveProperty('file_descriptor_response');
+    reflection.close();
+  });
+});
+
+describe('UploadSessionLogs', () => {
+  const bearer = (token: string) => {
+    const md = new Metadata();
+    md.set('authorization', `Bearer ${token}`);
+    return md;
+  };
+
+  async function enroll(client: agentV1.AgentServiceClient) {
+    return new Promise<agentV1.EnrollResponse>((resolve, reject) =>
+      client.enroll({ hostname: 'h', region: 'europe', slots: 1, agentVersion: 't' }, bearer(TEST_JOIN_TOKEN), (e, r) => (e ? reject(e) : resolve(r))),
+    );
+  }
+
+  function upload(client: agentV1.AgentServiceClient, token: string, parts: agentV1.UploadSessionLogsRequest[]) {
+    return new Promise<agentV1.UploadSessionLogsResponse>((resolve, reject) => {
+      const call = client.uploadSessionLogs(bearer(token), (e, r) => (e ? reject(e) : resolve(r!)));
+      for (const p of parts) call.write(p);
+      call.end();
+    });
+  }
+
+  it('stores the gzip file for a session that ran on the uploading worker', async () => {
+    const client = new agentV1.AgentServiceClient(t.started.grpcAddress, credentials.createInsecure());
+    const worker = await enroll(client);
+    const { projectId } = seedProject(t.cp);
+    const sessionId = seedSession(t.cp, { projectId, status: 'Running', workerId: worker.workerId });
+    const text = 'LogInit: Display: Running engine\n'.repeat(2000);
+    const gz = gzipSync(text);
+    const half = Math.floor(gz.length / 2);
+    const res = await upload(client, worker.workerToken, [
+      { part: { $case: 'header', value: { sessionId, fileName: 'Demo.log', fileSize: text.length } } },
+      { part: { $case: 'chunk', value: gz.subarray(0, half) } },
+      { part: { $case: 'chunk', value: gz.subarray(half) } },
+    ]);
+    expect(res.logFileId).toMatch(/^log_/);
+    expect(res.gzSize).toBe(gz.length);
+    const row = t.cp.db.prepare('SELECT session_id, project_id, file_name, file_size, gz_size, blob_sha256 FROM log_files WHERE id = ?').get(res.logFileId) as Record<string, unknown>;
+    expect(row).toMatchObject({ session_id: sessionId, project_id: projectId, file_name: 'Demo.log', file_size: text.length, gz_size: gz.length });
+    const { readFileSync } = await import('node:fs');
+    const blob = readFileSync(join(t.dataDir, 'blobs', 'sha256', String(row.blob_sha256).slice(0, 2), String(row.blob_sha256)));
+    expect(gunzipSync(blob).toString()).toBe(text);
+    client.close();
+  });
+
+  it('refuses uploads for sessions of other workers, bad names, non-gzip data and bad tokens', async () => {
+    const client = new agentV1.AgentServiceClient(t.started.grpcAddress, credentials.createInsecure());
+    const a = await enroll(client);
+    const b = await enroll(client);
+    const { projectId } = seedProject(t.cp);
+    const sessionId = seedSession(t.cp, { projectId, status: 'Running', workerId: a.workerId });
+    const header = (fileName = 'x.log'): agentV1.UploadSessionLogsRequest => ({ part: { $case: 'header', value: { sessionId, fileName, fileSize: 1 } } });
+    const chunk = (bytes: Buffer): agentV1.UploadSessionLogsRequest => ({ part: { $case: 'chunk', value: bytes } });
+
+    await expect(upload(client, b.workerToken, [header(), chunk(gzipSync('x'))])).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
+    await expect(upload(client, a.workerToken, [header('../../etc/passwd'), chunk(gzipSync('x'))])).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
+    await expect(upload(client, a.workerToken, [header(), chunk(Buffer.from('plain text'))])).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'log data is not gzip' });
+    await expect(upload(client, a.workerToken, [chunk(gzipSync('x'))])).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'the first message must be a LogFileHeader' });
+    await expect(upload(client, a.workerToken, [header()])).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'log data is empty' });
+    await expect(upload(client, 'pfw_bogus-token-bogus-token', [header(), chunk(gzipSync('x'))])).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    expect(t.cp.db.prepare('SELECT COUNT(*) AS n FROM log_files WHERE session_id = ?').get(sessionId)).toEqual({ n: 0 });
+    client.close();
+  });
+});

@@ -1,0 +1,56 @@
+// Starts a real agent (real gRPC client, real data dir) against a test control plane.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { buildAgent, loadAgentConfig, type Agent, type AgentDeps, type LinkState } from '@pixelfleet/agent';
+import { TEST_JOIN_TOKEN, type LogCapture } from './control-plane';
+
+export interface TestAgentOptions extends Omit<AgentDeps, 'logger'> {
+  grpcAddress: string;
+  region?: 'us-east-1' | 'europe' | 'asia-pacific';
+  slots?: number;
+  dataDir?: string;
+  joinToken?: string;
+  logs?: LogCapture;
+}
+
+export async function startTestAgent(options: TestAgentOptions): Promise<{ agent: Agent; dataDir: string }> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'pf-agent-'));
+  const config = loadAgentConfig({
+    env: {
+      PIXELFLEET_AGENT_CONTROL_PLANE: options.grpcAddress,
+      PIXELFLEET_AGENT_JOIN_TOKEN: options.joinToken ?? TEST_JOIN_TOKEN,
+      PIXELFLEET_AGENT_REGION: options.region ?? 'europe',
+      PIXELFLEET_AGENT_SLOTS: String(options.slots ?? 1),
+      PIXELFLEET_AGENT_DATA_DIR: dataDir,
+      PIXELFLEET_AGENT_HOSTNAME: 'test-worker',
+    },
+  });
+  const logger = options.logs ? pino({ level: 'debug' }, options.logs.stream) : pino({ level: 'silent' });
+  const agent = buildAgent(config, {
+    backoff: options.backoff ?? { initialMs: 50, maxMs: 200 },
+    ...(options.handlers ? { handlers: options.handlers } : {}),
+    ...(options.inventory ? { inventory: options.inventory } : {}),
+    logger,
+  });
+  await agent.start();
+  return { agent, dataDir };
+}
+
+/** Resolves when the agent's control link reaches the state (immediately if it is there). */
+export function linkReaches(agent: Agent, state: LinkState, timeoutMs = 10_000): Promise<void> {
+  if (agent.link.linkState === state) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`agent link did not reach ${state} within ${timeoutMs} ms (now ${agent.link.linkState})`));
+    }, timeoutMs);
+    const off = agent.link.onStateChange((s) => {
+      if (s !== state) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,109 @@
+// Starts a real control plane for a test: real SQLite file in a temp dir, gRPC and HTTP on
+// 127.0.0.1 port 0, every log line captured (so tests can check what was logged).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import {
+  buildControlPlane,
+  createLogger,
+  loadControlPlaneConfig,
+  type Clock,
+  type ControlPlane,
+  type FleetEvent,
+  type StartedControlPlane,
+} from '@pixelfleet/control-plane';
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const TEST_JOIN_TOKEN = 'test-join-token-0123456789abcdef';
+
+/** Collects pino lines written by the app under test. */
+export class LogCapture {
+  readonly lines: string[] = [];
+  readonly stream = new Writable({
+    write: (chunk: Buffer, _enc, done) => {
+      this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface TestControlPlane {
+  cp: ControlPlane;
+  started: StartedControlPlane;
+  dataDir: string;
+  logs: LogCapture;
+  /** Stops the control plane (keeping its data dir, so a restart can reuse it). */
+  stop(): Promise<void>;
+  /** Stops it and removes its data dir. */
+  destroy(): Promise<void>;
+}
+
+export interface TestControlPlaneOptions {
+  clock?: Clock;
+  /** Reuse a data dir (to test restarts). */
+  dataDir?: string;
+  /** Reuse a gRPC port (so agents redial the same address after a restart). */
+  grpcPort?: number;
+  overrides?: Record<string, unknown>;
+  logs?: LogCapture;
+}
+
+export async function startTestControlPlane(options: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'pf-cp-'));
+  const logs = options.logs ?? new LogCapture();
+  const config = loadControlPlaneConfig({
+    overrides: {
+      http: { host: '127.0.0.1', port: 0 },
+      grpc: { host: '127.0.0.1', port: options.grpcPort ?? 0 },
+      dataDir,
+      adminToken: TEST_ADMIN_TOKEN,
+      agentJoinToken: TEST_JOIN_TOKEN,
+      network: { allowPrivateUrls: true },
+      logLevel: 'debug',
+      ...options.overrides,
+    },
+  });
+  const cp = buildControlPlane(config, { logger: createLogger('debug', logs.stream), ...(options.clock ? { clock: options.clock } : {}) });
+  const started = await cp.start();
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await cp.close();
+  };
+  return {
+    cp,
+    started,
+    dataDir,
+    logs,
+    stop,
+    async destroy() {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Resolves with the first fleet event (recorded from now on) that matches; rejects after
+ * timeoutMs so a missing event fails the test instead of hanging it.
+ */
+export function nextEvent(cp: ControlPlane, match: (e: FleetEvent) => boolean, timeoutMs = 10_000): Promise<FleetEvent> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no matching fleet event within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const stop = cp.events.follow(0, (e) => {
+      if (!match(e)) return;
+      clearTimeout(timer);
+      stop();
+      resolve(e);
+    });
+  });
+}

@@ -1,0 +1,35 @@
+// Test fixtures written straight into a control plane's database, for state that no public
+// API creates yet (sessions arrive through the share page in the streaming issue).
+import type { ControlPlane } from '@pixelfleet/control-plane';
+
+let counter = 0;
+
+/** Inserts a session in the given status, assigned to a worker from Starting on. */
+export function seedSession(cp: ControlPlane, s: { projectId: string; status: 'Enqueued' | 'Starting' | 'Running'; workerId?: string }): string {
+  counter += 1;
+  const sessionId = `session_${Date.now()}_${counter}`;
+  const now = Date.now();
+  cp.db
+    .prepare(
+      `INSERT INTO sessions (id, project_id, region, status, assigned_worker, created_at, updated_at)
+       VALUES (?, ?, 'europe', ?, ?, ?, ?)`,
+    )
+    .run(sessionId, s.projectId, s.status, s.workerId ?? null, now, now);
+  return sessionId;
+}
+
+/** A user and a project in europe, through the real account service. */
+export function seedProject(cp: ControlPlane): { userId: string; projectId: string } {
+  counter += 1;
+  const user = cp.accounts.createUser(`owner${counter}-${Date.now()}@example.com`);
+  const project = cp.accounts.createProject(user.userId, `Project ${counter}`, 'europe');
+  return { userId: user.userId, projectId: project.projectId };
+}
+
+export function sessionStatus(cp: ControlPlane, sessionId: string): { status: string; endReason: string | null } {
+  return cp.db.prepare('SELECT status, end_reason AS endReason FROM sessions WHERE id = ?').get(sessionId) as { status: string; endReason: string | null };
+}
+
+export function commandPhase(cp: ControlPlane, commandId: string): string {
+  return (cp.db.prepare('SELECT phase FROM worker_commands WHERE command_id = ?').get(commandId) as { phase: string }).phase;
+}
