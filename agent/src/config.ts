@@ -13,7 +13,13 @@ export class AgentConfigError extends Error {
 
 export const AGENT_REGIONS = ['us-east-1', 'europe', 'asia-pacific'] as const;
 
-const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port');
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port')
+  .refine((v) => {
+    const port = Number(v.slice(v.lastIndexOf(':') + 1));
+    return port >= 1 && port <= 65535;
+  }, 'port must be 1 to 65535');
 const iceServer = z
   .object({
     urls: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),

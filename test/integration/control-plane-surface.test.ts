@@ -115,7 +115,7 @@ describe('UploadSessionLogs', () => {
 
   function upload(client: agentV1.AgentServiceClient, token: string, parts: agentV1.UploadSessionLogsRequest[]) {
     return new Promise<agentV1.UploadSessionLogsResponse>((resolve, reject) => {
-      const call = client.uploadSessionLogs(bearer(token), (e, r) => (e ? reject(e) : resolve(r!)));
+      const call = client.uploadSessionLogs(bearer(token), (e, r) => (e ? reject(e) : resolve(r)));
       for (const p of parts) call.write(p);
       call.end();
     });

@@ -40,7 +40,14 @@ export class CommandExecutor {
     this.inFlight.add(d.commandId);
     this.runs += 1;
     this.sendAck(progressAck(d, 'ACCEPTED', 0));
-    this.run(d).then(
+    // A handler that throws synchronously must still end FAILED, not stay in flight forever.
+    let running: Promise<void>;
+    try {
+      running = this.run(d);
+    } catch (err) {
+      running = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    running.then(
       () => this.finish(d, { seq: d.seq, phase: 'SUCCEEDED', errorCode: '', errorMessage: '' }),
       (err: unknown) => {
         const outcome: CommandOutcome =

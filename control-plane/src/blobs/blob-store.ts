@@ -48,7 +48,10 @@ export class LocalBlobStore implements BlobStore {
       renameSync(tmp, final);
       return { sha256, size };
     } catch (err) {
+      // The file is opened in the background: wait for the stream to close, or the open
+      // could land after the removal and leave an empty temp file behind.
       out.destroy();
+      if (!out.closed) await once(out, 'close');
       rmSync(tmp, { force: true });
       throw err;
     }

@@ -4,13 +4,14 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
-/** Paths pino removes from every line, wherever a secret can appear. */
+const SECRET_KEYS = ['apiKey', 'apikey', 'token', 'joinToken', 'adminToken', 'agentJoinToken', 'workerToken', 'viewerToken', 'authorization'];
+
+/** Paths pino removes from every line, wherever a secret can appear (up to two levels deep). */
 export const REDACT_PATHS = [
-  'apiKey', '*.apiKey', 'apikey', '*.apikey', 'token', '*.token', 'joinToken', '*.joinToken',
-  'adminToken', '*.adminToken', 'agentJoinToken', '*.agentJoinToken', 'workerToken', '*.workerToken',
-  'authorization', '*.authorization', 'req.headers.authorization', 'req.headers["x-api-key"]',
-  'headers.authorization', 'headers["x-api-key"]', 'config.adminToken', 'config.agentJoinToken',
-  'body.apiKey', 'req.body.apiKey',
+  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]),
+  'req.headers["x-api-key"]',
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
 ];
 
 const SECRET_QUERY = /([?&](?:apikey|apiKey|token|viewerToken)=)[^&#]*/g;

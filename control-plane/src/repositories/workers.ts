@@ -39,7 +39,8 @@ export interface WorkersRepository {
   listLeaseExpired(nowMs: number): WorkerRecord[];
   /** Records a Hello: new epoch, link connected, lease renewed, identity refreshed. */
   recordHello(u: { workerId: string; epoch: number; region: string; slots: number; agentVersion: string; lastAckedSeq: number; nowMs: number; leaseExpiresAt: number }): void;
-  renewLease(workerId: string, nowMs: number, leaseExpiresAt: number): void;
+  /** Renews the lease; returns the worker's link state, or undefined for an unknown worker. */
+  renewLease(workerId: string, nowMs: number, leaseExpiresAt: number): WorkerLink | undefined;
   setLink(workerId: string, link: WorkerLink): void;
   setDraining(workerId: string, draining: boolean): void;
   setLastAckedSeq(workerId: string, seq: number): void;
@@ -127,7 +128,7 @@ export class SqliteWorkersRepository implements WorkersRepository {
            last_acked_seq = MAX(last_acked_seq, @lastAckedSeq), link = 'connected', last_seen_at = @nowMs,
            lease_expires_at = @leaseExpiresAt WHERE id = @workerId`,
       ),
-      renew: db.prepare('UPDATE workers SET last_seen_at = ?, lease_expires_at = ? WHERE id = ?'),
+      renew: db.prepare('UPDATE workers SET last_seen_at = ?, lease_expires_at = ? WHERE id = ? RETURNING link'),
       setLink: db.prepare('UPDATE workers SET link = ? WHERE id = ?'),
       setDraining: db.prepare('UPDATE workers SET draining = ? WHERE id = ?'),
       setAcked: db.prepare('UPDATE workers SET last_acked_seq = MAX(last_acked_seq, ?) WHERE id = ?'),
@@ -172,8 +173,8 @@ export class SqliteWorkersRepository implements WorkersRepository {
     this.stmts.hello.run(u);
   }
 
-  renewLease(workerId: string, nowMs: number, leaseExpiresAt: number): void {
-    this.stmts.renew.run(nowMs, leaseExpiresAt, workerId);
+  renewLease(workerId: string, nowMs: number, leaseExpiresAt: number): WorkerLink | undefined {
+    return (this.stmts.renew.get(nowMs, leaseExpiresAt, workerId) as { link: WorkerLink } | undefined)?.link;
   }
 
   setLink(workerId: string, link: WorkerLink): void {
@@ -194,7 +195,9 @@ export class SqliteWorkersRepository implements WorkersRepository {
 
   enqueueCommand(c: Parameters<WorkersRepository['enqueueCommand']>[0]): WorkerCommandRecord {
     return this.db.transaction(() => {
-      const { seq } = this.stmts.takeSeq.get(c.workerId) as { seq: number };
+      const taken = this.stmts.takeSeq.get(c.workerId) as { seq: number } | undefined;
+      if (taken === undefined) throw new Error(`cannot queue a command for unknown worker ${c.workerId}`);
+      const { seq } = taken;
       this.stmts.insertCommand.run(c.workerId, seq, c.commandId, c.kind, c.payload, c.notAfter ?? null, c.nowMs, c.nowMs);
       return { workerId: c.workerId, seq, commandId: c.commandId, kind: c.kind, payload: c.payload, phase: 'PENDING' as const, notAfter: c.notAfter };
     })();

@@ -163,9 +163,9 @@ export class WorkerRegistry {
   heartbeat(workerId: string, epoch: number): void {
     if (!this.isCurrent(workerId, epoch)) return;
     const now = this.clock.now();
-    this.repo.renewLease(workerId, now, now + this.options.leaseTtlMs);
-    const worker = this.repo.findById(workerId);
-    if (worker && worker.link !== 'connected') this.applyLink(workerId, worker.link, 'heartbeat', { epoch });
+    // One statement per heartbeat: the renewal returns the link state it found.
+    const link = this.repo.renewLease(workerId, now, now + this.options.leaseTtlMs);
+    if (link !== undefined && link !== 'connected') this.applyLink(workerId, link, 'heartbeat', { epoch });
   }
 
   /** The stream of that epoch closed. A replaced stream's close changes nothing. */

@@ -1,0 +1,167 @@
+import { createHash } from 'node:crypto';
+import type * as NodeFs from 'node:fs';
+import { type WriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { BlobTooLargeError, LocalBlobStore } from './blob-store';
+
+// The store's temp-file streams, captured so a test can wait until each one has really
+// closed (its file opened and released) before looking at the temp folder.
+const streams = vi.hoisted(() => [] as WriteStream[]);
+vi.mock('node:fs', async (importOriginal) => {
+  const actual = await importOriginal<typeof NodeFs>();
+  const createWriteStream: typeof actual.createWriteStream = (...args: Parameters<typeof actual.createWriteStream>) => {
+    const s = actual.createWriteStream(...args);
+    streams.push(s);
+    return s;
+  };
+  return { ...actual, default: { ...actual, createWriteStream }, createWriteStream };
+});
+
+let root: string;
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'pf-blobs-'));
+  streams.length = 0;
+});
+
+afterEach(async () => {
+  await streamsSettled();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Waits until every temp-file stream the store opened has closed. */
+async function streamsSettled(): Promise<void> {
+  for (const s of streams) if (!s.closed) await once(s, 'close');
+}
+
+/** The parts as an async stream of chunks, one chunk per part. */
+function chunksOf(...parts: (string | Uint8Array)[]): AsyncIterable<Uint8Array> {
+  return Readable.from(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+}
+
+/** An async source built from a pull function: each next() calls pull for the next chunk. */
+function source(pull: () => Uint8Array): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]: () => ({
+      // A throw inside the executor rejects the promise, as a failing upload would.
+      next: () => new Promise<IteratorResult<Uint8Array>>((resolve) => resolve({ value: pull(), done: false })),
+    }),
+  };
+}
+
+const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+async function readAll(store: LocalBlobStore, digest: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of store.read(digest)) parts.push(chunk as Buffer);
+  return Buffer.concat(parts);
+}
+
+describe('LocalBlobStore.write', () => {
+  it('streams the chunks into a blob named by the sha256 of all its bytes', async () => {
+    const store = new LocalBlobStore(root);
+    const whole = Buffer.from('hello, streaming world\n'.repeat(1_000));
+    const blob = await store.write(chunksOf(whole.subarray(0, 5), whole.subarray(5, 9_000), whole.subarray(9_000)), 1_000_000);
+    expect(blob).toEqual({ sha256: sha(whole), size: whole.length });
+    expect(store.has(blob.sha256)).toBe(true);
+    const path = join(root, 'sha256', blob.sha256.slice(0, 2), blob.sha256);
+    expect(readFileSync(path)).toEqual(whole);
+  });
+
+  it('reads back exactly the bytes written, binary included', async () => {
+    const store = new LocalBlobStore(root);
+    const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 31) % 256));
+    const blob = await store.write(chunksOf(bytes.subarray(0, 65_536), bytes.subarray(65_536)), bytes.length);
+    expect((await readAll(store, blob.sha256)).equals(bytes)).toBe(true);
+  });
+
+  it('stores an empty blob', async () => {
+    const store = new LocalBlobStore(root);
+    const blob = await store.write(chunksOf(), 10);
+    expect(blob).toEqual({ sha256: sha(Buffer.alloc(0)), size: 0 });
+    expect(await readAll(store, blob.sha256)).toEqual(Buffer.alloc(0));
+  });
+
+  it('accepts a blob of exactly maxBytes', async () => {
+    const store = new LocalBlobStore(root);
+    const blob = await store.write(chunksOf('12345', '67890'), 10);
+    expect(blob.size).toBe(10);
+  });
+
+  it('writes the same content twice to the same name', async () => {
+    const store = new LocalBlobStore(root);
+    const a = await store.write(chunksOf('same'), 100);
+    const b = await store.write(chunksOf('sa', 'me'), 100);
+    expect(b).toEqual(a);
+    expect(readdirSync(join(root, 'sha256', a.sha256.slice(0, 2)))).toEqual([a.sha256]);
+  });
+
+  it('leaves nothing in the temp folder after a successful write', async () => {
+    const store = new LocalBlobStore(root);
+    await store.write(chunksOf('abc'), 100);
+    expect(streams).toHaveLength(1);
+    await streamsSettled();
+    expect(readdirSync(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('rejects a blob past maxBytes with BlobTooLargeError and stops pulling chunks', async () => {
+    const store = new LocalBlobStore(root);
+    let pulled = 0;
+    const endless = source(() => {
+      pulled += 1;
+      return new Uint8Array(4);
+    });
+    await expect(store.write(endless, 10)).rejects.toBeInstanceOf(BlobTooLargeError);
+    expect(pulled).toBe(3);
+    expect(existsSync(join(root, 'sha256'))).toBe(false);
+  });
+
+  it('leaves no temp file behind when the blob is too large (limit crossed on a later chunk)', async () => {
+    const store = new LocalBlobStore(root);
+    await expect(store.write(chunksOf('12345678', '12345678'), 10)).rejects.toBeInstanceOf(BlobTooLargeError);
+    expect(streams).toHaveLength(1);
+    await streamsSettled();
+    expect(readdirSync(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('leaves no temp file behind when the blob is too large (first chunk already too big)', async () => {
+    const store = new LocalBlobStore(root);
+    await expect(store.write(chunksOf(new Uint8Array(100)), 10)).rejects.toBeInstanceOf(BlobTooLargeError);
+    expect(streams).toHaveLength(1);
+    await streamsSettled();
+    expect(readdirSync(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('leaves no temp file behind when the source fails part way', async () => {
+    const store = new LocalBlobStore(root);
+    let pulls = 0;
+    const failing = source(() => {
+      pulls += 1;
+      if (pulls === 1) return Buffer.from('partial');
+      throw new Error('upload connection reset');
+    });
+    await expect(store.write(failing, 100)).rejects.toThrow('upload connection reset');
+    expect(streams).toHaveLength(1);
+    await streamsSettled();
+    expect(readdirSync(join(root, 'tmp'))).toEqual([]);
+  });
+});
+
+describe('LocalBlobStore lookups', () => {
+  it('has() is false for an unknown digest', () => {
+    const store = new LocalBlobStore(root);
+    expect(store.has('0'.repeat(64))).toBe(false);
+  });
+
+  it('refuses names that are not sha256 digests (no path escapes)', () => {
+    const store = new LocalBlobStore(root);
+    for (const bad of ['../../etc/passwd', 'A'.repeat(64), '0'.repeat(63), '']) {
+      expect(() => store.has(bad), bad).toThrow('not a sha256 digest');
+      expect(() => store.read(bad), bad).toThrow('not a sha256 digest');
+    }
+  });
+});

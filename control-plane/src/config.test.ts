@@ -1,0 +1,310 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONTROL_PLANE_ENV_PREFIX, loadControlPlaneConfig, resolvePublicUrls } from './config';
+import { ConfigError, envNameForKey } from './lib/config-loader';
+
+const ADMIN = 'admin-token-0123456789';
+const JOIN = 'join-token-0123456789';
+const TOKENS = { adminToken: ADMIN, agentJoinToken: JOIN };
+
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-cp-config-'));
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function writeConfig(value: unknown, name = 'config.json'): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value));
+  return path;
+}
+
+/** Runs fn and returns the ConfigError it throws (fails the test if it throws anything else). */
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('expected a ConfigError, but nothing was thrown');
+}
+
+describe('loadControlPlaneConfig defaults', () => {
+  it('applies every default when only the required tokens are given', () => {
+    const c = loadControlPlaneConfig({ overrides: TOKENS });
+    expect(c.http).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300 });
+    expect(c.network).toEqual({ allowPrivateUrls: false });
+    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
+    expect(c.publicUrls).toEqual({});
+    expect(c.logLevel).toBe('info');
+    expect(c.adminToken).toBe(ADMIN);
+    expect(c.agentJoinToken).toBe(JOIN);
+  });
+
+  it('fills a partially given section with defaults for the missing keys', () => {
+    const c = loadControlPlaneConfig({ overrides: { ...TOKENS, http: { port: 9000 }, workers: { leaseSeconds: 40 } } });
+    expect(c.http).toEqual({ host: '127.0.0.1', port: 9000 });
+    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 40 });
+  });
+
+  it('resolves dataDir to an absolute path (default and configured)', () => {
+    const byDefault = loadControlPlaneConfig({ overrides: TOKENS });
+    expect(isAbsolute(byDefault.dataDir)).toBe(true);
+    expect(byDefault.dataDir).toBe(resolve('.data/control-plane'));
+    const configured = loadControlPlaneConfig({ overrides: { ...TOKENS, dataDir: 'rel/dir' } });
+    expect(configured.dataDir).toBe(resolve('rel/dir'));
+  });
+
+  it('requires adminToken and agentJoinToken, naming the missing key', () => {
+    expect(configError(() => loadControlPlaneConfig({ overrides: { agentJoinToken: JOIN } })).message).toContain('"adminToken"');
+    expect(configError(() => loadControlPlaneConfig({ overrides: { adminToken: ADMIN } })).message).toContain('"agentJoinToken"');
+  });
+});
+
+describe('loadControlPlaneConfig sources and precedence', () => {
+  it('reads values from the JSON file', () => {
+    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081 }, logLevel: 'debug' });
+    const c = loadControlPlaneConfig({ file });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 8081 });
+    expect(c.logLevel).toBe('debug');
+  });
+
+  it('lets overrides win over the file, merging nested objects key by key', () => {
+    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081 } });
+    const c = loadControlPlaneConfig({ file, overrides: { http: { port: 9001 } } });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 9001 });
+  });
+
+  it('lets environment variables win over both the file and overrides', () => {
+    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081 }, grpc: { port: 6000 } });
+    const c = loadControlPlaneConfig({
+      file,
+      overrides: { http: { port: 9001 }, grpc: { port: 6001 } },
+      env: { PIXELFLEET_HTTP__PORT: '9100', PIXELFLEET_GRPC__HOST: '10.0.0.1' },
+    });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 9100 });
+    expect(c.grpc).toEqual({ host: '10.0.0.1', port: 6001 });
+  });
+
+  it('parses env values by the kind of their key (string, number, boolean)', () => {
+    const c = loadControlPlaneConfig({
+      env: {
+        PIXELFLEET_ADMIN_TOKEN: ADMIN,
+        PIXELFLEET_AGENT_JOIN_TOKEN: JOIN,
+        PIXELFLEET_DATA_DIR: join(dir, 'data'),
+        PIXELFLEET_NETWORK__ALLOW_PRIVATE_URLS: 'true',
+        PIXELFLEET_LIMITS__BUILD_CALL_WINDOW_SECONDS: '60',
+        PIXELFLEET_LIMITS__ANALYTICS_READS_PER_MINUTE: '50',
+        PIXELFLEET_WORKERS__HEARTBEAT_INTERVAL_SECONDS: '5',
+        PIXELFLEET_WORKERS__LEASE_SECONDS: '15',
+        PIXELFLEET_PUBLIC_URLS__API: 'https://api.example.com/',
+        PIXELFLEET_LOG_LEVEL: 'warn',
+      },
+    });
+    expect(c.adminToken).toBe(ADMIN);
+    expect(c.agentJoinToken).toBe(JOIN);
+    expect(c.dataDir).toBe(join(dir, 'data'));
+    expect(c.network.allowPrivateUrls).toBe(true);
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50 });
+    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 5, leaseSeconds: 15 });
+    expect(c.publicUrls.api).toBe('https://api.example.com');
+    expect(c.logLevel).toBe('warn');
+  });
+
+  it('ignores environment variables that name no known key', () => {
+    const c = loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_HTTP__PROT: 'x', PIXELFLEET_SOMETHING_ELSE: '1', HOME: '/root' } });
+    expect(c.http.port).toBe(8080);
+  });
+
+  it('does not read process.env unless it is passed', () => {
+    const previous = process.env.PIXELFLEET_HTTP__PORT;
+    process.env.PIXELFLEET_HTTP__PORT = '1234';
+    try {
+      expect(loadControlPlaneConfig({ overrides: TOKENS }).http.port).toBe(8080);
+    } finally {
+      if (previous === undefined) delete process.env.PIXELFLEET_HTTP__PORT;
+      else process.env.PIXELFLEET_HTTP__PORT = previous;
+    }
+  });
+});
+
+describe('loadControlPlaneConfig errors', () => {
+  it('rejects an unknown top-level key, naming it', () => {
+    const err = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, htpp: { port: 1 } } }));
+    expect(err.message).toBe('unknown config key "htpp"');
+  });
+
+  it('rejects an unknown nested key, naming its dotted path', () => {
+    const file = writeConfig({ ...TOKENS, http: { prot: 8080 } });
+    expect(configError(() => loadControlPlaneConfig({ file })).message).toBe('unknown config key "http.prot"');
+    expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, limits: { buildCallWindow: 1 } } })).message).toBe(
+      'unknown config key "limits.buildCallWindow"',
+    );
+  });
+
+  it('reports a malformed JSON file with its path', () => {
+    const file = writeConfig('{ "http": { "port": 80, }');
+    const err = configError(() => loadControlPlaneConfig({ file }));
+    expect(err.message).toContain(file);
+    expect(err.message).toContain('not valid JSON');
+  });
+
+  it('reports a missing file with its path', () => {
+    const file = join(dir, 'nope.json');
+    const err = configError(() => loadControlPlaneConfig({ file }));
+    expect(err.message).toContain(file);
+    expect(err.message).toContain('cannot be read');
+  });
+
+  it('rejects a file that holds JSON but not an object', () => {
+    const file = writeConfig('[1, 2]');
+    expect(configError(() => loadControlPlaneConfig({ file })).message).toContain('(root)');
+  });
+
+  it('rejects wrong types, naming the key', () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ http: { port: '8080' } }, '"http.port"'],
+      [{ grpc: { host: 5 } }, '"grpc.host"'],
+      [{ network: { allowPrivateUrls: 'yes' } }, '"network.allowPrivateUrls"'],
+      [{ limits: { analyticsReadsPerMinute: 1.5 } }, '"limits.analyticsReadsPerMinute"'],
+      [{ http: { port: 70000 } }, '"http.port"'],
+      [{ logLevel: 'loud' }, '"logLevel"'],
+      [{ dataDir: '' }, '"dataDir"'],
+      [{ publicUrls: { api: 'not a url' } }, '"publicUrls.api"'],
+      [{ publicUrls: { share: 'ftp://files.example.com' } }, '"publicUrls.share"'],
+    ];
+    for (const [override, key] of cases) {
+      const err = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, ...override } }));
+      expect(err.message, JSON.stringify(override)).toContain(`config key ${key}`);
+    }
+  });
+
+  it('rejects an adminToken or agentJoinToken shorter than 16 characters', () => {
+    const admin = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, adminToken: 'x'.repeat(15) } }));
+    expect(admin.message).toContain('"adminToken"');
+    expect(admin.message).toContain('at least 16 characters');
+    const join = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, agentJoinToken: 'short' } }));
+    expect(join.message).toContain('"agentJoinToken"');
+    expect(loadControlPlaneConfig({ overrides: { ...TOKENS, adminToken: 'x'.repeat(16) } }).adminToken).toBe('x'.repeat(16));
+  });
+
+  it('rejects a lease that does not exceed the heartbeat interval', () => {
+    const err = configError(() =>
+      loadControlPlaneConfig({ overrides: { ...TOKENS, workers: { heartbeatIntervalSeconds: 30, leaseSeconds: 30 } } }),
+    );
+    expect(err.message).toContain('"workers"');
+    expect(err.message).toContain('leaseSeconds must exceed heartbeatIntervalSeconds');
+  });
+
+  it('rejects an env var that is not a number for a number key, naming key and variable', () => {
+    for (const text of ['abc', '', '  ', '12abc']) {
+      const err = configError(() => loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_HTTP__PORT: text } }));
+      expect(err.message).toContain('http.port');
+      expect(err.message).toContain('PIXELFLEET_HTTP__PORT');
+      expect(err.message).toContain('not a number');
+    }
+  });
+
+  it('rejects an env var that is not true/false for a boolean key', () => {
+    const err = configError(() => loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_NETWORK__ALLOW_PRIVATE_URLS: 'yes' } }));
+    expect(err.message).toContain('network.allowPrivateUrls');
+    expect(err.message).toContain('PIXELFLEET_NETWORK__ALLOW_PRIVATE_URLS');
+  });
+
+  it('validates env values against the schema too (a number out of range names the key)', () => {
+    const err = configError(() => loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_GRPC__PORT: '99999' } }));
+    expect(err.message).toContain('"grpc.port"');
+  });
+});
+
+describe('loadControlPlaneConfig result', () => {
+  it('is deeply frozen', () => {
+    const c = loadControlPlaneConfig({ overrides: { ...TOKENS, publicUrls: { api: 'https://api.example.com' } } });
+    expect(Object.isFrozen(c)).toBe(true);
+    for (const section of [c.http, c.grpc, c.publicUrls, c.network, c.limits, c.workers]) {
+      expect(Object.isFrozen(section)).toBe(true);
+    }
+    expect(() => {
+      (c.http as { port: number }).port = 1;
+    }).toThrow(TypeError);
+    expect(() => {
+      (c as { logLevel: string }).logLevel = 'debug';
+    }).toThrow(TypeError);
+    expect(c.http.port).toBe(8080);
+  });
+
+  it('does not change the overrides object it was given', () => {
+    const overrides = { ...TOKENS, http: { port: 9000 } };
+    loadControlPlaneConfig({ overrides, env: { PIXELFLEET_HTTP__PORT: '9100' } });
+    expect(overrides).toEqual({ ...TOKENS, http: { port: 9000 } });
+    expect(Object.isFrozen(overrides.http)).toBe(false);
+  });
+});
+
+describe('resolvePublicUrls', () => {
+  it('derives api, platform and share from the listening origin', () => {
+    const c = loadControlPlaneConfig({ overrides: TOKENS });
+    expect(resolvePublicUrls(c, 'http://127.0.0.1:8080')).toEqual({
+      api: 'http://127.0.0.1:8080/api',
+      platform: 'http://127.0.0.1:8080',
+      share: 'http://127.0.0.1:8080/share',
+    });
+  });
+
+  it('strips trailing slashes from the origin', () => {
+    const c = loadControlPlaneConfig({ overrides: TOKENS });
+    expect(resolvePublicUrls(c, 'http://localhost:8080//')).toEqual({
+      api: 'http://localhost:8080/api',
+      platform: 'http://localhost:8080',
+      share: 'http://localhost:8080/share',
+    });
+  });
+
+  it('prefers configured URLs (trailing slashes stripped), deriving only the unset ones', () => {
+    const c = loadControlPlaneConfig({
+      overrides: { ...TOKENS, publicUrls: { api: 'https://api.example.com/v1/', share: 'https://share.example.com//' } },
+    });
+    expect(c.publicUrls).toEqual({ api: 'https://api.example.com/v1', share: 'https://share.example.com' });
+    expect(resolvePublicUrls(c, 'http://127.0.0.1:8080')).toEqual({
+      api: 'https://api.example.com/v1',
+      platform: 'http://127.0.0.1:8080',
+      share: 'https://share.example.com',
+    });
+  });
+
+  it('uses all three configured URLs when every one is set', () => {
+    const c = loadControlPlaneConfig({
+      overrides: {
+        ...TOKENS,
+        publicUrls: { api: 'https://a.example.com', platform: 'https://p.example.com/', share: 'https://s.example.com' },
+      },
+    });
+    expect(resolvePublicUrls(c, 'http://127.0.0.1:1')).toEqual({
+      api: 'https://a.example.com',
+      platform: 'https://p.example.com',
+      share: 'https://s.example.com',
+    });
+  });
+});
+
+describe('envNameForKey', () => {
+  it('upper-snakes camelCase and joins nesting with a double underscore', () => {
+    expect(CONTROL_PLANE_ENV_PREFIX).toBe('PIXELFLEET_');
+    expect(envNameForKey('PIXELFLEET_', 'http.port')).toBe('PIXELFLEET_HTTP__PORT');
+    expect(envNameForKey('PIXELFLEET_', 'dataDir')).toBe('PIXELFLEET_DATA_DIR');
+    expect(envNameForKey('PIXELFLEET_', 'adminToken')).toBe('PIXELFLEET_ADMIN_TOKEN');
+    expect(envNameForKey('PIXELFLEET_', 'network.allowPrivateUrls')).toBe('PIXELFLEET_NETWORK__ALLOW_PRIVATE_URLS');
+    expect(envNameForKey('PIXELFLEET_', 'workers.heartbeatIntervalSeconds')).toBe('PIXELFLEET_WORKERS__HEARTBEAT_INTERVAL_SECONDS');
+    expect(envNameForKey('PIXELFLEET_', 'publicUrls.api')).toBe('PIXELFLEET_PUBLIC_URLS__API');
+    expect(envNameForKey('X_', 'a.b.c')).toBe('X_A__B__C');
+  });
+});

@@ -1,0 +1,149 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SchemaTooNewError, migrate, openDatabase, type Db } from './database';
+import { MIGRATIONS, type Migration } from './migrations';
+
+const ALL_TABLES = [
+  'api_keys',
+  'builds',
+  'events',
+  'log_files',
+  'project_members',
+  'projects',
+  'schema_migrations',
+  'session_snapshots',
+  'sessions',
+  'users',
+  'worker_commands',
+  'workers',
+];
+
+let dir: string;
+const open: Db[] = [];
+
+function track(db: Db): Db {
+  open.push(db);
+  return db;
+}
+
+function tables(db: Db): string[] {
+  return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map(
+    (r) => r.name,
+  );
+}
+
+function versions(db: Db): number[] {
+  return (db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-db-'));
+});
+
+afterEach(() => {
+  for (const db of open.splice(0)) if (db.open) db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('openDatabase', () => {
+  it('creates every table on an empty database, creating the parent folder', () => {
+    const db = track(openDatabase(join(dir, 'nested', 'folder', 'cp.sqlite')));
+    expect(tables(db)).toEqual(ALL_TABLES);
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    expect(Math.max(...versions(db))).toBe(latest);
+    expect(versions(db)).toEqual(MIGRATIONS.map((m) => m.version).sort((a, b) => a - b));
+  });
+
+  it('applies nothing when re-opened', () => {
+    const path = join(dir, 'cp.sqlite');
+    const first = openDatabase(path);
+    const appliedAt = first.prepare('SELECT version, applied_at FROM schema_migrations ORDER BY version').all();
+    first.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    first.close();
+
+    const again = track(openDatabase(path));
+    expect(again.prepare('SELECT version, applied_at FROM schema_migrations ORDER BY version').all()).toEqual(appliedAt);
+    expect(migrate(again, MIGRATIONS)).toEqual([]);
+    expect(again.prepare('SELECT COUNT(*) AS n FROM users').get()).toEqual({ n: 1 });
+  });
+
+  it('turns on WAL mode and foreign keys', () => {
+    const db = track(openDatabase(join(dir, 'cp.sqlite')));
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(() => db.prepare("INSERT INTO api_keys (user_id, key_hash, created_at) VALUES ('usr_missing', 'h', 1)").run()).toThrow(
+      /FOREIGN KEY/,
+    );
+  });
+
+  it('refuses a database whose schema is newer than this build, with SchemaTooNewError', () => {
+    const path = join(dir, 'cp.sqlite');
+    openDatabase(path).close();
+    const raw = new Database(path);
+    raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from the future', 1)").run();
+    raw.close();
+
+    expect(() => openDatabase(path)).toThrow(SchemaTooNewError);
+    expect(() => openDatabase(path)).toThrow(/999/);
+    // The refused database is left untouched and can still be opened by a build that knows v999.
+    const future = track(openDatabase(path, [...MIGRATIONS, { version: 999, name: 'from the future', sql: 'SELECT 1' }]));
+    expect(versions(future)).toContain(999);
+  });
+
+  it('applies migrations in version order, whatever order they are listed in, and returns those applied', () => {
+    const db = track(new Database(join(dir, 'custom.sqlite')));
+    const list: Migration[] = [
+      { version: 2, name: 'second', sql: 'ALTER TABLE t ADD COLUMN b TEXT' },
+      { version: 1, name: 'first', sql: 'CREATE TABLE t (a INTEGER)' },
+    ];
+    expect(migrate(db, list)).toEqual([1, 2]);
+    expect(versions(db)).toEqual([1, 2]);
+    expect(migrate(db, [...list, { version: 3, name: 'third', sql: 'CREATE TABLE u (x INTEGER)' }])).toEqual([3]);
+    expect(tables(db)).toEqual(['schema_migrations', 't', 'u']);
+  });
+
+  it('rolls back a failing migration completely, keeping the ones before it', () => {
+    const path = join(dir, 'custom.sqlite');
+    const list: Migration[] = [
+      { version: 1, name: 'ok', sql: 'CREATE TABLE good (a INTEGER)' },
+      { version: 2, name: 'breaks half way', sql: 'CREATE TABLE half (a INTEGER); INSERT INTO missing_table VALUES (1);' },
+      { version: 3, name: 'never reached', sql: 'CREATE TABLE later (a INTEGER)' },
+    ];
+    expect(() => openDatabase(path, list)).toThrow(/missing_table/);
+
+    const db = track(new Database(path));
+    expect(tables(db)).toEqual(['good', 'schema_migrations']);
+    expect(versions(db)).toEqual([1]);
+
+    // Fixed migration 2 then applies cleanly on the next start.
+    db.close();
+    const fixed = track(openDatabase(path, [list[0]!, { version: 2, name: 'fixed', sql: 'CREATE TABLE half (a INTEGER)' }, list[2]!]));
+    expect(tables(fixed)).toEqual(['good', 'half', 'later', 'schema_migrations']);
+    expect(versions(fixed)).toEqual([1, 2, 3]);
+  });
+
+  it('opens an in-memory database', () => {
+    const db = track(openDatabase(':memory:'));
+    expect(tables(db)).toEqual(ALL_TABLES);
+  });
+});
+
+describe('schema constraints', () => {
+  it('allows one live API key per user', () => {
+    const db = track(openDatabase(join(dir, 'cp.sqlite')));
+    db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    const insertKey = db.prepare("INSERT INTO api_keys (user_id, key_hash, created_at, revoked_at) VALUES ('usr_1', ?, 1, ?)");
+    insertKey.run('h1', 5);
+    insertKey.run('h2', null);
+    expect(() => insertKey.run('h3', null)).toThrow(/UNIQUE/);
+  });
+
+  it('treats user emails case-insensitively', () => {
+    const db = track(openDatabase(join(dir, 'cp.sqlite')));
+    db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    expect(() => db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_2', 'A@Example.com', 1)").run()).toThrow(/UNIQUE/);
+  });
+});

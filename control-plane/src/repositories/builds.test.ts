@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../db/database';
+import { SqliteBuildsRepository, type BuildRecord } from './builds';
+
+let dir: string;
+let db: Db;
+let builds: SqliteBuildsRepository;
+
+const build = (uploadId: string, projectId: string, createdAt: number, extra: Partial<Omit<BuildRecord, 'live'>> = {}): Omit<BuildRecord, 'live'> => ({
+  uploadId,
+  projectId,
+  fileUrl: undefined,
+  status: 'Uploaded',
+  objection: undefined,
+  autoRelease: false,
+  createdAt,
+  updatedAt: createdAt,
+  ...extra,
+});
+
+const setLive = (projectId: string, uploadId: string | null) =>
+  db.prepare('UPDATE projects SET live_upload_id = ? WHERE id = ?').run(uploadId, projectId);
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-builds-'));
+  db = openDatabase(join(dir, 'cp.sqlite'));
+  builds = new SqliteBuildsRepository(db);
+  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
+  const project = db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES (?, 'usr_1', ?, 'europe', 1)");
+  project.run('prj_1', 'one');
+  project.run('prj_2', 'two');
+});
+
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SqliteBuildsRepository', () => {
+  it('lists a project\'s builds newest first, round-tripping every field', () => {
+    const old = build('upl_old', 'prj_1', 100, { fileUrl: 'https://files.example.com/a.zip', autoRelease: true, objection: 'too big', status: 'Failed', updatedAt: 150 });
+    const mid = build('upl_mid', 'prj_1', 200);
+    const recent = build('upl_new', 'prj_1', 300);
+    for (const b of [mid, old, recent]) builds.insert(b);
+    builds.insert(build('upl_other', 'prj_2', 250));
+    expect(builds.listByProject('prj_1')).toEqual([recent, mid, old].map((b) => ({ ...b, live: false })));
+    expect(builds.listByProject('prj_none')).toEqual([]);
+  });
+
+  it('orders builds created at the same time by upload id, descending', () => {
+    builds.insert(build('upl_a', 'prj_1', 100));
+    builds.insert(build('upl_c', 'prj_1', 100));
+    builds.insert(build('upl_b', 'prj_1', 100));
+    expect(builds.listByProject('prj_1').map((b) => b.uploadId)).toEqual(['upl_c', 'upl_b', 'upl_a']);
+  });
+
+  it('marks exactly the project\'s live build as live', () => {
+    builds.insert(build('upl_1', 'prj_1', 100));
+    builds.insert(build('upl_2', 'prj_1', 200));
+    builds.insert(build('upl_3', 'prj_2', 300));
+    setLive('prj_1', 'upl_1');
+    expect(builds.listByProject('prj_1').map((b) => [b.uploadId, b.live])).toEqual([
+      ['upl_2', false],
+      ['upl_1', true],
+    ]);
+    // Another project's live build does not mark this project's builds.
+    setLive('prj_2', 'upl_2');
+    expect(builds.listByProject('prj_2').map((b) => [b.uploadId, b.live])).toEqual([['upl_3', false]]);
+
+    setLive('prj_1', 'upl_2');
+    expect(builds.listByProject('prj_1').map((b) => [b.uploadId, b.live])).toEqual([
+      ['upl_2', true],
+      ['upl_1', false],
+    ]);
+    setLive('prj_1', null);
+    expect(builds.listByProject('prj_1').every((b) => !b.live)).toBe(true);
+  });
+
+  it('refuses a build of an unknown project and a duplicate upload id', () => {
+    expect(() => builds.insert(build('upl_x', 'prj_none', 1))).toThrow(/FOREIGN KEY/);
+    builds.insert(build('upl_1', 'prj_1', 1));
+    expect(() => builds.insert(build('upl_1', 'prj_2', 2))).toThrow(/UNIQUE|PRIMARY/);
+  });
+});

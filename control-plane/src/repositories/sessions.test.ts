@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../db/database';
+import { SqliteSessionsRepository, type SessionRecord, type SnapshotData } from './sessions';
+
+let dir: string;
+let db: Db;
+let sessions: SqliteSessionsRepository;
+
+const session = (sessionId: string, createdAt: number, extra: Partial<SessionRecord> = {}): SessionRecord => ({
+  sessionId,
+  projectId: 'prj_1',
+  region: 'europe',
+  status: 'Enqueued',
+  assignedWorker: undefined,
+  streamingId: undefined,
+  playerId: undefined,
+  maxRunTime: undefined,
+  endReason: undefined,
+  createdAt,
+  updatedAt: createdAt,
+  ...extra,
+});
+
+const snap = (s: SessionRecord): SnapshotData => ({ sessionId: s.sessionId, projectId: s.projectId, status: s.status, region: 'Europe' });
+
+const snapshots = (sessionId: string) =>
+  (db.prepare('SELECT received_at, data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(sessionId) as { received_at: number; data: string }[]).map(
+    (r) => ({ at: r.received_at, data: JSON.parse(r.data) as SnapshotData }),
+  );
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-sessions-'));
+  db = openDatabase(join(dir, 'cp.sqlite'));
+  sessions = new SqliteSessionsRepository(db);
+  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
+  const project = db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES (?, 'usr_1', 'p', 'europe', 1)");
+  project.run('prj_1');
+  project.run('prj_2');
+});
+
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SqliteSessionsRepository', () => {
+  it('inserts a session with its first snapshot', () => {
+    const s = session('session_1', 100);
+    sessions.insert(s, snap(s));
+    expect(sessions.findById('session_1')).toEqual(s);
+    expect(snapshots('session_1')).toEqual([{ at: 100, data: snap(s) }]);
+    expect(sessions.findById('session_none')).toBeUndefined();
+  });
+
+  it('updates the state and appends a snapshot row per change', () => {
+    const s = session('session_1', 100);
+    sessions.insert(s, snap(s));
+    const starting = { ...s, status: 'Starting' as const, assignedWorker: 'wrk_1', streamingId: 'str_1', playerId: 'ply_1', maxRunTime: 60, updatedAt: 200 };
+    sessions.update(starting, { ...snap(starting), assignedWorker: 'wrk_1' });
+    const ended = { ...starting, status: 'Terminated' as const, endReason: 'user', updatedAt: 300 };
+    sessions.update(ended, snap(ended));
+    expect(sessions.findById('session_1')).toEqual(ended);
+    expect(snapshots('session_1').map((r) => [r.at, r.data.status])).toEqual([
+      [100, 'Enqueued'],
+      [200, 'Starting'],
+      [300, 'Terminated'],
+    ]);
+    expect(snapshots('session_1')[1]!.data.assignedWorker).toBe('wrk_1');
+  });
+
+  it('writes no snapshot when the session row cannot be written', () => {
+    const s = session('session_x', 100, { projectId: 'prj_none' });
+    expect(() => sessions.insert(s, snap(s))).toThrow(/FOREIGN KEY/);
+    expect(db.prepare('SELECT COUNT(*) AS n FROM session_snapshots').get()).toEqual({ n: 0 });
+  });
+
+  it('lists newest first, by project when asked, up to the limit', () => {
+    const all = [session('s1', 100), session('s2', 300, { projectId: 'prj_2' }), session('s3', 200), session('s4', 400)];
+    for (const s of all) sessions.insert(s, snap(s));
+    expect(sessions.list({ limit: 10 }).map((s) => s.sessionId)).toEqual(['s4', 's2', 's3', 's1']);
+    expect(sessions.list({ limit: 2 }).map((s) => s.sessionId)).toEqual(['s4', 's2']);
+    expect(sessions.list({ projectId: 'prj_1', limit: 10 }).map((s) => s.sessionId)).toEqual(['s4', 's3', 's1']);
+    expect(sessions.list({ projectId: 'prj_2', limit: 10 }).map((s) => s.sessionId)).toEqual(['s2']);
+  });
+
+  it('lists the sessions holding a slot on a worker (Starting, Running, Terminating)', () => {
+    const all = [
+      session('s_enq', 1, { status: 'Enqueued', assignedWorker: 'wrk_1' }),
+      session('s_start', 2, { status: 'Starting', assignedWorker: 'wrk_1' }),
+      session('s_run', 3, { status: 'Running', assignedWorker: 'wrk_1' }),
+      session('s_term', 4, { status: 'Terminating', assignedWorker: 'wrk_1' }),
+      session('s_done', 5, { status: 'Terminated', assignedWorker: 'wrk_1' }),
+      session('s_other', 6, { status: 'Running', assignedWorker: 'wrk_2' }),
+    ];
+    for (const s of all) sessions.insert(s, snap(s));
+    expect(sessions.listHoldingWorker('wrk_1').map((s) => s.sessionId).sort()).toEqual(['s_run', 's_start', 's_term']);
+  });
+});
