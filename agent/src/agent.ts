@@ -11,6 +11,7 @@ import type { CommandHandlers } from './commands/command';
 import { unsupportedHandlers } from './commands/unsupported-handlers';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './lib/backoff';
 import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
+import type { SignalEnvelope } from './sessions/session-events';
 import agentPackage from '../package.json' with { type: 'json' };
 
 export const AGENT_VERSION: string = agentPackage.version;
@@ -24,6 +25,8 @@ export interface AgentInventory {
 export interface AgentDeps {
   logger?: Logger;
   handlers?: CommandHandlers;
+  /** Viewer signalling for this worker's sessions (the relay wiring). */
+  onSignal?: (signal: SignalEnvelope) => void;
   inventory?: AgentInventory;
   backoff?: BackoffOptions;
 }
@@ -117,6 +120,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         onDrainChanged: (d) => {
           draining = d;
         },
+        ...(deps.onSignal ? { onSignal: deps.onSignal } : {}),
         backoff,
         log: log.child({ component: 'control-link', workerId: creds.workerId }),
       });

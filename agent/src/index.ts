@@ -5,4 +5,5 @@ export { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './lib/back
 export { CommandFailure, type CommandHandlers, type AgentCommand, type CommandAck, type DeliveredCommand } from './commands/command';
 export { CommandJournal } from './commands/journal';
 export { EnrollRefusedError, type LinkState } from './link/control-link';
+export type { SessionEventKind, SessionEventReport, SignalEnvelope } from './sessions/session-events';
 export { runAgentCli } from './main';

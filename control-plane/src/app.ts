@@ -21,6 +21,7 @@ import { EventLog } from './events/event-log';
 import { AccountService } from './accounts/account-service';
 import { WorkerRegistry } from './workers/registry';
 import { SessionService } from './sessions/session-service';
+import { Scheduler } from './sessions/scheduler';
 import { LogUploads } from './sessions/log-uploads';
 import { createAgentService } from './grpc/agent-service';
 import { createAdminService } from './grpc/admin-service';
@@ -51,6 +52,7 @@ export interface ControlPlane {
   readonly accounts: AccountService;
   readonly registry: WorkerRegistry;
   readonly sessions: SessionService;
+  readonly scheduler: Scheduler;
   readonly events: EventLog;
   start(): Promise<StartedControlPlane>;
   /** Shuts down in order; idempotent. */
@@ -81,7 +83,8 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     heartbeatIntervalMs: config.workers.heartbeatIntervalSeconds * 1000,
     leaseTtlMs: config.workers.leaseSeconds * 1000,
   });
-  const sessions = new SessionService(sessionsRepo, registry, events, clock, log.child({ component: 'sessions' }));
+  const sessions = new SessionService(sessionsRepo, registry, events, clock, ids, log.child({ component: 'sessions' }));
+  const scheduler = new Scheduler(sessions, registry, projects, log.child({ component: 'scheduler' }));
   const logUploads = new LogUploads(sessionsRepo, logFiles, blobs, clock, ids);
 
   const agentService = createAgentService({
@@ -114,9 +117,11 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     accounts,
     registry,
     sessions,
+    scheduler,
     events,
 
     async start() {
+      sessions.endOrphansAtStart();
       grpc = await startGrpcServer({
         host: config.grpc.host,
         port: config.grpc.port,
@@ -149,6 +154,8 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
         // 2. Close HTTP (in-flight requests finish).
         await http.close();
         // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
+        scheduler.close();
+        sessions.close();
         registry.close();
         admin.endWatches();
         await grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS);

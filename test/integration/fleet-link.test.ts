@@ -64,14 +64,10 @@ describe('enroll and connect', () => {
 });
 
 describe('control plane restart', () => {
-  it('the agent redials after a restart and the Hello reconciles its sessions', async () => {
+  it('the agent redials after a control plane restart (seen as CANCELLED/ABORTED) and reconnects with a new epoch', async () => {
     const t = await controlPlane();
     const agent = await agentFor(t);
     await linkReaches(agent, 'connected');
-    const { projectId } = seedProject(t.cp);
-    // The control plane believes a session runs on this worker; the agent runs none.
-    const lost = seedSession(t.cp, { projectId, status: 'Running', workerId: agent.workerId });
-    const queued = seedSession(t.cp, { projectId, status: 'Enqueued' });
 
     await t.stop();
     await linkReaches(agent, 'waiting');
@@ -79,22 +75,37 @@ describe('control plane restart', () => {
 
     const restarted = await startTestControlPlane({ dataDir: t.dataDir, grpcPort: t.started.grpcPort, logs: t.logs });
     cleanups.push(() => restarted.stop());
-    const reconnected = nextEvent(restarted.cp, (e) => e.type === 'worker.connected' && e.workerId === agent.workerId);
-    await reconnected;
+    // The agent was 'waiting', so reaching 'connected' means it redialed the new process.
     await linkReaches(agent, 'connected');
+    const reconnected = restarted.cp.db.prepare("SELECT COUNT(*) AS n FROM events WHERE type = 'worker.connected' AND worker_id = ?").get(agent.workerId) as { n: number };
+    expect(reconnected.n).toBe(2);
 
     expect(agent.link.connects).toBeGreaterThanOrEqual(2);
     expect(agent.link.connectionEpoch).toBe(2);
     expect(restarted.cp.registry.get(agent.workerId)).toMatchObject({ link: 'connected', status: 'connected' });
-    expect(sessionStatus(restarted.cp, lost)).toEqual({ status: 'Terminated', endReason: 'worker lost the session' });
-    expect(sessionStatus(restarted.cp, queued).status).toBe('Enqueued');
+  });
+
+  it('a Hello reconciles: a session the agent no longer runs is over, others are untouched', async () => {
+    const t = await controlPlane();
+    const first = await startTestAgent({ grpcAddress: t.started.grpcAddress });
+    await linkReaches(first.agent, 'connected');
+    const { projectId } = seedProject(t.cp);
+    // The control plane believes a session runs on this worker; the restarted agent runs none.
+    const lost = seedSession(t.cp, { projectId, status: 'Running', workerId: first.agent.workerId });
+    const queued = seedSession(t.cp, { projectId, status: 'Enqueued' });
+    await first.agent.close();
+
+    const again = await agentFor(t, { dataDir: first.dataDir });
+    await linkReaches(again, 'connected');
+    await expect.poll(() => sessionStatus(t.cp, lost)).toEqual({ status: 'Terminated', endReason: 'worker lost the session' });
+    expect(sessionStatus(t.cp, queued).status).toBe('Enqueued');
   });
 
   it('stops a session the agent runs but the control plane has ended', async () => {
     const t = await controlPlane();
     const { projectId } = seedProject(t.cp);
     const ended = seedSession(t.cp, { projectId, status: 'Enqueued' });
-    t.cp.sessions.end(ended, 'viewer left');
+    t.cp.sessions.end(ended, 'viewerLeft');
     const stopped: string[] = [];
     const running = [{ sessionId: ended, projectId, startedAtMs: Date.now() }];
     const handlers: CommandHandlers = {

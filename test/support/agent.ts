@@ -32,6 +32,7 @@ export async function startTestAgent(options: TestAgentOptions): Promise<{ agent
     backoff: options.backoff ?? { initialMs: 50, maxMs: 200 },
     ...(options.handlers ? { handlers: options.handlers } : {}),
     ...(options.inventory ? { inventory: options.inventory } : {}),
+    ...(options.onSignal ? { onSignal: options.onSignal } : {}),
     logger,
   });
   await agent.start();

@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import { agentV1 } from '@pixelfleet/proto';
 import { backoffDelayMs, type BackoffOptions } from '../lib/backoff';
 import type { CommandAck, DeliveredCommand } from '../commands/command';
-import { ackToProto, commandFromProto, heartbeatToProto, helloToProto, UnknownCommandError, type HelloState } from './mapping';
+import { ackToProto, commandFromProto, heartbeatToProto, helloToProto, sessionEventToProto, signalToProto, UnknownCommandError, type HelloState } from './mapping';
+import type { SessionEventReport, SignalEnvelope } from '../sessions/session-events';
 
 /** A healthy stream this long resets the backoff to its first step. */
 export const BACKOFF_RESET_AFTER_MS = 60_000;
@@ -61,6 +62,8 @@ export interface ControlLinkOptions {
   runningSessionCount: () => number;
   onCommand: (command: DeliveredCommand) => void;
   onDrainChanged?: (draining: boolean) => void;
+  /** A viewer's signalling message for one of this worker's sessions. */
+  onSignal?: (signal: SignalEnvelope) => void;
   backoff: BackoffOptions;
   log: Logger;
 }
@@ -104,6 +107,19 @@ export class ControlLink {
     this.write(ackToProto(ack));
   }
 
+  /**
+   * Reports a session event. Sent only while connected: what was missed is reconciled from the
+   * next Hello's running sessions, and the control plane asks again about anything else.
+   */
+  sendSessionEvent(event: SessionEventReport): boolean {
+    return this.write(sessionEventToProto(event));
+  }
+
+  /** Relays a signalling message toward a viewer; false while disconnected. */
+  sendSignal(signal: SignalEnvelope): boolean {
+    return this.write(signalToProto(signal));
+  }
+
   /** Ends the stream and stops redialing. Idempotent. */
   async close(): Promise<void> {
     this.setState('closed');
@@ -119,8 +135,10 @@ export class ControlLink {
     return this.state === 'closed';
   }
 
-  private write(message: agentV1.ConnectRequest): void {
-    if (this.state === 'connected') this.call?.write(message);
+  private write(message: agentV1.ConnectRequest): boolean {
+    if (this.state !== 'connected' || !this.call) return false;
+    this.call.write(message);
+    return true;
   }
 
   private async run(): Promise<void> {
@@ -194,8 +212,7 @@ export class ControlLink {
             this.options.onDrainChanged?.(msg.value.draining);
             break;
           case 'signal':
-            // Viewer signalling is relayed to the session's relay from the streaming issue on.
-            this.options.log.debug({ sessionId: msg.value.sessionId }, 'signal received');
+            this.options.onSignal?.({ sessionId: msg.value.sessionId, playerId: msg.value.playerId, json: msg.value.json });
             break;
           case undefined:
             break;

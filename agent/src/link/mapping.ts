@@ -2,6 +2,7 @@
 // module that knows the generated types (besides the gRPC client in control-link.ts).
 import { agentV1 } from '@pixelfleet/proto';
 import type { AckPhase, AgentCommand, Codec, CommandAck, DeliveredCommand } from '../commands/command';
+import type { SessionEventKind, SessionEventReport, SignalEnvelope } from '../sessions/session-events';
 
 const CODEC_FROM_PROTO: Record<agentV1.Codec, Codec> = {
   [agentV1.Codec.CODEC_UNSPECIFIED]: 'H264',
@@ -83,4 +84,34 @@ export function helloToProto(h: HelloState): agentV1.ConnectRequest {
 
 export function heartbeatToProto(runningSessions: number): agentV1.ConnectRequest {
   return { msg: { $case: 'heartbeat', value: { sentAt: new Date(), runningSessions } } };
+}
+
+const EVENT_TO_PROTO: Record<SessionEventKind, agentV1.SessionEventKind> = {
+  appStarted: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_STARTED,
+  appIdentified: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_IDENTIFIED,
+  viewerConnected: agentV1.SessionEventKind.SESSION_EVENT_KIND_VIEWER_CONNECTED,
+  viewerDisconnected: agentV1.SessionEventKind.SESSION_EVENT_KIND_VIEWER_DISCONNECTED,
+  launchFailed: agentV1.SessionEventKind.SESSION_EVENT_KIND_LAUNCH_FAILED,
+  appExited: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_EXITED,
+  appStopped: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_STOPPED,
+};
+
+export function sessionEventToProto(e: SessionEventReport): agentV1.ConnectRequest {
+  return {
+    msg: {
+      $case: 'sessionEvent',
+      value: {
+        sessionId: e.sessionId,
+        kind: EVENT_TO_PROTO[e.kind],
+        occurredAt: new Date(e.occurredAtMs),
+        exitCode: e.exitCode ?? 0,
+        message: e.message ?? '',
+        streamingId: e.streamingId ?? '',
+      },
+    },
+  };
+}
+
+export function signalToProto(s: SignalEnvelope): agentV1.ConnectRequest {
+  return { msg: { $case: 'signal', value: { sessionId: s.sessionId, playerId: s.playerId, json: s.json } } };
 }

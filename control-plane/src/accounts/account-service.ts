@@ -8,6 +8,7 @@ import { isRegionCode, REGION_CODES } from '../regions';
 import type { User, UsersRepository } from '../repositories/users';
 import type { MemberAccess, Project, ProjectsRepository } from '../repositories/projects';
 import type { EventLog } from '../events/event-log';
+import { DEFAULT_PROJECT_SETTINGS } from '../projects/project-settings';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const SUBSCRIPTION_STATUS = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -53,6 +54,7 @@ export class AccountService {
       enabled: true,
       subscriptionStatus: 'active',
       liveUploadId: undefined,
+      settings: { ...DEFAULT_PROJECT_SETTINGS, launchArgs: [] },
       createdAt: this.clock.now(),
     };
     this.projects.insert(project);

@@ -16,6 +16,7 @@ const ALL_TABLES = [
   'schema_migrations',
   'session_snapshots',
   'sessions',
+  'telemetry_rows',
   'users',
   'worker_commands',
   'workers',

@@ -144,4 +144,29 @@ CREATE TABLE events (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'viewer tokens, project settings, telemetry rows',
+    sql: `
+-- Streaming settings of a project as JSON (codec, bitrates, resolution, fps, maxRunTime, ...);
+-- missing keys take the defaults in project-settings.ts.
+ALTER TABLE projects ADD COLUMN settings TEXT NOT NULL DEFAULT '{}';
+
+-- SHA-256 of the per-session token the viewer page presents when it reports telemetry.
+ALTER TABLE sessions ADD COLUMN viewer_token_hash TEXT;
+
+-- Telemetry rows reported by viewers' players, as received (the analytics API reads them).
+CREATE TABLE telemetry_rows (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  project_id TEXT NOT NULL,
+  log_type TEXT,
+  event TEXT,
+  timestamp TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  row TEXT NOT NULL
+);
+CREATE INDEX telemetry_rows_session ON telemetry_rows(session_id, timestamp);
+`,
+  },
 ];

@@ -88,7 +88,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       return { sessions: deps.sessions.list(filter).map(sessionToProto) };
     }),
     endSession: unary('EndSession', (r: adminV1.EndSessionRequest) => ({
-      session: sessionToProto(deps.sessions.end(required(r.sessionId, 'session_id'), 'ended by operator')),
+      session: sessionToProto(deps.sessions.end(required(r.sessionId, 'session_id'), 'endedByOperator')),
     })),
     listBuilds: unary('ListBuilds', (r: adminV1.ListBuildsRequest) => {
       deps.accounts.requireProject(required(r.projectId, 'project_id'));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteProjectsRepository, type Project } from './projects';
+import { DEFAULT_PROJECT_SETTINGS } from '../projects/project-settings';
 
 let dir: string;
 let db: Db;
@@ -17,6 +18,7 @@ const project = (projectId: string, ownerUserId: string, createdAt: number, extr
   enabled: true,
   subscriptionStatus: 'active',
   liveUploadId: undefined,
+  settings: { ...DEFAULT_PROJECT_SETTINGS, launchArgs: [] },
   createdAt,
   ...extra,
 });

@@ -1,6 +1,7 @@
 // Projects and their team members.
 import type { Db } from '../db/database';
 import type { RegionCode } from '../regions';
+import { resolveProjectSettings, type ProjectSettings } from '../projects/project-settings';
 
 export type MemberAccess = 'FULL' | 'READONLY';
 
@@ -12,6 +13,7 @@ export interface Project {
   enabled: boolean;
   subscriptionStatus: string;
   liveUploadId: string | undefined;
+  settings: ProjectSettings;
   createdAt: number;
 }
 
@@ -20,6 +22,10 @@ export interface ProjectsRepository {
   findById(projectId: string): Project | undefined;
   listByOwner(ownerUserId: string): Project[];
   setSubscriptionStatus(projectId: string, status: string): void;
+  setEnabled(projectId: string, enabled: boolean): void;
+  setLiveUpload(projectId: string, uploadId: string | undefined): void;
+  /** Stores the settings that differ from the defaults, as JSON. */
+  setSettings(projectId: string, settings: Partial<ProjectSettings>): void;
   /** Adds the member or changes their access level. */
   upsertMember(projectId: string, userId: string, access: MemberAccess, nowMs: number): void;
   /** Returns false when the user was not a member. */
@@ -35,10 +41,11 @@ interface ProjectRow {
   enabled: number;
   subscription_status: string;
   live_upload_id: string | null;
+  settings: string;
   created_at: number;
 }
 
-const COLUMNS = 'id, owner_user_id, name, region, enabled, subscription_status, live_upload_id, created_at';
+const COLUMNS = 'id, owner_user_id, name, region, enabled, subscription_status, live_upload_id, settings, created_at';
 
 const toProject = (r: ProjectRow): Project => ({
   projectId: r.id,
@@ -48,6 +55,7 @@ const toProject = (r: ProjectRow): Project => ({
   enabled: r.enabled === 1,
   subscriptionStatus: r.subscription_status,
   liveUploadId: r.live_upload_id ?? undefined,
+  settings: resolveProjectSettings(r.settings),
   createdAt: r.created_at,
 });
 
@@ -63,6 +71,9 @@ export class SqliteProjectsRepository implements ProjectsRepository {
       byId: db.prepare(`SELECT ${COLUMNS} FROM projects WHERE id = ?`),
       byOwner: db.prepare(`SELECT ${COLUMNS} FROM projects WHERE owner_user_id = ? ORDER BY created_at, id`),
       setSubscription: db.prepare('UPDATE projects SET subscription_status = ? WHERE id = ?'),
+      setEnabled: db.prepare('UPDATE projects SET enabled = ? WHERE id = ?'),
+      setLive: db.prepare('UPDATE projects SET live_upload_id = ? WHERE id = ?'),
+      setSettings: db.prepare('UPDATE projects SET settings = ? WHERE id = ?'),
       upsertMember: db.prepare(
         `INSERT INTO project_members (project_id, user_id, access, created_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (project_id, user_id) DO UPDATE SET access = excluded.access`,
@@ -73,7 +84,8 @@ export class SqliteProjectsRepository implements ProjectsRepository {
   }
 
   insert(p: Project): void {
-    this.stmts.insert.run({ ...p, enabled: p.enabled ? 1 : 0 });
+    const { settings: _settings, ...row } = p;
+    this.stmts.insert.run({ ...row, enabled: p.enabled ? 1 : 0 });
   }
 
   findById(projectId: string): Project | undefined {
@@ -87,6 +99,18 @@ export class SqliteProjectsRepository implements ProjectsRepository {
 
   setSubscriptionStatus(projectId: string, status: string): void {
     this.stmts.setSubscription.run(status, projectId);
+  }
+
+  setEnabled(projectId: string, enabled: boolean): void {
+    this.stmts.setEnabled.run(enabled ? 1 : 0, projectId);
+  }
+
+  setLiveUpload(projectId: string, uploadId: string | undefined): void {
+    this.stmts.setLive.run(uploadId ?? null, projectId);
+  }
+
+  setSettings(projectId: string, settings: Partial<ProjectSettings>): void {
+    this.stmts.setSettings.run(JSON.stringify(settings), projectId);
   }
 
   upsertMember(projectId: string, userId: string, access: MemberAccess, nowMs: number): void {

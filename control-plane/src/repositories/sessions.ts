@@ -29,7 +29,12 @@ export interface SnapshotData {
 }
 
 export interface SessionsRepository {
-  insert(s: SessionRecord, snapshot: SnapshotData): void;
+  insert(s: SessionRecord, snapshot: SnapshotData, viewerTokenHash?: string): void;
+  viewerTokenHash(sessionId: string): string | undefined;
+  /** Sessions of the project past Enqueued that have not begun ending (spec: liveUser). */
+  countLive(projectId: string): number;
+  /** Every session not yet Terminated, oldest first. */
+  listNotTerminated(): SessionRecord[];
   findById(sessionId: string): SessionRecord | undefined;
   list(filter: { projectId?: string; limit: number }): SessionRecord[];
   /** Sessions the control plane believes hold a slot on the worker. */
@@ -89,9 +94,12 @@ export class SqliteSessionsRepository implements SessionsRepository {
   constructor(private readonly db: Db) {
     this.stmts = {
       insert: db.prepare(
-        `INSERT INTO sessions (${COLUMNS}) VALUES (@id, @projectId, @region, @status, @assignedWorker, @streamingId,
-           @playerId, @maxRunTime, @endReason, @createdAt, @updatedAt)`,
+        `INSERT INTO sessions (${COLUMNS}, viewer_token_hash) VALUES (@id, @projectId, @region, @status, @assignedWorker, @streamingId,
+           @playerId, @maxRunTime, @endReason, @createdAt, @updatedAt, @viewerTokenHash)`,
       ),
+      tokenHash: db.prepare('SELECT viewer_token_hash AS h FROM sessions WHERE id = ?'),
+      countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
+      notTerminated: db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
       update: db.prepare(
         `UPDATE sessions SET status = @status, assigned_worker = @assignedWorker, streaming_id = @streamingId,
            player_id = @playerId, max_run_time = @maxRunTime, end_reason = @endReason, updated_at = @updatedAt WHERE id = @id`,
@@ -106,11 +114,23 @@ export class SqliteSessionsRepository implements SessionsRepository {
     };
   }
 
-  insert(s: SessionRecord, snapshot: SnapshotData): void {
+  insert(s: SessionRecord, snapshot: SnapshotData, viewerTokenHash?: string): void {
     this.db.transaction(() => {
-      this.stmts.insert.run(toParams(s));
+      this.stmts.insert.run({ ...toParams(s), viewerTokenHash: viewerTokenHash ?? null });
       this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
     })();
+  }
+
+  viewerTokenHash(sessionId: string): string | undefined {
+    return (this.stmts.tokenHash.get(sessionId) as { h: string | null } | undefined)?.h ?? undefined;
+  }
+
+  countLive(projectId: string): number {
+    return (this.stmts.countLive.get(projectId) as { n: number }).n;
+  }
+
+  listNotTerminated(): SessionRecord[] {
+    return (this.stmts.notTerminated.all() as SessionRow[]).map(toSession);
   }
 
   findById(sessionId: string): SessionRecord | undefined {

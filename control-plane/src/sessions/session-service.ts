@@ -1,31 +1,69 @@
-// Session lifecycle that the fleet drives: ending sessions (operator or API), reconciling a
-// worker's reported sessions on every Hello, and finishing stops when the agent acks them.
-// Every status change goes through SESSION_TRANSITIONS and writes a snapshot row.
+// The session lifecycle: a viewer's session is created Enqueued in its project's line, placed
+// on a worker (Starting), Running once the viewer's peer connection is up, and ended for one
+// cause in SESSION_END. Every status change goes through SESSION_TRANSITIONS and writes a
+// snapshot row; the gateway hears of each change through SessionListener.
 import type { Logger } from 'pino';
-import type { Clock } from '../lib/clock';
+import type { Clock, TimerHandle } from '../lib/clock';
+import type { IdSource } from '../lib/ids';
+import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';
 import { isRegionCode, regionDisplayName } from '../regions';
 import type { EventLog } from '../events/event-log';
 import type { SessionRecord, SessionsRepository, SnapshotData } from '../repositories/sessions';
+import type { Project } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
-import type { AgentAck, AgentCommand, AgentHello } from '../workers/agent-messages';
+import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope } from '../workers/agent-messages';
 import { canMoveSession, type SessionStatus } from './session-status';
+import { SESSION_END, type SessionEndCause, type ViewerClose } from './session-end';
+import { SessionQueues } from './session-queue';
 
 /** How long an agent gets to stop an app gracefully before it kills the process tree. */
 export const STOP_GRACE_MS = 10_000;
+/** How long sessions of an unreachable worker are kept (media can outlive a control-link blip). */
+export const WORKER_LOST_GRACE_MS = 120_000;
+
+/** What the viewer gateway and the scheduler hear about sessions. */
+export interface SessionListener {
+  /** The line of a project changed (someone joined, left or was placed). */
+  queueChanged?(projectId: string): void;
+  /** The session was placed on a worker. */
+  placed?(session: SessionRecord): void;
+  /** The app identified itself: viewers may subscribe to this streamer id. */
+  streamerReady?(session: SessionRecord, streamerId: string): void;
+  running?(session: SessionRecord): void;
+  /** The session is over for its viewer (it may still be Terminating on the worker). */
+  ended?(session: SessionRecord, close: ViewerClose): void;
+  /** A slot was freed or a session became placeable: time to schedule. */
+  capacityChanged?(): void;
+  /** A signalling message from the session's relay to its viewer. */
+  signal?(session: SessionRecord, json: string): void;
+}
 
 export class SessionService {
+  readonly queues = new SessionQueues();
+  private readonly listeners: SessionListener[] = [];
+  private readonly runTimers = new Map<string, TimerHandle>();
+  private readonly lostTimers = new Map<string, TimerHandle>();
+
   constructor(
     private readonly repo: SessionsRepository,
     private readonly registry: WorkerRegistry,
     private readonly events: EventLog,
     private readonly clock: Clock,
+    private readonly ids: IdSource,
     private readonly log: Logger,
   ) {
     registry.subscribe({
       helloAccepted: (workerId, hello) => this.reconcile(workerId, hello),
       commandFinished: (workerId, command, ack) => this.onCommandFinished(workerId, command, ack),
+      sessionEvent: (workerId, event) => this.onSessionEvent(workerId, event),
+      signal: (workerId, signal) => this.onSignal(workerId, signal),
+      linkChanged: (workerId, link) => this.onLinkChanged(workerId, link),
     });
+  }
+
+  subscribe(listener: SessionListener): void {
+    this.listeners.push(listener);
   }
 
   get(sessionId: string): SessionRecord {
@@ -38,18 +76,192 @@ export class SessionService {
     return this.repo.list(filter);
   }
 
+  /** Live counts of a project: sessions past Enqueued that have not begun ending, and the line. */
+  counts(projectId: string): { liveUser: number; queueUser: number } {
+    return { liveUser: this.repo.countLive(projectId), queueUser: this.queues.length(projectId) };
+  }
+
+  /** A new viewer of the project: an Enqueued session at the back of the line. */
+  create(project: Project): { session: SessionRecord; viewerToken: string } {
+    const now = this.clock.now();
+    const sessionId = this.ids.nextSessionId(now);
+    const viewerToken = generateSecret('pfv');
+    const session: SessionRecord = {
+      sessionId,
+      projectId: project.projectId,
+      region: project.region,
+      status: 'Enqueued',
+      assignedWorker: undefined,
+      streamingId: undefined,
+      playerId: `player_${sessionId.slice('session_'.length)}`,
+      maxRunTime: project.settings.maxRunTime,
+      endReason: undefined,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.repo.insert(session, snapshotOf(session), sha256Hex(viewerToken));
+    this.queues.enqueue(project.projectId, sessionId);
+    this.events.record('session.status', { sessionId, projectId: project.projectId }, { status: 'Enqueued' });
+    this.log.info({ sessionId, projectId: project.projectId }, 'session enqueued');
+    this.emit((l) => l.queueChanged?.(project.projectId));
+    this.emit((l) => l.capacityChanged?.());
+    return { session, viewerToken };
+  }
+
+  /** True when the token is the one handed to this session's viewer. */
+  viewerTokenMatches(sessionId: string, token: string): boolean {
+    const digest = this.repo.viewerTokenHash(sessionId);
+    return digest !== undefined && secretMatchesDigest(token, digest);
+  }
+
+  /** Places the head of a line on a worker: Starting, and StartSession goes to the agent. */
+  place(sessionId: string, workerId: string, project: Project): SessionRecord {
+    const s = this.get(sessionId);
+    this.queues.remove(s.projectId, sessionId);
+    const streamingId = `streamer_${sessionId.slice('session_'.length)}`;
+    const placed = this.move({ ...s, assignedWorker: workerId, streamingId }, 'Starting', undefined);
+    const settings = project.settings;
+    this.registry.sendCommand(workerId, {
+      kind: 'startSession',
+      sessionId,
+      projectId: s.projectId,
+      uploadId: project.liveUploadId ?? '',
+      streamingId,
+      playerId: placed.playerId ?? '',
+      codec: settings.codec,
+      minBitrateBps: settings.minBitrate,
+      maxBitrateBps: settings.maxBitrate,
+      resX: settings.resX,
+      resY: settings.resY,
+      fps: settings.fps,
+      launchArgs: [...settings.launchArgs],
+      maxRunTimeMinutes: settings.maxRunTime,
+      startupTimeoutSeconds: settings.startupTimeoutSeconds,
+    });
+    this.log.info({ sessionId, workerId }, 'session placed');
+    this.emit((l) => l.queueChanged?.(s.projectId));
+    this.emit((l) => l.placed?.(placed));
+    return placed;
+  }
+
+  /** Relays a viewer's signalling message to the session's agent; false when it cannot. */
+  signalToAgent(sessionId: string, json: string): boolean {
+    const s = this.repo.findById(sessionId);
+    if (!s?.assignedWorker || s.status === 'Terminated' || s.status === 'Terminating') return false;
+    return this.registry.signalToAgent(s.assignedWorker, { sessionId, playerId: s.playerId ?? '', json });
+  }
+
   /**
-   * Ends a session. Idempotent: an ending or ended session is returned as it is. A session
-   * without an app yet ends at once; one with an app moves to Terminating until the agent
-   * confirms the stop.
+   * Ends a session for a cause. Idempotent: an ending or ended session is returned as it is.
+   * A session without an app yet ends at once; one with an app moves to Terminating until the
+   * agent confirms the stop. The viewer hears the cause's close code at once either way.
    */
-  end(sessionId: string, reason: string): SessionRecord {
+  end(sessionId: string, cause: SessionEndCause): SessionRecord {
     const s = this.get(sessionId);
     if (s.status === 'Terminated' || s.status === 'Terminating') return s;
-    if (s.status === 'Enqueued' || s.assignedWorker === undefined) return this.move(s, 'Terminated', reason);
-    const ending = this.move(s, 'Terminating', reason);
-    this.registry.sendCommand(s.assignedWorker, { kind: 'stopSession', sessionId, reason, graceMs: STOP_GRACE_MS });
-    return ending;
+    const { endReason, close } = SESSION_END[cause];
+    this.clearTimers(sessionId);
+    let ended: SessionRecord;
+    if (s.status === 'Enqueued' || s.assignedWorker === undefined) {
+      this.queues.remove(s.projectId, sessionId);
+      ended = this.move(s, 'Terminated', endReason);
+      this.emit((l) => l.queueChanged?.(s.projectId));
+    } else {
+      ended = this.move(s, 'Terminating', endReason);
+      this.registry.sendCommand(s.assignedWorker, { kind: 'stopSession', sessionId, reason: endReason, graceMs: STOP_GRACE_MS });
+    }
+    this.log.info({ sessionId, cause }, 'session ending');
+    this.emit((l) => l.ended?.(ended, close));
+    this.emit((l) => l.capacityChanged?.());
+    return ended;
+  }
+
+  /** At start: sessions of a previous run whose viewers are gone cannot continue. */
+  endOrphansAtStart(): void {
+    for (const s of this.repo.listNotTerminated()) {
+      if (s.status === 'Enqueued') this.move(s, 'Terminated', SESSION_END.controlPlaneRestarted.endReason);
+      // Placed sessions lost their viewer's socket with the restart: stop their apps.
+      else if (s.status !== 'Terminating') this.end(s.sessionId, 'controlPlaneRestarted');
+    }
+  }
+
+  /** Stops timers; sessions stay as recorded. Idempotent. */
+  close(): void {
+    for (const t of [...this.runTimers.values(), ...this.lostTimers.values()]) t.cancel();
+    this.runTimers.clear();
+    this.lostTimers.clear();
+  }
+
+  private onSessionEvent(workerId: string, event: AgentSessionEvent): void {
+    const s = this.repo.findById(event.sessionId);
+    if (!s || s.assignedWorker !== workerId) {
+      this.log.warn({ sessionId: event.sessionId, workerId, kind: event.kind }, 'session event for a session this worker does not hold; ignored');
+      return;
+    }
+    switch (event.kind) {
+      case 'appStarted':
+      case 'viewerDisconnected':
+        break;
+      case 'appIdentified':
+        if (s.status === 'Starting' || s.status === 'Running') this.emit((l) => l.streamerReady?.(s, event.streamingId || s.streamingId || ''));
+        break;
+      case 'viewerConnected':
+        if (s.status === 'Starting') {
+          const running = this.move(s, 'Running', undefined);
+          this.startRunTimer(running);
+          this.emit((l) => l.running?.(running));
+        }
+        break;
+      case 'launchFailed':
+        this.finishOnWorker(s, 'launchFailed');
+        break;
+      case 'appExited':
+        this.finishOnWorker(s, 'appExited');
+        break;
+      case 'appStopped':
+        if (s.status !== 'Terminated') this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'appExited');
+        break;
+      default: {
+        const unreachable: never = event.kind;
+        this.log.warn({ kind: String(unreachable) }, 'unknown session event');
+      }
+    }
+  }
+
+  /** The app is gone on the worker: the session ends now (with a cause if it was not asked to). */
+  private finishOnWorker(s: SessionRecord, cause: SessionEndCause | undefined): void {
+    if (s.status === 'Terminated') return;
+    this.clearTimers(s.sessionId);
+    const wasEnding = s.status === 'Terminating';
+    const ended = this.move(s, 'Terminated', cause === undefined ? undefined : SESSION_END[cause].endReason);
+    if (!wasEnding && cause !== undefined) this.emit((l) => l.ended?.(ended, SESSION_END[cause].close));
+    this.emit((l) => l.capacityChanged?.());
+  }
+
+  private onSignal(workerId: string, signal: SignalEnvelope): void {
+    const s = this.repo.findById(signal.sessionId);
+    if (!s || s.assignedWorker !== workerId || s.status === 'Terminated') return;
+    this.emit((l) => l.signal?.(s, signal.json));
+  }
+
+  private onLinkChanged(workerId: string, link: string): void {
+    if (link === 'connected') {
+      this.lostTimers.get(workerId)?.cancel();
+      this.lostTimers.delete(workerId);
+      this.emit((l) => l.capacityChanged?.());
+      return;
+    }
+    if (link !== 'unreachable' || this.lostTimers.has(workerId)) return;
+    this.lostTimers.set(
+      workerId,
+      this.clock.setTimeout(() => {
+        this.lostTimers.delete(workerId);
+        for (const s of this.repo.listHoldingWorker(workerId)) {
+          this.log.warn({ sessionId: s.sessionId, workerId }, 'worker unreachable past the grace; session lost');
+          this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
+        }
+      }, WORKER_LOST_GRACE_MS),
+    );
   }
 
   /**
@@ -59,9 +271,10 @@ export class SessionService {
   private reconcile(workerId: string, hello: AgentHello): void {
     const reported = new Set(hello.runningSessions.map((r) => r.sessionId));
     for (const s of this.repo.listHoldingWorker(workerId)) {
-      if (!reported.has(s.sessionId)) {
+      // Starting sessions may not have reached the agent yet; their StartSession is resent.
+      if (!reported.has(s.sessionId) && s.status !== 'Starting') {
         this.log.warn({ sessionId: s.sessionId, workerId }, 'worker no longer runs session; ending it');
-        this.move(s, 'Terminated', 'worker lost the session');
+        this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
       }
     }
     for (const r of hello.runningSessions) {
@@ -74,11 +287,33 @@ export class SessionService {
   }
 
   private onCommandFinished(_workerId: string, command: AgentCommand, ack: AgentAck): void {
-    if (command.kind !== 'stopSession') return;
-    const s = this.repo.findById(command.sessionId);
-    if (!s || s.status === 'Terminated') return;
-    // A failed stop still ends the session for the viewer; the agent reports the app's fate.
-    this.move(s, 'Terminated', ack.phase === 'SUCCEEDED' ? s.endReason ?? command.reason : `stop failed: ${ack.errorMessage}`);
+    if (command.kind === 'stopSession') {
+      const s = this.repo.findById(command.sessionId);
+      // A failed stop still ends the session for the viewer; the agent reports the app's fate.
+      if (s && s.status !== 'Terminated') this.finishOnWorker(s, undefined);
+    } else if (command.kind === 'startSession' && ack.phase === 'FAILED') {
+      const s = this.repo.findById(command.sessionId);
+      if (s && (s.status === 'Starting' || s.status === 'Running')) {
+        this.log.warn({ sessionId: s.sessionId, errorCode: ack.errorCode, errorMessage: ack.errorMessage }, 'session failed to start');
+        this.finishOnWorker(s, 'launchFailed');
+      }
+    }
+  }
+
+  private startRunTimer(s: SessionRecord): void {
+    if (!s.maxRunTime || s.maxRunTime <= 0) return;
+    this.runTimers.set(
+      s.sessionId,
+      this.clock.setTimeout(() => {
+        this.runTimers.delete(s.sessionId);
+        this.end(s.sessionId, 'maxRunTime');
+      }, s.maxRunTime * 60_000),
+    );
+  }
+
+  private clearTimers(sessionId: string): void {
+    this.runTimers.get(sessionId)?.cancel();
+    this.runTimers.delete(sessionId);
   }
 
   private move(s: SessionRecord, to: SessionStatus, reason: string | undefined): SessionRecord {
@@ -87,6 +322,16 @@ export class SessionService {
     this.repo.update(next, snapshotOf(next));
     this.events.record('session.status', { sessionId: s.sessionId, projectId: s.projectId, workerId: s.assignedWorker }, { status: to, reason });
     return next;
+  }
+
+  private emit(fn: (l: SessionListener) => void): void {
+    for (const l of this.listeners) {
+      try {
+        fn(l);
+      } catch (err) {
+        this.log.error({ err }, 'session listener failed');
+      }
+    }
   }
 }
 

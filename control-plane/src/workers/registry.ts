@@ -29,6 +29,7 @@ export interface RegistryListener {
   sessionEvent?(workerId: string, event: AgentSessionEvent): void;
   signal?(workerId: string, signal: SignalEnvelope): void;
   linkChanged?(workerId: string, link: WorkerLink): void;
+  drainChanged?(workerId: string, draining: boolean): void;
 }
 
 export interface WorkerView extends WorkerRecord {
@@ -256,6 +257,14 @@ export class WorkerRegistry {
     return this.list().filter((w) => w.region === region && w.link === 'connected' && !w.draining && this.live.has(w.workerId));
   }
 
+  /**
+   * True when the region has a worker that could take sessions now or after a short blip:
+   * not draining, and connected or disconnected within its lease (not unreachable).
+   */
+  hasServiceableWorker(region: string): boolean {
+    return this.repo.list().some((w) => w.region === region && !w.draining && w.link !== 'unreachable');
+  }
+
   liveStreamCount(): number {
     return this.live.size;
   }
@@ -267,6 +276,7 @@ export class WorkerRegistry {
       this.events.record(draining ? 'worker.drained' : 'worker.undrained', { workerId });
       this.log.info({ workerId, draining }, draining ? 'worker drained' : 'worker undrained');
       this.live.get(workerId)?.stream.send({ type: 'drainNotice', draining });
+      for (const l of this.listeners) l.drainChanged?.(workerId, draining);
     }
     return this.get(workerId);
   }

@@ -1,0 +1,75 @@
+// The scheduler: places the head of each project's line on a worker of the project's region
+// with a free slot, whenever capacity may have changed. Runs are coalesced (one per turn of
+// the event loop) and synchronous, so placements never race each other.
+import type { Logger } from 'pino';
+import type { ProjectsRepository } from '../repositories/projects';
+import type { WorkerRegistry } from '../workers/registry';
+import { choosePlacement } from './placement';
+import type { SessionService } from './session-service';
+import type { SessionEndCause } from './session-end';
+
+export class Scheduler {
+  private pending = false;
+  private closed = false;
+  /** Completed runs; for diagnostics and tests. */
+  runs = 0;
+
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly registry: WorkerRegistry,
+    private readonly projects: ProjectsRepository,
+    private readonly log: Logger,
+  ) {
+    sessions.subscribe({ capacityChanged: () => this.kick() });
+    registry.subscribe({ helloAccepted: () => this.kick(), linkChanged: () => this.kick(), drainChanged: () => this.kick() });
+  }
+
+  /** Asks for a run soon; many kicks in one turn make one run. */
+  kick(): void {
+    if (this.pending || this.closed) return;
+    this.pending = true;
+    setImmediate(() => {
+      this.pending = false;
+      if (!this.closed) this.runNow();
+    });
+  }
+
+  /** One scheduling pass over every project with someone waiting. */
+  runNow(): void {
+    this.runs += 1;
+    for (const projectId of this.sessions.queues.projectsWaiting()) {
+      try {
+        this.schedule(projectId);
+      } catch (err) {
+        this.log.error({ err, projectId }, 'scheduling failed for project');
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  private schedule(projectId: string): void {
+    const project = this.projects.findById(projectId);
+    const refuse: SessionEndCause | undefined = !project || !project.enabled ? 'projectDisabled' : project.liveUploadId === undefined ? 'appNotFound' : undefined;
+    if (!project || refuse !== undefined) {
+      this.endWaiting(projectId, refuse ?? 'projectDisabled');
+      return;
+    }
+    for (let head = this.sessions.queues.head(projectId); head !== undefined; head = this.sessions.queues.head(projectId)) {
+      const limit = project.settings.maxConcurrentSessions;
+      if (limit > 0 && this.sessions.counts(projectId).liveUser >= limit) return;
+      const workerId = choosePlacement(this.registry.placeable(project.region));
+      if (workerId === undefined) {
+        if (!this.registry.hasServiceableWorker(project.region)) this.endWaiting(projectId, 'noWorker');
+        return;
+      }
+      this.sessions.place(head, workerId, project);
+    }
+  }
+
+  private endWaiting(projectId: string, cause: SessionEndCause): void {
+    for (const sessionId of [...this.sessions.queues.waiting(projectId)]) this.sessions.end(sessionId, cause);
+  }
+}

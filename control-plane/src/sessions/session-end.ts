@@ -1,0 +1,37 @@
+// Why a session ends, and what the viewer's WebSocket is closed with. The 40xx codes follow
+// the hosted-service convention (architecture §2): one table, used by the gateway and tests.
+
+export type SessionEndCause =
+  | 'viewerLeft'
+  | 'ended'
+  | 'endedByOperator'
+  | 'projectDisabled'
+  | 'noWorker'
+  | 'appNotFound'
+  | 'launchFailed'
+  | 'maxRunTime'
+  | 'streamerNotFound'
+  | 'appExited'
+  | 'workerLost'
+  | 'controlPlaneRestarted';
+
+export interface ViewerClose {
+  code: number;
+  reason: string;
+}
+
+/** cause → the end reason recorded on the session and the close sent to the viewer. */
+export const SESSION_END: Readonly<Record<SessionEndCause, { endReason: string; close: ViewerClose }>> = {
+  viewerLeft: { endReason: 'viewer left', close: { code: 1000, reason: 'viewer left' } },
+  ended: { endReason: 'ended', close: { code: 1000, reason: 'session ended' } },
+  endedByOperator: { endReason: 'ended by operator', close: { code: 1000, reason: 'session ended by an operator' } },
+  projectDisabled: { endReason: 'project disabled', close: { code: 4000, reason: 'project disabled' } },
+  noWorker: { endReason: 'no worker available', close: { code: 4001, reason: 'no streaming server available in this region' } },
+  appNotFound: { endReason: 'app not found', close: { code: 4002, reason: 'app not found: the project has no live build' } },
+  launchFailed: { endReason: 'app failed to launch', close: { code: 4003, reason: 'app failed to launch' } },
+  maxRunTime: { endReason: 'maxRunTime', close: { code: 4004, reason: 'maximum run time reached' } },
+  streamerNotFound: { endReason: 'streamer not found', close: { code: 4005, reason: 'streamer not found' } },
+  appExited: { endReason: 'app closed or crashed', close: { code: 4006, reason: 'app closed or crashed' } },
+  workerLost: { endReason: 'worker lost the session', close: { code: 4006, reason: 'streaming server lost' } },
+  controlPlaneRestarted: { endReason: 'control plane restarted', close: { code: 1012, reason: 'service restarting' } },
+};

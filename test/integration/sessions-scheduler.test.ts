@@ -1,0 +1,249 @@
+// Sessions, queue and scheduler on a real control plane with real agents whose session
+// runtime is scripted: placement, FIFO promotion, every way a session ends and the close code
+// its viewer gets, snapshots in the spec's order, and lost workers on fake time.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Agent } from '@pixelfleet/agent';
+import { ManualClock, type ControlPlane, type SessionRecord } from '@pixelfleet/control-plane';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { linkReaches, startTestAgent } from '../support/agent';
+import { ScriptedSessions } from '../support/scripted-sessions';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface World {
+  t: TestControlPlane;
+  cp: ControlPlane;
+  projectId: string;
+  closes: Map<string, { code: number; reason: string }>;
+}
+
+async function world(options: { clock?: ManualClock; region?: 'europe' | 'asia-pacific'; liveBuild?: boolean } = {}): Promise<World> {
+  const t = await startTestControlPlane(options.clock ? { clock: options.clock } : {});
+  cleanups.push(() => t.destroy());
+  const owner = t.cp.accounts.createUser(`o${Date.now()}@example.com`);
+  const project = t.cp.accounts.createProject(owner.userId, 'Streamed', options.region ?? 'europe');
+  if (options.liveBuild !== false) {
+    t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(project.projectId);
+    t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(project.projectId);
+  }
+  const closes = new Map<string, { code: number; reason: string }>();
+  t.cp.sessions.subscribe({ ended: (s, close) => closes.set(s.sessionId, close) });
+  return { t, cp: t.cp, projectId: project.projectId, closes };
+}
+
+async function worker(w: World, slots = 1): Promise<{ agent: Agent; script: ScriptedSessions }> {
+  const script = new ScriptedSessions();
+  const { agent } = await startTestAgent({ grpcAddress: w.t.started.grpcAddress, slots, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal });
+  script.agent = agent;
+  cleanups.push(() => agent.close());
+  await linkReaches(agent, 'connected');
+  return { agent, script };
+}
+
+const join = (w: World) => w.cp.sessions.create(w.cp.accounts.requireProject(w.projectId)).session;
+const status = (w: World, id: string) => w.cp.sessions.get(id).status;
+const snapshots = (w: World, id: string) =>
+  (w.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(id) as { data: string }[]).map((r) => JSON.parse(r.data) as Record<string, unknown>);
+
+describe('placement and the line', () => {
+  it('places the first viewer, queues the second, and promotes it when the first leaves', async () => {
+    const w = await world();
+    const { agent, script } = await worker(w);
+    const first = join(w);
+    const second = join(w);
+    await expect.poll(() => script.started).toEqual([first.sessionId]);
+    expect(w.cp.sessions.get(first.sessionId)).toMatchObject({ status: 'Starting', assignedWorker: agent.workerId });
+    expect(status(w, second.sessionId)).toBe('Enqueued');
+    expect(w.cp.sessions.queues.position(w.projectId, second.sessionId)).toBe(1);
+    expect(w.cp.sessions.counts(w.projectId)).toEqual({ liveUser: 1, queueUser: 1 });
+
+    script.report(first.sessionId, 'appIdentified', { streamingId: 'streamer_x' });
+    script.report(first.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, first.sessionId)).toBe('Running');
+
+    w.cp.sessions.end(first.sessionId, 'viewerLeft');
+    expect(status(w, first.sessionId)).toBe('Terminating');
+    await expect.poll(() => status(w, first.sessionId)).toBe('Terminated');
+    expect(script.stopped).toEqual([first.sessionId]);
+    await expect.poll(() => script.started).toEqual([first.sessionId, second.sessionId]);
+    expect(status(w, second.sessionId)).toBe('Starting');
+    expect(w.cp.sessions.counts(w.projectId)).toEqual({ liveUser: 1, queueUser: 0 });
+
+    const data = snapshots(w, first.sessionId);
+    expect(data.map((d) => d.status)).toEqual(['Enqueued', 'Starting', 'Running', 'Terminating', 'Terminated']);
+    expect(data[0]).toEqual({ sessionId: first.sessionId, projectId: w.projectId, status: 'Enqueued', region: 'Europe', playerId: expect.any(String) as unknown, maxRunTime: 60 });
+    expect(data[0]).not.toHaveProperty('assignedWorker');
+    for (const d of data.slice(1)) expect(d).toMatchObject({ assignedWorker: agent.workerId, streamingId: expect.stringMatching(/^streamer_/) as unknown });
+    expect(first.sessionId).toMatch(/^session_\d+_\d+$/);
+  });
+
+  it('a worker with two slots takes two viewers; a third waits', async () => {
+    const w = await world();
+    const { script } = await worker(w, 2);
+    const ids = [join(w), join(w), join(w)].map((s) => s.sessionId);
+    await expect.poll(() => script.started.length).toBe(2);
+    expect(script.started).toEqual(ids.slice(0, 2));
+    expect(status(w, ids[2]!)).toBe('Enqueued');
+  });
+
+  it('spreads sessions over workers, never over a drained or foreign-region one', async () => {
+    const w = await world();
+    const a = await worker(w);
+    const drained = await worker(w);
+    w.cp.registry.drain(drained.agent.workerId);
+    const other = new ScriptedSessions();
+    const { agent: far } = await startTestAgent({ grpcAddress: w.t.started.grpcAddress, region: 'asia-pacific', handlers: other.handlers, inventory: other.inventory });
+    cleanups.push(() => far.close());
+    await linkReaches(far, 'connected');
+    const s1 = join(w);
+    const s2 = join(w);
+    await expect.poll(() => a.script.started).toEqual([s1.sessionId]);
+    expect(drained.script.started).toEqual([]);
+    expect(other.started).toEqual([]);
+    expect(status(w, s2.sessionId)).toBe('Enqueued');
+    w.cp.registry.undrain(drained.agent.workerId);
+    await expect.poll(() => drained.script.started).toEqual([s2.sessionId]);
+  });
+});
+
+describe('how sessions end, and what the viewer is told', () => {
+  it('an app that never starts ends the session with 4003', async () => {
+    const w = await world();
+    const { script } = await worker(w);
+    script.failStartWith = 'LAUNCH_TIMEOUT';
+    const s = join(w);
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    expect(w.closes.get(s.sessionId)).toEqual({ code: 4003, reason: 'app failed to launch' });
+    expect(w.cp.sessions.get(s.sessionId).endReason).toBe('app failed to launch');
+  });
+
+  it('a launch-failed event ends the session with 4003', async () => {
+    const w = await world();
+    const { script } = await worker(w);
+    const s = join(w);
+    await expect.poll(() => script.started).toEqual([s.sessionId]);
+    script.running.delete(s.sessionId);
+    script.report(s.sessionId, 'launchFailed', { message: 'never identified' });
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    expect(w.closes.get(s.sessionId)?.code).toBe(4003);
+  });
+
+  it('an app that crashes ends the session with 4006 and frees the slot for the next viewer', async () => {
+    const w = await world();
+    const { script } = await worker(w);
+    const s = join(w);
+    const next = join(w);
+    await expect.poll(() => script.started).toEqual([s.sessionId]);
+    script.report(s.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, s.sessionId)).toBe('Running');
+    script.crash(s.sessionId);
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    expect(w.closes.get(s.sessionId)).toEqual({ code: 4006, reason: 'app closed or crashed' });
+    expect(snapshots(w, s.sessionId).map((d) => d.status)).toEqual(['Enqueued', 'Starting', 'Running', 'Terminated']);
+    await expect.poll(() => script.started).toEqual([s.sessionId, next.sessionId]);
+  });
+
+  it('a region without any worker refuses waiting viewers with 4001', async () => {
+    const w = await world({ region: 'asia-pacific' });
+    await worker(w); // europe only
+    const s = join(w);
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    expect(w.closes.get(s.sessionId)).toEqual({ code: 4001, reason: 'no streaming server available in this region' });
+  });
+
+  it('waiting viewers hear 4001 when the region\'s last worker is drained', async () => {
+    const w = await world();
+    const { agent, script } = await worker(w);
+    const first = join(w);
+    const waiting = join(w);
+    await expect.poll(() => script.started).toEqual([first.sessionId]);
+    w.cp.registry.drain(agent.workerId);
+    await expect.poll(() => status(w, waiting.sessionId)).toBe('Terminated');
+    expect(w.closes.get(waiting.sessionId)?.code).toBe(4001);
+    expect(status(w, first.sessionId)).toBe('Starting'); // draining lets running sessions finish
+  });
+
+  it('a project without a live build refuses with 4002; a disabled one with 4000', async () => {
+    const w = await world({ liveBuild: false });
+    await worker(w);
+    const s = join(w);
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    expect(w.closes.get(s.sessionId)?.code).toBe(4002);
+
+    w.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_x', enabled = 0 WHERE id = ?`).run(w.projectId);
+    const d = join(w);
+    await expect.poll(() => status(w, d.sessionId)).toBe('Terminated');
+    expect(w.closes.get(d.sessionId)).toEqual({ code: 4000, reason: 'project disabled' });
+  });
+
+  it('ending a session is idempotent', async () => {
+    const w = await world();
+    const { script } = await worker(w);
+    const s = join(w);
+    await expect.poll(() => script.started).toEqual([s.sessionId]);
+    const a = w.cp.sessions.end(s.sessionId, 'ended');
+    const b = w.cp.sessions.end(s.sessionId, 'ended');
+    expect(b.status).toBe(a.status);
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    expect(w.cp.sessions.end(s.sessionId, 'ended').status).toBe('Terminated');
+    expect(script.stopped).toEqual([s.sessionId]);
+  });
+});
+
+describe('on fake time', () => {
+  it('maxRunTime ends a running session with 4004', async () => {
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock });
+    w.cp.db.prepare(`UPDATE projects SET settings = '{"maxRunTime":2}' WHERE id = ?`).run(w.projectId);
+    const { script } = await worker(w);
+    const s = join(w);
+    await expect.poll(() => script.started).toEqual([s.sessionId]);
+    script.report(s.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, s.sessionId)).toBe('Running');
+    clock.advance(119_000);
+    expect(status(w, s.sessionId)).toBe('Running');
+    clock.advance(1_000);
+    expect(w.closes.get(s.sessionId)).toEqual({ code: 4004, reason: 'maximum run time reached' });
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    expect(w.cp.sessions.get(s.sessionId).endReason).toBe('maxRunTime');
+    expect(snapshots(w, s.sessionId).every((d) => d.maxRunTime === 2)).toBe(true);
+  });
+
+  it('sessions of a worker that stays unreachable past the grace are lost (4006)', async () => {
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock });
+    const { agent, script } = await worker(w);
+    const s = join(w);
+    await expect.poll(() => script.started).toEqual([s.sessionId]);
+    const workerId = agent.workerId;
+    await agent.close();
+    await expect.poll(() => w.cp.registry.get(workerId).link).toBe('disconnected');
+    clock.advance(31_000); // lease runs out
+    expect(w.cp.registry.get(workerId).link).toBe('unreachable');
+    expect(status(w, s.sessionId)).toBe('Starting');
+    clock.advance(120_000); // the grace for media outliving a control-link blip
+    expect(status(w, s.sessionId)).toBe('Terminated');
+    expect(w.closes.get(s.sessionId)).toEqual({ code: 4006, reason: 'streaming server lost' });
+  });
+});
+
+describe('control plane restart', () => {
+  it('ends sessions whose viewers were lost with the restart, and stops their apps', async () => {
+    const w = await world();
+    const { script } = await worker(w);
+    const placed = join(w);
+    const waiting = join(w);
+    await expect.poll(() => script.started).toEqual([placed.sessionId]);
+    await w.t.stop();
+    const again = await startTestControlPlane({ dataDir: w.t.dataDir, grpcPort: w.t.started.grpcPort, logs: w.t.logs });
+    cleanups.push(() => again.stop());
+    const get = (id: string): SessionRecord => again.cp.sessions.get(id);
+    expect(get(waiting.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'control plane restarted' });
+    expect(get(placed.sessionId).status).toBe('Terminating');
+    await expect.poll(() => script.stopped).toEqual([placed.sessionId]);
+    await expect.poll(() => get(placed.sessionId).status).toBe('Terminated');
+  });
+});

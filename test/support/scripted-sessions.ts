@@ -1,0 +1,53 @@
+// A scripted stand-in for the agent's session runtime, for control-plane tests that need
+// sessions to start, run and stop on a real agent without launching an app: each step is
+// driven by the test (identify, viewer connected, crash…) through the real control link.
+import { CommandFailure, type Agent, type CommandHandlers, type SessionEventKind, type SignalEnvelope } from '@pixelfleet/agent';
+
+export class ScriptedSessions {
+  agent: Agent | undefined;
+  readonly running = new Map<string, { projectId: string; startedAtMs: number }>();
+  readonly started: string[] = [];
+  readonly stopped: string[] = [];
+  readonly signals: SignalEnvelope[] = [];
+  /** When set, StartSession fails with this code instead of starting. */
+  failStartWith: string | undefined;
+
+  readonly handlers: CommandHandlers = {
+    startSession: (c) => {
+      if (this.failStartWith !== undefined) {
+        return Promise.reject(new CommandFailure(this.failStartWith, 'scripted failure'));
+      }
+      this.started.push(c.sessionId);
+      this.running.set(c.sessionId, { projectId: c.projectId, startedAtMs: Date.now() });
+      this.report(c.sessionId, 'appStarted');
+      return Promise.resolve();
+    },
+    stopSession: (c) => {
+      this.stopped.push(c.sessionId);
+      if (this.running.delete(c.sessionId)) this.report(c.sessionId, 'appStopped', { exitCode: 0 });
+      return Promise.resolve();
+    },
+    prepareBuild: () => Promise.resolve(),
+    deleteBuild: () => Promise.resolve(),
+  };
+
+  readonly inventory = {
+    runningSessions: () => [...this.running].map(([sessionId, r]) => ({ sessionId, ...r })),
+    cachedBuilds: () => [],
+  };
+
+  readonly onSignal = (signal: SignalEnvelope): void => {
+    this.signals.push(signal);
+  };
+
+  report(sessionId: string, kind: SessionEventKind, extra: { exitCode?: number; message?: string; streamingId?: string } = {}): void {
+    if (!this.agent) throw new Error('attach the agent first');
+    this.agent.link.sendSessionEvent({ sessionId, kind, occurredAtMs: Date.now(), ...extra });
+  }
+
+  /** The app dies on its own. */
+  crash(sessionId: string): void {
+    this.running.delete(sessionId);
+    this.report(sessionId, 'appExited', { exitCode: 3, message: 'crashed' });
+  }
+}
