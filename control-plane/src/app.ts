@@ -28,6 +28,8 @@ import { createAdminService } from './grpc/admin-service';
 import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
 import { buildHttpApp } from './http/app';
 import { createMetrics } from './http/metrics';
+import { registerTelemetryRoutes } from './http/telemetry-routes';
+import { SqliteTelemetryRepository } from './repositories/telemetry';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -107,6 +109,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
   let serving = false;
   const metrics = createMetrics(registry);
   const http = buildHttpApp({ log: log.child({ component: 'http' }), metrics, isServing: () => serving });
+  registerTelemetryRoutes(http, { sessions, telemetry: new SqliteTelemetryRepository(db), clock });
   let grpc: GrpcServerHandle | undefined;
   let closing: Promise<void> | undefined;
 

@@ -3,8 +3,8 @@
 // its viewer gets, snapshots in the spec's order, and lost workers on fake time.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
-import { ManualClock, type ControlPlane, type SessionRecord } from '@pixelfleet/control-plane';
-import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { ManualClock, runAdminCli, type ControlPlane, type SessionRecord } from '@pixelfleet/control-plane';
+import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 
@@ -59,6 +59,14 @@ describe('placement and the line', () => {
     expect(status(w, second.sessionId)).toBe('Enqueued');
     expect(w.cp.sessions.queues.position(w.projectId, second.sessionId)).toBe(1);
     expect(w.cp.sessions.counts(w.projectId)).toEqual({ liveUser: 1, queueUser: 1 });
+    let out = '';
+    const code = await runAdminCli(['project', 'stats', '--project', w.projectId, '--json'], {
+      env: { PIXELFLEET_ADMIN_SERVER: w.t.started.grpcAddress, PIXELFLEET_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+      stdout: (t) => (out += t),
+      stderr: () => undefined,
+    });
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toEqual({ projectId: w.projectId, liveUser: 1, queueUser: 1 });
 
     script.report(first.sessionId, 'appIdentified', { streamingId: 'streamer_x' });
     script.report(first.sessionId, 'viewerConnected');

@@ -24,6 +24,7 @@ Commands:
   key issue --user U                       (revokes the user's previous key at once)
   project create --owner U --name N --region us-east-1|europe|asia-pacific
   project subscription --project P --status S
+  project stats --project P                (live and queued viewers)
   member add --project P --user U --access FULL|READONLY
   member remove --project P --user U
   workers
@@ -166,6 +167,12 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         const status = need('status');
         await client.call<adminV1.SetSubscriptionStatusResponse>((c, md, o, cb) => c.setSubscriptionStatus({ projectId, status }, md, o, cb));
         print({ projectId, subscriptionStatus: status }, renderFields({ projectId, subscriptionStatus: status }));
+        break;
+      }
+      case 'project stats': {
+        const projectId = need('project');
+        const r = await client.call<adminV1.GetProjectStatsResponse>((c, md, o, cb) => c.getProjectStats({ projectId }, md, o, cb));
+        print({ projectId, liveUser: r.liveUser, queueUser: r.queueUser }, renderFields({ projectId, liveUser: r.liveUser, queueUser: r.queueUser }));
         break;
       }
       case 'member add': {

@@ -90,6 +90,11 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
     endSession: unary('EndSession', (r: adminV1.EndSessionRequest) => ({
       session: sessionToProto(deps.sessions.end(required(r.sessionId, 'session_id'), 'endedByOperator')),
     })),
+    getProjectStats: unary('GetProjectStats', (r: adminV1.GetProjectStatsRequest) => {
+      deps.accounts.requireProject(required(r.projectId, 'project_id'));
+      const { liveUser, queueUser } = deps.sessions.counts(r.projectId);
+      return { liveUser, queueUser };
+    }),
     listBuilds: unary('ListBuilds', (r: adminV1.ListBuildsRequest) => {
       deps.accounts.requireProject(required(r.projectId, 'project_id'));
       return { builds: deps.builds.listByProject(r.projectId).map(buildToProto) };

@@ -303,6 +303,20 @@ export interface Build {
   updatedAt?: Date | undefined;
 }
 
+/** GetProjectStatsRequest names the project. */
+export interface GetProjectStatsRequest {
+  /** The project. */
+  projectId: string;
+}
+
+/** GetProjectStatsResponse holds the counts the REST API reports as liveUser and queueUser. */
+export interface GetProjectStatsResponse {
+  /** Sessions past Enqueued that have not begun ending (Starting or Running). */
+  liveUser: number;
+  /** Sessions waiting in the project's line (Enqueued). */
+  queueUser: number;
+}
+
 /** WatchEventsRequest says where to start. */
 export interface WatchEventsRequest {
   /** Replay events with a larger id first; 0 replays nothing and only follows new events. */
@@ -2833,6 +2847,172 @@ export const Build: MessageFns<Build> = {
   },
 };
 
+function createBaseGetProjectStatsRequest(): GetProjectStatsRequest {
+  return { projectId: "" };
+}
+
+export const GetProjectStatsRequest: MessageFns<GetProjectStatsRequest> = {
+  encode(message: GetProjectStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetProjectStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetProjectStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetProjectStatsRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetProjectStatsRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetProjectStatsRequest>, I>>(base?: I): GetProjectStatsRequest {
+    return GetProjectStatsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetProjectStatsRequest>, I>>(object: I): GetProjectStatsRequest {
+    const message = createBaseGetProjectStatsRequest();
+    message.projectId = object.projectId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetProjectStatsResponse(): GetProjectStatsResponse {
+  return { liveUser: 0, queueUser: 0 };
+}
+
+export const GetProjectStatsResponse: MessageFns<GetProjectStatsResponse> = {
+  encode(message: GetProjectStatsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.liveUser !== 0) {
+      writer.uint32(8).uint32(message.liveUser);
+    }
+    if (message.queueUser !== 0) {
+      writer.uint32(16).uint32(message.queueUser);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetProjectStatsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetProjectStatsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.liveUser = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.queueUser = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetProjectStatsResponse {
+    return {
+      liveUser: isSet(object.liveUser)
+        ? globalThis.Number(object.liveUser)
+        : isSet(object.live_user)
+        ? globalThis.Number(object.live_user)
+        : 0,
+      queueUser: isSet(object.queueUser)
+        ? globalThis.Number(object.queueUser)
+        : isSet(object.queue_user)
+        ? globalThis.Number(object.queue_user)
+        : 0,
+    };
+  },
+
+  toJSON(message: GetProjectStatsResponse): unknown {
+    const obj: any = {};
+    if (message.liveUser !== 0) {
+      obj.liveUser = Math.round(message.liveUser);
+    }
+    if (message.queueUser !== 0) {
+      obj.queueUser = Math.round(message.queueUser);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetProjectStatsResponse>, I>>(base?: I): GetProjectStatsResponse {
+    return GetProjectStatsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetProjectStatsResponse>, I>>(object: I): GetProjectStatsResponse {
+    const message = createBaseGetProjectStatsResponse();
+    message.liveUser = object.liveUser ?? 0;
+    message.queueUser = object.queueUser ?? 0;
+    return message;
+  },
+};
+
 function createBaseWatchEventsRequest(): WatchEventsRequest {
   return { afterEventId: 0 };
 }
@@ -3291,6 +3471,18 @@ export const AdminServiceService = {
     responseSerialize: (value: ListBuildsResponse): Buffer => Buffer.from(ListBuildsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListBuildsResponse => ListBuildsResponse.decode(value),
   },
+  /** GetProjectStats returns a project's live and queued viewer counts. */
+  getProjectStats: {
+    path: "/pixelfleet.admin.v1.AdminService/GetProjectStats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProjectStatsRequest): Buffer =>
+      Buffer.from(GetProjectStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProjectStatsRequest => GetProjectStatsRequest.decode(value),
+    responseSerialize: (value: GetProjectStatsResponse): Buffer =>
+      Buffer.from(GetProjectStatsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetProjectStatsResponse => GetProjectStatsResponse.decode(value),
+  },
   /** WatchEvents replays events after an id, then follows new ones until cancelled. */
   watchEvents: {
     path: "/pixelfleet.admin.v1.AdminService/WatchEvents" as const,
@@ -3328,6 +3520,8 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
   endSession: handleUnaryCall<EndSessionRequest, EndSessionResponse>;
   /** ListBuilds lists a project's builds, newest first. */
   listBuilds: handleUnaryCall<ListBuildsRequest, ListBuildsResponse>;
+  /** GetProjectStats returns a project's live and queued viewer counts. */
+  getProjectStats: handleUnaryCall<GetProjectStatsRequest, GetProjectStatsResponse>;
   /** WatchEvents replays events after an id, then follows new ones until cancelled. */
   watchEvents: handleServerStreamingCall<WatchEventsRequest, WatchEventsResponse>;
 }
@@ -3524,6 +3718,22 @@ export interface AdminServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListBuildsResponse) => void,
+  ): ClientUnaryCall;
+  /** GetProjectStats returns a project's live and queued viewer counts. */
+  getProjectStats(
+    request: GetProjectStatsRequest,
+    callback: (error: ServiceError | null, response: GetProjectStatsResponse) => void,
+  ): ClientUnaryCall;
+  getProjectStats(
+    request: GetProjectStatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetProjectStatsResponse) => void,
+  ): ClientUnaryCall;
+  getProjectStats(
+    request: GetProjectStatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetProjectStatsResponse) => void,
   ): ClientUnaryCall;
   /** WatchEvents replays events after an id, then follows new ones until cancelled. */
   watchEvents(request: WatchEventsRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchEventsResponse>;

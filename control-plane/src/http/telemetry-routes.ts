@@ -1,0 +1,99 @@
+// Telemetry ingest: the viewer page posts batches of the spec's telemetry rows for its session,
+// authenticated by the per-session viewer token (header x-viewer-token, or `viewerToken` in the
+// body because navigator.sendBeacon cannot set headers).
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../lib/clock';
+import type { SessionService } from '../sessions/session-service';
+import type { TelemetryRepository, TelemetryRowRecord } from '../repositories/telemetry';
+
+export const TELEMETRY_PATH = '/api/v1/telemetry';
+/** Rows accepted in one request. */
+export const MAX_ROWS_PER_BATCH = 200;
+/** Rows kept per session; a 2-hour session at one statistics row per 5 s is ~1,500. */
+export const MAX_ROWS_PER_SESSION = 20_000;
+const MAX_ROW_BYTES = 4096;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+interface Body {
+  sessionId: string;
+  viewerToken?: string;
+  rows: Record<string, unknown>[];
+}
+
+/** Why a row is refused, or undefined when it is a valid event or statistics row. */
+export function telemetryRowProblem(row: unknown): string | undefined {
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) return 'a row must be an object';
+  const r = row as Record<string, unknown>;
+  if (typeof r.timestamp !== 'string' || !ISO_8601.test(r.timestamp)) return 'timestamp must be an ISO 8601 string';
+  if (JSON.stringify(r).length > MAX_ROW_BYTES) return `a row must be at most ${MAX_ROW_BYTES} bytes`;
+  if (r.logType !== undefined) {
+    if (r.logType !== 'Webrtc') return 'logType must be Webrtc';
+    if (typeof r.event !== 'string' || r.event.length === 0 || r.event.length > 64) return 'an event row needs an event name';
+    return undefined;
+  }
+  // Statistics rows: every value is a string (spec).
+  for (const [key, value] of Object.entries(r)) if (typeof value !== 'string') return `statistics value ${key.slice(0, 40)} must be a string`;
+  return undefined;
+}
+
+export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: SessionService; telemetry: TelemetryRepository; clock: Clock }): void {
+  // sendBeacon posts a string as text/plain; it is the same JSON.
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string) as unknown);
+    } catch {
+      const err = Object.assign(new SyntaxError('Malformed JSON body'), { statusCode: 400 });
+      done(err, undefined);
+    }
+  });
+
+  app.post<{ Body: Body }>(
+    TELEMETRY_PATH,
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['sessionId', 'rows'],
+          properties: {
+            sessionId: { type: 'string', minLength: 1, maxLength: 64 },
+            viewerToken: { type: 'string', maxLength: 256 },
+            rows: { type: 'array', minItems: 1, maxItems: MAX_ROWS_PER_BATCH, items: { type: 'object' } },
+          },
+        },
+      },
+    },
+    (req, reply) => {
+      const header = req.headers['x-viewer-token'];
+      const token = typeof header === 'string' ? header : req.body.viewerToken;
+      let session;
+      try {
+        session = deps.sessions.get(req.body.sessionId);
+      } catch {
+        return reply.status(404).send({ message: 'Session not found' });
+      }
+      if (token === undefined || !deps.sessions.viewerTokenMatches(session.sessionId, token)) {
+        return reply.status(401).send({ message: 'Invalid viewer token' });
+      }
+      for (const row of req.body.rows) {
+        const problem = telemetryRowProblem(row);
+        if (problem !== undefined) return reply.status(400).send({ message: problem });
+      }
+      if (deps.telemetry.countBySession(session.sessionId) + req.body.rows.length > MAX_ROWS_PER_SESSION) {
+        return reply.status(429).send({ message: 'Telemetry limit reached for this session' });
+      }
+      const receivedAt = deps.clock.now();
+      const rows: TelemetryRowRecord[] = req.body.rows.map((row) => ({
+        sessionId: session.sessionId,
+        projectId: session.projectId,
+        logType: typeof row.logType === 'string' ? row.logType : undefined,
+        event: typeof row.event === 'string' ? row.event : undefined,
+        timestamp: row.timestamp as string,
+        receivedAt,
+        // The session id is the server's, whatever the row claimed.
+        row: { ...row, sessionId: session.sessionId },
+      }));
+      deps.telemetry.insertMany(rows);
+      return reply.status(204).send();
+    },
+  );
+}
