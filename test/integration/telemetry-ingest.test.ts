@@ -22,6 +22,8 @@ afterAll(async () => {
 const eventRow = { sessionId: 'ignored', logType: 'Webrtc', event: 'sdpAnswer', timestamp: '2026-11-21T06:00:00.000Z', browser: 'Chrome', os: 'Linux', deviceType: 'desktop', embedded: false };
 const statsRow = { timestamp: '2026-11-21T06:00:05.000Z', FPS: '30', framesDecoded: '150', bitrate: '2000000', latency: '12', packetLoss: '0', framesDropped: '0', videoCodec: 'video/H264', videoResolution: '1280x720' };
 
+const statusAndBody = async (r: Response): Promise<[number, unknown]> => [r.status, (await r.json()) as unknown];
+
 const post = (body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
   fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
@@ -41,9 +43,9 @@ describe('POST /api/v1/telemetry', () => {
   });
 
   it('refuses a wrong or missing viewer token with 401, an unknown session with 404', async () => {
-    expect(await post({ sessionId, rows: [statsRow] }, { 'content-type': 'application/json', 'x-viewer-token': 'pfv_wrong' }).then(async (r) => [r.status, await r.json()])).toEqual([401, { message: 'Invalid viewer token' }]);
-    expect(await post({ sessionId, rows: [statsRow] }).then(async (r) => [r.status, await r.json()])).toEqual([401, { message: 'Invalid viewer token' }]);
-    expect(await post({ sessionId: 'session_1_1', viewerToken, rows: [statsRow] }).then(async (r) => [r.status, await r.json()])).toEqual([404, { message: 'Session not found' }]);
+    expect(await post({ sessionId, rows: [statsRow] }, { 'content-type': 'application/json', 'x-viewer-token': 'pfv_wrong' }).then(statusAndBody)).toEqual([401, { message: 'Invalid viewer token' }]);
+    expect(await post({ sessionId, rows: [statsRow] }).then(statusAndBody)).toEqual([401, { message: 'Invalid viewer token' }]);
+    expect(await post({ sessionId: 'session_1_1', viewerToken, rows: [statsRow] }).then(statusAndBody)).toEqual([404, { message: 'Session not found' }]);
   });
 
   it('refuses rows that are not telemetry rows with 400 and the reason', async () => {
