@@ -28,7 +28,9 @@ import { createAdminService } from './grpc/admin-service';
 import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
 import { buildHttpApp } from './http/app';
 import { createMetrics } from './http/metrics';
-import { registerTelemetryRoutes } from './http/telemetry-routes';
+import { registerTelemetryRoutes, TELEMETRY_PATH } from './http/telemetry-routes';
+import { ViewerGateway } from './share/viewer-gateway';
+import { registerShareRoutes } from './share/share-routes';
 import { SqliteTelemetryRepository } from './repositories/telemetry';
 
 export interface ControlPlaneDeps {
@@ -110,6 +112,14 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
   const metrics = createMetrics(registry);
   const http = buildHttpApp({ log: log.child({ component: 'http' }), metrics, isServing: () => serving });
   registerTelemetryRoutes(http, { sessions, telemetry: new SqliteTelemetryRepository(db), clock });
+  let publicUrls: PublicUrls | undefined;
+  const gateway = new ViewerGateway({
+    sessions,
+    projects,
+    registry,
+    telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
+    log: log.child({ component: 'gateway' }),
+  });
   let grpc: GrpcServerHandle | undefined;
   let closing: Promise<void> | undefined;
 
@@ -131,6 +141,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
         agentService,
         adminService: admin.implementation,
       });
+      await registerShareRoutes(http, { gateway, projects });
       await http.listen({ host: config.http.host, port: config.http.port });
       const address = http.server.address();
       const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
@@ -145,6 +156,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
         grpcAddress: `${config.grpc.host === '0.0.0.0' ? '127.0.0.1' : config.grpc.host}:${grpc.port}`,
         publicUrls: resolvePublicUrls(config, httpOrigin),
       };
+      publicUrls = started.publicUrls;
       log.info({ httpOrigin, grpcPort: grpc.port, dataDir: config.dataDir }, 'control plane started');
       return started;
     },
@@ -154,7 +166,8 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
         // 1. Stop taking work: health checks fail, no new sessions are placed.
         serving = false;
         grpc?.health.setStatus('', 'NOT_SERVING');
-        // 2. Close HTTP (in-flight requests finish).
+        // 2. Close viewer sockets (their sessions end and their apps are stopped), then HTTP.
+        gateway.close();
         await http.close();
         // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
         scheduler.close();

@@ -1,3 +1,96 @@
-// The one door of @pixelfleet/signaling: the Pixel Streaming signalling protocol.
-// The message types, parser and endpoints arrive with the streaming issue (#3).
-export const SIGNALLING_PROTOCOL_VERSION = '1.3.0';
+// The one door of @pixelfleet/signaling: the Pixel Streaming signalling protocol (messages,
+// edge parser, keepalive, and the server-side endpoints facing a streamer and a player).
+export {
+  SIGNALLING_PROTOCOL_VERSION,
+  MESSAGE_TYPES,
+  SERVER_EXTENSION_PREFIX,
+  isServerExtensionType,
+  createConfig,
+  createIdentify,
+  createEndpointId,
+  createEndpointIdConfirm,
+  createStreamerIdChanged,
+  createListStreamers,
+  createStreamerList,
+  createSubscribe,
+  createUnsubscribe,
+  createSubscribeFailed,
+  createPlayerConnected,
+  createPlayerDisconnected,
+  createOffer,
+  createAnswer,
+  createIceCandidate,
+  createDisconnectPlayer,
+  createPing,
+  createPong,
+  createLayerPreference,
+  createDataChannelRequest,
+  createPeerDataChannelsReady,
+  type MessageType,
+  type MessageOf,
+  type SignallingMessage,
+  type StreamerToServerMessage,
+  type PlayerToServerMessage,
+  type ServerToStreamerMessage,
+  type ServerToPlayerMessage,
+  type ServerExtensionMessage,
+  type Routed,
+  type Unrouted,
+  type JsonValue,
+  type IceServer,
+  type PeerConnectionOptions,
+  type IceCandidateInit,
+  type ConfigMessage,
+  type IdentifyMessage,
+  type EndpointIdMessage,
+  type EndpointIdConfirmMessage,
+  type StreamerIdChangedMessage,
+  type ListStreamersMessage,
+  type StreamerListMessage,
+  type SubscribeMessage,
+  type UnsubscribeMessage,
+  type SubscribeFailedMessage,
+  type PlayerConnectedMessage,
+  type PlayerDisconnectedMessage,
+  type OfferMessage,
+  type AnswerMessage,
+  type IceCandidateMessage,
+  type DisconnectPlayerMessage,
+  type PingMessage,
+  type PongMessage,
+  type LayerPreferenceMessage,
+  type DataChannelRequestMessage,
+  type PeerDataChannelsReadyMessage,
+} from './messages';
+export {
+  parseSignallingMessage,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  ALLOWED_TYPES,
+  type SenderRole,
+  type MessageFrom,
+  type ParsedMessage,
+  type ParseOptions,
+} from './parser';
+export { FIELD_LIMITS } from './schemas';
+export { CLOSE_CODES, MAX_CLOSE_REASON_BYTES, limitCloseReason, type CloseCode } from './close-codes';
+export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
+export { systemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';
+export {
+  Keepalive,
+  DEFAULT_KEEPALIVE_INTERVAL_MS,
+  DEFAULT_KEEPALIVE_TIMEOUT_MS,
+  type KeepaliveOptions,
+} from './keepalive';
+export { KEEPALIVE_TIMEOUT_REASON, type EndpointKeepaliveOptions } from './signalling-socket';
+export {
+  StreamerEndpoint,
+  type StreamerEndpointOptions,
+  type StreamerEndpointEvents,
+} from './streamer-endpoint';
+export {
+  PlayerEndpoint,
+  UNKNOWN_STREAMER_MESSAGE,
+  type PlayerEndpointOptions,
+  type PlayerEndpointEvents,
+  type PlayerAnswer,
+} from './player-endpoint';

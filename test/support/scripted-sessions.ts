@@ -45,6 +45,12 @@ export class ScriptedSessions {
     this.agent.link.sendSessionEvent({ sessionId, kind, occurredAtMs: Date.now(), ...extra });
   }
 
+  /** Sends a signalling message from this session's relay toward its viewer. */
+  signal(sessionId: string, message: Record<string, unknown>): void {
+    if (!this.agent) throw new Error('attach the agent first');
+    this.agent.link.sendSignal({ sessionId, playerId: '', json: JSON.stringify(message) });
+  }
+
   /** The app dies on its own. */
   crash(sessionId: string): void {
     this.running.delete(sessionId);

@@ -1,0 +1,396 @@
+// Supervises one app process (an Unreal build, or the configured stand-in): starts it, keeps
+// its last output lines, tells an exit we asked for (a close) from one we did not (a death),
+// and on stop ends its whole process tree, gracefully first and by force after a grace period.
+// Startup timeouts belong to the session manager, not here.
+import { spawnSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { execa } from 'execa';
+import type { Logger } from 'pino';
+import { systemClock, type LauncherClock, type TimerHandle } from './clock';
+import { windowsKillPlan } from './windows-kill-plan';
+
+export const APP_PROCESS_STATES = ['starting', 'running', 'stopping', 'exited'] as const;
+export type AppProcessState = (typeof APP_PROCESS_STATES)[number];
+
+/** spawned: the OS started it; stopRequested: stop() was called; exited: it is gone and its output drained. */
+export const APP_PROCESS_EVENTS = ['spawned', 'stopRequested', 'exited'] as const;
+export type AppProcessEvent = (typeof APP_PROCESS_EVENTS)[number];
+
+/** state → event → next state. An event missing from a state's row changes nothing. */
+export const APP_PROCESS_TRANSITIONS: Readonly<Record<AppProcessState, Readonly<Partial<Record<AppProcessEvent, AppProcessState>>>>> = {
+  starting: { spawned: 'running', stopRequested: 'stopping', exited: 'exited' },
+  running: { stopRequested: 'stopping', exited: 'exited' },
+  stopping: { exited: 'exited' },
+  exited: {},
+};
+
+export function nextAppProcessState(state: AppProcessState, event: AppProcessEvent): AppProcessState | undefined {
+  return APP_PROCESS_TRANSITIONS[state][event];
+}
+
+/** stop()'s default grace period before forcing, in milliseconds. */
+export const DEFAULT_STOP_GRACE_MS = 10_000;
+/** Output lines kept for diagnostics. */
+export const OUTPUT_RING_LINES = 200;
+/** Longer lines are split, so a process writing without newlines cannot grow memory. */
+export const MAX_LINE_CHARS = 4_096;
+/** The output log file stops growing here (a truncation line is written once). */
+export const MAX_OUTPUT_LOG_BYTES = 16 * 1024 * 1024;
+/** After the process exits, how long its stdout/stderr may stay open (held by an escaped descendant) before we stop reading. */
+export const OUTPUT_DRAIN_MS = 2_000;
+
+export interface OutputLine {
+  stream: 'stdout' | 'stderr';
+  text: string;
+  /** Clock time, ms since the epoch. */
+  at: number;
+}
+
+export interface AppExit {
+  /** Exit code; null when a signal ended it or it never started. (Windows: taskkill /F gives 1.) */
+  code: number | null;
+  /** The signal that ended it (POSIX), else null. */
+  signal: NodeJS.Signals | null;
+  /** True only when stop() was called before it exited: a close, not a death. */
+  expected: boolean;
+  /** True when stop() had to force the tree down after its grace period. */
+  forced: boolean;
+  /** Why the process could not be started (e.g. ENOENT); then code and signal are null. */
+  spawnError: string | undefined;
+  /** Clock time of the exit, ms since the epoch. */
+  at: number;
+  /** The last output lines, oldest first. */
+  lastLines: OutputLine[];
+}
+
+export type AppProcessEvents = {
+  exited: [AppExit];
+  output: [OutputLine];
+};
+
+export interface AppProcessOptions {
+  /** The program and its fixed leading arguments: `[exe]`, or launcher.command such as `['node', 'mock.mjs']`. */
+  command: readonly string[];
+  /** The session's arguments, after command. */
+  args: readonly string[];
+  cwd?: string;
+  /** The complete environment of the app: nothing is inherited from the agent. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** A file that receives the app's stdout/stderr lines (appended; capped at MAX_OUTPUT_LOG_BYTES). */
+  logPath?: string;
+  log: Logger;
+  /** Default: the system clock. */
+  clock?: LauncherClock;
+  /** Whose kill rules apply; default process.platform (tests run the Windows rules on Linux). */
+  platform?: NodeJS.Platform;
+  /** Runs a Windows kill command (taskkill); default runs it with execa. */
+  runKillCommand?: (argv: readonly string[]) => Promise<void>;
+  /** Windows: argv[0] as written on the command line (with windowsVerbatimArguments, the quoted program path). */
+  argv0?: string;
+  /** Windows: pass args to the command line as written (they are already quoted, see toWindowsUnrealArgs). */
+  windowsVerbatimArguments?: boolean;
+}
+
+/** Splits a text stream into lines of at most maxChars (CR LF or LF). */
+class LineSplitter {
+  private pending = '';
+  constructor(
+    private readonly maxChars: number,
+    private readonly emit: (line: string) => void,
+  ) {}
+
+  push(chunk: string): void {
+    this.pending += chunk;
+    for (let nl = this.pending.indexOf('\n'); nl !== -1; nl = this.pending.indexOf('\n')) {
+      this.emitLong(this.pending.slice(0, nl).replace(/\r$/, ''));
+      this.pending = this.pending.slice(nl + 1);
+    }
+    while (this.pending.length > this.maxChars) {
+      this.emit(this.pending.slice(0, this.maxChars));
+      this.pending = this.pending.slice(this.maxChars);
+    }
+  }
+
+  flush(): void {
+    if (this.pending !== '') this.emitLong(this.pending);
+    this.pending = '';
+  }
+
+  private emitLong(line: string): void {
+    for (let i = 0; i < line.length || i === 0; i += this.maxChars) this.emit(line.slice(i, i + this.maxChars));
+  }
+}
+
+/** Processes still running, ended by force if the agent itself exits (execa's cleanup is off for detached children). */
+const live = new Map<AppProcess, { pid: number; platform: NodeJS.Platform }>();
+let exitHookInstalled = false;
+
+function killTreeNow(pid: number, platform: NodeJS.Platform): void {
+  if (platform === 'win32') {
+    const [file, ...args] = windowsKillPlan(pid).forced;
+    spawnSync(file!, args, { windowsHide: true, timeout: 5_000, stdio: 'ignore' });
+  } else {
+    signalGroup(pid, 'SIGKILL');
+  }
+}
+
+/** Signals a POSIX process group; a group that is already gone is not an error. */
+function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+async function runWithExeca(argv: readonly string[]): Promise<void> {
+  const [file, ...args] = argv;
+  if (file === undefined) return;
+  const result = await execa(file, args, { reject: false, windowsHide: true, timeout: 15_000, stdin: 'ignore' });
+  if (result.failed) throw new Error(`${argv.join(' ')} failed: ${result.shortMessage}`);
+}
+
+export class AppProcess extends EventEmitter<AppProcessEvents> {
+  /** The root process id; undefined when the process could not be spawned. */
+  readonly pid: number | undefined;
+  /** Clock time of start(), ms since the epoch. */
+  readonly startedAt: number;
+
+  private current: AppProcessState = 'starting';
+  private readonly log: Logger;
+  private readonly clock: LauncherClock;
+  private readonly platform: NodeJS.Platform;
+  private readonly runKillCommand: (argv: readonly string[]) => Promise<void>;
+  private readonly ring: OutputLine[] = [];
+  private readonly streams: Readable[] = [];
+  private readonly splitters: LineSplitter[] = [];
+  private outputFile: { stream: WriteStream; bytes: number; truncated: boolean } | undefined;
+  /** What the OS reported when the root process ended (before its output drained). */
+  private exitStatus: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private forced = false;
+  private forceTimer: TimerHandle | undefined;
+  private drainTimer: TimerHandle | undefined;
+  private resolveExit!: (exit: AppExit) => void;
+  private readonly exitPromise = new Promise<AppExit>((resolve) => {
+    this.resolveExit = resolve;
+  });
+
+  /**
+   * Spawns the process. POSIX: in its own process group (detached), so the tree can be
+   * signalled as one. Throws only for unusable options; a binary that cannot be started
+   * (ENOENT, EACCES) ends as an `exited` event with spawnError.
+   */
+  static start(options: AppProcessOptions): AppProcess {
+    return new AppProcess(options);
+  }
+
+  private constructor(options: AppProcessOptions) {
+    super();
+    const [file, ...fixedArgs] = options.command;
+    if (file === undefined) throw new RangeError('command must name a program');
+    this.log = options.log;
+    this.clock = options.clock ?? systemClock;
+    this.platform = options.platform ?? process.platform;
+    this.runKillCommand = options.runKillCommand ?? runWithExeca;
+    this.startedAt = this.clock.now();
+    const args = [...fixedArgs, ...options.args];
+
+    const subprocess = execa(file, args, {
+      cwd: options.cwd,
+      env: { ...options.env },
+      extendEnv: false,
+      reject: false,
+      cleanup: true,
+      detached: this.platform !== 'win32',
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: false,
+      forceKillAfterDelay: false,
+      windowsHide: true,
+      windowsVerbatimArguments: options.windowsVerbatimArguments ?? false,
+      ...(options.argv0 === undefined ? {} : { argv0: options.argv0 }),
+    });
+    this.pid = subprocess.pid;
+
+    if (options.logPath !== undefined) {
+      const stream = createWriteStream(options.logPath, { flags: 'a' });
+      stream.on('error', (err) => {
+        this.log.warn({ err: err.message, logPath: options.logPath }, 'cannot write the app output log');
+        this.outputFile = undefined;
+      });
+      this.outputFile = { stream, bytes: 0, truncated: false };
+    }
+    this.readLines(subprocess.stdout, 'stdout');
+    this.readLines(subprocess.stderr, 'stderr');
+
+    if (this.pid !== undefined) {
+      live.set(this, { pid: this.pid, platform: this.platform });
+      if (!exitHookInstalled) {
+        exitHookInstalled = true;
+        process.once('exit', () => {
+          for (const { pid, platform } of live.values()) {
+            try {
+              killTreeNow(pid, platform);
+            } catch {
+              // Exiting anyway: one app we cannot signal must not spare the others.
+            }
+          }
+        });
+      }
+    }
+    subprocess.once('spawn', () => {
+      this.transition('spawned');
+      this.log.info({ appPid: this.pid, command: [file, ...args] }, 'app started');
+    });
+    subprocess.once('exit', (code, signal) => this.onRootExit(code, signal));
+    void subprocess.then(
+      (result) => this.finish(result),
+      (err: unknown) => this.finish({ failed: true, message: err instanceof Error ? err.message : String(err) }),
+    );
+  }
+
+  get state(): AppProcessState {
+    return this.current;
+  }
+
+  /** The last output lines (up to OUTPUT_RING_LINES), oldest first. */
+  get lastLines(): OutputLine[] {
+    return [...this.ring];
+  }
+
+  /** Resolves once the process has exited and its output is drained; never rejects. */
+  whenExited(): Promise<AppExit> {
+    return this.exitPromise;
+  }
+
+  /**
+   * Ends the process tree: POSIX SIGTERM to the process group, Windows `taskkill /T`; after
+   * graceMs (default DEFAULT_STOP_GRACE_MS) SIGKILL to the group / `taskkill /T /F`.
+   * Idempotent: every call returns the same promise, resolved when the process has exited.
+   * After the process exited on its own this is a no-op (the exit stays unexpected).
+   * @throws RangeError for a negative or non-finite graceMs.
+   */
+  stop(options: { graceMs?: number } = {}): Promise<AppExit> {
+    const graceMs = options.graceMs ?? DEFAULT_STOP_GRACE_MS;
+    if (!Number.isFinite(graceMs) || graceMs < 0) throw new RangeError(`graceMs must be a finite number of milliseconds >= 0, not ${graceMs}`);
+    if (this.exitStatus !== undefined || !this.transition('stopRequested')) return this.exitPromise;
+    this.log.info({ appPid: this.pid, graceMs }, 'stopping app');
+    this.endTree('graceful');
+    this.forceTimer = this.clock.setTimeout(() => {
+      if (this.exitStatus !== undefined || this.current === 'exited') return;
+      this.forced = true;
+      this.log.warn({ appPid: this.pid, graceMs }, 'app did not stop within the grace period; forcing');
+      this.endTree('forced');
+    }, graceMs);
+    return this.exitPromise;
+  }
+
+  private transition(event: AppProcessEvent): boolean {
+    const next = nextAppProcessState(this.current, event);
+    if (next === undefined) return false;
+    this.current = next;
+    return true;
+  }
+
+  private endTree(how: 'graceful' | 'forced'): void {
+    const pid = this.pid;
+    if (pid === undefined) return;
+    if (this.platform === 'win32') {
+      const argv = windowsKillPlan(pid)[how];
+      // taskkill without /F fails on a windowless app ("can only be terminated forcefully"): expected.
+      this.runKillCommand(argv).catch((err: unknown) => this.log.debug({ appPid: pid, argv, err: (err as Error).message }, 'kill command failed'));
+      return;
+    }
+    try {
+      signalGroup(pid, how === 'graceful' ? 'SIGTERM' : 'SIGKILL');
+    } catch (err) {
+      this.log.warn({ appPid: pid, err: (err as Error).message }, 'cannot signal the app process group');
+    }
+  }
+
+  private readLines(stream: Readable | null | undefined, name: OutputLine['stream']): void {
+    if (!stream) return;
+    this.streams.push(stream);
+    const splitter = new LineSplitter(MAX_LINE_CHARS, (text) => this.onLine(name, text));
+    this.splitters.push(splitter);
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => splitter.push(chunk));
+    stream.once('end', () => splitter.flush());
+    stream.on('error', (err) => this.log.debug({ stream: name, err: err.message }, 'app output stream error'));
+  }
+
+  private onLine(stream: OutputLine['stream'], text: string): void {
+    const line: OutputLine = { stream, text, at: this.clock.now() };
+    this.ring.push(line);
+    if (this.ring.length > OUTPUT_RING_LINES) this.ring.shift();
+    this.log.debug({ appPid: this.pid, stream, text }, 'app output');
+    const file = this.outputFile;
+    if (file && !file.truncated) {
+      const record = `${stream === 'stderr' ? '[stderr] ' : ''}${text}\n`;
+      file.bytes += Buffer.byteLength(record);
+      if (file.bytes > MAX_OUTPUT_LOG_BYTES) {
+        file.truncated = true;
+        file.stream.write(`[output truncated after ${MAX_OUTPUT_LOG_BYTES} bytes]\n`);
+      } else file.stream.write(record);
+    }
+    this.emit('output', line);
+  }
+
+  private onRootExit(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exitStatus !== undefined) return;
+    this.exitStatus = { code, signal };
+    this.forceTimer?.cancel();
+    live.delete(this);
+    // The root is gone; whatever is left in its group is an orphan of this session. The group id
+    // cannot be reused while any member (even a zombie) remains. On Windows the tree can no
+    // longer be walked from a dead root: the session manager sweeps the build folder instead.
+    if (this.platform !== 'win32' && this.pid !== undefined) {
+      try {
+        signalGroup(this.pid, 'SIGKILL');
+      } catch (err) {
+        this.log.warn({ appPid: this.pid, err: (err as Error).message }, 'cannot clear the app process group');
+      }
+    }
+    // A descendant outside the group may still hold stdout/stderr open; do not wait for it forever.
+    this.drainTimer = this.clock.setTimeout(() => {
+      for (const s of this.streams) s.destroy();
+      void this.finish(undefined);
+    }, OUTPUT_DRAIN_MS);
+  }
+
+  private async finish(result: { exitCode?: number; signal?: NodeJS.Signals; failed: boolean; message?: string; originalMessage?: string } | undefined): Promise<void> {
+    const expected = this.current === 'stopping';
+    if (!this.transition('exited')) return;
+    this.forceTimer?.cancel();
+    this.drainTimer?.cancel();
+    live.delete(this);
+    for (const s of this.splitters) s.flush();
+    const status = this.exitStatus;
+    const exit: AppExit = {
+      code: status ? status.code : (result?.exitCode ?? null),
+      signal: status ? status.signal : (result?.signal ?? null),
+      expected,
+      forced: this.forced,
+      spawnError: status === undefined && result?.failed ? (result.originalMessage ?? result.message ?? 'the process could not be started') : undefined,
+      at: this.clock.now(),
+      lastLines: [...this.ring],
+    };
+    const file = this.outputFile;
+    this.outputFile = undefined;
+    if (file) {
+      file.stream.end();
+      await finished(file.stream).catch(() => undefined);
+    }
+    const fields = { appPid: this.pid, code: exit.code, signal: exit.signal, forced: exit.forced, spawnError: exit.spawnError };
+    if (expected) this.log.info(fields, 'app stopped');
+    else this.log.warn(fields, 'app exited on its own');
+    this.resolveExit(exit);
+    this.emit('exited', exit);
+  }
+}

@@ -1,0 +1,174 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LaunchError } from './launch-error';
+import { APP_OUTPUT_LOG, appEnvironment, launchSession, planLaunch, type LaunchPlanInput } from './launcher';
+
+let root: string;
+let buildDir: string;
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'pixelfleet-launch-'));
+  buildDir = join(root, 'builds', 'upl_1');
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function layout(...files: string[]): void {
+  for (const f of files) {
+    mkdirSync(dirname(join(buildDir, f)), { recursive: true });
+    writeFileSync(join(buildDir, f), 'MZ');
+  }
+}
+
+const settings: LaunchPlanInput['settings'] = { codec: 'VP8', minBitrateBps: 1_000_000, maxBitrateBps: 20_000_000, resX: 1280, resY: 720, fps: 60, launchArgs: ['-AudioMixer'] };
+
+const input = (over: Partial<LaunchPlanInput> = {}): LaunchPlanInput => ({
+  command: ['node', 'test/mock-unreal/bin/mock-unreal.mjs'],
+  buildDir,
+  projectName: 'Display Name',
+  settings,
+  sessionDir: join(root, 'sessions', 'ses_1'),
+  signallingPort: 50_123,
+  streamerId: 'str_1',
+  platform: 'linux',
+  ...over,
+});
+
+async function refusal(promise: Promise<unknown>): Promise<LaunchError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (err instanceof LaunchError) return err;
+  throw new Error(`expected a LaunchError, got ${String(err)}`);
+}
+
+describe('planLaunch', () => {
+  it('runs launcher.command with the arguments the build binary would get (Linux)', async () => {
+    layout('CityDemo.exe', 'CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
+    const plan = await planLaunch(input());
+    const sessionDir = join(root, 'sessions', 'ses_1');
+    expect(plan).toMatchObject({
+      command: ['node', 'test/mock-unreal/bin/mock-unreal.mjs'],
+      cwd: undefined,
+      argv0: undefined,
+      windowsVerbatimArguments: false,
+      projectName: 'CityDemo',
+      logPath: join(sessionDir, 'CityDemo.log'),
+      outputLogPath: join(sessionDir, APP_OUTPUT_LOG),
+    });
+    expect(plan.args).toEqual([
+      'CityDemo',
+      '-PixelStreamingURL=ws://127.0.0.1:50123',
+      '-PixelStreamingID=str_1',
+      '-RenderOffScreen',
+      '-ForceRes',
+      '-ResX=1280',
+      '-ResY=720',
+      '-Unattended',
+      `-ABSLOG=${join(sessionDir, 'CityDemo.log')}`,
+      '-PixelStreamingEncoderCodec=VP8',
+      '-PixelStreamingWebRTCFps=60',
+      '-PixelStreamingWebRTCStartBitrate=5529600',
+      '-PixelStreamingWebRTCMinBitrate=1000000',
+      '-PixelStreamingWebRTCMaxBitrate=20000000',
+      '-AudioMixer',
+    ]);
+  });
+
+  it('runs the Shipping binary itself on Windows, from its folder, with Unreal-style quoting', async () => {
+    layout('CityDemo.exe', 'CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
+    const exe = join(buildDir, 'CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
+    const plan = await planLaunch(input({ command: undefined, platform: 'win32', sessionDir: 'C:\\Pixel Fleet\\sessions\\ses_1' }));
+    expect(plan).toMatchObject({
+      command: [exe],
+      cwd: dirname(exe),
+      argv0: `"${exe}"`,
+      windowsVerbatimArguments: true,
+      logPath: 'C:\\Pixel Fleet\\sessions\\ses_1\\CityDemo.log',
+      outputLogPath: 'C:\\Pixel Fleet\\sessions\\ses_1\\app-output.log',
+    });
+    expect(plan.args[0]).toBe('CityDemo');
+    expect(plan.args).toContain('-ABSLOG="C:\\Pixel Fleet\\sessions\\ses_1\\CityDemo.log"');
+  });
+
+  it('passes the .uproject base argument of a Blueprint-only build', async () => {
+    layout('Oasis.exe', 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe', 'Oasis/Oasis.uproject');
+    const plan = await planLaunch(input({ command: undefined, platform: 'win32', sessionDir: 'C:\\s\\ses_1' }));
+    expect(plan.command).toEqual([join(buildDir, 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe')]);
+    expect(plan.args.slice(0, 2)).toEqual(['../../../Oasis/Oasis.uproject', '-PixelStreamingURL=ws://127.0.0.1:50123']);
+    expect(plan.logPath).toBe('C:\\s\\ses_1\\Oasis.log');
+  });
+
+  it('uses the given project name when a command runs without a build', async () => {
+    const plan = await planLaunch(input({ buildDir: undefined, projectName: 'MockProject' }));
+    expect(plan.args[0]).toBe('MockProject');
+    expect(plan.executable).toBeUndefined();
+  });
+
+  it('refuses to run a build off Windows without launcher.command', async () => {
+    layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
+    expect((await refusal(planLaunch(input({ command: undefined })))).code).toBe('NO_LAUNCH_COMMAND');
+  });
+
+  it('refuses an empty launcher.command, and neither build nor command', async () => {
+    expect((await refusal(planLaunch(input({ command: [], buildDir: undefined, projectName: 'P' })))).code).toBe('NO_LAUNCH_COMMAND');
+    expect((await refusal(planLaunch(input({ command: undefined, buildDir: undefined, platform: 'win32' })))).code).toBe('NO_LAUNCH_COMMAND');
+  });
+
+  it('checks the build even when a command stands in for its binary', async () => {
+    layout('CityDemo/Content/Paks/CityDemo-Windows.pak');
+    expect((await refusal(planLaunch(input()))).code).toBe('EXECUTABLE_NOT_FOUND');
+  });
+
+  it('refuses bad launch arguments and settings', async () => {
+    layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
+    expect((await refusal(planLaunch(input({ settings: { ...settings, launchArgs: ['-ABSLOG=C:\\x.log'] } })))).code).toBe('INVALID_LAUNCH_ARGS');
+    expect((await refusal(planLaunch(input({ settings: { ...settings, resX: 1281 } })))).code).toBe('INVALID_SETTINGS');
+    expect((await refusal(planLaunch(input({ buildDir: undefined, projectName: 'Display Name' })))).code).toBe('INVALID_SETTINGS');
+  });
+});
+
+describe('launchSession', () => {
+  it('creates the session folder and runs the app with the session arguments and environment', async () => {
+    layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
+    // A stand-in app: writes its engine log where -ABSLOG says, prints its argv and one variable.
+    const app = `
+      const args = process.argv.slice(1);
+      const abslog = args.find((a) => a.startsWith('-ABSLOG=')).slice('-ABSLOG='.length);
+      require('node:fs').writeFileSync(abslog, 'LogInit: Display: engine started\\n');
+      console.log(JSON.stringify({ args, joinToken: process.env.PIXELFLEET_AGENT_JOIN_TOKEN ?? null, marker: process.env.APP_MARKER }));`;
+    const env = appEnvironment({ ...process.env, PIXELFLEET_AGENT_JOIN_TOKEN: 'secret-join-token-123', APP_MARKER: 'm1' });
+    const launched = await launchSession({
+      ...input({ command: [process.execPath, '-e', app, '--'] }),
+      sessionId: 'ses_1',
+      env,
+      log: pino({ level: 'silent' }),
+    });
+    const exit = await launched.process.whenExited();
+    expect(exit).toMatchObject({ code: 0, expected: false });
+    const printed = JSON.parse(exit.lastLines[0]!.text) as { args: string[]; joinToken: string | null; marker: string };
+    expect(printed.args).toEqual(launched.plan.args);
+    expect(printed.joinToken).toBeNull();
+    expect(printed.marker).toBe('m1');
+    expect(launched.logPath).toBe(join(root, 'sessions', 'ses_1', 'CityDemo.log'));
+    expect(readFileSync(launched.logPath, 'utf8')).toContain('engine started');
+    expect(readFileSync(launched.outputLogPath, 'utf8')).toContain('"marker":"m1"');
+  });
+
+  it('does not create the session folder when the launch is refused', async () => {
+    await refusal(launchSession({ ...input({ command: undefined }), sessionId: 'ses_1', env: {}, log: pino({ level: 'silent' }) }));
+    expect(existsSync(join(root, 'sessions'))).toBe(false);
+  });
+});
+
+describe('appEnvironment', () => {
+  it('drops PIXELFLEET_* variables in any case and undefined values', () => {
+    expect(appEnvironment({ PATH: '/bin', PIXELFLEET_AGENT_JOIN_TOKEN: 't', pixelfleet_agent_region: 'x', Pixelfleet_X: 'y', SystemRoot: 'C:\\Windows', EMPTY: undefined })).toEqual({
+      PATH: '/bin',
+      SystemRoot: 'C:\\Windows',
+    });
+  });
+});

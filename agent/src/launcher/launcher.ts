@@ -1,0 +1,148 @@
+// Launches a session's app for the session manager: picks the binary (or the configured
+// stand-in), builds its command line, prepares the session folder and starts the supervised
+// process. Everything up to the spawn is a pure plan, so the Windows form is tested on Linux.
+import { mkdir } from 'node:fs/promises';
+import { posix, win32 } from 'node:path';
+import type { Logger } from 'pino';
+import type { StartSessionCommand } from '../commands/command';
+import { AppProcess } from './app-process';
+import type { LauncherClock } from './clock';
+import { resolveExecutable, type ResolvedExecutable } from './executable';
+import { LaunchError } from './launch-error';
+import { buildUnrealArgs, loopbackSignallingUrl, toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
+
+export type LaunchSettings = Pick<StartSessionCommand, 'codec' | 'minBitrateBps' | 'maxBitrateBps' | 'resX' | 'resY' | 'fps' | 'launchArgs'>;
+
+/** File in the session folder that receives the app's stdout/stderr. */
+export const APP_OUTPUT_LOG = 'app-output.log';
+
+export interface LaunchPlanInput {
+  /** launcher.command from the config: replaces the binary and gets the same arguments. Required off Windows. */
+  command: readonly string[] | undefined;
+  /** The extracted build; undefined only with a command (a stand-in that needs no build). */
+  buildDir: string | undefined;
+  /** Used when there is no buildDir; otherwise the build's own project folder name wins. */
+  projectName: string;
+  settings: LaunchSettings;
+  /** Absolute path of this session's folder (logs go here). */
+  sessionDir: string;
+  /** Port of the session's loopback signalling server (see listenOnLoopback). */
+  signallingPort: number;
+  streamerId: string;
+  /** Default: process.platform. */
+  platform?: NodeJS.Platform;
+}
+
+export interface LaunchPlan {
+  /** Program and fixed arguments (`[exe]` or launcher.command). */
+  command: string[];
+  /** The session's arguments, quoted for Unreal when running a real binary on Windows. */
+  args: string[];
+  /** The binary's folder for a real build (a Blueprint-only base argument is relative to it); undefined: the agent's own. */
+  cwd: string | undefined;
+  argv0: string | undefined;
+  windowsVerbatimArguments: boolean;
+  projectName: string;
+  /** `-ABSLOG`: `<sessionDir>/<Project>.log`. */
+  logPath: string;
+  /** The app's captured stdout/stderr: `<sessionDir>/app-output.log`. */
+  outputLogPath: string;
+  /** The resolved binary, when there is a build. */
+  executable: ResolvedExecutable | undefined;
+}
+
+/**
+ * Decides what to run. With a buildDir the build must hold a launchable binary even when a
+ * command replaces it, so a stand-in exercises the same checks as Windows.
+ * @throws LaunchError
+ */
+export async function planLaunch(input: LaunchPlanInput): Promise<LaunchPlan> {
+  const platform = input.platform ?? process.platform;
+  const executable = input.buildDir === undefined ? undefined : await resolveExecutable(input.buildDir);
+  if (input.command === undefined && platform !== 'win32') {
+    throw new LaunchError('NO_LAUNCH_COMMAND', `Unreal builds run only on Windows; set launcher.command to run a stand-in on ${platform}`);
+  }
+  if (input.command === undefined && executable === undefined) throw new LaunchError('NO_LAUNCH_COMMAND', 'no build folder and no launcher.command: nothing to run');
+  if (input.command?.length === 0) throw new LaunchError('NO_LAUNCH_COMMAND', 'launcher.command is empty');
+  const projectName = executable?.projectName ?? input.projectName;
+  const path = platform === 'win32' ? win32 : posix;
+  const logPath = path.join(input.sessionDir, `${projectName}.log`);
+  const args = buildUnrealArgs({
+    projectName,
+    ...(executable ? { baseArgs: executable.baseArgs } : {}),
+    signallingUrl: loopbackSignallingUrl(input.signallingPort),
+    streamerId: input.streamerId,
+    ...input.settings,
+    logPath,
+  });
+  const outputLogPath = path.join(input.sessionDir, APP_OUTPUT_LOG);
+  if (input.command !== undefined) {
+    return { command: [...input.command], args, cwd: undefined, argv0: undefined, windowsVerbatimArguments: false, projectName, logPath, outputLogPath, executable };
+  }
+  const exe = executable!.exe;
+  return {
+    command: [exe],
+    args: toWindowsUnrealArgs(args),
+    cwd: path.dirname(exe),
+    argv0: windowsProgramArg(exe),
+    windowsVerbatimArguments: true,
+    projectName,
+    logPath,
+    outputLogPath,
+    executable,
+  };
+}
+
+export interface LaunchSessionInput extends LaunchPlanInput {
+  sessionId: string;
+  /** The app's complete environment (see appEnvironment); nothing else is inherited. */
+  env: Readonly<Record<string, string | undefined>>;
+  log: Logger;
+  clock?: LauncherClock;
+}
+
+export interface LaunchedSession {
+  process: AppProcess;
+  /** The engine log path passed as -ABSLOG (a Shipping build may never write it). */
+  logPath: string;
+  /** The captured stdout/stderr file. */
+  outputLogPath: string;
+  plan: LaunchPlan;
+}
+
+/**
+ * Creates the session folder and starts the app. The process may still fail to spawn; that
+ * arrives as its `exited` event with spawnError.
+ * @throws LaunchError when nothing can be launched.
+ */
+export async function launchSession(input: LaunchSessionInput): Promise<LaunchedSession> {
+  const plan = await planLaunch(input);
+  await mkdir(input.sessionDir, { recursive: true });
+  const log = input.log.child({ sessionId: input.sessionId });
+  const app = AppProcess.start({
+    command: plan.command,
+    args: plan.args,
+    ...(plan.cwd === undefined ? {} : { cwd: plan.cwd }),
+    env: input.env,
+    logPath: plan.outputLogPath,
+    log,
+    ...(input.clock ? { clock: input.clock } : {}),
+    ...(input.platform ? { platform: input.platform } : {}),
+    ...(plan.argv0 === undefined ? {} : { argv0: plan.argv0 }),
+    windowsVerbatimArguments: plan.windowsVerbatimArguments,
+  });
+  return { process: app, logPath: plan.logPath, outputLogPath: plan.outputLogPath, plan };
+}
+
+/**
+ * The app's environment from the agent's: everything except PIXELFLEET_* variables (the join
+ * token and other agent settings must not reach customer code). Windows names are
+ * case-insensitive, so the prefix is matched in any case.
+ */
+export function appEnvironment(agentEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(agentEnv)) {
+    if (value !== undefined && !key.toUpperCase().startsWith('PIXELFLEET_')) env[key] = value;
+  }
+  return env;
+}

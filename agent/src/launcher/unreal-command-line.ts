@@ -1,0 +1,188 @@
+// The Unreal app's command line for one session (pixel-streaming.md §3): the base argument,
+// the Pixel Streaming connection and identity, render and log flags, the project's codec,
+// frame rate and bitrates, then the project's own launch arguments, checked again here.
+import { posix, win32 } from 'node:path';
+import type { Codec } from '../commands/command';
+import { LaunchError } from './launch-error';
+
+export const CODECS: readonly Codec[] = ['H264', 'VP8', 'VP9', 'AV1'];
+
+/** Largest frame Pixel Streaming encodes, per side (PSInfra#50). */
+export const MAX_RESOLUTION = 4096;
+export const MAX_FPS = 240;
+
+/**
+ * Start bitrate heuristic. A libwebrtc sender feeding werift starts from its start bitrate and
+ * climbs only about 8 %/s, or not at all with TWCC (werift-notes.md §7), and the relay forwards
+ * no viewer feedback to Unreal, so the start bitrate is close to what the first minute of the
+ * session streams at. Starting at the project's minimum (100 kbps by default) means a blurred
+ * picture for tens of seconds; the midpoint of min and max (20 Mbps with the 100 k–40 M defaults)
+ * overruns many viewers' links. So: about 0.1 bit per pixel per frame (a usual H.264 figure for
+ * good quality: 6.2 Mbps at 1080p30), held within [1, 10] Mbps, then within the project's
+ * [min, max], which always wins.
+ */
+export const START_BITS_PER_PIXEL = 0.1;
+export const START_BITRATE_FLOOR_BPS = 1_000_000;
+export const START_BITRATE_CAP_BPS = 10_000_000;
+
+/**
+ * Arguments the agent owns: where the app connects, which streamer it is, where it logs.
+ * Unreal matches `-Name=` values case-insensitively and by substring (FParse::Value), so a
+ * launch argument is refused when its name or value contains one of these names, in any case.
+ * The list includes every alias of the signalling URL across PS1 and PS2 (5.5–5.7).
+ */
+export const PROTECTED_ARG_NAMES: readonly string[] = [
+  'PixelStreamingURL',
+  'PixelStreamingConnectionURL',
+  'PixelStreamingSignallingURL',
+  'PixelStreamingSignalingURL',
+  'PixelStreamingIP',
+  'PixelStreamingPort',
+  'PixelStreamingID',
+  'ABSLOG',
+];
+
+/** Windows' CreateProcess limit on the whole command line is 32,767 characters. */
+export const MAX_COMMAND_LINE_CHARS = 32_000;
+
+const LAUNCH_ARG = /^-([A-Za-z][A-Za-z0-9_.]*)(?:=(.*))?$/s;
+const FORBIDDEN_VALUE_CHARS = /["'\u0000-\u001f\u007f]/;
+const UNSAFE_ID_CHARS = /[\s"'\u0000-\u001f\u007f]/;
+
+export interface UnrealArgsInput {
+  /** The Unreal project (folder) name; the first argument of a code project's exe. */
+  projectName: string;
+  /** What comes before the flags; default `[projectName]` (a Blueprint-only build passes its .uproject path). */
+  baseArgs?: readonly string[];
+  /** The loopback signalling server, e.g. `ws://127.0.0.1:49731` (see loopbackSignallingUrl). */
+  signallingUrl: string;
+  /** Pixel Streaming streamer id the app announces. */
+  streamerId: string;
+  resX: number;
+  resY: number;
+  codec: Codec;
+  /** Frames per second. */
+  fps: number;
+  /** Default: chooseStartBitrateBps(…); must lie within [minBitrateBps, maxBitrateBps]. */
+  startBitrateBps?: number;
+  minBitrateBps: number;
+  maxBitrateBps: number;
+  /** Absolute path of the engine log (`-ABSLOG`); must end in .log or .txt. */
+  logPath: string;
+  /** The project's extra arguments, `-Name` or `-Name=value`. */
+  launchArgs: readonly string[];
+}
+
+export function loopbackSignallingUrl(port: number): string {
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new LaunchError('INVALID_SETTINGS', `signalling port ${port} is not a TCP port`);
+  return `ws://127.0.0.1:${port}`;
+}
+
+/** The start bitrate in bps for a session (see START_BITS_PER_PIXEL for why). */
+export function chooseStartBitrateBps(s: { resX: number; resY: number; fps: number; minBitrateBps: number; maxBitrateBps: number }): number {
+  const byPicture = Math.round(s.resX * s.resY * s.fps * START_BITS_PER_PIXEL);
+  const sane = Math.min(START_BITRATE_CAP_BPS, Math.max(START_BITRATE_FLOOR_BPS, byPicture));
+  return Math.min(s.maxBitrateBps, Math.max(s.minBitrateBps, sane));
+}
+
+/**
+ * Checks the project's launch arguments: each is `-Name` or `-Name=value` with
+ * Name = [A-Za-z][A-Za-z0-9_.]*, a non-empty value without quotes or control characters
+ * (newline, NUL, …), and neither name nor value mentions a protected argument.
+ * @throws LaunchError INVALID_LAUNCH_ARGS naming the first offending argument.
+ */
+export function validateLaunchArgs(launchArgs: readonly unknown[]): string[] {
+  return launchArgs.map((arg, i) => {
+    const refuse = (why: string) => new LaunchError('INVALID_LAUNCH_ARGS', `launch argument ${i + 1} ${JSON.stringify(arg)} ${why}`);
+    if (typeof arg !== 'string') throw refuse('is not a string');
+    const m = LAUNCH_ARG.exec(arg);
+    if (!m) throw refuse('must look like -Name or -Name=value (Name: a letter, then letters, digits, _ or .)');
+    const name = m[1]!;
+    const value = m[2];
+    if (value !== undefined) {
+      if (value === '') throw refuse('has an empty value');
+      if (FORBIDDEN_VALUE_CHARS.test(value)) throw refuse('has a quote or control character in its value');
+    }
+    const lowerName = name.toLowerCase();
+    const lowerValue = value?.toLowerCase() ?? '';
+    for (const p of PROTECTED_ARG_NAMES) {
+      const lp = p.toLowerCase();
+      if (lowerName.includes(lp)) throw refuse(`would override -${p}, which the agent sets`);
+      if (lowerValue.includes(lp)) throw refuse(`mentions -${p}, which the agent sets`);
+    }
+    return arg;
+  });
+}
+
+/**
+ * The argv after the executable for one session.
+ * @throws LaunchError INVALID_SETTINGS or INVALID_LAUNCH_ARGS.
+ */
+export function buildUnrealArgs(input: UnrealArgsInput): string[] {
+  const bad = (why: string) => new LaunchError('INVALID_SETTINGS', why);
+  if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(input.projectName)) throw bad(`project name ${JSON.stringify(input.projectName)} is not an Unreal project name`);
+  if (!/^wss?:\/\/[^\s"']+$/.test(input.signallingUrl)) throw bad(`signalling URL ${JSON.stringify(input.signallingUrl)} is not a ws:// URL`);
+  if (input.streamerId === '' || input.streamerId.length > 256 || UNSAFE_ID_CHARS.test(input.streamerId)) {
+    throw bad(`streamer id ${JSON.stringify(input.streamerId)} is empty, too long or has spaces, quotes or control characters`);
+  }
+  for (const [key, value] of [['resX', input.resX], ['resY', input.resY]] as const) {
+    if (!Number.isInteger(value) || value < 2 || value > MAX_RESOLUTION || value % 2 !== 0) throw bad(`${key} ${value} must be an even integer from 2 to ${MAX_RESOLUTION}`);
+  }
+  if (!CODECS.includes(input.codec)) throw bad(`codec ${JSON.stringify(input.codec)} is not one of ${CODECS.join(', ')}`);
+  if (!Number.isInteger(input.fps) || input.fps < 1 || input.fps > MAX_FPS) throw bad(`fps ${input.fps} must be an integer from 1 to ${MAX_FPS}`);
+  for (const [key, value] of [['minBitrateBps', input.minBitrateBps], ['maxBitrateBps', input.maxBitrateBps]] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) throw bad(`${key} ${value} must be a positive integer`);
+  }
+  if (input.minBitrateBps > input.maxBitrateBps) throw bad(`minBitrateBps ${input.minBitrateBps} is above maxBitrateBps ${input.maxBitrateBps}`);
+  const start = input.startBitrateBps ?? chooseStartBitrateBps(input);
+  if (!Number.isSafeInteger(start) || start < input.minBitrateBps || start > input.maxBitrateBps) {
+    throw bad(`startBitrateBps ${start} must be an integer within [minBitrateBps, maxBitrateBps]`);
+  }
+  if (!(posix.isAbsolute(input.logPath) || win32.isAbsolute(input.logPath)) || !/\.(log|txt)$/i.test(input.logPath) || FORBIDDEN_VALUE_CHARS.test(input.logPath)) {
+    throw bad(`log path ${JSON.stringify(input.logPath)} must be absolute, end in .log or .txt and hold no quotes or control characters`);
+  }
+  const launchArgs = validateLaunchArgs(input.launchArgs);
+  const args = [
+    ...(input.baseArgs ?? [input.projectName]),
+    `-PixelStreamingURL=${input.signallingUrl}`,
+    `-PixelStreamingID=${input.streamerId}`,
+    '-RenderOffScreen',
+    '-ForceRes',
+    `-ResX=${input.resX}`,
+    `-ResY=${input.resY}`,
+    '-Unattended',
+    `-ABSLOG=${input.logPath}`,
+    `-PixelStreamingEncoderCodec=${input.codec}`,
+    `-PixelStreamingWebRTCFps=${input.fps}`,
+    `-PixelStreamingWebRTCStartBitrate=${start}`,
+    `-PixelStreamingWebRTCMinBitrate=${input.minBitrateBps}`,
+    `-PixelStreamingWebRTCMaxBitrate=${input.maxBitrateBps}`,
+    ...launchArgs,
+  ];
+  const length = args.reduce((n, a) => n + a.length + 3, 0);
+  if (length > MAX_COMMAND_LINE_CHARS) throw new LaunchError('INVALID_LAUNCH_ARGS', `the command line would be ${length} characters; Windows allows about ${MAX_COMMAND_LINE_CHARS}`);
+  return args;
+}
+
+/**
+ * Quotes arguments the way Unreal's own parser reads them, for a verbatim Windows command
+ * line: Node's default quoting wraps a whole `-ABSLOG=C:\a b\x.log` in quotes, which
+ * FParse::Value then cuts at the space; Unreal expects `-ABSLOG="C:\a b\x.log"`. Arguments
+ * without whitespace pass unchanged.
+ * @throws LaunchError INVALID_LAUNCH_ARGS for an argument with a double quote, or a quoted value ending in a backslash.
+ */
+export function toWindowsUnrealArgs(args: readonly string[]): string[] {
+  return args.map((arg) => {
+    if (arg.includes('"')) throw new LaunchError('INVALID_LAUNCH_ARGS', `argument ${JSON.stringify(arg)} holds a double quote`);
+    if (!/\s/.test(arg)) return arg;
+    if (arg.endsWith('\\')) throw new LaunchError('INVALID_LAUNCH_ARGS', `argument ${JSON.stringify(arg)} has spaces and ends in a backslash`);
+    const m = /^(-[A-Za-z][A-Za-z0-9_.]*=)(.*)$/s.exec(arg);
+    return m ? `${m[1]!}"${m[2]!}"` : `"${arg}"`;
+  });
+}
+
+/** argv[0] for a verbatim Windows command line: the program path, quoted. */
+export function windowsProgramArg(exe: string): string {
+  if (exe.includes('"')) throw new LaunchError('INVALID_SETTINGS', `executable path ${JSON.stringify(exe)} holds a double quote`);
+  return `"${exe}"`;
+}

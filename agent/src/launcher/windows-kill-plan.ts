@@ -1,0 +1,41 @@
+// The commands that end an app's process tree on Windows, as argv arrays (pure, so they are
+// tested on Linux). execa's kill() ends only the one process there and forceKillAfterDelay is a
+// no-op; `taskkill /T` walks the tree by parent pid (agent-notes.md §4).
+
+export interface WindowsKillPlan {
+  /** Asks every process in the tree to close (WM_CLOSE); a windowless app may ignore it. */
+  graceful: string[];
+  /** Terminates every process in the tree. */
+  forced: string[];
+}
+
+export function windowsKillPlan(pid: number): WindowsKillPlan {
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new RangeError(`not a process id: ${pid}`);
+  return {
+    graceful: ['taskkill', '/PID', String(pid), '/T'],
+    forced: ['taskkill', '/PID', String(pid), '/T', '/F'],
+  };
+}
+
+/** Quotes text for a PowerShell single-quoted string: every single-quote character is doubled. */
+function powerShellQuoted(text: string): string {
+  return `'${text.replace(/['\u2018\u2019\u201a\u201b]/g, (q) => q + q)}'`;
+}
+
+/**
+ * Force-stops every process whose executable lies under buildDir: the leftovers `taskkill /T`
+ * cannot reach once the app's root process is gone (an orphaned CrashReportClient.exe, a child
+ * whose parent already exited). Only safe when no other session runs from the same build.
+ */
+export function windowsSweepPlan(buildDir: string): string[] {
+  if (!/^[A-Za-z]:\\|^\\\\/.test(buildDir) || /[\u0000-\u001f"]/.test(buildDir)) {
+    throw new RangeError(`not an absolute Windows path: ${JSON.stringify(buildDir)}`);
+  }
+  const prefix = buildDir.endsWith('\\') ? buildDir : `${buildDir}\\`;
+  const script =
+    `$prefix = ${powerShellQuoted(prefix)}; ` +
+    'Get-CimInstance Win32_Process | ' +
+    'Where-Object { $_.ExecutablePath -and $_.ExecutablePath.StartsWith($prefix, [System.StringComparison]::OrdinalIgnoreCase) } | ' +
+    'ForEach-Object { Stop-Process -Id $_.ProcessId -Force -ErrorAction SilentlyContinue }';
+  return ['powershell.exe', '-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-Command', script];
+}

@@ -1,0 +1,35 @@
+// The share page: GET {share_url}/<projectId> serves the viewer page, /share/assets/* its bundle,
+// and /share/<projectId>/signalling upgrades to the viewer's signalling WebSocket.
+import type { FastifyInstance } from 'fastify';
+import websocket from '@fastify/websocket';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '@pixelfleet/signaling';
+import { bundlePlayer, playerContentSecurityPolicy, renderPlayerPage } from '@pixelfleet/web-player';
+import type { ProjectsRepository } from '../repositories/projects';
+import type { ViewerGateway } from './viewer-gateway';
+
+const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export async function registerShareRoutes(app: FastifyInstance, deps: { gateway: ViewerGateway; projects: ProjectsRepository }): Promise<void> {
+  await app.register(websocket, { options: { maxPayload: DEFAULT_MAX_MESSAGE_BYTES } });
+
+  app.get('/share/assets/player.js', async (_req, reply) => {
+    const { js } = await bundlePlayer();
+    return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(js);
+  });
+  app.get('/share/assets/player.css', async (_req, reply) => {
+    const { css } = await bundlePlayer();
+    return reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send(css);
+  });
+
+  app.get<{ Params: { projectId: string } }>('/share/:projectId', (req, reply) => {
+    const { projectId } = req.params;
+    const project = PROJECT_ID.test(projectId) ? deps.projects.findById(projectId) : undefined;
+    reply.header('content-security-policy', playerContentSecurityPolicy()).header('x-content-type-options', 'nosniff');
+    if (!project) return reply.status(404).type('text/html; charset=utf-8').send('<!doctype html><title>Not found</title><p>No such project.</p>');
+    return reply.type('text/html; charset=utf-8').send(renderPlayerPage({ projectId, title: project.name, assetBase: '/share/assets' }));
+  });
+
+  app.get<{ Params: { projectId: string } }>('/share/:projectId/signalling', { websocket: true }, (socket, req) => {
+    deps.gateway.accept(socket, PROJECT_ID.test(req.params.projectId) ? req.params.projectId : '');
+  });
+}

@@ -1,0 +1,74 @@
+// Server-side liveness for one accepted `ws` socket: a protocol-level ping every intervalMs, and
+// terminate() when no pong follows within timeoutMs. Browsers and Unreal answer pings on their own.
+// (JSON `ping` → `pong` is the endpoints' job, not this one.)
+import { WebSocket } from 'ws';
+import { systemTimers, type TimerHandle, type Timers } from './timers';
+
+export interface KeepaliveOptions {
+  /** Time between pings in ms (default 15000). */
+  readonly intervalMs?: number;
+  /** How long a ping may go unanswered before the socket is terminated, in ms (default 10000). */
+  readonly timeoutMs?: number;
+  /** Timer source (default real, unref'd timers). */
+  readonly timers?: Timers;
+  /** Called just before a dead socket is terminated. */
+  readonly onTimeout?: () => void;
+}
+
+export const DEFAULT_KEEPALIVE_INTERVAL_MS = 15_000;
+export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
+
+/** Starts on construction; stops by itself when the socket closes, or on stop(). */
+export class Keepalive {
+  private readonly timeoutMs: number;
+  private readonly timers: Timers;
+  private readonly onTimeout: (() => void) | undefined;
+  private interval: TimerHandle | undefined;
+  /** Set while a ping awaits its pong. */
+  private deadline: TimerHandle | undefined;
+  private readonly onPong = (): void => this.clearDeadline();
+  private readonly onClose = (): void => this.stop();
+
+  constructor(
+    private readonly socket: WebSocket,
+    options: KeepaliveOptions = {},
+  ) {
+    const intervalMs = options.intervalMs ?? DEFAULT_KEEPALIVE_INTERVAL_MS;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS;
+    if (!(intervalMs > 0) || !(this.timeoutMs > 0)) throw new RangeError('keepalive intervalMs and timeoutMs must be positive');
+    this.timers = options.timers ?? systemTimers;
+    this.onTimeout = options.onTimeout;
+    if (socket.readyState === WebSocket.CLOSING || socket.readyState === WebSocket.CLOSED) return;
+    socket.on('pong', this.onPong);
+    socket.once('close', this.onClose);
+    this.interval = this.timers.setInterval(() => this.tick(), intervalMs);
+  }
+
+  /** Idempotent. */
+  stop(): void {
+    this.interval?.cancel();
+    this.interval = undefined;
+    this.clearDeadline();
+    this.socket.off('pong', this.onPong);
+    this.socket.off('close', this.onClose);
+  }
+
+  private tick(): void {
+    // A ping still awaiting its pong has its own deadline; don't stack another.
+    if (this.deadline !== undefined || this.socket.readyState !== WebSocket.OPEN) return;
+    this.deadline = this.timers.setTimeout(() => this.expire(), this.timeoutMs);
+    this.socket.ping();
+  }
+
+  private expire(): void {
+    this.deadline = undefined;
+    this.stop();
+    this.onTimeout?.();
+    this.socket.terminate();
+  }
+
+  private clearDeadline(): void {
+    this.deadline?.cancel();
+    this.deadline = undefined;
+  }
+}

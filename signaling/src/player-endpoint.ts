@@ -1,0 +1,203 @@
+// The server side facing one browser running Epic's frontend (lib-pixelstreamingfrontend-ue5.5
+// 1.3.0), in the dialect of pixel-streaming.md §1.3 steps 2–7: config first, listStreamers held
+// until a streamer is available, subscribe, the server's offer, the browser's answer, trickled ICE.
+import { EventEmitter } from 'node:events';
+import type { WebSocket } from 'ws';
+import { CLOSE_CODES } from './close-codes';
+import { SignallingUsageError } from './errors';
+import {
+  createConfig,
+  createIceCandidate,
+  createOffer,
+  createPong,
+  createStreamerIdChanged,
+  createStreamerList,
+  createSubscribeFailed,
+  isServerExtensionType,
+  type IceCandidateInit,
+  type PeerConnectionOptions,
+  type PlayerToServerMessage,
+  type ServerExtensionMessage,
+} from './messages';
+import { FIELD_LIMITS, isValidId } from './schemas';
+import { SignallingSocket, type EndpointKeepaliveOptions } from './signalling-socket';
+
+export interface PlayerEndpointOptions {
+  /**
+   * Sent in `config` at once; the browser builds its RTCPeerConnection from it, so per-session TURN
+   * credentials go here (default `{}`). `'deferred'`: no `config` until sendConfig() — for a server
+   * that learns the STUN/TURN servers only when the session is placed (the frontend sends
+   * `listStreamers` on open whatever happens, and needs `config` only before the offer).
+   */
+  readonly peerConnectionOptions?: PeerConnectionOptions | 'deferred';
+  /** Largest accepted frame in bytes (default 64 KiB). */
+  readonly maxMessageBytes?: number;
+  /** Protocol-level keepalive (default on: 15 s pings, 10 s timeout); false disables it. */
+  readonly keepalive?: EndpointKeepaliveOptions | false;
+}
+
+/** The browser's answer; the bitrates are the frontend's WebRTCMin/MaxBitrate × 1000 (0 = unset). */
+export interface PlayerAnswer {
+  readonly sdp: string;
+  readonly minBitrateBps?: number;
+  readonly maxBitrateBps?: number;
+}
+
+export type PlayerEndpointEvents = {
+  /** The browser subscribed to the available streamer; start the peer connection and send an offer. */
+  subscribe: [streamerId: string];
+  /** The browser ended its subscription. */
+  unsubscribe: [];
+  /** A browser offer (the pre-5.5 browser-offers flow; Epic's 5.5 frontend never sends one). */
+  offer: [sdp: string];
+  answer: [answer: PlayerAnswer];
+  iceCandidate: [candidate: IceCandidateInit];
+  /** A frame was rejected; `closed` follows. */
+  protocolError: [reason: string];
+  /** Exactly once, however the socket ends. */
+  closed: [code: number, reason: string];
+};
+
+/** The `subscribeFailed` text for an ID that is not the available streamer. */
+export const UNKNOWN_STREAMER_MESSAGE = 'No streamer with that ID is available.';
+
+/** Every send is a no-op once closed. */
+export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
+  private readonly connection: SignallingSocket<'player'>;
+  private availableStreamerId: string | undefined;
+  private subscribedTo: string | undefined;
+  /** The browser asked for the list before a streamer was available; one reply is owed. */
+  private listRequested = false;
+  private configSent: boolean;
+
+  constructor(socket: WebSocket, options: PlayerEndpointOptions = {}) {
+    super();
+    this.configSent = options.peerConnectionOptions !== 'deferred';
+    this.connection = new SignallingSocket(
+      socket,
+      'player',
+      {
+        message: (message) => this.onMessage(message),
+        protocolError: (reason) => this.emit('protocolError', reason),
+        closed: (code, reason) => this.emit('closed', code, reason),
+      },
+      {
+        greeting: options.peerConnectionOptions === 'deferred' ? [] : [createConfig(options.peerConnectionOptions ?? {})],
+        maxMessageBytes: options.maxMessageBytes,
+        keepalive: options.keepalive ?? {},
+      },
+    );
+  }
+
+  get isOpen(): boolean {
+    return this.connection.isOpen;
+  }
+
+  /** The streamer ID the browser is subscribed to, if any. */
+  get subscribedStreamerId(): string | undefined {
+    return this.subscribedTo;
+  }
+
+  /**
+   * Makes streamerId the one streamer this browser may list and subscribe to, and answers a held
+   * `listStreamers`. A new ID while subscribed tells the browser with `streamerIdChanged`.
+   */
+  setStreamerAvailable(streamerId: string): void {
+    if (!isValidId(streamerId)) throw new SignallingUsageError('invalid_argument', `streamerId must be 1–${FIELD_LIMITS.id} characters`);
+    const previous = this.availableStreamerId;
+    this.availableStreamerId = streamerId;
+    if (this.subscribedTo !== undefined && previous !== undefined && previous !== streamerId) {
+      this.subscribedTo = streamerId;
+      this.connection.send(createStreamerIdChanged(streamerId));
+    }
+    if (this.listRequested) {
+      this.listRequested = false;
+      this.connection.send(createStreamerList([streamerId]));
+    }
+  }
+
+  /** Sends the deferred `config`. Once only: each `config` makes the frontend build a new peer connection. */
+  sendConfig(peerConnectionOptions: PeerConnectionOptions): void {
+    if (this.configSent) throw new SignallingUsageError('wrong_state', 'config was already sent');
+    this.configSent = true;
+    this.connection.send(createConfig(peerConnectionOptions));
+  }
+
+  /** The server's SDP offer (sent without `playerId`, as Wilbur 5.5 forwards it). */
+  sendOffer(sdp: string): void {
+    this.connection.send(createOffer(sdp));
+  }
+
+  sendIceCandidate(candidate: IceCandidateInit): void {
+    this.connection.send(createIceCandidate(candidate));
+  }
+
+  /** Refuses or ends the subscription (e.g. no free slot) with a message the frontend shows. */
+  sendSubscribeFailed(message: string): void {
+    this.subscribedTo = undefined;
+    this.connection.send(createSubscribeFailed(message));
+  }
+
+  /** Sends one of our own messages; its `type` must start with `pixelfleet` (e.g. `pixelfleetQueue`). */
+  sendCustom(message: ServerExtensionMessage): void {
+    if (!isServerExtensionType(message.type)) {
+      throw new SignallingUsageError('invalid_argument', 'an extension message type must start with "pixelfleet"');
+    }
+    this.connection.send(message);
+  }
+
+  /** Closes the socket (default 1000) and reports `closed` at once. Idempotent. */
+  close(code: number = CLOSE_CODES.normal, reason = ''): void {
+    this.connection.close(code, reason);
+  }
+
+  private onMessage(message: PlayerToServerMessage): void {
+    switch (message.type) {
+      case 'listStreamers':
+        // Held until a streamer is available: Epic's frontend waits for the reply rather than polling.
+        if (this.availableStreamerId === undefined) this.listRequested = true;
+        else this.connection.send(createStreamerList([this.availableStreamerId]));
+        return;
+      case 'subscribe':
+        if (message.streamerId !== this.availableStreamerId) {
+          this.connection.send(createSubscribeFailed(UNKNOWN_STREAMER_MESSAGE));
+          return;
+        }
+        this.subscribedTo = message.streamerId;
+        this.emit('subscribe', message.streamerId);
+        return;
+      case 'unsubscribe':
+        if (this.subscribedTo === undefined) return;
+        this.subscribedTo = undefined;
+        this.emit('unsubscribe');
+        return;
+      case 'offer':
+        this.emit('offer', message.sdp);
+        return;
+      case 'answer':
+        this.emit('answer', {
+          sdp: message.sdp,
+          ...(message.minBitrateBps === undefined ? {} : { minBitrateBps: message.minBitrateBps }),
+          ...(message.maxBitrateBps === undefined ? {} : { maxBitrateBps: message.maxBitrateBps }),
+        });
+        return;
+      case 'iceCandidate':
+        this.emit('iceCandidate', message.candidate);
+        return;
+      case 'ping':
+        this.connection.send(createPong(message.time));
+        return;
+      case 'pong':
+      case 'dataChannelRequest':
+      case 'peerDataChannelsReady':
+      case 'layerPreference':
+        // pong: we keep alive with protocol pings. The rest are SFU-only and we never offer with
+        // `sfu: true`; dropped quietly so that a quality-menu click cannot end a stream.
+        return;
+      default: {
+        const unreachable: never = message;
+        return unreachable;
+      }
+    }
+  }
+}

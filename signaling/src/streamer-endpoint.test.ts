@@ -1,0 +1,198 @@
+// StreamerEndpoint over real sockets, the client playing the Unreal app: the Wilbur 5.5 handshake
+// as UE sees it, routing by playerId, hostile frames closing with code and reason, `closed` once.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import { SignallingUsageError } from './errors';
+import { ManualTimers } from './timers';
+import { StreamerEndpoint, type StreamerEndpointOptions } from './streamer-endpoint';
+import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
+import { nextEvent, recordEvents } from './test-support/next-event';
+import { openSocketPair, sendJson, whenClosed, type SocketPair } from './test-support/socket-pair';
+
+let pair: SocketPair<StreamerEndpoint> | undefined;
+
+afterEach(async () => {
+  await pair?.dispose();
+  pair = undefined;
+});
+
+async function connect(options?: StreamerEndpointOptions): Promise<SocketPair<StreamerEndpoint>> {
+  pair = await openSocketPair((server) => new StreamerEndpoint(server, options));
+  return pair;
+}
+
+/** Connects and completes config → identify → endpointId → endpointIdConfirm. */
+async function identified(options?: StreamerEndpointOptions): Promise<SocketPair<StreamerEndpoint>> {
+  const opened = await connect(options);
+  await opened.inbox.next();
+  await opened.inbox.next();
+  const done = nextEvent(opened.endpoint, 'identified');
+  sendJson(opened.client, { type: 'endpointId', id: 'DefaultStreamer' });
+  await done;
+  await opened.inbox.next();
+  return opened;
+}
+
+describe('StreamerEndpoint', () => {
+  it('runs the Wilbur 5.5 session as the Unreal app sees it', async () => {
+    const { endpoint, client, inbox } = await connect();
+
+    expect(await inbox.next()).toStrictEqual({ type: 'config', peerConnectionOptions: {}, protocolVersion: '1.3.0' });
+    expect(await inbox.next()).toStrictEqual({ type: 'identify' });
+
+    const identifiedAs = nextEvent(endpoint, 'identified');
+    sendJson(client, { type: 'endpointId', id: 'DefaultStreamer' });
+    expect(await identifiedAs).toEqual(['DefaultStreamer']);
+    expect(endpoint.streamerId).toBe('DefaultStreamer');
+    expect(await inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'DefaultStreamer' });
+
+    endpoint.connectPlayer('Player0');
+    expect(await inbox.next()).toStrictEqual({ type: 'playerConnected', playerId: 'Player0', dataChannel: true, sfu: false });
+
+    const offered = nextEvent(endpoint, 'offer');
+    sendJson(client, { type: 'offer', playerId: 'Player0', sdp: UE_OFFER_SDP });
+    expect(await offered).toEqual(['Player0', UE_OFFER_SDP]);
+
+    endpoint.sendAnswer('Player0', BROWSER_ANSWER_SDP);
+    expect(await inbox.next()).toStrictEqual({ type: 'answer', sdp: BROWSER_ANSWER_SDP, playerId: 'Player0' });
+
+    const candidate = nextEvent(endpoint, 'iceCandidate');
+    sendJson(client, { type: 'iceCandidate', playerId: 'Player0', candidate: HOST_CANDIDATE });
+    expect(await candidate).toEqual(['Player0', HOST_CANDIDATE]);
+
+    endpoint.sendIceCandidate('Player0', RELAY_CANDIDATE);
+    expect(await inbox.next()).toStrictEqual({ type: 'iceCandidate', candidate: RELAY_CANDIDATE, playerId: 'Player0' });
+
+    sendJson(client, { type: 'ping', time: 1780000000 });
+    expect(await inbox.next()).toStrictEqual({ type: 'pong', time: 1780000000 });
+
+    const dropRequest = nextEvent(endpoint, 'disconnectPlayer');
+    sendJson(client, { type: 'disconnectPlayer', playerId: 'Player0', reason: 'AFK' });
+    expect(await dropRequest).toEqual(['Player0', 'AFK']);
+
+    endpoint.disconnectPlayer('Player0');
+    expect(await inbox.next()).toStrictEqual({ type: 'playerDisconnected', playerId: 'Player0' });
+    expect(endpoint.isOpen).toBe(true);
+  });
+
+  it('puts the configured peerConnectionOptions in config', async () => {
+    const peerConnectionOptions = { iceServers: [{ urls: ['stun:stun.example.com:3478'] }] };
+    const { inbox } = await connect({ peerConnectionOptions });
+    expect(await inbox.next()).toStrictEqual({ type: 'config', peerConnectionOptions, protocolVersion: '1.3.0' });
+  });
+
+  it('confirms a re-identification and reports it again', async () => {
+    const { endpoint, client, inbox } = await identified();
+    const again = nextEvent(endpoint, 'identified');
+    sendJson(client, { type: 'endpointId', id: 'Renamed' });
+    expect(await again).toEqual(['Renamed']);
+    expect(await inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'Renamed' });
+    expect(endpoint.streamerId).toBe('Renamed');
+  });
+
+  it('drops messages for players that are not connected and ignores SFU-only ones', async () => {
+    const { endpoint, client, inbox } = await identified();
+    const offers = recordEvents(endpoint, 'offer');
+    const candidates = recordEvents(endpoint, 'iceCandidate');
+    const drops = recordEvents(endpoint, 'disconnectPlayer');
+    sendJson(client, { type: 'offer', playerId: 'Player9', sdp: UE_OFFER_SDP });
+    sendJson(client, { type: 'iceCandidate', playerId: 'Player9', candidate: HOST_CANDIDATE });
+    sendJson(client, { type: 'disconnectPlayer', playerId: 'Player9' });
+    sendJson(client, { type: 'layerPreference', playerId: 'Player9', spatialLayer: 0, temporalLayer: 0 });
+    sendJson(client, { type: 'pong', time: 1 });
+    sendJson(client, { type: 'ping', time: 2 });
+    // Frames are handled in order, so the pong proves the earlier ones were handled.
+    expect(await inbox.next()).toStrictEqual({ type: 'pong', time: 2 });
+    expect([offers, candidates, drops]).toEqual([[], [], []]);
+    expect(endpoint.isOpen).toBe(true);
+  });
+
+  it('refuses wrong use with typed errors', async () => {
+    const { endpoint, client, inbox } = await connect();
+    await inbox.next();
+    await inbox.next();
+    expect(() => endpoint.connectPlayer('Player0')).toThrow(SignallingUsageError);
+
+    const done = nextEvent(endpoint, 'identified');
+    sendJson(client, { type: 'endpointId', id: 'DefaultStreamer' });
+    await done;
+    expect(() => endpoint.connectPlayer('')).toThrow(expect.objectContaining({ kind: 'invalid_argument' }));
+    endpoint.connectPlayer('Player0');
+    expect(() => endpoint.connectPlayer('Player0')).toThrow(expect.objectContaining({ kind: 'wrong_state' }));
+    expect(() => endpoint.sendAnswer('Player1', BROWSER_ANSWER_SDP)).toThrow(expect.objectContaining({ kind: 'wrong_state' }));
+    expect(() => endpoint.sendIceCandidate('Player1', HOST_CANDIDATE)).toThrow(expect.objectContaining({ kind: 'wrong_state' }));
+    expect(() => endpoint.close(1006, 'x')).toThrow(expect.objectContaining({ kind: 'invalid_argument' }));
+    endpoint.disconnectPlayer('Player1'); // unknown: a no-op
+    expect(endpoint.isOpen).toBe(true);
+  });
+
+  it('reports closed once when the Unreal app closes, and ignores sends afterwards', async () => {
+    const { endpoint, client, server } = await identified();
+    endpoint.connectPlayer('Player0');
+    const closes = recordEvents(endpoint, 'closed');
+    const serverClosed = whenClosed(server);
+    client.close(1001, 'UE exiting');
+    await serverClosed;
+    expect(closes).toEqual([[1001, 'UE exiting']]);
+    expect(endpoint.isOpen).toBe(false);
+
+    endpoint.sendAnswer('Player0', BROWSER_ANSWER_SDP);
+    endpoint.connectPlayer('Player1');
+    endpoint.disconnectPlayer('Player0');
+    endpoint.close();
+    expect(closes).toHaveLength(1);
+  });
+
+  it('closes with our code and reason, once, however often close() is called', async () => {
+    const { endpoint, server, clientClosed } = await identified();
+    const closes = recordEvents(endpoint, 'closed');
+    const serverClosed = whenClosed(server);
+    endpoint.close(4000, 'session ended');
+    expect(closes).toEqual([[4000, 'session ended']]);
+    endpoint.close(1000, 'again');
+    expect(await clientClosed).toEqual({ code: 4000, reason: 'session ended' });
+    await serverClosed;
+    expect(closes).toEqual([[4000, 'session ended']]);
+  });
+
+  it('cuts an over-long close reason to 123 bytes', async () => {
+    const { endpoint, clientClosed } = await identified();
+    endpoint.close(4000, 'é'.repeat(100));
+    expect(await clientClosed).toEqual({ code: 4000, reason: 'é'.repeat(61) });
+  });
+
+  const hostile: [string, (client: WebSocket) => void, number, string][] = [
+    ['a binary frame', (c) => c.send(Buffer.from('{"type":"ping","time":1}')), 1003, 'binary frames are not accepted'],
+    ['malformed JSON', (c) => c.send('{"type":"endpointId",'), 1008, 'malformed JSON'],
+    ['a player message', (c) => c.send('{"type":"subscribe","streamerId":"DefaultStreamer"}'), 1008, 'subscribe is not allowed from a streamer'],
+    ['an offer without playerId', (c) => c.send(JSON.stringify({ type: 'offer', sdp: UE_OFFER_SDP })), 1008, 'invalid offer: playerId is missing'],
+    ['an oversized frame', (c) => c.send(JSON.stringify({ type: 'ping', time: 1, pad: 'x'.repeat(70_000) })), 1009, 'message exceeds 65536 bytes'],
+  ];
+
+  it.each(hostile)('closes on %s with its code and reason', async (_name, send, code, reason) => {
+    const { endpoint, client, server, clientClosed } = await identified();
+    const errors = recordEvents(endpoint, 'protocolError');
+    const closes = recordEvents(endpoint, 'closed');
+    const serverClosed = whenClosed(server);
+    send(client);
+    expect(await clientClosed).toEqual({ code, reason });
+    await serverClosed;
+    expect(errors).toEqual([[reason]]);
+    expect(closes).toEqual([[code, reason]]);
+  });
+
+  it('keeps no keepalive by default, and uses one when asked', async () => {
+    const first = await connect();
+    expect(first.server.listenerCount('pong')).toBe(0);
+    await first.dispose();
+
+    const timers = new ManualTimers();
+    const { endpoint, client, server } = await connect({ keepalive: { timers } });
+    expect(server.listenerCount('pong')).toBe(1);
+    const closed = nextEvent(endpoint, 'closed');
+    client.pause();
+    timers.advance(15_000);
+    timers.advance(10_000);
+    expect(await closed).toEqual([1006, 'keepalive timeout']);
+  });
+});

@@ -1,0 +1,165 @@
+// The server side facing one streamer (an Unreal app) on an accepted socket, acting as Wilbur 5.5
+// (pixel-streaming.md §1.3, §9 "Agent facing UE"): config and identify on open, endpointId
+// confirmed, players announced by the owner, the streamer's offers and candidates surfaced by playerId.
+import { EventEmitter } from 'node:events';
+import type { WebSocket } from 'ws';
+import { CLOSE_CODES } from './close-codes';
+import { SignallingUsageError } from './errors';
+import {
+  createAnswer,
+  createConfig,
+  createEndpointIdConfirm,
+  createIceCandidate,
+  createIdentify,
+  createPlayerConnected,
+  createPlayerDisconnected,
+  createPong,
+  type IceCandidateInit,
+  type PeerConnectionOptions,
+  type StreamerToServerMessage,
+} from './messages';
+import { FIELD_LIMITS, isValidId } from './schemas';
+import { SignallingSocket, type EndpointKeepaliveOptions } from './signalling-socket';
+
+export interface StreamerEndpointOptions {
+  /** Sent in `config` (default `{}`: no ICE servers are needed on loopback). */
+  readonly peerConnectionOptions?: PeerConnectionOptions;
+  /** Largest accepted frame in bytes (default 64 KiB). */
+  readonly maxMessageBytes?: number;
+  /**
+   * Protocol-level keepalive, off by default here: on loopback a dead Unreal app closes its socket,
+   * and a long hitch (shader compile, level load) must not end a session. Pass `{}` for defaults.
+   */
+  readonly keepalive?: EndpointKeepaliveOptions | false;
+}
+
+export type StreamerEndpointEvents = {
+  /** The streamer sent `endpointId` and was confirmed; fires again if it re-identifies. */
+  identified: [streamerId: string];
+  /** The streamer's SDP offer for a connected player. */
+  offer: [playerId: string, sdp: string];
+  /** The streamer's answer to a player's offer (the pre-5.5 browser-offers flow). */
+  answer: [playerId: string, sdp: string];
+  iceCandidate: [playerId: string, candidate: IceCandidateInit];
+  /** The streamer asks the server to drop a player (e.g. its own AFK or player limits). */
+  disconnectPlayer: [playerId: string, reason: string | undefined];
+  /** A frame was rejected; `closed` follows. */
+  protocolError: [reason: string];
+  /** Exactly once, however the socket ends. */
+  closed: [code: number, reason: string];
+};
+
+/**
+ * Messages from the streamer for players not connected (raced with a disconnect) are dropped,
+ * as Wilbur drops what it cannot route. Every send is a no-op once closed.
+ */
+export class StreamerEndpoint extends EventEmitter<StreamerEndpointEvents> {
+  private readonly connection: SignallingSocket<'streamer'>;
+  private readonly players = new Set<string>();
+  private currentStreamerId: string | undefined;
+
+  constructor(socket: WebSocket, options: StreamerEndpointOptions = {}) {
+    super();
+    this.connection = new SignallingSocket(
+      socket,
+      'streamer',
+      {
+        message: (message) => this.onMessage(message),
+        protocolError: (reason) => this.emit('protocolError', reason),
+        closed: (code, reason) => {
+          this.players.clear();
+          this.emit('closed', code, reason);
+        },
+      },
+      {
+        greeting: [createConfig(options.peerConnectionOptions ?? {}), createIdentify()],
+        maxMessageBytes: options.maxMessageBytes,
+        keepalive: options.keepalive ?? false,
+      },
+    );
+  }
+
+  /** The committed streamer ID, once the streamer has identified. */
+  get streamerId(): string | undefined {
+    return this.currentStreamerId;
+  }
+
+  get isOpen(): boolean {
+    return this.connection.isOpen;
+  }
+
+  /** Sends `playerConnected{playerId, dataChannel:true, sfu:false}`; the streamer answers with an offer. */
+  connectPlayer(playerId: string): void {
+    if (!this.connection.isOpen) return;
+    assertPlayerId(playerId);
+    if (this.currentStreamerId === undefined) throw new SignallingUsageError('wrong_state', 'the streamer has not identified yet');
+    if (this.players.has(playerId)) throw new SignallingUsageError('wrong_state', `player ${playerId} is already connected`);
+    this.players.add(playerId);
+    this.connection.send(createPlayerConnected(playerId));
+  }
+
+  sendAnswer(playerId: string, sdp: string): void {
+    if (!this.connection.isOpen) return;
+    this.assertConnected(playerId);
+    this.connection.send(createAnswer(sdp, { playerId }));
+  }
+
+  sendIceCandidate(playerId: string, candidate: IceCandidateInit): void {
+    if (!this.connection.isOpen) return;
+    this.assertConnected(playerId);
+    this.connection.send(createIceCandidate(candidate, playerId));
+  }
+
+  /** Sends `playerDisconnected`; the streamer closes that peer connection. A no-op for an unknown player. */
+  disconnectPlayer(playerId: string): void {
+    if (!this.players.delete(playerId)) return;
+    this.connection.send(createPlayerDisconnected(playerId));
+  }
+
+  /** Closes the socket (default 1000) and reports `closed` at once. Idempotent. */
+  close(code: number = CLOSE_CODES.normal, reason = ''): void {
+    this.connection.close(code, reason);
+  }
+
+  private onMessage(message: StreamerToServerMessage): void {
+    switch (message.type) {
+      case 'endpointId':
+        // One streamer per endpoint: nothing to de-duplicate against, so the ID is committed as asked.
+        this.currentStreamerId = message.id;
+        this.connection.send(createEndpointIdConfirm(message.id));
+        this.emit('identified', message.id);
+        return;
+      case 'offer':
+        if (this.players.has(message.playerId)) this.emit('offer', message.playerId, message.sdp);
+        return;
+      case 'answer':
+        if (this.players.has(message.playerId)) this.emit('answer', message.playerId, message.sdp);
+        return;
+      case 'iceCandidate':
+        if (this.players.has(message.playerId)) this.emit('iceCandidate', message.playerId, message.candidate);
+        return;
+      case 'disconnectPlayer':
+        if (this.players.has(message.playerId)) this.emit('disconnectPlayer', message.playerId, message.reason);
+        return;
+      case 'ping':
+        this.connection.send(createPong(message.time));
+        return;
+      case 'pong':
+      case 'layerPreference':
+        // pong: we keep alive with protocol pings. layerPreference: SFU-only; we never present as one.
+        return;
+      default: {
+        const unreachable: never = message;
+        return unreachable;
+      }
+    }
+  }
+
+  private assertConnected(playerId: string): void {
+    if (!this.players.has(playerId)) throw new SignallingUsageError('wrong_state', `player ${playerId} is not connected`);
+  }
+}
+
+function assertPlayerId(playerId: string): void {
+  if (!isValidId(playerId)) throw new SignallingUsageError('invalid_argument', `playerId must be 1–${FIELD_LIMITS.id} characters`);
+}

@@ -1,0 +1,177 @@
+// The viewer's signalling path through the control plane with real parts: a WebSocket client
+// speaking Epic's player dialect, the real gateway and scheduler, a real agent whose relay is
+// scripted. Queue positions, the relayed offer/answer/ICE, promotion, and every refusal code.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Agent } from '@pixelfleet/agent';
+import { startTestControlPlane } from '../support/control-plane';
+import { linkReaches, startTestAgent } from '../support/agent';
+import { ScriptedSessions } from '../support/scripted-sessions';
+import { FakePlayer } from '../support/fake-player';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(options: { liveBuild?: boolean; worker?: boolean } = {}) {
+  const t = await startTestControlPlane();
+  cleanups.push(() => t.destroy());
+  const owner = t.cp.accounts.createUser(`v${Date.now()}@example.com`);
+  const projectId = t.cp.accounts.createProject(owner.userId, 'Gateway', 'europe').projectId;
+  if (options.liveBuild !== false) {
+    t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
+    t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
+  }
+  const script = new ScriptedSessions();
+  let agent: Agent | undefined;
+  if (options.worker !== false) {
+    agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal })).agent;
+    script.agent = agent;
+    cleanups.push(() => agent!.close());
+    await linkReaches(agent, 'connected');
+  }
+  const wsUrl = `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
+  const connect = async () => {
+    const p = await FakePlayer.connect(wsUrl);
+    cleanups.push(() => p.socket.terminate());
+    return p;
+  };
+  return { t, projectId, script, connect, agentSignals: (type: string) => script.signals.filter((s) => (JSON.parse(s.json) as { type: string }).type === type) };
+}
+
+describe('signalling through the gateway', () => {
+  it('walks a viewer from the line to a relayed WebRTC negotiation and Running', async () => {
+    const { t, script, connect, agentSignals } = await setup();
+    const player = await connect();
+    player.send({ type: 'listStreamers' }); // Epic's frontend asks on open
+
+    const session = await player.next('pixelfleetSession');
+    const sessionId = session.sessionId as string;
+    expect(sessionId).toMatch(/^session_\d+_\d+$/);
+    expect(session.viewerToken).toMatch(/^pfv_/);
+    expect(session.telemetryUrl).toBe(`${t.started.publicUrls.platform}/api/v1/telemetry`);
+    expect(await player.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+    expect(await player.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    await expect.poll(() => script.started).toEqual([sessionId]);
+    expect(player.received.map((m) => m.type)).not.toContain('config'); // config waits for the worker's ICE servers
+
+    const iceServers = [{ urls: ['stun:stun.example.com:3478'] }];
+    script.signal(sessionId, { type: 'config', peerConnectionOptions: { iceServers } });
+    expect(await player.next('config')).toEqual({ type: 'config', peerConnectionOptions: { iceServers }, protocolVersion: '1.3.0' });
+
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_abc' });
+    expect(await player.next('streamerList')).toEqual({ type: 'streamerList', ids: ['streamer_abc'] });
+    player.send({ type: 'subscribe', streamerId: 'streamer_abc' });
+    await expect.poll(() => agentSignals('subscribe').length).toBe(1);
+    expect(JSON.parse(agentSignals('subscribe')[0]!.json)).toEqual({ type: 'subscribe', streamerId: 'streamer_abc' });
+
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\n' });
+    expect(await player.next('offer')).toEqual({ type: 'offer', sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\n' });
+    const candidate = { candidate: 'candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host', sdpMid: '0', sdpMLineIndex: 0 };
+    script.signal(sessionId, { type: 'iceCandidate', candidate });
+    expect(await player.next('iceCandidate')).toEqual({ type: 'iceCandidate', candidate });
+
+    player.send({ type: 'answer', sdp: 'v=0\r\nanswer\r\n', minBitrateBps: 0, maxBitrateBps: 0 });
+    player.send({ type: 'iceCandidate', candidate: { candidate: 'candidate:2 1 udp 1 127.0.0.1 50001 typ host', sdpMid: '0', sdpMLineIndex: 0 } });
+    await expect.poll(() => agentSignals('iceCandidate').length).toBe(1);
+    expect(JSON.parse(agentSignals('answer')[0]!.json)).toEqual({ type: 'answer', sdp: 'v=0\r\nanswer\r\n', minBitrateBps: 0, maxBitrateBps: 0 });
+    expect(agentSignals('answer')[0]!.sessionId).toBe(sessionId);
+
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => t.cp.sessions.get(sessionId).status).toBe('Running');
+    player.send({ type: 'ping', time: 42 });
+    expect(await player.next('pong')).toEqual({ type: 'pong', time: 42 });
+
+    player.close();
+    await expect.poll(() => t.cp.sessions.get(sessionId).status).toBe('Terminated');
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
+    expect(script.stopped).toEqual([sessionId]);
+  });
+
+  it('a second viewer waits with its position and is promoted when the first leaves', async () => {
+    const { script, connect } = await setup();
+    const first = await connect();
+    const firstId = (await first.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([firstId]);
+    const second = await connect();
+    const secondId = (await second.next('pixelfleetSession')).sessionId as string;
+    expect(await second.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+    const third = await connect();
+    await third.next('pixelfleetSession');
+    expect(await third.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 2, queueLength: 2 });
+
+    second.close(); // the one in front of the third leaves
+    expect(await third.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+
+    first.close();
+    expect(await third.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    expect(script.started).not.toContain(secondId);
+  });
+
+  it('the viewer is told why its session ended: app crash → 4006', async () => {
+    const { script, connect } = await setup();
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([sessionId]);
+    script.crash(sessionId);
+    expect(await player.closed).toEqual({ code: 4006, reason: 'app closed or crashed' });
+  });
+
+  it('drops relay messages a viewer must not receive', async () => {
+    const { t, script, connect } = await setup();
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([sessionId]);
+    script.signal(sessionId, { type: 'playerConnected', playerId: 'x' });
+    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
+    await player.next('config');
+    expect(player.received.map((m) => m.type)).not.toContain('playerConnected');
+    expect(t.logs.text()).toContain('agent sent a signal a viewer may not receive');
+  });
+});
+
+describe('refusals', () => {
+  it('unknown project → 4000, disabled → 4000, no live build → 4002, no worker → 4001', async () => {
+    const a = await setup();
+    const unknown = await FakePlayer.connect(`${a.t.started.publicUrls.share.replace(/^http/, 'ws')}/prj_nope/signalling`);
+    expect(await unknown.closed).toEqual({ code: 4000, reason: 'project not found' });
+    a.t.cp.db.prepare('UPDATE projects SET enabled = 0 WHERE id = ?').run(a.projectId);
+    expect(await (await a.connect()).closed).toEqual({ code: 4000, reason: 'project disabled' });
+
+    const b = await setup({ liveBuild: false });
+    expect(await (await b.connect()).closed).toEqual({ code: 4002, reason: 'app not found: the project has no live build' });
+
+    const c = await setup({ worker: false });
+    expect(await (await c.connect()).closed).toEqual({ code: 4001, reason: 'no streaming server available in this region' });
+  });
+
+  it('a hostile frame closes that viewer with a reason and ends its session', async () => {
+    const { t, connect } = await setup();
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    player.send({ type: 'endpointId', id: 'I am a streamer' });
+    const closed = await player.closed;
+    expect(closed.code).toBe(1008);
+    expect(closed.reason).toContain('endpointId');
+    await expect.poll(() => t.cp.sessions.get(sessionId).status).not.toBe('Enqueued');
+  });
+});
+
+describe('the share page', () => {
+  it('serves the viewer page with a CSP, its assets, and 404 for an unknown project', async () => {
+    const { t, projectId } = await setup({ worker: false });
+    const page = await fetch(`${t.started.publicUrls.share}/${projectId}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await page.text();
+    expect(html).toContain('/share/assets/player.js');
+    expect(html).toContain(projectId);
+    const js = await fetch(`${t.started.httpOrigin}/share/assets/player.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toContain('javascript');
+    expect((await js.text()).length).toBeGreaterThan(10_000);
+    const css = await fetch(`${t.started.httpOrigin}/share/assets/player.css`);
+    expect(css.headers.get('content-type')).toContain('text/css');
+    expect((await fetch(`${t.started.publicUrls.share}/prj_unknown`)).status).toBe(404);
+  });
+});

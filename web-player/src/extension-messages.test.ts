@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { ExtensionMessageError, parseExtensionMessage } from './extension-messages';
+
+describe('parseExtensionMessage', () => {
+  it('reads a session message', () => {
+    expect(
+      parseExtensionMessage({ type: 'pixelfleetSession', sessionId: 'session_1_2', viewerToken: 'tok', telemetryUrl: '/api/t', playerId: 'x' }),
+    ).toEqual({ type: 'pixelfleetSession', sessionId: 'session_1_2', viewerToken: 'tok', telemetryUrl: '/api/t' });
+  });
+
+  it('reads queue positions and never reports a queue shorter than the position', () => {
+    expect(parseExtensionMessage({ type: 'pixelfleetQueue', position: 3, queueLength: 7 })).toEqual({ type: 'pixelfleetQueue', position: 3, queueLength: 7 });
+    expect(parseExtensionMessage({ type: 'pixelfleetQueue', position: 3, queueLength: 0 })).toEqual({ type: 'pixelfleetQueue', position: 3, queueLength: 3 });
+  });
+
+  it('reads the starting status', () => {
+    expect(parseExtensionMessage({ type: 'pixelfleetStatus', status: 'starting' })).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+  });
+
+  it.each([
+    ['not an object', 'pixelfleetQueue'],
+    ['an array', []],
+    ['an unknown type', { type: 'pixelfleetNope' }],
+    ['an empty session id', { type: 'pixelfleetSession', sessionId: '', viewerToken: 't', telemetryUrl: '/t' }],
+    ['a missing token', { type: 'pixelfleetSession', sessionId: 's', telemetryUrl: '/t' }],
+    ['position 0', { type: 'pixelfleetQueue', position: 0, queueLength: 1 }],
+    ['a fractional position', { type: 'pixelfleetQueue', position: 1.5, queueLength: 2 }],
+    ['a string position', { type: 'pixelfleetQueue', position: '2', queueLength: 2 }],
+    ['an unknown status', { type: 'pixelfleetStatus', status: 'running' }],
+    ['an inherited field', Object.assign(Object.create({ status: 'starting' }) as object, { type: 'pixelfleetStatus' })],
+  ])('rejects %s', (_what, value) => {
+    expect(() => parseExtensionMessage(value)).toThrow(ExtensionMessageError);
+  });
+});

@@ -1,0 +1,211 @@
+// The viewer page in a real Chromium (Debian's, never a downloaded one), against a stub signalling
+// server: queue positions, the close sentence, the iframe API and telemetry delivery.
+
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { bundlePlayer } from '../bundle';
+import { CLOSE_CODE_SENTENCES } from '../close-codes';
+import type { PlayerToHostMessage } from '../embed-messages';
+import { playerContentSecurityPolicy, renderPlayerPage } from '../page';
+import type { TelemetryEventRow, TelemetryRequestBody } from '../telemetry/rows';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--autoplay-policy=no-user-gesture-required',
+  '--allow-loopback-in-peer-connection',
+  '--disable-features=WebRtcHideLocalIpsWithMdns',
+];
+const PROJECT = 'proj-1';
+const WAIT_MS = 10_000;
+
+interface TelemetryPost {
+  readonly token: string | undefined;
+  readonly body: TelemetryRequestBody;
+}
+
+/** Signalling sockets as the page opens them, with the messages each has sent. */
+class SignallingStub {
+  readonly wss = new WebSocketServer({ noServer: true });
+  readonly received = new Map<WebSocket, unknown[]>();
+  private waiters: ((socket: WebSocket) => void)[] = [];
+  private arrived: WebSocket[] = [];
+
+  constructor() {
+    this.wss.on('connection', (socket) => {
+      const messages: unknown[] = [];
+      this.received.set(socket, messages);
+      socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString('utf8'))));
+      const waiter = this.waiters.shift();
+      if (waiter === undefined) this.arrived.push(socket);
+      else waiter(socket);
+    });
+  }
+
+  next(): Promise<WebSocket> {
+    const socket = this.arrived.shift();
+    if (socket !== undefined) return Promise.resolve(socket);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+function send(socket: WebSocket, message: object): void {
+  socket.send(JSON.stringify(message));
+}
+
+function hostPage(playerUrl: string): string {
+  return `<!doctype html><html><body>
+<script>window.received = []; addEventListener('message', (e) => { if (e.data && e.data.source === 'pixelfleet') received.push(e.data); });</script>
+<iframe src="${playerUrl}" width="640" height="360" allow="fullscreen; autoplay"></iframe>
+</body></html>`;
+}
+
+describe('viewer page in Chromium', () => {
+  let server: Server;
+  let signalling: SignallingStub;
+  let context: BrowserContext;
+  let userDataDir: string;
+  let port: number;
+  const telemetry: TelemetryPost[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (this test never downloads a browser)`);
+    }
+    const bundle = await bundlePlayer();
+    signalling = new SignallingStub();
+    server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      const path = new URL(request.url ?? '/', 'http://stub').pathname;
+      const reply = (status: number, type: string, body: string, headers: Record<string, string> = {}): void => {
+        response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers }).end(body);
+      };
+      if (request.method === 'GET' && path === `/share/${PROJECT}`) {
+        reply(200, 'text/html; charset=utf-8', renderPlayerPage({ projectId: PROJECT, assetBase: '/share/assets', title: 'Stub' }), {
+          'content-security-policy': playerContentSecurityPolicy(),
+        });
+      } else if (request.method === 'GET' && path === '/share/assets/player.js') {
+        reply(200, 'text/javascript; charset=utf-8', bundle.js);
+      } else if (request.method === 'GET' && path === '/share/assets/player.css') {
+        reply(200, 'text/css; charset=utf-8', bundle.css);
+      } else if (request.method === 'GET' && path === '/host') {
+        reply(200, 'text/html; charset=utf-8', hostPage(`http://127.0.0.1:${port}/share/${PROJECT}`));
+      } else if (request.method === 'POST' && path === '/api/telemetry') {
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
+        request.on('end', () => {
+          const token = request.headers['x-viewer-token'];
+          telemetry.push({ token: typeof token === 'string' ? token : undefined, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as TelemetryRequestBody });
+          response.writeHead(204).end();
+        });
+      } else {
+        reply(404, 'text/plain', 'not found');
+      }
+    });
+    server.on('upgrade', (request, socket, head) => {
+      if (request.url !== `/share/${PROJECT}/signalling`) {
+        socket.destroy();
+        return;
+      }
+      signalling.wss.handleUpgrade(request, socket, head, (ws) => signalling.wss.emit('connection', ws, request));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    userDataDir = mkdtempSync(join(tmpdir(), 'pixelfleet-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    await context.addInitScript(() => {
+      const store = window as unknown as { cspViolations: string[] };
+      store.cspViolations = [];
+      document.addEventListener('securitypolicyviolation', (event) => store.cspViolations.push(`${event.violatedDirective} ${event.blockedURI}`));
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    for (const client of signalling?.wss.clients ?? []) client.terminate();
+    signalling?.wss.close();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  async function telemetryFor(sessionId: string): Promise<TelemetryPost> {
+    await expect.poll(() => telemetry.some((post) => post.body.sessionId === sessionId), { timeout: WAIT_MS }).toBe(true);
+    return telemetry.find((post) => post.body.sessionId === sessionId) as TelemetryPost;
+  }
+
+  /** Drive one queued session that ends with 4001, checking the screen at each step. */
+  async function queueThenNoServer(frame: Pick<Page, 'getByText'>, sessionId: string): Promise<WebSocket> {
+    const socket = await signalling.next();
+    send(socket, { type: 'pixelfleetSession', sessionId, viewerToken: `token-${sessionId}`, telemetryUrl: '/api/telemetry' });
+    send(socket, { type: 'pixelfleetQueue', position: 2, queueLength: 3 });
+    await frame.getByText('You are number 2 in line').waitFor({ timeout: WAIT_MS });
+    send(socket, { type: 'pixelfleetQueue', position: 'first', queueLength: 3 }); // malformed: ignored
+    send(socket, { type: 'pixelfleetQueue', position: 1, queueLength: 2 });
+    await frame.getByText('You are number 1 in line').waitFor({ timeout: WAIT_MS });
+    socket.close(4001, 'no worker in region eu-west');
+    await frame.getByText(CLOSE_CODE_SENTENCES[4001] ?? '').waitFor({ timeout: WAIT_MS });
+    return socket;
+  }
+
+  it('shows the queue position live, then the 4001 sentence, and reports telemetry with the viewer token', async () => {
+    const page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${port}/share/${PROJECT}`);
+    const socket = await queueThenNoServer(page, 'session_1_1');
+
+    expect(signalling.received.get(socket)).toContainEqual({ type: 'listStreamers' });
+    const post = await telemetryFor('session_1_1');
+    expect(post.token).toBe('token-session_1_1');
+    expect(post.body.viewerToken).toBe('token-session_1_1');
+    const row = post.body.rows.find((candidate): candidate is TelemetryEventRow => 'event' in candidate && candidate.event === 'disconnected');
+    expect(row).toMatchObject({
+      sessionId: 'session_1_1',
+      logType: 'Webrtc',
+      code: 4001,
+      reasonName: 'noServerAvailable',
+      os: 'Linux',
+      deviceType: 'desktop',
+      embedded: false,
+      domainUrl: `http://127.0.0.1:${port}/share/${PROJECT}`,
+    });
+    expect(row?.browser).toMatch(/^Chrome \d+$/);
+    expect(new Date(row?.timestamp ?? '').toISOString()).toBe(row?.timestamp);
+    expect(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)).toEqual([]);
+    await page.close();
+  });
+
+  it('tells the embedding page queue-2, queue-1, disconnected through postMessage', async () => {
+    const page = await context.newPage();
+    await page.goto(`http://localhost:${port}/host`); // another origin than the player's 127.0.0.1
+    const frame = page.frameLocator('iframe');
+    await queueThenNoServer(frame, 'session_2_2');
+
+    const received = (): Promise<PlayerToHostMessage[]> => page.evaluate(() => (window as unknown as { received: PlayerToHostMessage[] }).received);
+    await expect.poll(async () => (await received()).length, { timeout: WAIT_MS }).toBe(3);
+    expect(await received()).toEqual([
+      { source: 'pixelfleet', type: 'state', state: 'queue-2' },
+      { source: 'pixelfleet', type: 'state', state: 'queue-1' },
+      {
+        source: 'pixelfleet',
+        type: 'state',
+        state: 'disconnected',
+        code: 4001,
+        reason: 'no worker in region eu-west',
+        message: CLOSE_CODE_SENTENCES[4001],
+      },
+    ]);
+    const post = await telemetryFor('session_2_2');
+    expect(post.body.rows[0]).toMatchObject({ embedded: true, domainUrl: `http://localhost:${port}` });
+    await page.close();
+  });
+});
