@@ -8,22 +8,23 @@ import { CredentialStore, type WorkerCredentials } from './credentials';
 import { CommandJournal } from './commands/journal';
 import { CommandExecutor } from './commands/executor';
 import type { CommandHandlers } from './commands/command';
-import { unsupportedHandlers } from './commands/unsupported-handlers';
+import { SessionManager } from './sessions/session-manager';
+import { appEnvironment } from './launcher/launcher';
+import { uploadSessionLog } from './link/log-upload';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './lib/backoff';
 import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
 import type { SignalEnvelope } from './sessions/session-events';
+import type { AgentInventory } from './agent-inventory';
 import agentPackage from '../package.json' with { type: 'json' };
 
 export const AGENT_VERSION: string = agentPackage.version;
 
-/** What the agent reports in each Hello about the sessions and builds it holds. */
-export interface AgentInventory {
-  runningSessions(): { sessionId: string; projectId: string; startedAtMs: number }[];
-  cachedBuilds(): { uploadId: string; sha256: string; ready: boolean }[];
-}
 
 export interface AgentDeps {
   logger?: Logger;
+  /** The agent's own environment; apps get it without PIXELFLEET_* variables (default: none). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Replaces the session manager's handlers (tests that script sessions). */
   handlers?: CommandHandlers;
   /** Viewer signalling for this worker's sessions (the relay wiring). */
   onSignal?: (signal: SignalEnvelope) => void;
@@ -48,18 +49,40 @@ export interface Agent {
 export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const log = deps.logger ?? pino({ level: config.logLevel, redact: { paths: ['workerToken', 'joinToken', '*.workerToken', '*.joinToken'], censor: '[Redacted]' } });
   const backoff = deps.backoff ?? DEFAULT_BACKOFF;
-  const inventory: AgentInventory = deps.inventory ?? { runningSessions: () => [], cachedBuilds: () => [] };
   const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane);
   const store = new CredentialStore(config.dataDir);
   const journal = new CommandJournal(config.dataDir);
-  const handlers =
-    deps.handlers ?? unsupportedHandlers((sessionId) => inventory.runningSessions().some((s) => s.sessionId === sessionId));
-
+  // The link is created in start(); session reports and signals go to whatever link is current.
+  let linkRef: ControlLink | undefined;
   let credentials: WorkerCredentials | undefined;
+  const sessions = new SessionManager({
+    slots: config.slots,
+    dataDir: config.dataDir,
+    launcherCommand: config.launcher.command,
+    appEnv: appEnvironment(deps.env ?? {}),
+    ice: {
+      iceServers: config.ice.iceServers.map((s) => ({ ...s, urls: typeof s.urls === 'string' ? s.urls : [...s.urls] })),
+      hostAddresses: [...config.ice.hostAddresses],
+      ...(config.ice.portRange ? { portRange: { ...config.ice.portRange } } : {}),
+      ...(config.publicIp ? { publicIp: config.publicIp } : {}),
+    },
+    report: (event) => void linkRef?.sendSessionEvent(event),
+    signal: (signal) => void linkRef?.sendSignal(signal),
+    uploadLogs: async (sessionId, paths) => {
+      if (!credentials) return;
+      for (const path of paths) {
+        const stored = await uploadSessionLog(client, credentials.workerToken, sessionId, path);
+        if (stored) log.info({ sessionId, logFileId: stored.logFileId, gzSize: stored.gzSize }, 'session log uploaded');
+      }
+    },
+    log: log.child({ component: 'sessions' }),
+  });
+  const inventory: AgentInventory = deps.inventory ?? sessions;
+  const handlers = deps.handlers ?? sessions.handlers;
+  const onSignal = deps.onSignal ?? ((signal: SignalEnvelope) => sessions.onSignal(signal));
+
   let closed = false;
   let draining = false;
-  // The link and executor need each other: the executor acks through the link.
-  let linkRef: ControlLink | undefined;
   const executor = new CommandExecutor(journal, handlers, (ack) => linkRef?.sendAck(ack), Date.now, log.child({ component: 'commands' }));
   let link: ControlLink | undefined;
 
@@ -120,7 +143,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         onDrainChanged: (d) => {
           draining = d;
         },
-        ...(deps.onSignal ? { onSignal: deps.onSignal } : {}),
+        onSignal,
         backoff,
         log: log.child({ component: 'control-link', workerId: creds.workerId }),
       });
@@ -130,6 +153,8 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
 
     async close() {
       closed = true;
+      // Apps first (their logs upload while the link is still up), then the link.
+      await sessions.close();
       await link?.close();
       client.close();
     },

@@ -1,5 +1,6 @@
 // The one door of @pixelfleet/agent.
-export { buildAgent, AGENT_VERSION, type Agent, type AgentDeps, type AgentInventory } from './agent';
+export { buildAgent, AGENT_VERSION, type Agent, type AgentDeps } from './agent';
+export type { AgentInventory } from './agent-inventory';
 export { loadAgentConfig, AgentConfigError, type AgentConfig } from './config';
 export { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './lib/backoff';
 export { CommandFailure, type CommandHandlers, type AgentCommand, type CommandAck, type DeliveredCommand } from './commands/command';

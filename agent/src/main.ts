@@ -36,7 +36,7 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const agent = buildAgent(config);
+  const agent = buildAgent(config, { env: process.env });
   try {
     await agent.start();
   } catch (err) {

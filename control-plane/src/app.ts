@@ -22,6 +22,7 @@ import { AccountService } from './accounts/account-service';
 import { WorkerRegistry } from './workers/registry';
 import { SessionService } from './sessions/session-service';
 import { Scheduler } from './sessions/scheduler';
+import { registerLocalBuild } from './builds/local-build';
 import { LogUploads } from './sessions/log-uploads';
 import { createAgentService } from './grpc/agent-service';
 import { createAdminService } from './grpc/admin-service';
@@ -58,6 +59,8 @@ export interface ControlPlane {
   readonly sessions: SessionService;
   readonly scheduler: Scheduler;
   readonly events: EventLog;
+  /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
+  registerLocalBuild(projectId: string): string;
   start(): Promise<StartedControlPlane>;
   /** Shuts down in order; idempotent. */
   close(): Promise<void>;
@@ -132,6 +135,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     sessions,
     scheduler,
     events,
+    registerLocalBuild: (projectId) => registerLocalBuild({ builds, projects, events, clock, ids }, projectId),
 
     async start() {
       sessions.endOrphansAtStart();

@@ -1,11 +1,12 @@
-// `npm start`: the local demo. Starts the control plane and one local agent as real processes
-// (the same commands an operator runs), creates a demo account and project, and prints how to
-// use them. State lives in .data/demo and survives restarts; Ctrl-C stops everything.
+// `npm start`: the local demo. Runs the control plane, starts one local agent as a real process
+// whose "Unreal app" is the mock app (test/mock-unreal), creates a demo account, project, API key
+// and live build, and prints the share URL. State lives in .data/demo and survives restarts;
+// Ctrl-C stops everything (a second Ctrl-C forces).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { runAdminCli } from '@pixelfleet/control-plane';
+import { buildControlPlane, loadControlPlaneConfig, type ControlPlane } from '@pixelfleet/control-plane';
 
 const root = resolve(import.meta.dirname, '../..');
 const dataDir = join(root, '.data', 'demo');
@@ -29,32 +30,40 @@ function loadOrCreate<T>(path: string, create: () => T): T {
   return value;
 }
 
-const children: ChildProcess[] = [];
+let agent: ChildProcess | undefined;
+let cp: ControlPlane | undefined;
 
-function startProcess(name: string, bin: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<string> {
-  const child = spawn(process.execPath, [join(root, bin), ...args], { env: { ...process.env, ...env }, cwd: root });
-  children.push(child);
+function startAgent(grpcAddress: string, joinToken: string): Promise<void> {
+  const child = spawn(process.execPath, [join(root, 'agent/bin/pixelfleet-agent.mjs'), 'run'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PIXELFLEET_AGENT_CONTROL_PLANE: grpcAddress,
+      PIXELFLEET_AGENT_JOIN_TOKEN: joinToken,
+      PIXELFLEET_AGENT_REGION: 'europe',
+      PIXELFLEET_AGENT_HOSTNAME: 'demo-worker',
+      PIXELFLEET_AGENT_DATA_DIR: join(dataDir, 'agent'),
+      PIXELFLEET_AGENT_LAUNCHER__COMMAND: JSON.stringify([process.execPath, join(root, 'test/mock-unreal/bin/mock-unreal.mjs')]),
+      PIXELFLEET_AGENT_ICE__HOST_ADDRESSES: JSON.stringify(['127.0.0.1']),
+      PIXELFLEET_AGENT_LOG_LEVEL: 'warn',
+    },
+  });
+  agent = child;
   return new Promise((resolveReady, reject) => {
     let seen = '';
     const onData = (d: Buffer) => {
-      const text = d.toString();
-      seen += text;
-      for (const line of text.split('\n').filter(Boolean)) process.stdout.write(`[${name}] ${line}\n`);
-      const m = ready.exec(seen);
-      if (m) resolveReady(m[1] ?? m[0]);
+      seen += d.toString();
+      if (seen.includes('"level":50') || seen.includes('"level":60')) process.stderr.write(`[agent] ${d.toString()}`);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`${name} exited with code ${code}`)));
+    child.on('exit', (code) => reject(new Error(`the agent exited with code ${code}:\n${seen}`)));
+    cp?.registry.subscribe({
+      linkChanged: (workerId, link) => {
+        if (link === 'connected' && cp?.registry.get(workerId).hostname === 'demo-worker') resolveReady();
+      },
+    });
   });
-}
-
-async function admin(args: string[], env: Record<string, string>): Promise<Record<string, string>> {
-  let out = '';
-  let err = '';
-  const code = await runAdminCli([...args, '--json'], { env, stdout: (s) => (out += s), stderr: (s) => (err += s) });
-  if (code !== 0) throw new Error(`pixelfleet admin ${args.join(' ')} failed: ${err}`);
-  return JSON.parse(out) as Record<string, string>;
 }
 
 async function main(): Promise<void> {
@@ -63,66 +72,54 @@ async function main(): Promise<void> {
     adminToken: `demo-admin-${randomBytes(16).toString('hex')}`,
     joinToken: `demo-join-${randomBytes(16).toString('hex')}`,
   }));
-  const httpPort = process.env.PIXELFLEET_DEMO_HTTP_PORT ?? '8080';
-  const grpcPort = process.env.PIXELFLEET_DEMO_GRPC_PORT ?? '50051';
-
-  const grpcAddress = await startProcess(
-    'control-plane',
-    'control-plane/bin/pixelfleet.mjs',
-    ['serve'],
-    {
-      PIXELFLEET_HTTP__PORT: httpPort,
-      PIXELFLEET_GRPC__PORT: grpcPort,
-      PIXELFLEET_DATA_DIR: join(dataDir, 'control-plane'),
-      PIXELFLEET_ADMIN_TOKEN: secrets.adminToken,
-      PIXELFLEET_AGENT_JOIN_TOKEN: secrets.joinToken,
-      PIXELFLEET_NETWORK__ALLOW_PRIVATE_URLS: 'true',
+  const config = loadControlPlaneConfig({
+    env: process.env,
+    overrides: {
+      dataDir: join(dataDir, 'control-plane'),
+      adminToken: secrets.adminToken,
+      agentJoinToken: secrets.joinToken,
+      // The demo's "build" is a local stand-in and everything runs on this machine.
+      network: { allowPrivateUrls: true },
+      logLevel: process.env.PIXELFLEET_LOG_LEVEL ?? 'warn',
     },
-    /gRPC +(\S+)/,
-  );
-  await startProcess(
-    'agent',
-    'agent/bin/pixelfleet-agent.mjs',
-    ['run'],
-    {
-      PIXELFLEET_AGENT_CONTROL_PLANE: grpcAddress,
-      PIXELFLEET_AGENT_JOIN_TOKEN: secrets.joinToken,
-      PIXELFLEET_AGENT_REGION: 'europe',
-      PIXELFLEET_AGENT_DATA_DIR: join(dataDir, 'agent'),
-    },
-    /connected to the control plane/,
-  );
+  });
+  cp = buildControlPlane(config);
+  const started = await cp.start();
+  const control = cp;
 
-  const env = { PIXELFLEET_ADMIN_SERVER: grpcAddress, PIXELFLEET_ADMIN_TOKEN: secrets.adminToken };
   const state = existsSync(stateFile)
     ? (JSON.parse(readFileSync(stateFile, 'utf8')) as DemoState)
-    : await (async () => {
-        const { userId } = await admin(['user', 'create', '--email', 'demo@pixelfleet.local'], env);
-        const { projectId } = await admin(['project', 'create', '--owner', userId!, '--name', 'Demo', '--region', 'europe'], env);
-        const { apiKey } = await admin(['key', 'issue', '--user', userId!], env);
-        const created: DemoState = { userId: userId!, projectId: projectId!, apiKey: apiKey! };
+    : (() => {
+        const user = control.accounts.createUser('demo@pixelfleet.local');
+        const project = control.accounts.createProject(user.userId, 'Demo', 'europe');
+        const apiKey = control.accounts.issueKey(user.userId);
+        control.registerLocalBuild(project.projectId);
+        const created: DemoState = { userId: user.userId, projectId: project.projectId, apiKey };
         writeFileSync(stateFile, JSON.stringify(created, null, 2), { mode: 0o600 });
         return created;
       })();
 
+  await startAgent(started.grpcAddress, secrets.joinToken);
+
   process.stdout.write(`
 Pixelfleet demo is running (state in .data/demo; Ctrl-C stops it).
 
-  Control plane  http://127.0.0.1:${httpPort}   (gRPC ${grpcAddress})
+  Open this in a browser:  ${started.publicUrls.share}/${state.projectId}
+
+  Control plane  ${started.httpOrigin}   (gRPC ${started.grpcAddress})
   Demo user      ${state.userId}
   Demo project   ${state.projectId} (europe)
   Demo API key   ${state.apiKey}
-  Share URL      http://127.0.0.1:${httpPort}/share/${state.projectId}   (the viewer page arrives with streaming)
 
-Try, in another terminal:
-  export PIXELFLEET_ADMIN_SERVER=${grpcAddress} PIXELFLEET_ADMIN_TOKEN=${secrets.adminToken}
+The "Unreal app" is the mock app (test/mock-unreal): a moving test pattern; clicks, keys and
+UIInteraction messages you send are written to its log under .data/demo/agent/sessions/.
+
+Operators, in another terminal:
+  export PIXELFLEET_ADMIN_SERVER=${started.grpcAddress} PIXELFLEET_ADMIN_TOKEN=${secrets.adminToken}
   npx pixelfleet admin workers
+  npx pixelfleet admin sessions
   npx pixelfleet admin events
 `);
-}
-
-function stopAll(): void {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
 }
 
 let signals = 0;
@@ -130,15 +127,18 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     signals += 1;
     if (signals > 1) {
-      for (const c of children) c.kill('SIGKILL');
+      agent?.kill('SIGKILL');
       process.exit(130);
     }
-    stopAll();
+    agent?.kill('SIGTERM');
+    const done = agent && agent.exitCode === null ? new Promise((r) => agent!.once('exit', r)) : Promise.resolve();
+    void done.then(() => cp?.close()).then(() => process.exit(0));
   });
 }
 
 main().catch((err: unknown) => {
   process.stderr.write(`demo failed: ${(err as Error).message}\n`);
-  stopAll();
+  agent?.kill('SIGTERM');
+  void cp?.close();
   process.exitCode = 1;
 });

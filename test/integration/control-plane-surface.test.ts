@@ -45,6 +45,10 @@ describe('HTTP', () => {
     expect(text).toContain('pixelfleet_http_requests_total{method="GET",route="/healthz",status="200"}');
   });
 
+  it('answers /favicon.ico with 204 so viewer pages log no error', async () => {
+    expect((await fetch(`${t.started.httpOrigin}/favicon.ico`)).status).toBe(204);
+  });
+
   it('an unknown route is a JSON 404 with a message', async () => {
     const res = await fetch(`${t.started.httpOrigin}/no/such/route`);
     expect(res.status).toBe(404);

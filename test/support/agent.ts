@@ -13,6 +13,8 @@ export interface TestAgentOptions extends Omit<AgentDeps, 'logger'> {
   dataDir?: string;
   joinToken?: string;
   logs?: LogCapture;
+  /** launcher.command: the argv run instead of an Unreal exe (e.g. the mock app). */
+  launcherCommand?: string[];
 }
 
 export async function startTestAgent(options: TestAgentOptions): Promise<{ agent: Agent; dataDir: string }> {
@@ -25,6 +27,8 @@ export async function startTestAgent(options: TestAgentOptions): Promise<{ agent
       PIXELFLEET_AGENT_SLOTS: String(options.slots ?? 1),
       PIXELFLEET_AGENT_DATA_DIR: dataDir,
       PIXELFLEET_AGENT_HOSTNAME: 'test-worker',
+      PIXELFLEET_AGENT_ICE__HOST_ADDRESSES: JSON.stringify(['127.0.0.1']),
+      ...(options.launcherCommand ? { PIXELFLEET_AGENT_LAUNCHER__COMMAND: JSON.stringify(options.launcherCommand) } : {}),
     },
   });
   const logger = options.logs ? pino({ level: 'debug' }, options.logs.stream) : pino({ level: 'silent' });
@@ -34,6 +38,7 @@ export async function startTestAgent(options: TestAgentOptions): Promise<{ agent
     ...(options.inventory ? { inventory: options.inventory } : {}),
     ...(options.onSignal ? { onSignal: options.onSignal } : {}),
     logger,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
   });
   await agent.start();
   return { agent, dataDir };

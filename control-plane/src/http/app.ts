@@ -47,6 +47,9 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
     options.isServing() ? reply.send({ status: 'ok' }) : reply.status(503).send({ status: 'shutting down' }),
   );
 
+  // Browsers ask for it on every page; answering keeps the viewer page's console clean.
+  app.get('/favicon.ico', (_req, reply) => reply.status(204).header('cache-control', 'max-age=86400').send());
+
   app.get('/metrics', async (_req, reply) => {
     const text = await options.metrics.registry.metrics();
     return reply.type(options.metrics.registry.contentType).send(text);

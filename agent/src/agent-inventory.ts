@@ -1,0 +1,6 @@
+// What the agent reports in each Hello about the sessions and builds it holds.
+
+export interface AgentInventory {
+  runningSessions(): { sessionId: string; projectId: string; startedAtMs: number }[];
+  cachedBuilds(): { uploadId: string; sha256: string; ready: boolean }[];
+}

@@ -1,0 +1,247 @@
+// The werift peer facing the Unreal app over loopback: the app offers (video, audio, one data
+// channel), the relay answers with exactly one H.264 format and bitrate hints. RTP and the app's
+// channel go to the relay; keyframe requests and REMB go back to the app from this leg's receiver.
+import {
+  RTCPeerConnection,
+  RtcpPacketConverter,
+  type RTCDataChannel,
+  type RTCRtpReceiver,
+  type RtcpPacket,
+  type RtpPacket,
+} from 'werift';
+import type { Logger } from 'pino';
+import { addBitrateHints, planStreamerOffer, type BitrateHints, type StreamerOfferPlan } from './ingest-sdp';
+import { ingestPeerConfig } from './peer-config';
+import { RelayError } from './relay-error';
+import { rembPacket } from './remb';
+import type { MediaKind, RelayIceCandidate } from './relay-types';
+
+/** 'failed' is the ingest going away on its own (ICE/DTLS failed, peer closed); 'closed' is the relay releasing it. */
+export type IngestState = 'new' | 'answering' | 'answered' | 'connected' | 'failed' | 'closed';
+
+export const INGEST_TRANSITIONS: Readonly<Record<IngestState, readonly IngestState[]>> = {
+  new: ['answering', 'failed', 'closed'],
+  answering: ['answered', 'failed', 'closed'],
+  answered: ['connected', 'failed', 'closed'],
+  connected: ['failed', 'closed'],
+  failed: ['closed'],
+  closed: [],
+};
+
+export interface IngestLegHooks {
+  /** One RTP packet from the app, as werift received it (not yet checked). */
+  rtp(kind: MediaKind, rtp: RtpPacket): void;
+  /** The app's data channel, synchronously as werift announces it: attach listeners right here. */
+  channel(channel: RTCDataChannel): void;
+  connected(): void;
+  failed(reason: string): void;
+  /** A local candidate gathered after the answer was returned (earlier ones are in the answer). */
+  candidate(candidate: RelayIceCandidate): void;
+}
+
+export class IngestLeg {
+  private state: IngestState = 'new';
+  private readonly pc: RTCPeerConnection;
+  private plan: StreamerOfferPlan | undefined;
+  private channel: RTCDataChannel | undefined;
+  /** SSRC of the app's video as last received (the offer's a=ssrc until the first packet). */
+  private videoSsrc: number | undefined;
+  private firSequence = 0;
+  private answerReturned = false;
+  private readonly disposers: (() => void)[] = [];
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly hooks: IngestLegHooks,
+    private readonly log: Logger,
+  ) {
+    this.pc = new RTCPeerConnection(ingestPeerConfig());
+    // Attached before the offer is applied: werift fires these from inside setRemoteDescription
+    // (tracks) and from the SCTP receive path (the channel, then its messages, synchronously).
+    this.subscribe(
+      this.pc.onTrack.subscribe((track) => {
+        const kind: MediaKind = track.kind === 'audio' ? 'audio' : 'video';
+        this.subscribe(
+          track.onReceiveRtp.subscribe((rtp) =>
+            this.guard('rtp', () => {
+              if (kind === 'video') this.videoSsrc = rtp.header.ssrc;
+              hooks.rtp(kind, rtp);
+            }),
+          ).unSubscribe,
+        );
+      }).unSubscribe,
+    );
+    this.subscribe(
+      this.pc.onDataChannel.subscribe((channel) =>
+        this.guard('data channel', () => {
+          if (this.channel !== undefined) {
+            this.log.warn({ label: channel.label }, 'ignoring a second data channel from the app');
+            return;
+          }
+          this.channel = channel;
+          hooks.channel(channel);
+        }),
+      ).unSubscribe,
+    );
+    this.subscribe(
+      this.pc.connectionStateChange.subscribe((state) =>
+        this.guard('connection state', () => {
+          if (state === 'connected' && this.state === 'answered') {
+            this.move('connected');
+            hooks.connected();
+          } else if (state === 'failed') this.lose('ICE/DTLS with the app failed');
+          else if (state === 'closed') this.lose('the app closed its peer connection');
+        }),
+      ).unSubscribe,
+    );
+    this.subscribe(
+      this.pc.onIceCandidate.subscribe((candidate) =>
+        this.guard('candidate', () => {
+          if (candidate === undefined || !this.answerReturned || this.isFinished()) return;
+          const json = candidate.toJSON();
+          hooks.candidate({ candidate: json.candidate, sdpMid: json.sdpMid ?? null, sdpMLineIndex: json.sdpMLineIndex ?? null });
+        }),
+      ).unSubscribe,
+    );
+  }
+
+  get currentState(): IngestState {
+    return this.state;
+  }
+
+  /** The app's payload types as negotiated (undefined before accept). */
+  get videoPayloadType(): number | undefined {
+    return this.plan?.videoPayloadType;
+  }
+
+  get audioPayloadType(): number | undefined {
+    return this.plan?.audioPayloadType;
+  }
+
+  /** The app's offer → the answer for the app. Throws RelayError (UNSUPPORTED_CODEC, NEGOTIATION_FAILED). */
+  async accept(offerSdp: string, bitrate: BitrateHints): Promise<string> {
+    this.move('answering');
+    const plan = planStreamerOffer(offerSdp);
+    this.plan = plan;
+    let answer: string | undefined;
+    try {
+      await this.pc.setRemoteDescription({ type: 'offer', sdp: plan.sdp });
+      await this.pc.setLocalDescription(await this.pc.createAnswer());
+      answer = this.pc.localDescription?.sdp;
+    } catch (err) {
+      throw new RelayError('NEGOTIATION_FAILED', `werift could not answer the app's offer: ${String(err)}`);
+    }
+    if (this.isFinished()) throw new RelayError('NEGOTIATION_FAILED', 'The ingest was closed while its answer was being made');
+    if (answer === undefined) throw new RelayError('NEGOTIATION_FAILED', 'werift produced no answer');
+    const hinted = addBitrateHints(answer, plan.videoPayloadType, bitrate);
+    this.answerReturned = true;
+    this.move('answered');
+    if (this.pc.connectionState === 'connected') {
+      this.move('connected');
+      this.hooks.connected();
+    }
+    return hinted;
+  }
+
+  async addCandidate(candidate: RelayIceCandidate): Promise<void> {
+    if (this.isFinished()) return;
+    try {
+      await this.pc.addIceCandidate({ candidate: candidate.candidate, sdpMid: candidate.sdpMid ?? null, sdpMLineIndex: candidate.sdpMLineIndex ?? null });
+    } catch (err) {
+      throw new RelayError('NEGOTIATION_FAILED', `The app's candidate was refused: ${String(err)}`);
+    }
+  }
+
+  /** Sends PLI (and FIR when the app offered `ccm fir`) for the video stream; false when not possible yet. */
+  requestKeyframe(): boolean {
+    const target = this.rtcpTarget();
+    if (target === undefined || this.plan === undefined) return false;
+    const packets: RtcpPacket[] = [];
+    if (this.plan.pli) {
+      packets.push(...RtcpPacketConverter.deSerialize(psfb(1, target.senderSsrc, target.mediaSsrc, Buffer.alloc(0))));
+    }
+    if (this.plan.fir) {
+      // FCI: target SSRC, command sequence number, 3 reserved bytes; media SSRC field 0 (RFC 5104 §4.3.1).
+      const fci = Buffer.alloc(8);
+      fci.writeUInt32BE(target.mediaSsrc, 0);
+      fci.writeUInt8(this.firSequence, 4);
+      this.firSequence = (this.firSequence + 1) & 0xff;
+      packets.push(...RtcpPacketConverter.deSerialize(psfb(4, target.senderSsrc, 0, fci)));
+    }
+    if (packets.length === 0) return false;
+    this.sendRtcp(target.receiver, packets);
+    return true;
+  }
+
+  /** Sends one REMB for the video stream; false when not possible yet. */
+  sendRemb(bps: number): boolean {
+    const target = this.rtcpTarget();
+    if (target === undefined) return false;
+    this.sendRtcp(target.receiver, [rembPacket(target.senderSsrc, [target.mediaSsrc], bps)]);
+    return true;
+  }
+
+  /** Releases the peer (sockets, timers). Idempotent; no event fires. */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.move('closed');
+    for (const dispose of this.disposers.splice(0)) dispose();
+    this.closing = this.pc.close().catch((err: unknown) => this.log.warn({ err }, 'closing the ingest peer failed'));
+    return this.closing;
+  }
+
+  private rtcpTarget(): { receiver: RTCRtpReceiver; senderSsrc: number; mediaSsrc: number } | undefined {
+    const mediaSsrc = this.videoSsrc ?? this.plan?.videoSsrc;
+    if (this.state !== 'connected' || mediaSsrc === undefined) return undefined;
+    const receiver = this.pc.getTransceivers().find((t) => t.kind === 'video')?.receiver;
+    if (receiver === undefined || receiver.dtlsTransport.state !== 'connected') return undefined;
+    return { receiver, senderSsrc: receiver.rtcpSsrc, mediaSsrc };
+  }
+
+  private sendRtcp(receiver: RTCRtpReceiver, packets: RtcpPacket[]): void {
+    receiver.dtlsTransport.sendRtcp(packets).catch((err: unknown) => this.log.debug({ err }, 'sending RTCP to the app failed'));
+  }
+
+  private lose(reason: string): void {
+    if (this.isFinished()) return;
+    this.move('failed');
+    this.hooks.failed(reason);
+  }
+
+  private isFinished(): boolean {
+    return this.state === 'failed' || this.state === 'closed';
+  }
+
+  private move(next: IngestState): void {
+    if (next === this.state) return;
+    if (!INGEST_TRANSITIONS[this.state].includes(next)) {
+      this.log.warn({ from: this.state, to: next }, 'ignored ingest state change');
+      return;
+    }
+    this.state = next;
+  }
+
+  private subscribe(dispose: () => void): void {
+    this.disposers.push(dispose);
+  }
+
+  private guard(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log.error({ err, what }, 'ingest event handler failed');
+    }
+  }
+}
+
+/** One RTCP payload-specific feedback packet (PT 206) with the given FMT and FCI. */
+function psfb(fmt: number, senderSsrc: number, mediaSsrc: number, fci: Buffer): Buffer {
+  const packet = Buffer.alloc(12 + fci.length);
+  packet.writeUInt8(0x80 | fmt, 0);
+  packet.writeUInt8(206, 1);
+  packet.writeUInt16BE(packet.length / 4 - 1, 2);
+  packet.writeUInt32BE(senderSsrc, 4);
+  packet.writeUInt32BE(mediaSsrc, 8);
+  fci.copy(packet, 12);
+  return packet;
+}

@@ -1,0 +1,401 @@
+// The relay end to end on 127.0.0.1: a fake Unreal app (werift, real H.264 RTP, Pixel Streaming
+// start-up messages) on the ingest and fake browsers (werift) as viewers.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { APP_H264_42E01F_PT, FakeApp, INITIAL_SETTINGS, PROTOCOL_FROM_STREAMER, PROTOCOL_TO_STREAMER, STARTUP_MESSAGES } from './test-support/fake-app';
+import { FakeViewer } from './test-support/fake-viewer';
+import { connectApp, connectViewer, createRelay, relayEvents, TEST_BITRATE, until } from './test-support/harness';
+import { fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps } from './sdp-text';
+import { RelayError } from './relay-error';
+import type { SessionRelay } from './session-relay';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function setup(overrides: Parameters<typeof createRelay>[0] = {}): ReturnType<typeof createRelay> {
+  const created = createRelay(overrides);
+  cleanups.push(async () => {
+    created.relay.close();
+    await created.relay.whenClosed();
+  });
+  return created;
+}
+
+function app(options?: ConstructorParameters<typeof FakeApp>[0]): FakeApp {
+  const a = new FakeApp(options);
+  cleanups.push(() => a.close());
+  return a;
+}
+
+function viewer(options?: ConstructorParameters<typeof FakeViewer>[0]): FakeViewer {
+  const v = new FakeViewer(options);
+  cleanups.push(() => v.close());
+  return v;
+}
+
+function videoSection(sdp: string): string[] {
+  const section = parseSdp(sdp).media.find((s) => mediaKind(s) === 'video');
+  if (!section) throw new Error('no video section');
+  return section;
+}
+
+async function connectedViewer(relay: SessionRelay, id: string, options?: ConstructorParameters<typeof FakeViewer>[0]): Promise<FakeViewer> {
+  const v = viewer(options);
+  let connected = false;
+  const off = relay.on('viewerConnected', (viewerId) => {
+    if (viewerId === id) connected = true;
+  });
+  await connectViewer(relay, id, v);
+  await until(() => connected, [relayEvents(relay)], `viewer ${id} connected`);
+  off();
+  return v;
+}
+
+describe('SessionRelay', () => {
+  it('answers the app with exactly H.264 42e01f packetization-mode=1, bitrate hints, and no transport-cc', async () => {
+    const { relay } = setup();
+    const a = app();
+    let ingestConnected = false;
+    relay.on('ingestConnected', () => (ingestConnected = true));
+    const answer = await connectApp(relay, a);
+
+    const video = videoSection(answer);
+    expect(mediaFormats(video)).toEqual([APP_H264_42E01F_PT]);
+    expect(rtpmaps(video).get(APP_H264_42E01F_PT)?.toLowerCase()).toBe('h264/90000');
+    const fmtp = fmtps(video).get(APP_H264_42E01F_PT);
+    expect(fmtp?.get('profile-level-id')).toBe('42e01f');
+    expect(fmtp?.get('packetization-mode')).toBe('1');
+    expect(fmtp?.get('x-google-min-bitrate')).toBe('500');
+    expect(fmtp?.get('x-google-start-bitrate')).toBe('2000');
+    expect(fmtp?.get('x-google-max-bitrate')).toBe('20000');
+    expect(video).toContain('b=AS:20000');
+    expect(answer).not.toMatch(/transport-cc|transport-wide-cc/);
+    // The ingest gathers loopback (werift skips it unless told) and never a STUN/TURN candidate.
+    expect(answer).toMatch(/a=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 \d+ typ host/);
+    expect(answer).not.toMatch(/typ (srflx|relay)/);
+
+    await until(() => ingestConnected, [relayEvents(relay)], 'ingestConnected');
+    // The app's sender now uses the one payload type the answer named.
+    expect(a.videoPayloadType).toBe(APP_H264_42E01F_PT);
+  });
+
+  it('refuses an offer without H.264 42e01f packetization-mode=1, with a reason naming what was offered', async () => {
+    const { relay } = setup();
+    const reasons: string[] = [];
+    relay.on('ingestFailed', (reason) => reasons.push(reason));
+    const offer = LIBWEBRTC_OFFER_WITHOUT_42E01F;
+    const refusal = relay.acceptStreamerOffer(offer);
+    await expect(refusal).rejects.toBeInstanceOf(RelayError);
+    await expect(refusal).rejects.toMatchObject({ code: 'UNSUPPORTED_CODEC' });
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toContain('profile-level-id=42e01f and packetization-mode=1');
+    expect(reasons[0]).toContain('VP8/90000');
+    expect(reasons[0]).toContain('H264/90000 profile-level-id=42001f packetization-mode=1');
+    expect(reasons[0]).toContain('H264/90000 profile-level-id=42e01f packetization-mode=0');
+    expect(relay.stats().packetsIn).toBe(0);
+  });
+
+  it('forwards the app’s H.264 to two viewers: own SSRC each, the negotiated payload type, payload bytes unchanged, no header extensions', async () => {
+    const { relay } = setup();
+    const a = app();
+    await connectApp(relay, a);
+    const v1 = await connectedViewer(relay, 'v1');
+    const v2 = await connectedViewer(relay, 'v2');
+
+    const written: Buffer[] = [];
+    for (let i = 0; i < 12; i++) written.push(...a.writeFrame());
+    // Packets with another of the app's H.264 payload types (not in the answer) must never be relayed.
+    const foreign = Buffer.from([0x41, 0xde, 0xad, 0xbe, 0xef]);
+    a.writeVideo(foreign, true, 100);
+    for (let i = 0; i < 3; i++) written.push(...a.writeFrame());
+
+    const done = (): boolean => v1.video.length >= written.length && v2.video.length >= written.length;
+    await until(done, [(l) => v1.onChange(l), (l) => v2.onChange(l)], 'all packets at both viewers');
+
+    for (const v of [v1, v2]) {
+      expect(v.video.map((p) => p.payload)).toEqual(written);
+      // The payload type this viewer's own answer negotiated (the relay's offer: 96).
+      const negotiated = mediaFormats(videoSection(v.pc.localDescription?.sdp ?? ''));
+      expect(negotiated).toEqual([96]);
+      expect(new Set(v.video.map((p) => p.payloadType))).toEqual(new Set(negotiated));
+      expect(v.video.every((p) => p.extensions === 0)).toBe(true);
+      expect(new Set(v.video.map((p) => p.ssrc)).size).toBe(1);
+    }
+    expect(v1.video[0]?.ssrc).not.toBe(v2.video[0]?.ssrc);
+    expect(v1.video.some((p) => p.payload.equals(foreign))).toBe(false);
+    // What reached the relay was only the app's negotiated payload type (werift's receiver drops
+    // the others; the relay checks again before relaying).
+    const stats = relay.stats();
+    expect(stats.packetsInWrongPayloadType).toBe(0);
+    expect(stats.viewers).toBe(2);
+    expect(stats.packetsIn).toBe(written.length);
+    expect(stats.packetsOut).toBe(2 * written.length);
+    expect(stats.bytesIn).toBeGreaterThan(written.reduce((n, p) => n + p.length, 0));
+  });
+
+  it('relays audio (Opus) too', async () => {
+    const { relay } = setup();
+    const a = app();
+    await connectApp(relay, a);
+    const v = await connectedViewer(relay, 'v');
+    const payload = Buffer.from([0xfc, 0xff, 0xfe]);
+    a.writeAudio(payload);
+    await until(() => v.audio.length > 0, [(l) => v.onChange(l)], 'audio at the viewer');
+    expect(v.audio[0]?.payload).toEqual(payload);
+    expect(v.audio[0]?.payloadType).toBe(111);
+  });
+
+  it('asks the app for a keyframe when a viewer joins and forwards its PLI and FIR (rate-limited)', async () => {
+    const { relay } = setup({ keyframeMinIntervalMs: 200 });
+    const a = app();
+    await connectApp(relay, a);
+    a.writeFrame();
+    const v = await connectedViewer(relay, 'v');
+    // The join request(s): PLI plus FIR, since the app offered `ccm fir`.
+    await until(() => a.rtcp.pli >= 1 && a.rtcp.fir >= 1, [(l) => a.onChange(l)], 'keyframe request on join');
+
+    a.writeFrame();
+    await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'video at the viewer');
+    const before = { pli: a.rtcp.pli, fir: a.rtcp.fir };
+    v.sendPli();
+    await until(() => a.rtcp.pli > before.pli, [(l) => a.onChange(l)], 'PLI forwarded to the app');
+    const afterPli = { pli: a.rtcp.pli, fir: a.rtcp.fir };
+    v.sendFir();
+    await until(() => a.rtcp.fir > afterPli.fir, [(l) => a.onChange(l)], 'FIR forwarded to the app');
+
+    // A burst of requests inside one quiet period becomes one trailing request.
+    const burst = { pli: a.rtcp.pli };
+    for (let i = 0; i < 10; i++) v.sendPli();
+    await until(() => a.rtcp.pli > burst.pli, [(l) => a.onChange(l)], 'trailing request after the burst');
+    expect(a.rtcp.pli - burst.pli).toBeLessThanOrEqual(2);
+    expect(relay.stats().keyframeRequestsToApp).toBe(a.rtcp.pli);
+  });
+
+  it('sends REMB to the app every period: maxBps without viewer estimates, then the lowest viewer estimate clamped to [minBps, maxBps]', async () => {
+    const { relay } = setup({ rembIntervalMs: 100 });
+    const a = app();
+    await connectApp(relay, a);
+    a.writeFrame();
+    await until(() => a.rtcp.remb.length >= 2, [(l) => a.onChange(l)], 'two REMBs');
+    expect(a.rtcp.remb.slice(0, 2)).toEqual([TEST_BITRATE.maxBps, TEST_BITRATE.maxBps]);
+
+    const v = await connectedViewer(relay, 'v');
+    a.writeFrame();
+    await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'video at the viewer');
+    v.sendRemb(3_000_000);
+    await until(() => a.rtcp.remb.at(-1) === 3_000_000, [(l) => a.onChange(l)], 'REMB following the viewer');
+    v.sendRemb(100_000);
+    await until(() => a.rtcp.remb.at(-1) === TEST_BITRATE.minBps, [(l) => a.onChange(l)], 'REMB clamped to minBps');
+    expect(relay.stats().rembBps).toBe(TEST_BITRATE.minBps);
+  });
+
+  it('passes data-channel bytes through unchanged both ways and replays the start-up messages to a late viewer', async () => {
+    const { relay } = setup();
+    const a = app();
+    await connectApp(relay, a);
+    const v1 = await connectedViewer(relay, 'v1');
+    // v1 existed before the app's channel opened or right after: it gets the start-up messages once.
+    await until(() => v1.messages.length >= 3, [(l) => v1.onChange(l)], 'start-up messages at v1');
+    expect(v1.messages).toEqual(STARTUP_MESSAGES);
+
+    const v2 = await connectedViewer(relay, 'v2');
+    await until(() => v2.messages.length >= 3, [(l) => v2.onChange(l)], 'replayed start-up messages at v2');
+    expect(v2.messages).toEqual([PROTOCOL_TO_STREAMER, PROTOCOL_FROM_STREAMER, INITIAL_SETTINGS]);
+
+    // Viewer → app: every byte value, and a message larger than one SCTP chunk.
+    const input = Buffer.from([74, 0x00, 0x80, 0xff, 0x7f, 0x01, 0x02, 0xfe]);
+    const big = Buffer.alloc(40_000, 0);
+    for (let i = 0; i < big.length; i++) big[i] = i % 256;
+    v2.send(input);
+    v1.send(big);
+    await until(() => a.messages.length >= 2, [(l) => a.onChange(l)], 'viewer messages at the app');
+    expect(a.messages).toContainEqual(input);
+    expect(a.messages).toContainEqual(big);
+
+    // App → viewers, after start-up.
+    const response = Buffer.concat([Buffer.from([1]), Buffer.from('pong', 'utf16le')]);
+    a.send(response);
+    await until(() => v1.messages.length >= 4 && v2.messages.length >= 4, [(l) => v1.onChange(l), (l) => v2.onChange(l)], 'response at both viewers');
+    expect(v1.messages[3]).toEqual(response);
+    expect(v2.messages[3]).toEqual(response);
+    expect(v1.messages).toHaveLength(4);
+    expect(relay.stats().dataChannelMessagesToApp).toBe(2);
+    expect(relay.stats().dataChannelMessagesToViewers).toBe(8);
+  });
+
+  it('queues viewer messages until the app’s channel exists, then delivers them in order', async () => {
+    const { relay } = setup();
+    const v = viewer();
+    await connectViewer(relay, 'early', v);
+    await until(() => v.channel?.readyState === 'open', [(l) => v.onChange(l)], 'viewer channel open');
+    const sent = [Buffer.from([50, 1]), Buffer.from([50, 2]), Buffer.from([50, 3])];
+    for (const m of sent) v.send(m);
+    const a = app();
+    await connectApp(relay, a);
+    await until(() => a.messages.length >= 3, [(l) => a.onChange(l)], 'queued messages at the app');
+    expect(a.messages).toEqual(sent);
+    // The viewer, present before the app's channel opened, gets the start-up messages live.
+    await until(() => v.messages.length >= 3, [(l) => v.onChange(l)], 'start-up messages');
+    expect(v.messages).toEqual(STARTUP_MESSAGES);
+  });
+
+  it('keeps serving the other viewer when one leaves (removeViewer and disconnect)', async () => {
+    const { relay } = setup();
+    const a = app();
+    await connectApp(relay, a);
+    const stay = await connectedViewer(relay, 'stay');
+    const leave = await connectedViewer(relay, 'leave');
+    const drop = await connectedViewer(relay, 'drop');
+    const events: [string, string][] = [];
+    relay.on('viewerDisconnected', (id, reason) => events.push([id, reason]));
+
+    relay.removeViewer('leave');
+    relay.removeViewer('leave');
+    drop.channel?.close();
+    await until(() => events.length === 1, [relayEvents(relay)], 'viewerDisconnected for drop');
+    expect(events).toEqual([['drop', 'data channel closed']]);
+    expect(relay.stats().viewers).toBe(1);
+    await expect(relay.addViewerCandidate('leave', { candidate: 'candidate:1 1 udp 1 127.0.0.1 9 typ host' })).rejects.toMatchObject({ code: 'UNKNOWN_VIEWER' });
+
+    const base = stay.video.length;
+    const frame = a.writeFrame();
+    a.send(Buffer.from([1, 0x41, 0]));
+    await until(() => stay.video.length >= base + frame.length && stay.messages.length >= 4, [(l) => stay.onChange(l)], 'media and data at the remaining viewer');
+    expect(leave.video.length).toBe(0);
+  });
+
+  it('replaces the ingest on a new offer; viewers keep one continuous stream', async () => {
+    const { relay } = setup();
+    const first = app();
+    await connectApp(relay, first);
+    const v = await connectedViewer(relay, 'v');
+    first.writeFrame();
+    await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'video from the first app');
+    const firstCount = v.video.length;
+
+    const second = app();
+    const failures: string[] = [];
+    relay.on('ingestFailed', (r) => failures.push(r));
+    await connectApp(relay, second);
+    await until(() => relay.stats().rembBps > 0 || second.rtcp.remb.length > 0, [(l) => second.onChange(l)], 'second ingest up');
+    const frame = second.writeFrame();
+    await until(() => v.video.length >= firstCount + frame.length, [(l) => v.onChange(l)], 'video from the second app');
+    const seqs = v.video.map((p) => p.sequenceNumber);
+    expect(seqs.every((s, i) => i === 0 || s === ((seqs[i - 1] ?? 0) + 1) % 65_536)).toBe(true);
+    expect(new Set(v.video.map((p) => p.ssrc)).size).toBe(1);
+    expect(failures).toEqual([]);
+  });
+
+  it('announces publicIp next to private host candidates in viewer offers', async () => {
+    const { relay } = setup({ publicIp: '203.0.113.7' });
+    const offer = await relay.addViewer('v');
+    const hosts = offer.split('\r\n').filter((l) => l.startsWith('a=candidate:'));
+    const privateHosts = hosts.filter((l) => !/ 127\.0\.0\.1 | 203\.0\.113\.7 /.test(l));
+    const publics = hosts.filter((l) => l.includes(' 203.0.113.7 '));
+    expect(publics.length).toBe(privateHosts.length);
+    for (const p of privateHosts) expect(publics.map((l) => l.split(' ')[5])).toContain(p.split(' ')[5]);
+  });
+
+  it('close() is idempotent, releases every socket and timer, and refuses later calls', async () => {
+    const udp = (): number => process.getActiveResourcesInfo().filter((r) => r === 'UDPWrap').length;
+    // dgram sockets leave the handle list on their close callback, after werift's close() has
+    // resolved: there is no event to wait on, so these waits poll (bounded).
+    const settle = (expected: number): Promise<void> => vi.waitFor(() => expect(udp()).toBe(expected), { timeout: 5_000, interval: 20 });
+    await settle(0); // earlier tests' peers are gone
+    const { relay, clock } = setup({ rembIntervalMs: 50, keyframeMinIntervalMs: 10_000 });
+    const a = app();
+    const answer = await connectApp(relay, a);
+    a.writeFrame();
+    const v = await connectedViewer(relay, 'v');
+    v.sendPli();
+    v.sendPli();
+    await until(() => a.rtcp.remb.length >= 2, [(l) => a.onChange(l)], 'REMB running');
+    expect(clock.intervalsStarted).toBe(1);
+    expect(clock.active).toBeGreaterThanOrEqual(1);
+
+    // Every peer binds one UDP socket per gathered address; close the test's own peers first, so
+    // what is left is the relay's two (ingest and viewer).
+    const addresses = new Set(videoSection(answer).filter((l) => l.startsWith('a=candidate:')).map((l) => l.split(' ')[4])).size;
+    await a.close();
+    await v.close();
+    await settle(2 * addresses);
+
+    relay.close();
+    relay.close();
+    expect(clock.active).toBe(0);
+    await relay.whenClosed();
+    await settle(0);
+    expect(relay.stats().viewers).toBe(0);
+    await expect(relay.addViewer('x')).rejects.toMatchObject({ code: 'RELAY_CLOSED' });
+    await expect(relay.acceptStreamerOffer('v=0')).rejects.toMatchObject({ code: 'RELAY_CLOSED' });
+  });
+
+  it('rejects invalid options', () => {
+    expect(() => createRelay({ bitrate: { startBps: 1, minBps: 2, maxBps: 3 } })).toThrow(RelayError);
+    expect(() => createRelay({ portRange: { min: 5000, max: 5000 } })).toThrow(/portRange/);
+    expect(() => createRelay({ publicIp: 'example.com' })).toThrow(/IPv4/);
+  });
+});
+
+/** What Chromium 156 offers when H.264 42e01f with packetization-mode=1 is unavailable (trimmed). */
+const LIBWEBRTC_OFFER_WITHOUT_42E01F = [
+  'v=0',
+  'o=- 4611731400430051336 2 IN IP4 127.0.0.1',
+  's=-',
+  't=0 0',
+  'a=group:BUNDLE 0 1',
+  'a=extmap-allow-mixed',
+  'a=msid-semantic: WMS stream',
+  'm=video 9 UDP/TLS/RTP/SAVPF 96 97 102 103 104 105 39 40',
+  'c=IN IP4 0.0.0.0',
+  'a=rtcp:9 IN IP4 0.0.0.0',
+  'a=ice-ufrag:ab12',
+  'a=ice-pwd:0123456789abcdef01234567',
+  'a=ice-options:trickle',
+  'a=fingerprint:sha-256 79:1C:FB:D4:7F:49:C5:EC:D3:7F:DB:19:A8:25:67:A4:5A:B7:D9:0E:CF:4A:4F:E9:98:25:AB:49:95:B5:CF:4A',
+  'a=setup:actpass',
+  'a=mid:0',
+  'a=extmap:3 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01',
+  'a=sendonly',
+  'a=msid:stream track',
+  'a=rtcp-mux',
+  'a=rtcp-rsize',
+  'a=rtpmap:96 VP8/90000',
+  'a=rtcp-fb:96 goog-remb',
+  'a=rtcp-fb:96 transport-cc',
+  'a=rtcp-fb:96 ccm fir',
+  'a=rtcp-fb:96 nack',
+  'a=rtcp-fb:96 nack pli',
+  'a=rtpmap:97 rtx/90000',
+  'a=fmtp:97 apt=96',
+  'a=rtpmap:102 H264/90000',
+  'a=rtcp-fb:102 goog-remb',
+  'a=rtcp-fb:102 transport-cc',
+  'a=rtcp-fb:102 nack pli',
+  'a=fmtp:102 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42001f',
+  'a=rtpmap:103 rtx/90000',
+  'a=fmtp:103 apt=102',
+  'a=rtpmap:104 H264/90000',
+  'a=rtcp-fb:104 nack pli',
+  'a=fmtp:104 level-asymmetry-allowed=1;packetization-mode=0;profile-level-id=42e01f',
+  'a=rtpmap:105 rtx/90000',
+  'a=fmtp:105 apt=104',
+  'a=rtpmap:39 H264/90000',
+  'a=fmtp:39 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=4d001f',
+  'a=rtpmap:40 rtx/90000',
+  'a=fmtp:40 apt=39',
+  'a=ssrc-group:FID 1111 2222',
+  'a=ssrc:1111 cname:abc',
+  'a=ssrc:2222 cname:abc',
+  'm=application 9 UDP/DTLS/SCTP webrtc-datachannel',
+  'c=IN IP4 0.0.0.0',
+  'a=ice-ufrag:ab12',
+  'a=ice-pwd:0123456789abcdef01234567',
+  'a=fingerprint:sha-256 79:1C:FB:D4:7F:49:C5:EC:D3:7F:DB:19:A8:25:67:A4:5A:B7:D9:0E:CF:4A:4F:E9:98:25:AB:49:95:B5:CF:4A',
+  'a=setup:actpass',
+  'a=mid:1',
+  'a=sctp-port:5000',
+  'a=max-message-size:262144',
+  '',
+].join('\r\n');

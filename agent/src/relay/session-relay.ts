@@ -1,0 +1,430 @@
+// One session's media and data relay between one Unreal app (the ingest, which offers) and N
+// browser viewers (the relay offers): RTP forwarded undecoded, data-channel bytes unchanged both
+// ways, keyframe requests and REMB to the app. SDP and candidates in and out as plain values.
+import type { Logger } from 'pino';
+import type { RtpPacket, RTCDataChannel } from 'werift';
+import { ChannelOutbox, DEFAULT_OUTBOX_LIMITS, type ChannelPayload, type OutboxLimits } from './channel-outbox';
+import { IngestLeg } from './ingest-leg';
+import { KeyframeRequester } from './keyframe-requester';
+import { viewerPeerConfig, type RelayIceServer } from './peer-config';
+import { advertisePublicIp, publicIpCandidate } from './public-ip';
+import { systemRelayClock, type RelayClock, type TimerHandle } from './relay-clock';
+import { RelayError } from './relay-error';
+import { Listeners } from './relay-events';
+import type { MediaKind, RelayIceCandidate } from './relay-types';
+import { rembTargetBps, type ViewerEstimate } from './remb';
+import { StartupReplay } from './startup-replay';
+import { ViewerLeg } from './viewer-leg';
+
+export interface RelayOptions {
+  /** STUN/TURN for the viewer-facing peers. The ingest peer (loopback) always uses none. */
+  iceServers: RelayIceServer[];
+  /**
+   * Extra host-candidate addresses for viewer peers (werift iceAdditionalHostAddresses), on top of
+   * the interfaces werift finds itself; 127.0.0.1 is always added.
+   */
+  hostAddresses: string[];
+  /** UDP port range for viewer peers (werift icePortRange), inclusive; min < max. Default: any port. */
+  portRange?: { min: number; max: number };
+  /**
+   * Public IPv4 address behind 1:1 NAT. Every non-loopback IPv4 host candidate of a viewer peer is
+   * also announced with this address and the same port (in the offer and in trickled candidates);
+   * the NAT must forward the port range to this host.
+   */
+  publicIp?: string;
+  /** The project's bitrate settings, bits per second: minBps ≤ startBps ≤ maxBps. */
+  bitrate: { startBps: number; minBps: number; maxBps: number };
+  log: Logger;
+  /** Timers and time; default the real ones (unref'd). */
+  clock?: RelayClock;
+  /** Period of REMB sent to the app, ms (default 1000). */
+  rembIntervalMs?: number;
+  /** Least time between two keyframe requests to the app, ms (default 500). */
+  keyframeMinIntervalMs?: number;
+  /** Bounds of each data-channel queue while its channel is not open (default 10 000 messages / 8 MiB). */
+  outboxLimits?: OutboxLimits;
+}
+
+export interface SessionRelayEvents extends Record<string, unknown[]> {
+  /** The app's peer connection is up (ICE + DTLS). */
+  ingestConnected: [];
+  /** The ingest is gone (offer refused, ICE/DTLS failed, app closed). Viewers stay; a new offer may follow. */
+  ingestFailed: [reason: string];
+  /** The viewer's media AND data channel are up. */
+  viewerConnected: [viewerId: string];
+  /**
+   * The viewer went away on its own (ICE/DTLS failed, peer or channel closed); it is already
+   * released. Not fired for removeViewer() or close().
+   */
+  viewerDisconnected: [viewerId: string, reason: string];
+}
+
+export interface RelayStats {
+  /** Viewers currently held (any state). */
+  viewers: number;
+  /** RTP packets received from the app (audio and video). */
+  packetsIn: number;
+  /** RTP packets handed to viewers, summed over viewers. */
+  packetsOut: number;
+  /** RTP bytes received from the app (header + payload). */
+  bytesIn: number;
+  /** Packets from the app with a payload type other than the negotiated one, dropped. */
+  packetsInWrongPayloadType: number;
+  /** Data-channel messages handed to the app's channel. */
+  dataChannelMessagesToApp: number;
+  /** Data-channel messages handed to viewer channels, summed over viewers (replays included). */
+  dataChannelMessagesToViewers: number;
+  /**
+   * Viewer messages that arrived while the relay's side of that viewer's channel was still
+   * 'connecting' (before werift saw the DCEP ACK): accepted, see README "start-up race".
+   */
+  dataChannelEarlyMessagesFromViewers: number;
+  /** Data-channel messages given up (a queue overflowed while its channel was not open, or werift refused them). */
+  dataChannelMessagesDropped: number;
+  /** Keyframe requests (PLI, plus FIR when negotiated) sent to the app. */
+  keyframeRequestsToApp: number;
+  /** Last REMB value sent to the app, bits per second (0 before the first). */
+  rembBps: number;
+}
+
+const STREAMER_CANDIDATE_BUFFER = 64;
+
+export class SessionRelay {
+  private readonly log: Logger;
+  private readonly clock: RelayClock;
+  private readonly listeners: Listeners<SessionRelayEvents>;
+  private readonly streamerCandidateListeners = new Set<(c: RelayIceCandidate) => void>();
+  private readonly viewerCandidateListeners = new Set<(viewerId: string, c: RelayIceCandidate) => void>();
+  private readonly viewers = new Map<string, ViewerLeg>();
+  private readonly estimates = new Map<string, ViewerEstimate>();
+  private readonly replay = new StartupReplay();
+  private readonly toApp: ChannelOutbox;
+  private readonly keyframes: KeyframeRequester;
+  private readonly outboxLimits: OutboxLimits;
+  private ingest: IngestLeg | undefined;
+  private earlyStreamerCandidates: RelayIceCandidate[] = [];
+  private rembTimer: TimerHandle | undefined;
+  private readonly closings = new Set<Promise<void>>();
+  private closed = false;
+  private readonly counters: Omit<RelayStats, 'viewers'> = {
+    packetsIn: 0,
+    packetsOut: 0,
+    bytesIn: 0,
+    packetsInWrongPayloadType: 0,
+    dataChannelMessagesToApp: 0,
+    dataChannelMessagesToViewers: 0,
+    dataChannelEarlyMessagesFromViewers: 0,
+    dataChannelMessagesDropped: 0,
+    keyframeRequestsToApp: 0,
+    rembBps: 0,
+  };
+
+  constructor(private readonly options: RelayOptions) {
+    validateOptions(options);
+    this.log = options.log.child({ component: 'relay' });
+    this.clock = options.clock ?? systemRelayClock;
+    this.outboxLimits = options.outboxLimits ?? DEFAULT_OUTBOX_LIMITS;
+    this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'relay event listener threw'));
+    this.toApp = new ChannelOutbox(this.outboxLimits, {
+      sent: () => this.counters.dataChannelMessagesToApp++,
+      dropped: (reason) => this.dropped('app', reason),
+    });
+    this.keyframes = new KeyframeRequester(
+      () => {
+        if (this.ingest?.requestKeyframe()) this.counters.keyframeRequestsToApp++;
+      },
+      options.keyframeMinIntervalMs ?? 500,
+      this.clock,
+    );
+  }
+
+  on<K extends keyof SessionRelayEvents>(event: K, listener: (...args: SessionRelayEvents[K]) => void): () => void {
+    return this.listeners.on(event, listener);
+  }
+
+  // ---- ingest (the Unreal app) ----
+
+  /**
+   * The app's offer → the answer to send back (candidates included, bitrate hints added). A new
+   * offer replaces the current ingest; viewers stay. Throws RelayError: UNSUPPORTED_CODEC (no H.264
+   * 42e01f packetization-mode=1, or audio without Opus), NEGOTIATION_FAILED, RELAY_CLOSED; every
+   * failure after the relay was open also fires ingestFailed.
+   */
+  async acceptStreamerOffer(sdp: string): Promise<string> {
+    this.assertOpen();
+    if (this.ingest) this.dropIngest(this.ingest, 'replaced by a new offer from the app', false);
+    const leg: IngestLeg = new IngestLeg(
+      {
+        rtp: (kind, rtp) => this.onIngestRtp(leg, kind, rtp),
+        channel: (channel) => this.onIngestChannel(leg, channel),
+        connected: () => this.onIngestConnected(leg),
+        failed: (reason) => this.dropIngest(leg, reason, true),
+        candidate: (c) => {
+          if (this.ingest === leg) this.emitStreamerCandidate(c);
+        },
+      },
+      this.log.child({ leg: 'ingest' }),
+    );
+    this.ingest = leg;
+    const early = this.earlyStreamerCandidates.splice(0);
+    for (const c of early) leg.addCandidate(c).catch((err: unknown) => this.log.warn({ err }, 'an early candidate from the app was refused'));
+    try {
+      const answer = await leg.accept(sdp, this.options.bitrate);
+      if (this.ingest !== leg) throw new RelayError(this.closed ? 'RELAY_CLOSED' : 'NEGOTIATION_FAILED', 'The ingest was replaced or closed while answering');
+      this.log.info({ videoPayloadType: leg.videoPayloadType, audioPayloadType: leg.audioPayloadType }, 'answered the app');
+      return answer;
+    } catch (err) {
+      if (this.ingest === leg) this.dropIngest(leg, err instanceof Error ? err.message : String(err), true);
+      throw err;
+    }
+  }
+
+  /** A candidate from the app. Held until acceptStreamerOffer when it comes first. */
+  async addStreamerCandidate(candidate: RelayIceCandidate): Promise<void> {
+    this.assertOpen();
+    if (this.ingest === undefined) {
+      if (this.earlyStreamerCandidates.length < STREAMER_CANDIDATE_BUFFER) this.earlyStreamerCandidates.push({ ...candidate });
+      return;
+    }
+    await this.ingest.addCandidate(candidate);
+  }
+
+  /** Candidates to trickle to the app; returns the unsubscribe function. */
+  onStreamerCandidate(listener: (candidate: RelayIceCandidate) => void): () => void {
+    this.streamerCandidateListeners.add(listener);
+    return () => {
+      this.streamerCandidateListeners.delete(listener);
+    };
+  }
+
+  // ---- viewers (browsers) ----
+
+  /** A viewer subscribed: creates its peer and returns the relay's offer. Throws RelayError. */
+  async addViewer(viewerId: string): Promise<string> {
+    this.assertOpen();
+    if (this.viewers.has(viewerId)) throw new RelayError('DUPLICATE_VIEWER', `Viewer ${viewerId} already exists`);
+    const leg = new ViewerLeg(
+      viewerId,
+      viewerPeerConfig(this.options),
+      this.outboxLimits,
+      this.replay.snapshot(),
+      {
+        message: (payload, early) => {
+          if (early) this.counters.dataChannelEarlyMessagesFromViewers++;
+          this.toApp.send(payload);
+        },
+        messageSent: () => this.counters.dataChannelMessagesToViewers++,
+        messageDropped: (reason) => this.dropped(viewerId, reason),
+        keyframeRequest: () => this.keyframes.request(),
+        estimate: (bps) => this.estimates.set(viewerId, { bps, atMs: this.clock.now() }),
+        mediaReady: () => this.keyframes.request(),
+        connected: () => {
+          this.log.info({ viewerId }, 'viewer connected');
+          this.listeners.emit('viewerConnected', viewerId);
+        },
+        disconnected: (reason) => this.onViewerLost(leg, reason),
+        candidate: (c) => this.emitViewerCandidate(viewerId, c),
+      },
+      this.log.child({ viewerId }),
+    );
+    this.viewers.set(viewerId, leg);
+    // A viewer joining mid-stream needs a keyframe; another request follows when its DTLS is up.
+    this.keyframes.request();
+    try {
+      const sdp = await leg.offer();
+      if (this.viewers.get(viewerId) !== leg) throw new RelayError('VIEWER_REMOVED', `Viewer ${viewerId} was removed while its offer was being made`);
+      return this.options.publicIp ? advertisePublicIp(sdp, this.options.publicIp) : sdp;
+    } catch (err) {
+      if (this.viewers.get(viewerId) === leg) this.releaseViewer(viewerId, leg);
+      throw err;
+    }
+  }
+
+  async acceptViewerAnswer(viewerId: string, sdp: string): Promise<void> {
+    this.assertOpen();
+    await this.viewer(viewerId).acceptAnswer(sdp);
+  }
+
+  async addViewerCandidate(viewerId: string, candidate: RelayIceCandidate): Promise<void> {
+    this.assertOpen();
+    await this.viewer(viewerId).addCandidate(candidate);
+  }
+
+  /** Candidates to trickle to viewers; returns the unsubscribe function. */
+  onViewerCandidate(listener: (viewerId: string, candidate: RelayIceCandidate) => void): () => void {
+    this.viewerCandidateListeners.add(listener);
+    return () => {
+      this.viewerCandidateListeners.delete(listener);
+    };
+  }
+
+  /** Releases a viewer. No event fires; unknown ids are ignored (it may have disconnected already). */
+  removeViewer(viewerId: string): void {
+    const leg = this.viewers.get(viewerId);
+    if (leg) this.releaseViewer(viewerId, leg);
+  }
+
+  stats(): RelayStats {
+    return { viewers: this.viewers.size, ...this.counters };
+  }
+
+  /** Releases everything (peers, sockets, timers, listeners). Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.keyframes.close();
+    this.stopRemb();
+    for (const [viewerId, leg] of [...this.viewers]) this.releaseViewer(viewerId, leg);
+    if (this.ingest) this.dropIngest(this.ingest, 'relay closed', false);
+    this.toApp.close();
+    this.replay.clear();
+    this.listeners.clear();
+    this.streamerCandidateListeners.clear();
+    this.viewerCandidateListeners.clear();
+    this.log.info('relay closed');
+  }
+
+  /** Resolves once every werift peer this relay created has finished closing. */
+  async whenClosed(): Promise<void> {
+    while (this.closings.size > 0) await Promise.all([...this.closings]);
+  }
+
+  // ---- internals ----
+
+  private onIngestRtp(leg: IngestLeg, kind: MediaKind, rtp: RtpPacket): void {
+    if (this.ingest !== leg) return;
+    this.counters.packetsIn++;
+    this.counters.bytesIn += rtp.serializeSize;
+    // werift already drops payload types it did not negotiate; this keeps that promise explicit.
+    const expected = kind === 'video' ? leg.videoPayloadType : leg.audioPayloadType;
+    if (rtp.header.payloadType !== expected) {
+      if (this.counters.packetsInWrongPayloadType++ === 0) this.log.warn({ kind, payloadType: rtp.header.payloadType, expected }, 'dropping RTP with an unexpected payload type');
+      return;
+    }
+    for (const viewer of this.viewers.values()) if (viewer.forward(kind, rtp)) this.counters.packetsOut++;
+  }
+
+  private onIngestChannel(leg: IngestLeg, channel: RTCDataChannel): void {
+    if (this.ingest !== leg) return;
+    if (channel.label !== 'datachannel') this.log.warn({ label: channel.label }, "the app's data channel has an unexpected label; relaying it anyway");
+    // Subscribed synchronously inside werift's ondatachannel: the messages the app sends right
+    // after opening (Protocol, InitialSettings) arrive in the same SCTP packet burst.
+    channel.onMessage.subscribe((payload: ChannelPayload) => {
+      if (this.ingest !== leg) return;
+      try {
+        this.fanOut(payload);
+      } catch (err) {
+        this.log.error({ err }, 'relaying an app message failed');
+      }
+    });
+    channel.stateChanged.subscribe((state) => {
+      if (state === 'closed' && this.ingest === leg) this.toApp.detach();
+    });
+    this.toApp.attach(channel);
+  }
+
+  private fanOut(payload: ChannelPayload): void {
+    this.replay.record(payload);
+    for (const viewer of this.viewers.values()) viewer.send(payload);
+  }
+
+  private onIngestConnected(leg: IngestLeg): void {
+    if (this.ingest !== leg) return;
+    this.log.info('ingest connected');
+    this.stopRemb();
+    this.rembTimer = this.clock.setInterval(() => this.sendRemb(), this.options.rembIntervalMs ?? 1_000);
+    this.sendRemb();
+    this.listeners.emit('ingestConnected');
+  }
+
+  private sendRemb(): void {
+    const bps = rembTargetBps(this.estimates.values(), this.clock.now(), this.options.bitrate);
+    if (this.ingest?.sendRemb(bps)) this.counters.rembBps = bps;
+  }
+
+  private stopRemb(): void {
+    this.rembTimer?.cancel();
+    this.rembTimer = undefined;
+  }
+
+  /** Releases the ingest; `report` fires ingestFailed (not for a replacement or close()). */
+  private dropIngest(leg: IngestLeg, reason: string, report: boolean): void {
+    if (this.ingest !== leg) return;
+    this.ingest = undefined;
+    this.stopRemb();
+    this.toApp.detach();
+    this.track(leg.close());
+    if (report) {
+      this.log.warn({ reason }, 'ingest failed');
+      this.listeners.emit('ingestFailed', reason);
+    }
+  }
+
+  private onViewerLost(leg: ViewerLeg, reason: string): void {
+    if (this.viewers.get(leg.viewerId) !== leg) return;
+    this.releaseViewer(leg.viewerId, leg);
+    this.log.info({ viewerId: leg.viewerId, reason }, 'viewer disconnected');
+    this.listeners.emit('viewerDisconnected', leg.viewerId, reason);
+  }
+
+  private releaseViewer(viewerId: string, leg: ViewerLeg): void {
+    this.viewers.delete(viewerId);
+    this.estimates.delete(viewerId);
+    this.track(leg.close());
+  }
+
+  private viewer(viewerId: string): ViewerLeg {
+    const leg = this.viewers.get(viewerId);
+    if (leg === undefined) throw new RelayError('UNKNOWN_VIEWER', `No viewer ${viewerId}`);
+    return leg;
+  }
+
+  private emitStreamerCandidate(candidate: RelayIceCandidate): void {
+    for (const listener of [...this.streamerCandidateListeners]) this.callListener(() => listener(candidate));
+  }
+
+  private emitViewerCandidate(viewerId: string, candidate: RelayIceCandidate): void {
+    const twin = this.options.publicIp ? publicIpCandidate(candidate.candidate, this.options.publicIp) : undefined;
+    for (const c of twin === undefined ? [candidate] : [candidate, { ...candidate, candidate: twin }]) {
+      for (const listener of [...this.viewerCandidateListeners]) this.callListener(() => listener(viewerId, c));
+    }
+  }
+
+  private callListener(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log.error({ err }, 'candidate listener threw');
+    }
+  }
+
+  private dropped(target: string, reason: string): void {
+    if (this.counters.dataChannelMessagesDropped++ === 0) this.log.warn({ target, reason }, 'dropping data-channel messages');
+  }
+
+  private track(closing: Promise<void>): void {
+    this.closings.add(closing);
+    void closing.finally(() => this.closings.delete(closing));
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new RelayError('RELAY_CLOSED', 'The relay is closed');
+  }
+}
+
+function validateOptions(options: RelayOptions): void {
+  const { startBps, minBps, maxBps } = options.bitrate;
+  const positive = (n: number): boolean => Number.isFinite(n) && n > 0;
+  if (!positive(minBps) || !positive(startBps) || !positive(maxBps) || !(minBps <= startBps && startBps <= maxBps)) {
+    throw new RelayError('INVALID_OPTIONS', `bitrate must satisfy 0 < minBps ≤ startBps ≤ maxBps (got ${minBps}, ${startBps}, ${maxBps})`);
+  }
+  const range = options.portRange;
+  if (range && !(Number.isInteger(range.min) && Number.isInteger(range.max) && range.min >= 1 && range.max <= 65_535 && range.min < range.max)) {
+    throw new RelayError('INVALID_OPTIONS', `portRange must be 1 ≤ min < max ≤ 65535 (got ${range.min}–${range.max})`);
+  }
+  const ipv4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+  for (const address of [...options.hostAddresses, ...(options.publicIp ? [options.publicIp] : [])]) {
+    const m = ipv4.exec(address);
+    if (!m || m.slice(1).some((octet) => Number(octet) > 255)) throw new RelayError('INVALID_OPTIONS', `${address} is not an IPv4 address`);
+  }
+}

@@ -1,0 +1,152 @@
+// A stand-in for a browser viewer in relay tests: a werift peer on 127.0.0.1 that answers the
+// relay's offer (H.264 42e01f and Opus, like Chromium), records the RTP and channel messages it
+// gets, can send a message the moment its channel opens, and sends PLI / FIR / REMB on demand.
+import {
+  RTCPeerConnection,
+  RtcpPacketConverter,
+  ReceiverEstimatedMaxBitrate,
+  RtcpPayloadSpecificFeedback,
+  useH264,
+  useNACK,
+  useOPUS,
+  usePLI,
+  useREMB,
+  type MediaStreamTrack,
+  type RTCDataChannel,
+  type RTCRtpReceiver,
+  type RtcpPacket,
+} from 'werift';
+import { loopbackPeer } from './fake-app';
+
+export interface ReceivedRtp {
+  payloadType: number;
+  ssrc: number;
+  sequenceNumber: number;
+  extensions: number;
+  payload: Buffer;
+  /** performance.now() at arrival, ms. */
+  atMs: number;
+}
+
+export class FakeViewer {
+  readonly pc: RTCPeerConnection;
+  readonly video: ReceivedRtp[] = [];
+  readonly audio: ReceivedRtp[] = [];
+  /** Channel messages received, in order. */
+  readonly messages: Buffer[] = [];
+  channel: RTCDataChannel | undefined;
+  private readonly listeners = new Set<() => void>();
+  private videoTrack: MediaStreamTrack | undefined;
+  private keepPayloads: boolean;
+
+  /**
+   * @param sendOnOpen sent from the channel's open handler, the earliest moment a browser app can
+   * @param keepPayloads false keeps only headers (benchmarks)
+   */
+  constructor(options: { sendOnOpen?: Buffer; keepPayloads?: boolean; recordRtp?: boolean } = {}) {
+    this.keepPayloads = options.keepPayloads ?? true;
+    const recordRtp = options.recordRtp ?? true;
+    this.pc = new RTCPeerConnection({
+      ...loopbackPeer(),
+      codecs: {
+        video: [useH264({ payloadType: 96, rtcpFeedback: [useNACK(), usePLI(), useREMB()] })],
+        audio: [useOPUS({ payloadType: 111 })],
+      },
+    });
+    this.pc.onTrack.subscribe((track) => {
+      if (track.kind === 'video') this.videoTrack = track;
+      if (!recordRtp) return;
+      const into = track.kind === 'video' ? this.video : this.audio;
+      track.onReceiveRtp.subscribe((rtp) => {
+        into.push({
+          payloadType: rtp.header.payloadType,
+          ssrc: rtp.header.ssrc,
+          sequenceNumber: rtp.header.sequenceNumber,
+          extensions: rtp.header.extensions.length,
+          payload: this.keepPayloads ? Buffer.from(rtp.payload) : Buffer.alloc(0),
+          atMs: performance.now(),
+        });
+        this.notify();
+      });
+    });
+    this.pc.onDataChannel.subscribe((channel) => {
+      this.channel = channel;
+      channel.onMessage.subscribe((data) => {
+        this.messages.push(Buffer.isBuffer(data) ? Buffer.from(data) : Buffer.from(data, 'utf8'));
+        this.notify();
+      });
+      channel.stateChanged.subscribe((state) => {
+        if (state === 'open' && options.sendOnOpen) channel.send(options.sendOnOpen);
+        this.notify();
+      });
+    });
+    this.pc.connectionStateChange.subscribe(() => this.notify());
+  }
+
+  async answer(offerSdp: string): Promise<string> {
+    await this.pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
+    await this.pc.setLocalDescription(await this.pc.createAnswer());
+    const sdp = this.pc.localDescription?.sdp;
+    if (sdp === undefined) throw new Error('no answer');
+    return sdp;
+  }
+
+  /** Calls listener after anything recorded changes; returns unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  sendPli(): void {
+    const { receiver, mediaSsrc } = this.videoReceiver();
+    void receiver.sendRtcpPLI(mediaSsrc);
+  }
+
+  sendFir(): void {
+    const { receiver, mediaSsrc } = this.videoReceiver();
+    const packet = Buffer.alloc(20);
+    packet.writeUInt8(0x84, 0);
+    packet.writeUInt8(206, 1);
+    packet.writeUInt16BE(4, 2);
+    packet.writeUInt32BE(receiver.rtcpSsrc, 4);
+    packet.writeUInt32BE(0, 8);
+    packet.writeUInt32BE(mediaSsrc, 12);
+    this.sendRtcp(receiver, RtcpPacketConverter.deSerialize(packet));
+  }
+
+  sendRemb(bps: number): void {
+    const { receiver, mediaSsrc } = this.videoReceiver();
+    let mantissa = bps;
+    let exponent = 0;
+    while (mantissa > 0x3ffff) {
+      mantissa = Math.floor(mantissa / 2);
+      exponent++;
+    }
+    const remb = new ReceiverEstimatedMaxBitrate({ senderSsrc: receiver.rtcpSsrc, mediaSsrc: 0, ssrcNum: 1, ssrcFeedbacks: [mediaSsrc], brExp: exponent, brMantissa: mantissa });
+    this.sendRtcp(receiver, [new RtcpPayloadSpecificFeedback({ feedback: remb })]);
+  }
+
+  send(message: Buffer): void {
+    this.channel?.send(message);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    await this.pc.close();
+  }
+
+  private videoReceiver(): { receiver: RTCRtpReceiver; mediaSsrc: number } {
+    const receiver = this.pc.getTransceivers().find((t) => t.kind === 'video')?.receiver;
+    const mediaSsrc = this.video[this.video.length - 1]?.ssrc ?? this.videoTrack?.ssrc;
+    if (receiver === undefined || mediaSsrc === undefined) throw new Error('no video received yet');
+    return { receiver, mediaSsrc };
+  }
+
+  private sendRtcp(receiver: RTCRtpReceiver, packets: RtcpPacket[]): void {
+    void receiver.dtlsTransport.sendRtcp(packets);
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+}

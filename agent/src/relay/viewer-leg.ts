@@ -1,0 +1,277 @@
+// One viewer's werift peer: the relay offers sendonly H.264 + Opus and one ordered data channel.
+// Ingest RTP is cloned onto this leg's senders (which rewrite SSRC, PT, sequence numbers); the
+// browser's keyframe requests and bitrate estimates go back up to the relay.
+import {
+  MediaStream,
+  MediaStreamTrack,
+  PictureLossIndication,
+  ReceiverEstimatedMaxBitrate,
+  RTCPeerConnection,
+  RtcpPayloadSpecificFeedback,
+  uint16Add,
+  uint32Add,
+  type RTCDataChannel,
+  type RTCPeerConnectionConfig,
+  type RTCRtpSender,
+  type RtcpPacket,
+  type RtpPacket,
+} from 'werift';
+import type { Logger } from 'pino';
+import { ChannelOutbox, type ChannelPayload, type OutboxLimits } from './channel-outbox';
+import { RelayError } from './relay-error';
+import type { MediaKind, RelayIceCandidate } from './relay-types';
+
+/** Pixel Streaming's channel label (the app's channel has the same one). */
+export const DATA_CHANNEL_LABEL = 'datachannel';
+
+/** RTCP PSFB FMT of a Full Intra Request (RFC 5104); werift does not export its class. */
+const FIR_FMT = 4;
+
+/** RTP clock ticks of one frame, to keep timestamps moving when the app's stream restarts. */
+const FRAME_TICKS: Record<MediaKind, number> = { video: 90_000 / 30, audio: 960 };
+
+/**
+ * Viewer states. 'connected' means media AND data channel are usable: DTLS is up (the peer
+ * connection says 'connected') and the channel is 'open'. 'disconnected' is the viewer going away
+ * on its own (ICE/DTLS failed, peer closed, channel closed); 'closed' is the relay releasing it.
+ */
+export type ViewerState = 'offering' | 'offered' | 'answered' | 'connected' | 'disconnected' | 'closed';
+
+export const VIEWER_TRANSITIONS: Readonly<Record<ViewerState, readonly ViewerState[]>> = {
+  offering: ['offered', 'disconnected', 'closed'],
+  offered: ['answered', 'disconnected', 'closed'],
+  answered: ['connected', 'disconnected', 'closed'],
+  connected: ['disconnected', 'closed'],
+  disconnected: ['closed'],
+  closed: [],
+};
+
+export interface ViewerLegHooks {
+  /** A message from the viewer, for the app; early = it arrived before this side's channel was 'open'. */
+  message(payload: ChannelPayload, early: boolean): void;
+  /** A message handed to this viewer's channel. */
+  messageSent(): void;
+  messageDropped(reason: string): void;
+  /** PLI or FIR from the browser for the video stream. */
+  keyframeRequest(kind: 'PLI' | 'FIR'): void;
+  /** REMB from the browser, bits per second. */
+  estimate(bps: number): void;
+  /** DTLS is up: packets written from now on reach the viewer. */
+  mediaReady(): void;
+  connected(): void;
+  disconnected(reason: string): void;
+  /** A local candidate gathered after the offer was returned (earlier ones are in the offer). */
+  candidate(candidate: RelayIceCandidate): void;
+}
+
+interface Output {
+  sender: RTCRtpSender;
+  /** SSRC of the ingest stream last forwarded, to notice the app restarting its stream. */
+  sourceSsrc: number | undefined;
+}
+
+export class ViewerLeg {
+  private state: ViewerState = 'offering';
+  private readonly pc: RTCPeerConnection;
+  private readonly channel: RTCDataChannel;
+  private readonly outbox: ChannelOutbox;
+  private readonly outputs: Record<MediaKind, Output>;
+  private mediaReady = false;
+  private offerReturned = false;
+  private readonly disposers: (() => void)[] = [];
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly viewerId: string,
+    config: RTCPeerConnectionConfig,
+    outboxLimits: OutboxLimits,
+    /** App messages that predate this viewer (Protocol, InitialSettings): sent first, once the channel opens. */
+    replay: readonly ChannelPayload[],
+    private readonly hooks: ViewerLegHooks,
+    private readonly log: Logger,
+  ) {
+    this.pc = new RTCPeerConnection(config);
+    const stream = new MediaStream();
+    const video = this.pc.addTransceiver(new MediaStreamTrack({ kind: 'video' }), { direction: 'sendonly', streams: [stream] });
+    const audio = this.pc.addTransceiver(new MediaStreamTrack({ kind: 'audio' }), { direction: 'sendonly', streams: [stream] });
+    this.outputs = { video: { sender: video.sender, sourceSsrc: undefined }, audio: { sender: audio.sender, sourceSsrc: undefined } };
+
+    // Start-up race guard (README "Data-channel start-up race"): the channel exists before the
+    // offer, and its listeners are attached now, not on 'open'. werift delivers the browser's first
+    // messages while this side is still 'connecting' (they can overtake the DCEP ACK), so every
+    // message is accepted whatever readyState says; outgoing ones queue until 'open'.
+    this.channel = this.pc.createDataChannel(DATA_CHANNEL_LABEL, { ordered: true });
+    this.outbox = new ChannelOutbox(outboxLimits, { sent: () => hooks.messageSent(), dropped: (r) => hooks.messageDropped(r) }, replay);
+    this.outbox.attach(this.channel);
+    this.subscribe(this.channel.onMessage.subscribe((data) => this.guard('message', () => hooks.message(data, this.channel.readyState !== 'open'))).unSubscribe);
+    this.subscribe(
+      this.channel.stateChanged.subscribe((state) =>
+        this.guard('channel state', () => {
+          if (state === 'open') this.maybeConnected();
+          else if (state === 'closed') this.lost('data channel closed');
+        }),
+      ).unSubscribe,
+    );
+    this.subscribe(
+      this.pc.connectionStateChange.subscribe((state) =>
+        this.guard('connection state', () => {
+          if (state === 'connected') this.onTransportUp();
+          else if (state === 'failed') this.lost('ICE/DTLS failed');
+          else if (state === 'closed') this.lost('peer connection closed');
+        }),
+      ).unSubscribe,
+    );
+    this.subscribe(
+      this.pc.onIceCandidate.subscribe((candidate) =>
+        this.guard('candidate', () => {
+          // Candidates gathered while the offer was being made are already written in it.
+          if (candidate === undefined || !this.offerReturned || this.isFinished()) return;
+          const json = candidate.toJSON();
+          hooks.candidate({ candidate: json.candidate, sdpMid: json.sdpMid ?? null, sdpMLineIndex: json.sdpMLineIndex ?? null });
+        }),
+      ).unSubscribe,
+    );
+  }
+
+  get currentState(): ViewerState {
+    return this.state;
+  }
+
+  /** The offer SDP (candidates included: werift gathers them all inside setLocalDescription). */
+  async offer(): Promise<string> {
+    try {
+      await this.pc.setLocalDescription(await this.pc.createOffer());
+    } catch (err) {
+      throw new RelayError('NEGOTIATION_FAILED', `Could not create the offer for viewer ${this.viewerId}: ${String(err)}`);
+    }
+    const sdp = this.pc.localDescription?.sdp;
+    if (this.isFinished()) throw new RelayError('VIEWER_REMOVED', `Viewer ${this.viewerId} was removed while its offer was being made`);
+    if (sdp === undefined) throw new RelayError('NEGOTIATION_FAILED', `werift produced no offer for viewer ${this.viewerId}`);
+    this.offerReturned = true;
+    this.move('offered');
+    return sdp;
+  }
+
+  async acceptAnswer(sdp: string): Promise<void> {
+    if (this.state !== 'offered') throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.viewerId} is ${this.state}, not waiting for an answer`);
+    try {
+      await this.pc.setRemoteDescription({ type: 'answer', sdp });
+    } catch (err) {
+      throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.viewerId}'s answer was refused: ${String(err)}`);
+    }
+    if (this.state !== 'offered') return;
+    this.move('answered');
+    // DTLS and the channel may have come up while setRemoteDescription was finishing.
+    this.maybeConnected();
+  }
+
+  async addCandidate(candidate: RelayIceCandidate): Promise<void> {
+    if (this.isFinished()) return;
+    try {
+      await this.pc.addIceCandidate({ candidate: candidate.candidate, sdpMid: candidate.sdpMid ?? null, sdpMLineIndex: candidate.sdpMLineIndex ?? null });
+    } catch (err) {
+      throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.viewerId}'s candidate was refused: ${String(err)}`);
+    }
+  }
+
+  /**
+   * Writes one ingest packet to this viewer: a clone (werift's sender rewrites the header in place
+   * and keeps the object for NACK), without the ingest's header extensions (werift-notes §5.5).
+   * Returns false while DTLS is not up.
+   */
+  forward(kind: MediaKind, rtp: RtpPacket): boolean {
+    if (!this.mediaReady) return false;
+    const output = this.outputs[kind];
+    const packet = rtp.clone();
+    packet.header.extensions = [];
+    packet.header.extension = false;
+    const { ssrc, sequenceNumber, timestamp } = packet.header;
+    if (output.sourceSsrc !== undefined && output.sourceSsrc !== ssrc) {
+      // A new ingest stream: continue this viewer's sequence numbers and timestamps where they were,
+      // one frame later, instead of jumping to the new stream's random origin.
+      output.sender.replaceRTP({ sequenceNumber: uint16Add(sequenceNumber, -1), timestamp: uint32Add(timestamp, -FRAME_TICKS[kind]) });
+    }
+    output.sourceSsrc = ssrc;
+    output.sender.sendRtp(packet).catch((err: unknown) => this.log.debug({ err }, 'viewer sendRtp failed'));
+    return true;
+  }
+
+  /** An app message for this viewer: sent now if the channel is open, else queued in order. */
+  send(payload: ChannelPayload): void {
+    if (!this.isFinished()) this.outbox.send(payload);
+  }
+
+  /** Releases the peer (sockets, timers). Idempotent; no event fires. */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.move('closed');
+    this.mediaReady = false;
+    for (const dispose of this.disposers.splice(0)) dispose();
+    this.outbox.close();
+    this.closing = this.pc.close().catch((err: unknown) => this.log.warn({ err }, 'closing a viewer peer failed'));
+    return this.closing;
+  }
+
+  private onTransportUp(): void {
+    if (this.isFinished() || this.mediaReady) return;
+    this.mediaReady = true;
+    // RTCP from the browser, taken from the transport: werift routes a PSFB packet to a sender by
+    // its media SSRC field, which is 0 in a FIR (RFC 5104), so FIRs never reach sender.onRtcp.
+    const transport = this.outputs.video.sender.dtlsTransport;
+    this.subscribe(transport.onRtcp.subscribe((packet) => this.guard('rtcp', () => this.onRtcp(packet))).unSubscribe);
+    this.hooks.mediaReady();
+    this.maybeConnected();
+  }
+
+  private onRtcp(packet: RtcpPacket): void {
+    if (!(packet instanceof RtcpPayloadSpecificFeedback)) return;
+    const { feedback } = packet;
+    const videoSsrc = this.outputs.video.sender.ssrc;
+    if (feedback instanceof ReceiverEstimatedMaxBitrate) {
+      this.hooks.estimate(Number(feedback.bitrate));
+    } else if (feedback instanceof PictureLossIndication) {
+      if (feedback.mediaSsrc === videoSsrc) this.hooks.keyframeRequest('PLI');
+    } else if (feedback.count === FIR_FMT && feedback.fir.some((entry) => entry.ssrc === videoSsrc)) {
+      this.hooks.keyframeRequest('FIR');
+    }
+  }
+
+  private maybeConnected(): void {
+    if (this.state === 'answered' && this.mediaReady && this.channel.readyState === 'open') {
+      this.move('connected');
+      this.hooks.connected();
+    }
+  }
+
+  private lost(reason: string): void {
+    if (this.isFinished()) return;
+    this.move('disconnected');
+    this.hooks.disconnected(reason);
+  }
+
+  private isFinished(): boolean {
+    return this.state === 'disconnected' || this.state === 'closed';
+  }
+
+  private move(next: ViewerState): void {
+    if (next === this.state) return;
+    if (!VIEWER_TRANSITIONS[this.state].includes(next)) {
+      this.log.warn({ viewerId: this.viewerId, from: this.state, to: next }, 'ignored viewer state change');
+      return;
+    }
+    this.state = next;
+  }
+
+  private subscribe(dispose: () => void): void {
+    this.disposers.push(dispose);
+  }
+
+  /** werift calls our listeners from inside its own code: an exception must not escape into it. */
+  private guard(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log.error({ err, viewerId: this.viewerId, what }, 'viewer event handler failed');
+    }
+  }
+}

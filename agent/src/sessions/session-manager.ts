@@ -1,0 +1,97 @@
+// The sessions of this worker: StartSession/StopSession handlers (idempotent by session id),
+// the running-session inventory each Hello reports, routing of viewer signalling to the right
+// session, and the upload of each finished session's logs.
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { CommandFailure, type CommandHandlers, type StartSessionCommand, type StopSessionCommand } from '../commands/command';
+import type { AgentInventory } from '../agent-inventory';
+import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
+import type { SessionEventReport, SignalEnvelope } from './session-events';
+
+export interface SessionManagerOptions {
+  slots: number;
+  dataDir: string;
+  launcherCommand: readonly string[] | undefined;
+  appEnv: Readonly<Record<string, string>>;
+  ice: SessionRuntimeOptions['ice'];
+  /** Reports a session event on the control link (dropped while disconnected). */
+  report: (event: SessionEventReport) => void;
+  /** Relays a signalling message toward a viewer. */
+  signal: (signal: SignalEnvelope) => void;
+  /** Uploads a finished session's log files; failures are logged, not fatal. */
+  uploadLogs: (sessionId: string, paths: string[]) => Promise<void>;
+  log: Logger;
+}
+
+export class SessionManager implements AgentInventory {
+  private readonly sessions = new Map<string, SessionRuntime>();
+  private readonly uploads = new Set<Promise<void>>();
+
+  constructor(private readonly options: SessionManagerOptions) {}
+
+  readonly handlers: CommandHandlers = {
+    startSession: (c) => this.start(c),
+    stopSession: (c) => this.stop(c),
+    prepareBuild: () => Promise.reject(new CommandFailure('UNSUPPORTED', 'this agent has no build cache yet')),
+    deleteBuild: () => Promise.resolve(),
+  };
+
+  runningSessions(): { sessionId: string; projectId: string; startedAtMs: number }[] {
+    return [...this.sessions.values()].map((s) => ({ sessionId: s.sessionId, projectId: s.projectId, startedAtMs: s.startedAtMs }));
+  }
+
+  cachedBuilds(): { uploadId: string; sha256: string; ready: boolean }[] {
+    return [];
+  }
+
+  onSignal(signal: SignalEnvelope): void {
+    const session = this.sessions.get(signal.sessionId);
+    if (!session) {
+      this.options.log.debug({ sessionId: signal.sessionId }, 'signal for a session this worker does not run');
+      return;
+    }
+    void session.handleViewerSignal(signal);
+  }
+
+  /** Stops every session (agent shutdown) and waits for pending log uploads. */
+  async close(graceMs = 10_000): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((s) => s.stop(graceMs)));
+    await Promise.allSettled([...this.uploads]);
+  }
+
+  private async start(c: StartSessionCommand): Promise<void> {
+    if (this.sessions.has(c.sessionId)) return; // a repeat of a start that is still running
+    if (this.sessions.size >= this.options.slots) throw new CommandFailure('NO_FREE_SLOT', `all ${this.options.slots} slots are busy`);
+    const log = this.options.log.child({ sessionId: c.sessionId });
+    const runtime: SessionRuntime = new SessionRuntime({
+      command: c,
+      launcherCommand: this.options.launcherCommand,
+      buildDir: undefined,
+      sessionDir: join(this.options.dataDir, 'sessions', c.sessionId),
+      appEnv: this.options.appEnv,
+      ice: this.options.ice,
+      report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: Date.now(), ...extra }),
+      signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: JSON.stringify(message) }),
+      onFinished: (_exit, logPaths) => {
+        if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
+        const upload = this.options.uploadLogs(c.sessionId, logPaths).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'log upload failed'));
+        this.uploads.add(upload);
+        void upload.finally(() => this.uploads.delete(upload));
+      },
+      log,
+    });
+    this.sessions.set(c.sessionId, runtime);
+    try {
+      await runtime.start();
+    } catch (err) {
+      // onFinished may already have removed it; a failed start holds no slot either way.
+      if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
+      throw err;
+    }
+  }
+
+  private async stop(c: StopSessionCommand): Promise<void> {
+    const session = this.sessions.get(c.sessionId);
+    if (session) await session.stop(c.graceMs);
+  }
+}

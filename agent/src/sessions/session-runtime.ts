@@ -1,0 +1,255 @@
+// One streaming session on this worker: a loopback signalling server where the agent plays
+// Wilbur toward the Unreal app and is its one player, the app process (launcher), and the
+// werift relay between the app and the session's viewer, whose signalling travels over the
+// control link. Reports every phase as a session event.
+import { createServer, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { DEFAULT_MAX_MESSAGE_BYTES, parseSignallingMessage, StreamerEndpoint } from '@pixelfleet/signaling';
+import type { StartSessionCommand } from '../commands/command';
+import { CommandFailure } from '../commands/command';
+import { chooseStartBitrateBps } from '../launcher/unreal-command-line';
+import { launchSession, type LaunchedSession } from '../launcher/launcher';
+import { LaunchError } from '../launcher/launch-error';
+import { listenOnLoopback } from '../launcher/port-allocator';
+import type { AppExit } from '../launcher/app-process';
+import { SessionRelay } from '../relay/session-relay';
+import type { RelayIceCandidate } from '../relay/relay-types';
+import type { IceCandidateInit } from '@pixelfleet/signaling';
+import type { SessionEventKind, SignalEnvelope } from './session-events';
+
+/** The player id the agent uses toward the app (it is the app's only player). */
+export const RELAY_PLAYER_ID = 'pixelfleet-relay';
+
+export interface SessionRuntimeOptions {
+  command: StartSessionCommand;
+  /** launcher.command from the config (required off Windows). */
+  launcherCommand: readonly string[] | undefined;
+  /** The extracted build, when the build cache provides one. */
+  buildDir: string | undefined;
+  /** Folder for this session's logs. */
+  sessionDir: string;
+  /** The app's complete environment. */
+  appEnv: Readonly<Record<string, string>>;
+  ice: {
+    iceServers: { urls: string | string[]; username?: string; credential?: string }[];
+    hostAddresses: string[];
+    portRange?: { min: number; max: number };
+    publicIp?: string;
+  };
+  report: (kind: SessionEventKind, extra?: { exitCode?: number; message?: string; streamingId?: string }) => void;
+  /** Sends a signalling message toward the viewer. */
+  signal: (message: Record<string, unknown>) => void;
+  /** Called once when the app has exited and everything is released. */
+  onFinished: (exit: AppExit, logPaths: string[]) => void;
+  log: Logger;
+}
+
+type Phase = 'launching' | 'identified' | 'stopping' | 'finished';
+
+export class SessionRuntime {
+  readonly sessionId: string;
+  readonly projectId: string;
+  readonly startedAtMs = Date.now();
+  private phase: Phase = 'launching';
+  private server: Server | undefined;
+  private wss: WebSocketServer | undefined;
+  private streamer: StreamerEndpoint | undefined;
+  private relay: SessionRelay | undefined;
+  private app: LaunchedSession | undefined;
+  private startupTimer: NodeJS.Timeout | undefined;
+  private readonly identified: Promise<void>;
+  private resolveIdentified!: () => void;
+  private rejectIdentified!: (err: Error) => void;
+  private stopRequested = false;
+
+  constructor(private readonly options: SessionRuntimeOptions) {
+    this.sessionId = options.command.sessionId;
+    this.projectId = options.command.projectId;
+    this.identified = new Promise<void>((resolve, reject) => {
+      this.resolveIdentified = resolve;
+      this.rejectIdentified = reject;
+    });
+    // The start() caller awaits it; a failure before that must not go unhandled.
+    this.identified.catch(() => undefined);
+  }
+
+  get viewerId(): string {
+    return this.options.command.playerId;
+  }
+
+  /**
+   * Launches the app and resolves once it has identified itself to our signalling server.
+   * Throws CommandFailure (LAUNCH_FAILED, STARTUP_TIMEOUT) and cleans up on failure.
+   */
+  async start(): Promise<void> {
+    const c = this.options.command;
+    const log = this.options.log;
+    if (c.codec !== 'H264') {
+      // The relay forwards H.264 (42e01f, packetization-mode 1) without transcoding.
+      this.phase = 'finished';
+      throw new CommandFailure('UNSUPPORTED_CODEC', `codec ${c.codec} cannot be relayed yet; use H264`);
+    }
+    this.relay = new SessionRelay({
+      iceServers: this.options.ice.iceServers,
+      hostAddresses: this.options.ice.hostAddresses,
+      ...(this.options.ice.portRange ? { portRange: this.options.ice.portRange } : {}),
+      ...(this.options.ice.publicIp ? { publicIp: this.options.ice.publicIp } : {}),
+      bitrate: { startBps: chooseStartBitrateBps(c), minBps: c.minBitrateBps, maxBps: c.maxBitrateBps },
+      log: log.child({ component: 'relay' }),
+    });
+    this.relay.on('viewerConnected', () => this.options.report('viewerConnected'));
+    this.relay.on('viewerDisconnected', (_id, reason) => this.options.report('viewerDisconnected', { message: reason }));
+    this.relay.on('ingestFailed', (reason) => log.warn({ reason }, 'ingest from the app failed'));
+    this.relay.onStreamerCandidate((candidate) => this.streamer?.sendIceCandidate(RELAY_PLAYER_ID, toIceCandidateInit(candidate)));
+    this.relay.onViewerCandidate((_viewerId, candidate) => this.options.signal({ type: 'iceCandidate', candidate: toIceCandidateInit(candidate) }));
+    // The viewer's browser builds its peer connection from this; it may come before the app is up.
+    this.options.signal({ type: 'config', peerConnectionOptions: { iceServers: this.options.ice.iceServers } });
+
+    this.server = createServer((_req, res) => res.writeHead(426).end());
+    this.wss = new WebSocketServer({ server: this.server, maxPayload: DEFAULT_MAX_MESSAGE_BYTES });
+    this.wss.on('connection', (socket) => this.onStreamerSocket(socket));
+    const port = await listenOnLoopback(this.server);
+
+    try {
+      this.app = await launchSession({
+        sessionId: this.sessionId,
+        command: this.options.launcherCommand,
+        buildDir: this.options.buildDir,
+        projectName: 'PixelfleetApp',
+        settings: c,
+        sessionDir: this.options.sessionDir,
+        signallingPort: port,
+        streamerId: c.streamingId,
+        env: this.options.appEnv,
+        log,
+      });
+    } catch (err) {
+      await this.release();
+      this.phase = 'finished';
+      if (err instanceof LaunchError) throw new CommandFailure(err.code, err.message);
+      throw err;
+    }
+    this.app.process.on('exited', (exit) => void this.onAppExited(exit));
+    this.options.report('appStarted');
+    log.info({ pid: this.app.process.pid, port }, 'app launched');
+
+    this.startupTimer = setTimeout(() => {
+      log.warn({ timeoutSeconds: c.startupTimeoutSeconds }, 'app did not identify itself in time; stopping it');
+      this.rejectIdentified(new CommandFailure('STARTUP_TIMEOUT', `the app did not connect within ${c.startupTimeoutSeconds} s`));
+      void this.stop(2_000);
+    }, c.startupTimeoutSeconds * 1000);
+    this.startupTimer.unref();
+    await this.identified;
+  }
+
+  /** A viewer's signalling message relayed by the control plane. */
+  async handleViewerSignal(signal: SignalEnvelope): Promise<void> {
+    const relay = this.relay;
+    if (!relay || this.phase === 'finished' || this.phase === 'stopping') return;
+    const parsed = parseSignallingMessage(signal.json, 'player');
+    if (!parsed.ok) {
+      this.options.log.warn({ reason: parsed.reason }, 'viewer signal rejected');
+      return;
+    }
+    const m = parsed.message;
+    try {
+      switch (m.type) {
+        case 'subscribe': {
+          const sdp = await relay.addViewer(this.viewerId);
+          this.options.signal({ type: 'offer', sdp });
+          break;
+        }
+        case 'answer':
+          await relay.acceptViewerAnswer(this.viewerId, m.sdp);
+          break;
+        case 'iceCandidate':
+          await relay.addViewerCandidate(this.viewerId, m.candidate);
+          break;
+        case 'unsubscribe':
+          relay.removeViewer(this.viewerId);
+          break;
+        default:
+          this.options.log.debug({ type: m.type }, 'viewer signal ignored');
+      }
+    } catch (err) {
+      this.options.log.warn({ err: (err as Error).message, type: m.type }, 'viewer signal failed');
+    }
+  }
+
+  /** Stops the app (graceful, forced after graceMs); resolves when it has exited. Idempotent. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopRequested = true;
+    if (this.phase === 'finished') return;
+    this.phase = 'stopping';
+    if (this.app) await this.app.process.stop({ graceMs });
+    else await this.release();
+  }
+
+  private onStreamerSocket(socket: WebSocket): void {
+    if (this.streamer !== undefined) {
+      socket.close(1008, 'this session already has a streamer');
+      return;
+    }
+    const streamer = new StreamerEndpoint(socket, { peerConnectionOptions: {} });
+    this.streamer = streamer;
+    const log = this.options.log;
+    streamer.on('identified', (streamerId) => {
+      clearTimeout(this.startupTimer);
+      if (this.phase === 'launching') this.phase = 'identified';
+      log.info({ streamerId }, 'app identified');
+      this.options.report('appIdentified', { streamingId: streamerId });
+      streamer.connectPlayer(RELAY_PLAYER_ID);
+      this.resolveIdentified();
+    });
+    streamer.on('offer', (playerId, sdp) => {
+      if (playerId !== RELAY_PLAYER_ID || !this.relay) return;
+      this.relay.acceptStreamerOffer(sdp).then(
+        (answer) => streamer.sendAnswer(RELAY_PLAYER_ID, answer),
+        (err: unknown) => log.warn({ err: (err as Error).message }, 'the app offer was refused'),
+      );
+    });
+    streamer.on('iceCandidate', (playerId, candidate) => {
+      if (playerId === RELAY_PLAYER_ID) void this.relay?.addStreamerCandidate(candidate).catch((err: unknown) => log.debug({ err }, 'app candidate refused'));
+    });
+    streamer.on('protocolError', (reason) => log.warn({ reason }, 'app signalling rejected'));
+    streamer.on('closed', (code, reason) => {
+      log.info({ code, reason }, 'app signalling closed');
+      if (this.streamer === streamer) this.streamer = undefined;
+    });
+  }
+
+  private async onAppExited(exit: AppExit): Promise<void> {
+    clearTimeout(this.startupTimer);
+    const wasIdentified = this.phase === 'identified' || this.phase === 'stopping';
+    const expected = exit.expected || this.stopRequested;
+    this.phase = 'finished';
+    const exitCode = exit.code ?? -1;
+    const message = exit.spawnError ?? (exit.signal ? `signal ${exit.signal}` : `exit code ${exitCode}`);
+    this.options.log.info({ exitCode, signal: exit.signal, expected, forced: exit.forced }, 'app exited');
+    if (!wasIdentified) {
+      // It never connected: the failed start is the whole story (the control plane closes with
+      // 4003). After a startup timeout the rejection already happened and this one is a no-op.
+      this.rejectIdentified(new CommandFailure('LAUNCH_FAILED', `the app exited before connecting (${message})`));
+    } else {
+      this.options.report(expected ? 'appStopped' : 'appExited', { exitCode, message });
+    }
+    await this.release();
+    const logPaths = this.app ? [this.app.logPath, this.app.outputLogPath] : [];
+    this.options.onFinished(exit, logPaths);
+  }
+
+  /** Releases the relay and the signalling server. */
+  private async release(): Promise<void> {
+    this.streamer?.close(1001, 'session ended');
+    this.relay?.close();
+    for (const client of this.wss?.clients ?? []) client.terminate();
+    await new Promise<void>((resolve) => (this.wss ? this.wss.close(() => resolve()) : resolve()));
+    await new Promise<void>((resolve) => (this.server?.listening ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** werift leaves sdpMid/sdpMLineIndex optional; Pixel Streaming peers expect both (bundle: m-line 0). */
+function toIceCandidateInit(c: RelayIceCandidate): IceCandidateInit {
+  return { candidate: c.candidate, sdpMid: c.sdpMid ?? '0', sdpMLineIndex: c.sdpMLineIndex ?? 0 };
+}

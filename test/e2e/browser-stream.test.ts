@@ -1,0 +1,98 @@
+// End to end in a real browser: Debian chromium opens the share URL, is placed on a worker
+// whose agent launched the mock Unreal app, decodes the H.264 stream through the werift relay,
+// round-trips a UIInteraction via the iframe embedding API, and a second viewer waits in line
+// and is promoted to streaming when the first page closes.
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Frame, Page } from 'playwright-core';
+import type { Agent } from '@pixelfleet/agent';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { linkReaches, startTestAgent } from '../support/agent';
+import { mockAppCommand } from '../support/mock-app';
+import { launchChromium } from '../support/chromium';
+
+let t: TestControlPlane;
+let agent: Agent;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let shareUrl: string;
+let host: Server;
+let hostUrl: string;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  t = await startTestControlPlane();
+  const owner = t.cp.accounts.createUser('browser@example.com');
+  const projectId = t.cp.accounts.createProject(owner.userId, 'Browser', 'europe').projectId;
+  t.cp.registerLocalBuild(projectId);
+  t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
+  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand() })).agent;
+  await linkReaches(agent, 'connected');
+  shareUrl = `${t.started.publicUrls.share}/${projectId}`;
+  host = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><body style="margin:0">
+<script>window.fromPlayer = []; addEventListener('message', (e) => { if (e.data && e.data.source === 'pixelfleet') window.fromPlayer.push(e.data); });</script>
+<iframe id="player" src="${shareUrl}" style="width:1280px;height:720px;border:0" allow="autoplay; fullscreen"></iframe></body>`);
+  });
+  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+  // localhost vs 127.0.0.1: a different origin from the player, as a real embedding is.
+  hostUrl = `http://localhost:${(host.address() as { port: number }).port}/`;
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => (host ? host.close(() => resolve()) : resolve()));
+  await agent?.close();
+  await t?.destroy();
+});
+
+/** The embedded player's frame of a host page. */
+function playerFrame(page: Page): Frame {
+  const frame = page.frames().find((f) => f.url().includes('/share/'));
+  if (!frame) throw new Error('the player iframe is not there');
+  return frame;
+}
+
+/** Frames the player's <video> has decoded (0 before the stream plays). */
+const framesDecoded = (page: Page) =>
+  playerFrame(page).evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0);
+
+const playerText = (page: Page) => playerFrame(page).evaluate(() => document.body.innerText);
+
+/** A customer's page embedding the player (another origin), recording what the player posts to it. */
+async function embed(page: Page): Promise<void> {
+  await page.goto(hostUrl);
+  await page.waitForSelector('#player');
+}
+
+const playerMessages = (page: Page) => page.evaluate(() => (window as unknown as { fromPlayer: { type: string; state?: string; data?: unknown }[] }).fromPlayer);
+
+describe('a viewer in chromium', () => {
+  it('decodes the stream, round-trips a UIInteraction, and a queued second viewer is promoted when the first leaves', async () => {
+    const first = await browser.context.newPage();
+    await embed(first);
+    // Decoded frames keep rising: the picture really moves.
+    await expect.poll(() => framesDecoded(first), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    const before = await framesDecoded(first);
+    await expect.poll(() => framesDecoded(first), { timeout: 5_000, interval: 200 }).toBeGreaterThan(before + 10);
+    await expect.poll(async () => (await playerMessages(first)).map((m) => m.state).filter(Boolean), { timeout: 10_000 }).toContain('loadingComplete');
+
+    // UIInteraction through the embedding API reaches the app, whose Response comes back.
+    await first.evaluate(() => {
+      (document.getElementById('player') as HTMLIFrameElement).contentWindow!.postMessage({ source: 'pixelfleet-host', type: 'uiInteraction', data: { ping: 'e2e' } }, '*');
+    });
+    await expect.poll(async () => (await playerMessages(first)).filter((m) => m.type === 'response').map((m) => m.data), { timeout: 10_000 }).toContainEqual('{"ping":"e2e"}');
+
+    // A second viewer waits and sees its position.
+    const second = await browser.context.newPage();
+    await embed(second);
+    await expect.poll(async () => (await playerMessages(second)).map((m) => m.state), { timeout: 10_000 }).toContain('queue-1');
+    await expect.poll(() => playerText(second), { timeout: 5_000 }).toMatch(/number 1/i);
+
+    // The first viewer leaves: the second is promoted and streams.
+    await first.close();
+    await expect.poll(() => framesDecoded(second), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    const states = (await playerMessages(second)).map((m) => m.state).filter(Boolean);
+    expect(states.indexOf('queue-1')).toBeLessThan(states.indexOf('loadingComplete'));
+    await second.close();
+  }, 120_000);
+});

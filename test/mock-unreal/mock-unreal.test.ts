@@ -1,0 +1,258 @@
+// The mock Unreal app as a real child process with the real Unreal command line, against a
+// Wilbur-like signalling stub and werift players: offer, H.264 RTP, data channel, input, clean
+// stop, and each failure mode.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { H264RtpPayload, type RtpPacket } from 'werift';
+import { encodeToStreamer, TO_STREAMER } from './data-channel-protocol';
+import { NalUnitType, splitNalUnits } from './h264-annexb';
+import { DEFAULT_FIXTURE_PATH } from './h264-clip';
+import { MOCK_UNREAL_LOG, spawnMockUnreal, unrealCommandLine, type MockUnrealProcess } from './mock-unreal-process';
+import { SignallingStub } from './signalling-stub';
+import { WeriftPlayer } from './werift-player';
+
+const FIXTURE_IDR_UNITS = splitNalUnits(readFileSync(DEFAULT_FIXTURE_PATH)).filter((u) => u.type === NalUnitType.IdrSlice).map((u) => u.data);
+
+/** NAL units reassembled from RTP (werift's depacketizer), noting which came from FU-A fragments. */
+function reassemble(packets: readonly RtpPacket[]): { nal: Buffer; fromFuA: boolean; timestamp: number }[] {
+  const out: { nal: Buffer; fromFuA: boolean; timestamp: number }[] = [];
+  let fragment: Buffer | undefined;
+  for (const packet of packets) {
+    const parsed = H264RtpPayload.deSerialize(packet.payload, fragment);
+    fragment = parsed.fragment;
+    if (!parsed.payload) continue;
+    const fromFuA = ((packet.payload[0] ?? 0) & 0x1f) === 28;
+    for (const unit of splitNalUnits(parsed.payload)) out.push({ nal: unit.data, fromFuA, timestamp: packet.header.timestamp });
+  }
+  return out;
+}
+
+const dataIds = (player: WeriftPlayer): number[] => player.dataMessages.map((m) => m[0] ?? -1);
+const text = (message: Buffer | undefined): string => message?.subarray(1).toString('utf16le') ?? '';
+
+describe('mock Unreal app streaming to a werift player', () => {
+  let workDir: string;
+  let logPath: string;
+  let stub: SignallingStub;
+  let app: MockUnrealProcess;
+  let player: WeriftPlayer;
+
+  beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'mock-unreal-'));
+    logPath = join(workDir, 'MockProject.log');
+    stub = await SignallingStub.start();
+    app = spawnMockUnreal(unrealCommandLine({ signallingUrl: stub.url, streamerId: 'MockStreamer', logPath }));
+    await stub.waitForMessage((m) => m.type === 'endpointId');
+    await app.waitForLine(MOCK_UNREAL_LOG.identified('MockStreamer'));
+    player = new WeriftPlayer('Player0', stub);
+    player.connect();
+    await player.waitUntil(() => player.offerSdp !== undefined, 'the offer');
+  });
+
+  afterAll(async () => {
+    await app.kill();
+    await player.close();
+    await stub.close();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('identifies with the -PixelStreamingID after config and identify', () => {
+    expect(stub.received[0]).toEqual({ type: 'endpointId', id: 'MockStreamer', protocolVersion: '1.3.0' });
+  });
+
+  it('offers H.264 42e01f packetization-mode 1 on PT 96, sendonly with a stream id, and a data channel', async () => {
+    const sdp = player.offerSdp ?? '';
+    expect(sdp).toMatch(/^m=video \d+ UDP\/TLS\/RTP\/SAVPF 96\r?$/m);
+    expect(sdp).toMatch(/^a=rtpmap:96 [Hh]264\/90000\r?$/m);
+    expect(sdp).toMatch(/^a=fmtp:96 .*profile-level-id=42e01f/m);
+    expect(sdp).toMatch(/^a=fmtp:96 .*packetization-mode=1/m);
+    for (const fb of ['nack', 'nack pli', 'goog-remb']) expect(sdp).toMatch(new RegExp(`^a=rtcp-fb:96 ${fb}\\r?$`, 'm'));
+    expect(sdp).toMatch(/^a=sendonly\r?$/m);
+    expect(sdp).toMatch(/^a=msid:\S+ \S+/m);
+    expect(sdp).toMatch(/^m=application \d+ UDP\/DTLS\/SCTP webrtc-datachannel\r?$/m);
+    expect(sdp).toMatch(/^a=group:BUNDLE 0 1\r?$/m);
+    await stub.waitForMessage((m) => m.type === 'iceCandidate');
+    const offerAt = stub.received.findIndex((m) => m.type === 'offer');
+    const firstCandidateAt = stub.received.findIndex((m) => m.type === 'iceCandidate');
+    expect(offerAt).toBeGreaterThanOrEqual(0);
+    expect(firstCandidateAt).toBeGreaterThan(offerAt); // candidates trickle after the offer
+    expect(stub.received[firstCandidateAt]).toMatchObject({ playerId: 'Player0', candidate: { sdpMid: '0', sdpMLineIndex: 0 } });
+  });
+
+  it('streams RTP on PT 96 from a keyframe, with rising timestamps and an IDR reassembled from FU-A', async () => {
+    await player.waitUntil(() => player.rtp.filter((p) => p.header.marker).length >= 20, '20 video frames');
+    const packets = [...player.rtp];
+    expect(packets.every((p) => p.header.payloadType === 96)).toBe(true);
+    const units = reassemble(packets);
+    expect(units[0] && (units[0].nal[0] ?? 0) & 0x1f).toBe(NalUnitType.Sps); // the first picture is a keyframe
+    const idr = units.find((u) => ((u.nal[0] ?? 0) & 0x1f) === NalUnitType.IdrSlice && u.fromFuA);
+    expect(idr).toBeDefined();
+    expect(FIXTURE_IDR_UNITS.some((fixtureIdr) => fixtureIdr.equals(idr?.nal ?? Buffer.alloc(0)))).toBe(true);
+    const frameStamps = [...new Set(packets.map((p) => p.header.timestamp))];
+    const steps = frameStamps.slice(1).map((t, i) => (t - (frameStamps[i] ?? 0) + 2 ** 32) % 2 ** 32);
+    expect(steps.every((s) => s > 0 && s % 3000 === 0)).toBe(true); // 90 kHz, 30 fps
+    const seqSteps = packets.slice(1).map((p, i) => (p.header.sequenceNumber - (packets[i]?.header.sequenceNumber ?? 0) + 0x10000) % 0x10000);
+    expect(seqSteps.every((s) => s >= 1 && s < 100)).toBe(true);
+  });
+
+  it('announces the protocol (255) ToStreamer then FromStreamer, then InitialSettings (7) from the command line', async () => {
+    await player.waitUntil(() => player.dataMessages.length >= 3, 'three data-channel messages');
+    expect(dataIds(player).slice(0, 3)).toEqual([255, 255, 7]);
+    const [toStreamer, fromStreamer, settings] = player.dataMessages.slice(0, 3).map((m) => JSON.parse(text(m)) as Record<string, unknown>);
+    expect(toStreamer).toMatchObject({ Direction: 0, UIInteraction: { id: 50 }, KeyDown: { id: 60, structure: ['uint8', 'uint8'] } });
+    expect(fromStreamer).toMatchObject({ Direction: 1, Response: { id: 1 }, InitialSettings: { id: 7 }, Protocol: { id: 255 } });
+    expect(settings).toMatchObject({ WebRTC: { FPS: 30, StartBitrate: 2_000_000, MinBitrate: 500_000, MaxBitrate: 8_000_000 } });
+  });
+
+  it('answers RequestInitialSettings and RequestQualityControl like UE, without an announcement feedback loop', async () => {
+    const before = player.dataMessages.length;
+    // The stock frontend sends 7 and 1 after each 255 it receives, i.e. twice.
+    for (let i = 0; i < 2; i++) {
+      player.send(encodeToStreamer.empty(TO_STREAMER.RequestInitialSettings.id));
+      player.send(encodeToStreamer.empty(TO_STREAMER.RequestQualityControl.id));
+    }
+    await player.waitUntil(
+      () => dataIds(player).slice(before).filter((id) => id === 7).length >= 2 && dataIds(player).slice(before).filter((id) => id === 0).length >= 2,
+      'two InitialSettings and two QualityControlOwnership replies',
+    );
+    const replies = player.dataMessages.slice(before);
+    expect(replies.filter((m) => m[0] === 0).map((m) => [...m])).toEqual([[0, 1], [0, 1]]);
+    // At most one re-announcement (only if the requests came > 1 s after the first one).
+    expect(replies.filter((m) => m[0] === 255).length).toBeLessThanOrEqual(2);
+  });
+
+  it('answers UIInteraction {"a":1} with a Response carrying the same text, and logs input', async () => {
+    const before = player.dataMessages.length;
+    const ui = encodeToStreamer.string(TO_STREAMER.UIInteraction.id, '{"a":1}');
+    expect([...ui]).toEqual([0x32, 7, 0, ...Buffer.from('{"a":1}', 'utf16le')]);
+    player.send(ui);
+    player.send(encodeToStreamer.keyDown(65));
+    player.send(encodeToStreamer.mouseButton(72, 0, 0.5, 0.5));
+    await player.waitUntil(() => player.dataMessages.slice(before).some((m) => m[0] === 1), 'a Response');
+    expect(text(player.dataMessages.slice(before).find((m) => m[0] === 1))).toBe('{"a":1}');
+    await app.waitForLine('LogPixelStreamingInput: UIInteraction {"a":1}');
+    await app.waitForLine('LogPixelStreamingInput: KeyDown keyCode=65 repeat=0');
+    await app.waitForLine('LogPixelStreamingInput: MouseDown button=0 x=0.5000 y=0.5000');
+  });
+
+  it('passes a PLI on to the video feed', async () => {
+    const receiver = player.pc.getReceivers()[0];
+    const ssrc = player.rtp[0]?.header.ssrc;
+    if (receiver === undefined || ssrc === undefined) throw new Error('no video receiver');
+    // Let the last keyframe age past the 200 ms cooldown, measured by RTP time rather than a sleep.
+    const stampOf = (p: RtpPacket | undefined): number => p?.header.timestamp ?? 0;
+    const lastKeyframeAt = stampOf(player.rtp.findLast((p) => ((p.payload[0] ?? 0) & 0x1f) === 24));
+    await player.waitUntil(() => (stampOf(player.rtp.at(-1)) - lastKeyframeAt + 2 ** 32) % 2 ** 32 >= 90 * 250, '250 ms of video after a keyframe');
+    await receiver.sendRtcpPLI(ssrc);
+    const line = await app.waitForLine('Player0 requested a keyframe (PLI)');
+    expect(line.endsWith('(PLI)')).toBe(true); // honoured, not "…; one was just sent, ignored"
+  });
+
+  it('serves a second player at the same time and closes only it on playerDisconnected', async () => {
+    const second = new WeriftPlayer('Player1', stub);
+    try {
+      second.connect();
+      await second.waitUntil(() => second.rtp.some((p) => p.header.marker) && second.dataMessages.length >= 3, 'video and the announcement');
+      expect(((second.rtp[0]?.payload[0] ?? 0) & 0x1f)).toBe(24); // starts with the keyframe's SPS/PPS STAP-A
+      stub.disconnectPlayer('Player1');
+      await app.waitForLine('Closed peer connection for Player1 (playerDisconnected)');
+      const count = player.rtp.length;
+      await player.waitUntil(() => player.rtp.length > count + 5, 'Player0 still receiving');
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('exits with code 0 on SIGTERM, and its log ends with LogExit: Exiting. and holds the input lines', async () => {
+    app.child.kill('SIGTERM');
+    expect(await app.exited).toEqual({ code: 0, signal: null });
+    const log = readFileSync(logPath, 'utf8').trimEnd().split('\n');
+    expect(log[0]).toMatch(/^Log file open, /);
+    expect(log.at(-1)).toMatch(/^\[\d{4}\.\d{2}\.\d{2}-\d{2}\.\d{2}\.\d{2}:\d{3}\]\[ *\d+\]LogExit: Exiting\.$/);
+    for (const expected of [
+      'LogInit: Display: Running engine for game: MockProject',
+      MOCK_UNREAL_LOG.identified('MockStreamer'),
+      'LogPixelStreamingInput: KeyDown keyCode=65 repeat=0',
+      'LogPixelStreamingInput: MouseDown button=0 x=0.5000 y=0.5000',
+      'LogPixelStreamingInput: UIInteraction {"a":1}',
+      'LogCore: Warning: *** INTERRUPTED *** : SHUTTING DOWN (SIGTERM)',
+      'Closed peer connection for Player0 (SIGTERM)',
+    ]) {
+      expect(log.some((line) => line.includes(expected)), expected).toBe(true);
+    }
+  });
+});
+
+describe('mock Unreal app failure modes', () => {
+  let workDir: string;
+  const launched: MockUnrealProcess[] = [];
+  const stubs: SignallingStub[] = [];
+
+  /** Each test gets its own signalling stub, so connection counts are its own. */
+  const launch = async (name: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<{ app: MockUnrealProcess; logPath: string; stub: SignallingStub }> => {
+    const stub = await SignallingStub.start();
+    stubs.push(stub);
+    const logPath = join(workDir, `${name}.log`);
+    const app = spawnMockUnreal([...unrealCommandLine({ signallingUrl: stub.url, streamerId: name, logPath }), ...extraArgs], env);
+    launched.push(app);
+    return { app, logPath, stub };
+  };
+
+  beforeAll(() => {
+    workDir = mkdtempSync(join(tmpdir(), 'mock-unreal-failures-'));
+  });
+
+  afterAll(async () => {
+    await Promise.all(launched.map((app) => app.kill()));
+    await Promise.all(stubs.map((stub) => stub.close()));
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('crash (MOCK_UNREAL_CRASH_AFTER_MS=300): exits with code 3 after at least 300 ms, without LogExit', async () => {
+    const started = Date.now();
+    const { app, logPath } = await launch('Crash', [], { MOCK_UNREAL_CRASH_AFTER_MS: '300' });
+    expect(await app.exited).toEqual({ code: 3, signal: null });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    const log = readFileSync(logPath, 'utf8');
+    expect(log).toContain(MOCK_UNREAL_LOG.crash);
+    expect(log).not.toContain(MOCK_UNREAL_LOG.exit);
+  });
+
+  it('exit early (-MockExitEarly): exits with code 1 before connecting', async () => {
+    const { app, logPath, stub } = await launch('ExitEarly', ['-MockExitEarly']);
+    expect(await app.exited).toEqual({ code: 1, signal: null });
+    expect(stub.connections).toBe(0);
+    expect(readFileSync(logPath, 'utf8')).not.toContain(MOCK_UNREAL_LOG.exit);
+  });
+
+  it('never connect (MOCK_UNREAL_NEVER_CONNECT=1): stays up without dialling signalling, stops cleanly', async () => {
+    const { app, stub } = await launch('NeverConnect', [], { MOCK_UNREAL_NEVER_CONNECT: '1' });
+    await app.waitForLine(MOCK_UNREAL_LOG.neverConnect);
+    expect(stub.connections).toBe(0);
+    expect(app.isAlive()).toBe(true);
+    app.child.kill('SIGTERM');
+    expect(await app.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('hang on stop (-MockHangOnStop): survives SIGTERM until SIGKILL', async () => {
+    const { app } = await launch('HangOnStop', ['-MockHangOnStop']);
+    await app.waitForLine(MOCK_UNREAL_LOG.identified('HangOnStop'));
+    app.child.kill('SIGTERM');
+    await app.waitForLine(MOCK_UNREAL_LOG.ignoredSignal('SIGTERM'));
+    expect(app.isAlive()).toBe(true);
+    app.child.kill('SIGKILL');
+    expect(await app.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  });
+
+  it('exits with code 0, logging why, when the signalling server drops it', async () => {
+    const { app, logPath, stub } = await launch('Dropped');
+    await app.waitForLine(MOCK_UNREAL_LOG.identified('Dropped'));
+    stub.dropStreamer();
+    expect(await app.exited).toEqual({ code: 0, signal: null });
+    const log = readFileSync(logPath, 'utf8');
+    expect(log).toMatch(/Signalling connection closed \(code 1006\).*exiting \(the mock does not reconnect\)/);
+    expect(log.trimEnd().endsWith(MOCK_UNREAL_LOG.exit)).toBe(true);
+  });
+});

@@ -1,0 +1,157 @@
+// Mock Unreal app: a stand-in for a packaged Unreal Engine game with Pixel Streaming, for tests and
+// the demo on machines without a GPU. It takes the real command line, signals as a PS streamer,
+// streams a looping pre-encoded H.264 clip over werift, speaks the data-channel protocol and logs
+// like UE to -ABSLOG. No ffmpeg at run time.
+//
+// Run:  node test/mock-unreal/bin/mock-unreal.mjs <Project> [args]   (or: tsx test/mock-unreal/mock-unreal.ts …)
+//   <Project> -PixelStreamingURL=ws://127.0.0.1:8888 -PixelStreamingID=<id> -RenderOffScreen -ForceRes
+//   -ResX=1280 -ResY=720 -Unattended -ABSLOG=<dir>/<Project>.log -PixelStreamingEncoderCodec=H264
+//   -PixelStreamingWebRTCFps=30 -PixelStreamingWebRTCStartBitrate=… -PixelStreamingWebRTCMinBitrate=…
+//   -PixelStreamingWebRTCMaxBitrate=…
+// Keys are case-insensitive; also accepted: -PixelStreamingConnectionURL, -PixelStreamingSignallingURL,
+// -PixelStreamingIP + -PixelStreamingPort, -PixelStreamingWebRTCMinPort/MaxPort, -AllowPixelStreamingCommands,
+// -PixelStreamingSignalingKeepAliveInterval=<s> (default 30, 0 = off), -stdout (mirror the log to stdout),
+// -MockFixture=<file.h264>. Unknown arguments are logged as warnings, never fatal.
+//
+// Failure modes, from the environment or the command line (either works):
+//   MOCK_UNREAL_CRASH_AFTER_MS=N  / -MockCrashAfterMs=N  exit abruptly with code 3, N ms after process
+//                                                        start, without `LogExit: Exiting.` (a crash)
+//   MOCK_UNREAL_HANG_ON_STOP=1    / -MockHangOnStop      ignore SIGTERM and SIGINT (logs that it did);
+//                                                        only SIGKILL stops it
+//   MOCK_UNREAL_NEVER_CONNECT=1   / -MockNeverConnect    start and log, never dial signalling; stays up
+//   MOCK_UNREAL_EXIT_EARLY=1      / -MockExitEarly       exit with code 1 right after start, before connecting
+//
+// Exit codes: 0 clean stop (SIGTERM/SIGINT, or the signalling socket closed: no reconnect, unlike PS2),
+// 1 exit-early mode or a startup error (bad fixture, unwritable log), 3 simulated crash,
+// 70 unexpected internal error. A second SIGTERM/SIGINT during shutdown exits at once.
+import { basename } from 'node:path';
+import { parseCommandLine, type MockUnrealConfig } from './command-line';
+import type { H264Clip } from './h264-clip';
+import type { MockUnrealApp } from './mock-unreal-app';
+import { UnrealLog } from './unreal-log';
+
+const EXIT_CRASH = 3;
+const EXIT_STARTUP_ERROR = 1;
+const EXIT_INTERNAL_ERROR = 70;
+const SHUTDOWN_DEADLINE_MS = 3000;
+
+const config: MockUnrealConfig = parseCommandLine(process.argv.slice(2), process.env, process.cwd());
+
+let log: UnrealLog;
+try {
+  log = UnrealLog.open(config.logPath, {
+    mirror: config.stdout ? process.stdout : undefined,
+    frame: () => Math.floor(performance.now() / (1000 / 30)),
+  });
+} catch (error) {
+  process.stderr.write(`mock-unreal: cannot open log file ${config.logPath}: ${String(error)}\n`);
+  process.exit(EXIT_STARTUP_ERROR);
+}
+
+log.display('LogInit', `Running engine for game: ${config.projectName}`);
+log.log('LogInit', `Command Line: ${config.commandLine}`);
+log.log('LogInit', `Engine Version: 5.5.0-0+MockUnreal (Pixelfleet mock Unreal app, pid ${process.pid})`);
+for (const note of config.notes) log.warning('LogInit', note);
+
+const crashAfterMs = config.failure.crashAfterMs;
+const crashTimer = crashAfterMs === undefined ? undefined : setTimeout(() => {
+  log.error('LogWindows', '=== Critical error: ===');
+  log.error('LogWindows', `Fatal error: simulated crash (crash-after-ms failure mode, ${crashAfterMs} ms)`);
+  log.close();
+  process.exit(EXIT_CRASH);
+}, Math.max(0, crashAfterMs - process.uptime() * 1000));
+if (crashAfterMs !== undefined) log.warning('LogMockUnreal', `Failure mode: will crash ${crashAfterMs} ms after start`);
+if (config.failure.hangOnStop) log.warning('LogMockUnreal', 'Failure mode: SIGTERM and SIGINT will be ignored');
+
+let app: MockUnrealApp | undefined;
+let stopping = false;
+// A real engine ticks whether or not anyone watches; this also keeps never-connect mode alive.
+const engineTick = setInterval(() => undefined, 1000);
+
+function exitNow(code: number): never {
+  log.log('LogExit', 'Exiting.');
+  log.close();
+  process.exit(code);
+}
+
+async function shutdown(why: string): Promise<void> {
+  if (stopping) exitNow(0);
+  stopping = true;
+  log.log('LogExit', 'Preparing to exit.');
+  clearInterval(engineTick);
+  clearTimeout(crashTimer);
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    app?.close(why),
+    new Promise<void>((resolve) => {
+      deadline = setTimeout(() => {
+        log.warning('LogExit', `Shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
+        resolve();
+      }, SHUTDOWN_DEADLINE_MS);
+    }),
+  ]);
+  clearTimeout(deadline);
+  exitNow(0);
+}
+
+function onStopSignal(signal: NodeJS.Signals): void {
+  if (config.failure.hangOnStop) {
+    log.warning('LogMockUnreal', `${signal} ignored (hang-on-stop failure mode); only SIGKILL stops this process`);
+    return;
+  }
+  log.warning('LogCore', `*** INTERRUPTED *** : SHUTTING DOWN (${signal})`);
+  void shutdown(signal);
+}
+process.on('SIGTERM', onStopSignal);
+process.on('SIGINT', onStopSignal);
+
+process.on('uncaughtException', (error) => {
+  log.error('LogMockUnreal', `Internal error: ${error.stack ?? String(error)}`);
+  log.close();
+  process.exit(EXIT_INTERNAL_ERROR);
+});
+// werift can reject internally while a peer closes; that must not end the process.
+process.on('unhandledRejection', (reason) => {
+  log.warning('LogMockUnreal', `Unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}`);
+});
+
+if (config.failure.exitEarly) {
+  log.error('LogInit', 'Exiting early (exit-early failure mode), before connecting to signalling');
+  log.close();
+  process.exit(EXIT_STARTUP_ERROR);
+}
+
+// werift is loaded only now, so the failure modes above take effect without its start-up cost.
+const [{ createMockUnrealApp }, { loadClip }] = await Promise.all([import('./mock-unreal-app'), import('./h264-clip')]);
+
+function loadClipOrExit(): H264Clip {
+  try {
+    return loadClip(config.fixturePath);
+  } catch (error) {
+    log.error('LogInit', `Cannot load video fixture ${config.fixturePath}: ${String(error)}`);
+    log.close();
+    process.exit(EXIT_STARTUP_ERROR);
+  }
+}
+const clip = loadClipOrExit();
+log.display('LogInit', 'Game Engine Initialized.');
+log.log('LogPixelStreaming', `Streaming H264 ${clip.width}x${clip.height} @ ${clip.fps} fps (profile-level-id ${clip.profileLevelId}, ` +
+  `${clip.frames.length} frames, keyframe every ${clip.keyframeIndices[1] ?? clip.frames.length} frames) from ${basename(config.fixturePath)}`);
+if (clip.fps !== config.fps) {
+  log.log('LogPixelStreaming', `-PixelStreamingWebRTCFps=${config.fps} is reported to players; the clip plays at its own ${clip.fps} fps`);
+}
+
+if (!stopping) {
+  app = createMockUnrealApp(config, clip, log, {
+    onSignallingClosed: (info) => {
+      const cause = info.error !== undefined ? `: ${info.error}` : info.reason !== '' ? `: ${info.reason}` : '';
+      log.warning('LogPixelStreaming', `Signalling connection closed (code ${info.code})${cause}; exiting (the mock does not reconnect)`);
+      void shutdown('signalling closed');
+    },
+  });
+  if (config.failure.neverConnect) {
+    log.warning('LogPixelStreaming', 'Not connecting to signalling (never-connect failure mode)');
+  } else {
+    app.start();
+  }
+}
