@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from './command-line';
-import { DEFAULT_FIXTURE_PATH } from './h264-clip';
+import { DEFAULT_FIXTURE_PATH } from './fixture';
 
 const CWD = '/srv/mock';
 const REAL = [
@@ -41,6 +41,10 @@ describe('parseCommandLine', () => {
   it('matches keys case-insensitively and strips quotes, like FParse', () => {
     const config = parseCommandLine(['-pixelstreamingurl="ws://h:1"', '-PIXELSTREAMINGID=x', '-abslog="/tmp/a b.log"', '-STDOUT'], {}, CWD);
     expect(config).toMatchObject({ signallingUrl: 'ws://h:1', streamerId: 'x', logPath: '/tmp/a b.log', stdout: true, notes: [] });
+  });
+
+  it('takes the first bare word as the project name even after wrapper flags', () => {
+    expect(parseCommandLine(['-MockCrashAfterMs=500', 'CityDemo', '-PixelStreamingID=s'], {}, CWD)).toMatchObject({ projectName: 'CityDemo', notes: [] });
   });
 
   it('applies Unreal and PS2 defaults', () => {

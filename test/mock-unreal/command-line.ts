@@ -2,7 +2,7 @@
 // (`<Project> -Key=Value -Flag`, keys case-insensitive, unknown ones noted but never fatal) and
 // the MOCK_UNREAL_* failure-mode variables. Returns a frozen config plus notes for the log.
 import { isAbsolute, join, resolve } from 'node:path';
-import { DEFAULT_FIXTURE_PATH } from './h264-clip';
+import { DEFAULT_FIXTURE_PATH } from './fixture';
 
 export interface MockFailureModes {
   /** Exit abruptly with code 3 this many ms after process start. */
@@ -83,14 +83,15 @@ interface ParsedArgs {
   notes: string[];
 }
 
-/** Splits argv into `-Key=Value` values and bare `-Flag`s (lower-cased keys; first occurrence wins, like FParse::Value). */
+/** Splits argv into the project name (first bare word), `-Key=Value` values and bare `-Flag`s (lower-cased keys; first occurrence wins, like FParse::Value). */
 function splitArgs(argv: readonly string[]): ParsedArgs {
   const parsed: ParsedArgs = { projectName: undefined, values: new Map(), flags: new Map(), notes: [] };
-  argv.forEach((arg, index) => {
+  for (const arg of argv) {
     if (!arg.startsWith('-')) {
-      if (index === 0) parsed.projectName = arg;
+      // The project name normally comes first; wrappers may put their own flags before it.
+      if (parsed.projectName === undefined) parsed.projectName = arg;
       else parsed.notes.push(`Ignoring unknown argument "${arg}"`);
-      return;
+      continue;
     }
     const body = arg.replace(/^-+/, '');
     const eq = body.indexOf('=');
@@ -106,7 +107,7 @@ function splitArgs(argv: readonly string[]): ParsedArgs {
     } else {
       parsed.notes.push(`Ignoring unknown argument "${arg}"`);
     }
-  });
+  }
   return parsed;
 }
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AnnexBError, groupAccessUnits, NalUnitType, parseSps, splitNalUnits, unescapeRbsp } from './h264-annexb';
-import { DEFAULT_FIXTURE_PATH } from './h264-clip';
+import { DEFAULT_FIXTURE_PATH } from './fixture';
 
 const SC3 = [0, 0, 1];
 const SC4 = [0, 0, 0, 1];

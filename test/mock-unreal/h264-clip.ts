@@ -1,12 +1,9 @@
 // The pre-encoded H.264 clip the mock Unreal app loops instead of running an encoder: read once at
 // start, split into access units, checked, and turned into RTP payloads shared by every player.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { AnnexBError, groupAccessUnits, NalUnitType, parseSps, splitNalUnits, type AccessUnit, type NalUnit } from './h264-annexb';
 import { buildPayloads, type PayloadOptions } from './h264-rtp';
-
-/** The committed fixture: 1280x720, 30 fps, 90 frames, IDR every 15 frames (fixtures/README.md). */
-export const DEFAULT_FIXTURE_PATH = fileURLToPath(new URL('./fixtures/testpattern.h264', import.meta.url));
+import { DEFAULT_FIXTURE_PATH } from './fixture';
 
 export interface ClipFrame {
   /** RTP payloads of this access unit, in order; shared by all players, never mutated. */

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { H264RtpPayload } from 'werift';
 import { NalUnitType, splitNalUnits } from './h264-annexb';
-import { clipFromAnnexB, DEFAULT_FIXTURE_PATH, loadClip, nextKeyframeIndex } from './h264-clip';
+import { DEFAULT_FIXTURE_PATH } from './fixture';
+import { clipFromAnnexB, loadClip, nextKeyframeIndex } from './h264-clip';
 import { buildPayloads, DEFAULT_MAX_PAYLOAD_SIZE, H264RtpPacketizer, rtpTimestampForFrame } from './h264-rtp';
 
 /** A NAL unit of `size` bytes: header (NRI 3, `type`), then a counting pattern. */

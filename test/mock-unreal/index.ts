@@ -3,7 +3,7 @@
 // werift player that talk to it.
 export { FAILURE_ENV } from './command-line';
 export { encodeToStreamer, FROM_STREAMER, TO_STREAMER } from './data-channel-protocol';
-export { DEFAULT_FIXTURE_PATH } from './h264-clip';
+export { DEFAULT_FIXTURE_PATH } from './fixture';
 export {
   MOCK_UNREAL_BIN,
   MOCK_UNREAL_LOG,

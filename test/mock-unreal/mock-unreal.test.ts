@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { H264RtpPayload, type RtpPacket } from 'werift';
 import { encodeToStreamer, TO_STREAMER } from './data-channel-protocol';
 import { NalUnitType, splitNalUnits } from './h264-annexb';
-import { DEFAULT_FIXTURE_PATH } from './h264-clip';
+import { DEFAULT_FIXTURE_PATH } from './fixture';
 import { MOCK_UNREAL_LOG, spawnMockUnreal, unrealCommandLine, type MockUnrealProcess } from './mock-unreal-process';
 import { SignallingStub } from './signalling-stub';
 import { WeriftPlayer } from './werift-player';
@@ -227,13 +227,16 @@ describe('mock Unreal app failure modes', () => {
     expect(readFileSync(logPath, 'utf8')).not.toContain(MOCK_UNREAL_LOG.exit);
   });
 
-  it('never connect (MOCK_UNREAL_NEVER_CONNECT=1): stays up without dialling signalling, stops cleanly', async () => {
-    const { app, stub } = await launch('NeverConnect', [], { MOCK_UNREAL_NEVER_CONNECT: '1' });
+  it('never connect (MOCK_UNREAL_NEVER_CONNECT=1): stays up without dialling signalling, stops cleanly on SIGINT', async () => {
+    const { app, stub, logPath } = await launch('NeverConnect', [], { MOCK_UNREAL_NEVER_CONNECT: '1' });
     await app.waitForLine(MOCK_UNREAL_LOG.neverConnect);
     expect(stub.connections).toBe(0);
     expect(app.isAlive()).toBe(true);
-    app.child.kill('SIGTERM');
+    app.child.kill('SIGINT');
     expect(await app.exited).toEqual({ code: 0, signal: null });
+    const log = readFileSync(logPath, 'utf8');
+    expect(log).toContain('*** INTERRUPTED *** : SHUTTING DOWN (SIGINT)');
+    expect(log.trimEnd().endsWith(MOCK_UNREAL_LOG.exit)).toBe(true);
   });
 
   it('hang on stop (-MockHangOnStop): survives SIGTERM until SIGKILL', async () => {

@@ -16,7 +16,7 @@ import {
   type AppExit,
   type AppProcessOptions,
 } from './app-process';
-import type { LauncherClock, TimerHandle } from './clock';
+import type { Clock as LauncherClock, TimerHandle } from '../lib/clock';
 
 /** A clock that moves only when told to. */
 class ManualClock implements LauncherClock {
@@ -29,6 +29,9 @@ class ManualClock implements LauncherClock {
     const t = { dueAt: this.current + delayMs, fn, live: true };
     this.timers.push(t);
     return { cancel: () => void (t.live = false) };
+  }
+  setInterval(): TimerHandle {
+    throw new Error('the launcher does not use intervals');
   }
   get pendingTimers(): number {
     return this.timers.filter((t) => t.live).length;

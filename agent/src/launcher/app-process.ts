@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
-import { systemClock, type LauncherClock, type TimerHandle } from './clock';
+import { systemClock, type Clock as LauncherClock, type TimerHandle } from '../lib/clock';
 import { windowsKillPlan } from './windows-kill-plan';
 
 export const APP_PROCESS_STATES = ['starting', 'running', 'stopping', 'exited'] as const;

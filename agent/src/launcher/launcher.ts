@@ -6,7 +6,7 @@ import { posix, win32 } from 'node:path';
 import type { Logger } from 'pino';
 import type { StartSessionCommand } from '../commands/command';
 import { AppProcess } from './app-process';
-import type { LauncherClock } from './clock';
+import type { Clock as LauncherClock } from '../lib/clock';
 import { resolveExecutable, type ResolvedExecutable } from './executable';
 import { LaunchError } from './launch-error';
 import { buildUnrealArgs, loopbackSignallingUrl, toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeyframeRequester } from './keyframe-requester';
-import type { RelayClock, TimerHandle } from './relay-clock';
+import type { Clock as RelayClock, TimerHandle } from '../lib/clock';
 
 class ManualClock implements RelayClock {
   nowMs = 1_000;

@@ -1,7 +1,7 @@
 // Asks the app for a keyframe on behalf of all viewers, at most once per minIntervalMs. A request
 // inside the quiet period is not lost: one trailing request goes out when it ends, so a viewer that
 // joins just after another still gets its keyframe within minIntervalMs.
-import type { RelayClock, TimerHandle } from './relay-clock';
+import type { Clock as RelayClock, TimerHandle } from '../lib/clock';
 
 export class KeyframeRequester {
   private lastSentMs = -Infinity;

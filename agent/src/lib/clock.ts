@@ -1,12 +1,12 @@
-// The relay's injected source of time: the keyframe-request rate limit and the REMB period read
-// it instead of the global timers, so tests can count live timers or drive them by hand. Same
-// shape as the launcher's clock plus setInterval.
+// The agent's injected source of time: the launcher's stop grace and output drain, the relay's
+// keyframe-request rate limit and REMB period read it instead of the global timers, so tests can
+// count live timers or drive them by hand. Real timers are unref'd: they never keep the agent up.
 
 export interface TimerHandle {
   cancel(): void;
 }
 
-export interface RelayClock {
+export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
   /** Runs fn once after delayMs. */
@@ -15,8 +15,7 @@ export interface RelayClock {
   setInterval(fn: () => void, periodMs: number): TimerHandle;
 }
 
-/** Real timers, unref'd: a relay never keeps the process alive by itself. */
-export const systemRelayClock: RelayClock = {
+export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, delayMs) {
     const t = setTimeout(fn, delayMs);
