@@ -138,7 +138,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
           runningSessions: inventory.runningSessions(),
           cachedBuilds: inventory.cachedBuilds(),
         }),
-        runningSessionCount: () => inventory.runningSessions().length,
+        heartbeatState: () => ({ runningSessions: inventory.runningSessions().length, activity: inventory.sessionActivity?.() ?? [] }),
         onCommand: (c) => executor.handle(c),
         onDrainChanged: (d) => {
           draining = d;

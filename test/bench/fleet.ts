@@ -342,7 +342,7 @@ function connectAll(agents: readonly SimAgent[], counters: Counters, timeoutMs: 
         a.welcomeLatencyMs = performance.now() - sentAt;
         const intervalMs = Math.max(100, m.msg.value.heartbeatIntervalMs);
         a.heartbeat = setInterval(() => {
-          call.write({ msg: { $case: 'heartbeat', value: { sentAt: new Date(), runningSessions: 0 } } } satisfies agentV1.ConnectRequest);
+          call.write({ msg: { $case: 'heartbeat', value: { sentAt: new Date(), runningSessions: 0, sessionActivity: [] } } } satisfies agentV1.ConnectRequest);
           counters.heartbeatsSent += 1;
         }, intervalMs);
         welcomed += 1;

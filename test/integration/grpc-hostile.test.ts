@@ -83,7 +83,7 @@ describe('authentication', () => {
 describe('protocol violations', () => {
   it('a first message other than Hello ends the stream with INVALID_ARGUMENT', async () => {
     const w = await enroll(TEST_JOIN_TOKEN);
-    const r = await connectAndSend(w.workerToken, [{ msg: { $case: 'heartbeat', value: { sentAt: new Date(), runningSessions: 0 } } }]);
+    const r = await connectAndSend(w.workerToken, [{ msg: { $case: 'heartbeat', value: { sentAt: new Date(), runningSessions: 0, sessionActivity: [] } } }]);
     expect(r).toMatchObject({ code: status.INVALID_ARGUMENT, details: 'the first message must be a Hello' });
   });
 

@@ -220,6 +220,30 @@ describe('on fake time', () => {
     expect(snapshots(w, s.sessionId).every((d) => d.maxRunTime === 2)).toBe(true);
   });
 
+  it('afkTimeout ends a running session whose viewer sends no input (4007); input keeps it alive', async () => {
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock });
+    w.cp.db.prepare(`UPDATE projects SET settings = '{"afkTimeout":60}' WHERE id = ?`).run(w.projectId);
+    const { agent, script } = await worker(w);
+    const s = join(w);
+    await expect.poll(() => script.started).toEqual([s.sessionId]);
+    script.report(s.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, s.sessionId)).toBe('Running');
+    const epoch = agent.link.connectionEpoch!;
+
+    clock.advance(30_000);
+    // The agent's heartbeat says input arrived (a new last-input value).
+    w.cp.registry.heartbeat(agent.workerId, epoch, [{ sessionId: s.sessionId, lastInputAtMs: 1 }]);
+    clock.advance(59_000);
+    expect(status(w, s.sessionId)).toBe('Running');
+    // The same value again is not new input.
+    w.cp.registry.heartbeat(agent.workerId, epoch, [{ sessionId: s.sessionId, lastInputAtMs: 1 }]);
+    clock.advance(1_000);
+    expect(w.closes.get(s.sessionId)).toEqual({ code: 4007, reason: 'ended after a period without input' });
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    expect(w.cp.sessions.get(s.sessionId).endReason).toBe('afkTimeout');
+  });
+
   it('sessions of a worker that stays unreachable past the grace are lost (4006)', async () => {
     const clock = new ManualClock(Date.now());
     const w = await world({ clock });

@@ -16,8 +16,11 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function streamingWorld(options: { flags?: string[]; settings?: Record<string, unknown>; clock?: ManualClock } = {}) {
-  const t: TestControlPlane = await startTestControlPlane(options.clock ? { clock: options.clock } : {});
+async function streamingWorld(options: { flags?: string[]; settings?: Record<string, unknown>; clock?: ManualClock; heartbeatSeconds?: number } = {}) {
+  const t: TestControlPlane = await startTestControlPlane({
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.heartbeatSeconds ? { overrides: { workers: { heartbeatIntervalSeconds: options.heartbeatSeconds, leaseSeconds: options.heartbeatSeconds * 3 } } } : {}),
+  });
   cleanups.push(() => t.destroy());
   const owner = t.cp.accounts.createUser(`s${Date.now()}@example.com`);
   const projectId = t.cp.accounts.createProject(owner.userId, 'Stream', 'europe').projectId;
@@ -115,4 +118,26 @@ describe('limits', () => {
     expect(await viewer.signalling.closed).toEqual({ code: 4004, reason: 'maximum run time reached' });
     await expect.poll(() => status(t, viewer.sessionId), { timeout: 15_000 }).toBe('Terminated');
   });
+});
+
+describe('idle viewers', () => {
+  it('input from the viewer keeps the session alive; without input it ends after afkTimeout (4007)', async () => {
+    const { t, watch } = await streamingWorld({ settings: { afkTimeout: 3 }, heartbeatSeconds: 1 });
+    const viewer = await watch();
+    await expect.poll(() => status(t, viewer.sessionId), { timeout: 20_000 }).toBe('Running');
+    const runningAt = Date.now();
+    // Keep typing for longer than the timeout: the session stays.
+    await new Promise<void>((resolve) => {
+      const typing = setInterval(() => {
+        viewer.send(Buffer.from([60, 65, 0])); // KeyDown 'A'
+        if (Date.now() - runningAt > 4_500) {
+          clearInterval(typing);
+          resolve();
+        }
+      }, 250);
+    });
+    expect(status(t, viewer.sessionId)).toBe('Running');
+    // Then go quiet.
+    expect(await viewer.signalling.closed).toEqual({ code: 4007, reason: 'ended after a period without input' });
+  }, 30_000);
 });

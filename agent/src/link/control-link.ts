@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { agentV1 } from '@pixelfleet/proto';
 import { backoffDelayMs, type BackoffOptions } from '../lib/backoff';
 import type { CommandAck, DeliveredCommand } from '../commands/command';
-import { ackToProto, commandFromProto, heartbeatToProto, helloToProto, sessionEventToProto, signalToProto, UnknownCommandError, type HelloState } from './mapping';
+import { ackToProto, commandFromProto, heartbeatToProto, helloToProto, sessionEventToProto, signalToProto, UnknownCommandError, type HeartbeatState, type HelloState } from './mapping';
 import type { SessionEventReport, SignalEnvelope } from '../sessions/session-events';
 
 /** A healthy stream this long resets the backoff to its first step. */
@@ -59,7 +59,8 @@ export interface ControlLinkOptions {
   workerToken: string;
   /** Current state for each Hello. */
   helloState: () => HelloState;
-  runningSessionCount: () => number;
+  /** Load and per-session activity for each heartbeat. */
+  heartbeatState: () => HeartbeatState;
   onCommand: (command: DeliveredCommand) => void;
   onDrainChanged?: (draining: boolean) => void;
   /** A viewer's signalling message for one of this worker's sessions. */
@@ -232,7 +233,7 @@ export class ControlLink {
 
   private startHeartbeat(intervalMs: number): void {
     this.stopHeartbeat();
-    this.heartbeat = setInterval(() => this.write(heartbeatToProto(this.options.runningSessionCount())), Math.max(100, intervalMs));
+    this.heartbeat = setInterval(() => this.write(heartbeatToProto(this.options.heartbeatState())), Math.max(100, intervalMs));
   }
 
   private stopHeartbeat(): void {

@@ -82,8 +82,22 @@ export function helloToProto(h: HelloState): agentV1.ConnectRequest {
   };
 }
 
-export function heartbeatToProto(runningSessions: number): agentV1.ConnectRequest {
-  return { msg: { $case: 'heartbeat', value: { sentAt: new Date(), runningSessions } } };
+export interface HeartbeatState {
+  runningSessions: number;
+  activity: { sessionId: string; lastInputAtMs: number | undefined }[];
+}
+
+export function heartbeatToProto(h: HeartbeatState): agentV1.ConnectRequest {
+  return {
+    msg: {
+      $case: 'heartbeat',
+      value: {
+        sentAt: new Date(),
+        runningSessions: h.runningSessions,
+        sessionActivity: h.activity.map((a) => ({ sessionId: a.sessionId, lastInputAt: a.lastInputAtMs === undefined ? undefined : new Date(a.lastInputAtMs) })),
+      },
+    },
+  };
 }
 
 const EVENT_TO_PROTO: Record<SessionEventKind, agentV1.SessionEventKind> = {

@@ -44,6 +44,11 @@ export class SessionManager implements AgentInventory {
     return [];
   }
 
+  sessionActivity(): { sessionId: string; lastInputAtMs: number | undefined }[] {
+    const now = Date.now();
+    return [...this.sessions.values()].map((s) => ({ sessionId: s.sessionId, lastInputAtMs: s.lastInputAt(now) }));
+  }
+
   onSignal(signal: SignalEnvelope): void {
     const session = this.sessions.get(signal.sessionId);
     if (!session) {

@@ -62,6 +62,8 @@ export class SessionRuntime {
   private resolveIdentified!: () => void;
   private rejectIdentified!: (err: Error) => void;
   private stopRequested = false;
+  private inputSeen = 0;
+  private lastInputAtMs: number | undefined;
 
   constructor(private readonly options: SessionRuntimeOptions) {
     this.sessionId = options.command.sessionId;
@@ -141,6 +143,19 @@ export class SessionRuntime {
     }, c.startupTimeoutSeconds * 1000);
     this.startupTimer.unref();
     await this.identified;
+  }
+
+  /**
+   * When the viewer last sent input (any viewer-to-app data-channel message), sampled from the
+   * relay's counter: heartbeat granularity is plenty for an AFK timeout measured in minutes.
+   */
+  lastInputAt(nowMs: number): number | undefined {
+    const seen = this.relay?.stats().dataChannelMessagesToApp ?? 0;
+    if (seen > this.inputSeen) {
+      this.inputSeen = seen;
+      this.lastInputAtMs = nowMs;
+    }
+    return this.lastInputAtMs;
   }
 
   /** A viewer's signalling message relayed by the control plane. */

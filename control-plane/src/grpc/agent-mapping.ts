@@ -59,7 +59,12 @@ export function fromAgentProto(m: agentV1.ConnectRequest): FromAgent {
   const msg = m.msg;
   switch (msg?.$case) {
     case 'heartbeat':
-      return { type: 'heartbeat', sentAtMs: msg.value.sentAt?.getTime(), runningSessions: msg.value.runningSessions };
+      return {
+        type: 'heartbeat',
+        sentAtMs: msg.value.sentAt?.getTime(),
+        runningSessions: msg.value.runningSessions,
+        activity: msg.value.sessionActivity.map((a) => ({ sessionId: a.sessionId, lastInputAtMs: a.lastInputAt?.getTime() })),
+      };
     case 'ack': {
       const phase = PHASE_FROM_PROTO[msg.value.phase];
       if (!phase) throw new AgentProtocolError(`ack for ${msg.value.commandId} has no valid phase`);

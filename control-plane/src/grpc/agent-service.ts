@@ -92,7 +92,7 @@ export function createAgentService(deps: AgentServiceDeps): agentV1.AgentService
           const msg = fromAgentProto(m);
           switch (msg.type) {
             case 'heartbeat':
-              registry.heartbeat(workerId, epoch);
+              registry.heartbeat(workerId, epoch, msg.activity);
               break;
             case 'ack':
               registry.ack(workerId, epoch, msg.ack);

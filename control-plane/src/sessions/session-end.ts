@@ -10,6 +10,7 @@ export type SessionEndCause =
   | 'appNotFound'
   | 'launchFailed'
   | 'maxRunTime'
+  | 'afkTimeout'
   | 'streamerNotFound'
   | 'appExited'
   | 'workerLost'
@@ -30,6 +31,8 @@ export const SESSION_END: Readonly<Record<SessionEndCause, { endReason: string; 
   appNotFound: { endReason: 'app not found', close: { code: 4002, reason: 'app not found: the project has no live build' } },
   launchFailed: { endReason: 'app failed to launch', close: { code: 4003, reason: 'app failed to launch' } },
   maxRunTime: { endReason: 'maxRunTime', close: { code: 4004, reason: 'maximum run time reached' } },
+  // Not among the hosted convention's codes; the viewer page shows the reason as sent.
+  afkTimeout: { endReason: 'afkTimeout', close: { code: 4007, reason: 'ended after a period without input' } },
   streamerNotFound: { endReason: 'streamer not found', close: { code: 4005, reason: 'streamer not found' } },
   appExited: { endReason: 'app closed or crashed', close: { code: 4006, reason: 'app closed or crashed' } },
   workerLost: { endReason: 'worker lost the session', close: { code: 4006, reason: 'streaming server lost' } },

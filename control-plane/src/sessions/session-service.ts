@@ -44,6 +44,11 @@ export class SessionService {
   private readonly listeners: SessionListener[] = [];
   private readonly runTimers = new Map<string, TimerHandle>();
   private readonly lostTimers = new Map<string, TimerHandle>();
+  private readonly afkTimers = new Map<string, TimerHandle>();
+  /** Seconds without input before a session ends, per session (the project's afkTimeout at join). */
+  private readonly afkSeconds = new Map<string, number>();
+  /** Control-plane time of the latest viewer input seen, and the agent's last reported value. */
+  private readonly lastInput = new Map<string, { atMs: number; reported: number | undefined }>();
 
   constructor(
     private readonly repo: SessionsRepository,
@@ -59,6 +64,7 @@ export class SessionService {
       sessionEvent: (workerId, event) => this.onSessionEvent(workerId, event),
       signal: (workerId, signal) => this.onSignal(workerId, signal),
       linkChanged: (workerId, link) => this.onLinkChanged(workerId, link),
+      sessionActivity: (workerId, activity) => this.onActivity(workerId, activity),
     });
   }
 
@@ -101,6 +107,7 @@ export class SessionService {
     };
     this.repo.insert(session, snapshotOf(session), sha256Hex(viewerToken));
     this.queues.enqueue(project.projectId, sessionId);
+    if (project.settings.afkTimeout > 0) this.afkSeconds.set(sessionId, project.settings.afkTimeout);
     this.events.record('session.status', { sessionId, projectId: project.projectId }, { status: 'Enqueued' });
     this.log.info({ sessionId, projectId: project.projectId }, 'session enqueued');
     this.emit((l) => l.queueChanged?.(project.projectId));
@@ -187,8 +194,9 @@ export class SessionService {
 
   /** Stops timers; sessions stay as recorded. Idempotent. */
   close(): void {
-    for (const t of [...this.runTimers.values(), ...this.lostTimers.values()]) t.cancel();
+    for (const t of [...this.runTimers.values(), ...this.lostTimers.values(), ...this.afkTimers.values()]) t.cancel();
     this.runTimers.clear();
+    this.afkTimers.clear();
     this.lostTimers.clear();
   }
 
@@ -209,6 +217,7 @@ export class SessionService {
         if (s.status === 'Starting') {
           const running = this.move(s, 'Running', undefined);
           this.startRunTimer(running);
+          this.startAfkTimer(running);
           this.emit((l) => l.running?.(running));
         }
         break;
@@ -311,9 +320,40 @@ export class SessionService {
     );
   }
 
+  /** Ends the session once its viewer has sent no input for the project's afkTimeout. */
+  private startAfkTimer(s: SessionRecord): void {
+    const seconds = this.afkSeconds.get(s.sessionId);
+    if (seconds === undefined) return;
+    this.lastInput.set(s.sessionId, { atMs: this.clock.now(), reported: undefined });
+    const check = (): void => {
+      const idleMs = this.clock.now() - (this.lastInput.get(s.sessionId)?.atMs ?? 0);
+      if (idleMs >= seconds * 1000) {
+        this.afkTimers.delete(s.sessionId);
+        this.end(s.sessionId, 'afkTimeout');
+      } else {
+        this.afkTimers.set(s.sessionId, this.clock.setTimeout(check, seconds * 1000 - idleMs));
+      }
+    };
+    this.afkTimers.set(s.sessionId, this.clock.setTimeout(check, seconds * 1000));
+  }
+
+  /** A changed last-input value from the worker means input arrived since its last heartbeat. */
+  private onActivity(workerId: string, activity: readonly { sessionId: string; lastInputAtMs: number | undefined }[]): void {
+    for (const a of activity) {
+      const seen = this.lastInput.get(a.sessionId);
+      if (!seen || a.lastInputAtMs === undefined || a.lastInputAtMs === seen.reported) continue;
+      if (this.repo.findById(a.sessionId)?.assignedWorker !== workerId) continue;
+      this.lastInput.set(a.sessionId, { atMs: this.clock.now(), reported: a.lastInputAtMs });
+    }
+  }
+
   private clearTimers(sessionId: string): void {
     this.runTimers.get(sessionId)?.cancel();
     this.runTimers.delete(sessionId);
+    this.afkTimers.get(sessionId)?.cancel();
+    this.afkTimers.delete(sessionId);
+    this.lastInput.delete(sessionId);
+    this.afkSeconds.delete(sessionId);
   }
 
   private move(s: SessionRecord, to: SessionStatus, reason: string | undefined): SessionRecord {

@@ -79,9 +79,15 @@ export interface AgentSessionEvent {
   streamingId: string;
 }
 
+/** The latest viewer input a worker saw for one of its sessions (agent clock). */
+export interface SessionActivity {
+  sessionId: string;
+  lastInputAtMs: number | undefined;
+}
+
 /** Agent → control plane, after the Hello. */
 export type FromAgent =
-  | { type: 'heartbeat'; sentAtMs: number | undefined; runningSessions: number }
+  | { type: 'heartbeat'; sentAtMs: number | undefined; runningSessions: number; activity: SessionActivity[] }
   | { type: 'ack'; ack: AgentAck }
   | { type: 'sessionEvent'; event: AgentSessionEvent }
   | { type: 'signal'; signal: SignalEnvelope };

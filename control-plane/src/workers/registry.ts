@@ -10,7 +10,7 @@ import { isRegionCode, REGION_CODES } from '../regions';
 import type { EventLog } from '../events/event-log';
 import type { WorkerCommandRecord, WorkerRecord, WorkersRepository } from '../repositories/workers';
 import { nextWorkerLink, workerStatus, type WorkerLink, type WorkerLinkEvent } from './worker-link';
-import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope, ToAgent } from './agent-messages';
+import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SessionActivity, SignalEnvelope, ToAgent } from './agent-messages';
 
 export const MAX_SLOTS = 64;
 
@@ -30,6 +30,8 @@ export interface RegistryListener {
   signal?(workerId: string, signal: SignalEnvelope): void;
   linkChanged?(workerId: string, link: WorkerLink): void;
   drainChanged?(workerId: string, draining: boolean): void;
+  /** Viewer input per session, from each heartbeat. */
+  sessionActivity?(workerId: string, activity: readonly SessionActivity[]): void;
 }
 
 export interface WorkerView extends WorkerRecord {
@@ -161,8 +163,9 @@ export class WorkerRegistry {
   }
 
   /** Renews the lease; messages from a replaced stream are ignored. */
-  heartbeat(workerId: string, epoch: number): void {
+  heartbeat(workerId: string, epoch: number, activity: readonly SessionActivity[] = []): void {
     if (!this.isCurrent(workerId, epoch)) return;
+    if (activity.length > 0) for (const l of this.listeners) l.sessionActivity?.(workerId, activity);
     const now = this.clock.now();
     // One statement per heartbeat: the renewal returns the link state it found.
     const link = this.repo.renewLease(workerId, now, now + this.options.leaseTtlMs);

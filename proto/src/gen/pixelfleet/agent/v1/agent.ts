@@ -329,6 +329,16 @@ export interface Heartbeat {
     | undefined;
   /** Sessions running now. */
   runningSessions: number;
+  /** When each running session's viewer last sent input (for the AFK timeout). */
+  sessionActivity: SessionActivity[];
+}
+
+/** SessionActivity is the latest viewer input seen by a session's relay. */
+export interface SessionActivity {
+  /** The session id. */
+  sessionId: string;
+  /** Agent clock of the latest viewer-to-app data-channel message; unset when none yet. */
+  lastInputAt?: Date | undefined;
 }
 
 /** Welcome accepts a stream and tells the agent how to behave on it. */
@@ -1462,7 +1472,7 @@ export const CachedBuild: MessageFns<CachedBuild> = {
 };
 
 function createBaseHeartbeat(): Heartbeat {
-  return { sentAt: undefined, runningSessions: 0 };
+  return { sentAt: undefined, runningSessions: 0, sessionActivity: [] };
 }
 
 export const Heartbeat: MessageFns<Heartbeat> = {
@@ -1472,6 +1482,9 @@ export const Heartbeat: MessageFns<Heartbeat> = {
     }
     if (message.runningSessions !== 0) {
       writer.uint32(16).uint32(message.runningSessions);
+    }
+    for (const v of message.sessionActivity) {
+      SessionActivity.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -1505,6 +1518,14 @@ export const Heartbeat: MessageFns<Heartbeat> = {
             message.runningSessions = reader.uint32();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sessionActivity.push(SessionActivity.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1529,6 +1550,11 @@ export const Heartbeat: MessageFns<Heartbeat> = {
         : isSet(object.running_sessions)
         ? globalThis.Number(object.running_sessions)
         : 0,
+      sessionActivity: globalThis.Array.isArray(object?.sessionActivity)
+        ? object.sessionActivity.map((e: any) => SessionActivity.fromJSON(e))
+        : globalThis.Array.isArray(object?.session_activity)
+        ? object.session_activity.map((e: any) => SessionActivity.fromJSON(e))
+        : [],
     };
   },
 
@@ -1540,6 +1566,9 @@ export const Heartbeat: MessageFns<Heartbeat> = {
     if (message.runningSessions !== 0) {
       obj.runningSessions = Math.round(message.runningSessions);
     }
+    if (message.sessionActivity?.length) {
+      obj.sessionActivity = message.sessionActivity.map((e) => SessionActivity.toJSON(e));
+    }
     return obj;
   },
 
@@ -1550,6 +1579,100 @@ export const Heartbeat: MessageFns<Heartbeat> = {
     const message = createBaseHeartbeat();
     message.sentAt = object.sentAt ?? undefined;
     message.runningSessions = object.runningSessions ?? 0;
+    message.sessionActivity = object.sessionActivity?.map((e) => SessionActivity.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSessionActivity(): SessionActivity {
+  return { sessionId: "", lastInputAt: undefined };
+}
+
+export const SessionActivity: MessageFns<SessionActivity> = {
+  encode(message: SessionActivity, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.lastInputAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastInputAt), writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionActivity {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionActivity();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.lastInputAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionActivity {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      lastInputAt: isSet(object.lastInputAt)
+        ? fromJsonTimestamp(object.lastInputAt)
+        : isSet(object.last_input_at)
+        ? fromJsonTimestamp(object.last_input_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SessionActivity): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.lastInputAt !== undefined) {
+      obj.lastInputAt = message.lastInputAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionActivity>, I>>(base?: I): SessionActivity {
+    return SessionActivity.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionActivity>, I>>(object: I): SessionActivity {
+    const message = createBaseSessionActivity();
+    message.sessionId = object.sessionId ?? "";
+    message.lastInputAt = object.lastInputAt ?? undefined;
     return message;
   },
 };
