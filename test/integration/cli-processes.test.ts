@@ -2,6 +2,7 @@
 // run`, `pixelfleet admin workers`. Config errors refuse to start and name the key; SIGTERM
 // shuts down cleanly.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -160,5 +161,25 @@ describe('serve, agent and admin as processes', () => {
     expect(agent.stdout + agent.stderr).not.toContain('not-the-join-token-0000');
     cp.child.kill('SIGTERM');
     expect(await cp.exited).toBe(0);
+  });
+
+  it('a second signal forces the exit while a graceful shutdown is still waiting', async () => {
+    const dir = tempDir();
+    const cp = start(PIXELFLEET, ['serve'], cleanEnv({
+      PIXELFLEET_HTTP__PORT: '0', PIXELFLEET_GRPC__PORT: '0', PIXELFLEET_DATA_DIR: join(dir, 'cp'),
+      PIXELFLEET_ADMIN_TOKEN: ADMIN_TOKEN, PIXELFLEET_AGENT_JOIN_TOKEN: JOIN_TOKEN,
+    }));
+    const [, port] = (await cp.output(/HTTP +http:\/\/127\.0\.0\.1:(\d+)/)) as [string, string];
+    // A request whose body never finishes keeps the HTTP server from closing gracefully.
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write('POST /api/v1/telemetry HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"sess');
+    cp.child.kill('SIGTERM');
+    await cp.output(/"msg":"shutting down"/);
+    cp.child.kill('SIGTERM');
+    expect(await cp.exited).toBe(130);
+    expect(cp.stdout()).toContain('second signal: exiting now');
+    expect(cp.stdout()).not.toContain('control plane stopped');
+    socket.destroy();
   });
 });
