@@ -118,6 +118,10 @@ describe('SqliteWorkersRepository workers', () => {
     expect(workers.usedSlots('wrk_a')).toBe(2);
     expect(workers.usedSlots('wrk_b')).toBe(1);
     expect(workers.usedSlots('wrk_none')).toBe(0);
+    // The same counts for every worker in one statement (what the scheduler reads).
+    const listed = workers.listWithUsedSlots().map((w) => [w.workerId, w.usedSlots]);
+    expect(listed).toEqual(workers.list().map((w) => [w.workerId, workers.usedSlots(w.workerId)]));
+    expect(listed.some(([, used]) => used === 2)).toBe(true);
   });
 });
 

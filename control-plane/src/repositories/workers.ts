@@ -35,6 +35,8 @@ export interface WorkersRepository {
   findById(workerId: string): WorkerRecord | undefined;
   findIdByTokenHash(tokenHash: string): string | undefined;
   list(): WorkerRecord[];
+  /** Every worker with the number of sessions it holds (not Terminated), in one statement. */
+  listWithUsedSlots(): (WorkerRecord & { usedSlots: number })[];
   /** Workers whose lease has run out but are not yet marked unreachable. */
   listLeaseExpired(nowMs: number): WorkerRecord[];
   /** Records a Hello: new epoch, link connected, lease renewed, identity refreshed. */
@@ -120,6 +122,10 @@ export class SqliteWorkersRepository implements WorkersRepository {
       byId: db.prepare(`SELECT ${W_COLUMNS} FROM workers WHERE id = ?`),
       byToken: db.prepare('SELECT id FROM workers WHERE token_hash = ?'),
       list: db.prepare(`SELECT ${W_COLUMNS} FROM workers ORDER BY enrolled_at, id`),
+      listUsed: db.prepare(
+        `SELECT ${W_COLUMNS}, (SELECT COUNT(*) FROM sessions s WHERE s.assigned_worker = workers.id AND s.status <> 'Terminated') AS used_slots
+         FROM workers ORDER BY enrolled_at, id`,
+      ),
       leaseExpired: db.prepare(
         `SELECT ${W_COLUMNS} FROM workers WHERE link <> 'unreachable' AND lease_expires_at IS NOT NULL AND lease_expires_at <= ?`,
       ),
@@ -163,6 +169,10 @@ export class SqliteWorkersRepository implements WorkersRepository {
 
   list(): WorkerRecord[] {
     return (this.stmts.list.all() as WorkerRow[]).map(toWorker);
+  }
+
+  listWithUsedSlots(): (WorkerRecord & { usedSlots: number })[] {
+    return (this.stmts.listUsed.all() as (WorkerRow & { used_slots: number })[]).map((r) => ({ ...toWorker(r), usedSlots: r.used_slots }));
   }
 
   listLeaseExpired(nowMs: number): WorkerRecord[] {

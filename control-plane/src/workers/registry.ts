@@ -248,7 +248,7 @@ export class WorkerRegistry {
   }
 
   list(): WorkerView[] {
-    return this.repo.list().map((w) => this.view(w));
+    return this.repo.listWithUsedSlots().map((w) => ({ ...w, status: workerStatus(w.link, w.draining) }));
   }
 
   get(workerId: string): WorkerView {
