@@ -111,7 +111,14 @@ export class SessionRuntime {
     this.server = createServer((_req, res) => res.writeHead(426).end());
     this.wss = new WebSocketServer({ server: this.server, maxPayload: DEFAULT_MAX_MESSAGE_BYTES });
     this.wss.on('connection', (socket) => this.onStreamerSocket(socket));
-    const port = await listenOnLoopback(this.server);
+    let port: number;
+    try {
+      port = await listenOnLoopback(this.server);
+    } catch (err) {
+      await this.release();
+      this.phase = 'finished';
+      throw new CommandFailure('LAUNCH_FAILED', `no loopback port for the app's signalling: ${(err as Error).message}`);
+    }
 
     try {
       this.app = await launchSession({
