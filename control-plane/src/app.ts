@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
 import { resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { randomIds, type IdSource } from './lib/ids';
@@ -33,11 +34,22 @@ import { registerTelemetryRoutes, TELEMETRY_PATH } from './http/telemetry-routes
 import { ViewerGateway } from './share/viewer-gateway';
 import { registerShareRoutes } from './share/share-routes';
 import { SqliteTelemetryRepository } from './repositories/telemetry';
+import { SqliteWebhookDeliveriesRepository } from './repositories/webhook-deliveries';
+import { ApiKeyAuth } from './auth/api-key-auth';
+import { ProjectAccess } from './auth/project-access';
+import { WebhookSender } from './webhooks/webhook-sender';
+import { systemResolver, type HostResolver } from './webhooks/url-policy';
+import { FairUse } from './http/fair-use';
+import { registerOpenApi } from './http/openapi';
+import { registerApiRoutes } from './http/api/api-routes';
+import { BuildCallLimit } from './http/api/build-call-limit';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
   ids?: IdSource;
   logger?: Logger;
+  /** DNS for the outbound URL policy (fileUrl, webhooks); tests inject one. */
+  resolveHost?: HostResolver;
 }
 
 export interface StartedControlPlane {
@@ -59,6 +71,8 @@ export interface ControlPlane {
   readonly sessions: SessionService;
   readonly scheduler: Scheduler;
   readonly events: EventLog;
+  /** The HTTP app (tests use `http.inject()`; it is ready once start() resolved). */
+  readonly http: FastifyInstance;
   /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
   registerLocalBuild(projectId: string): string;
   start(): Promise<StartedControlPlane>;
@@ -115,6 +129,30 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
   const metrics = createMetrics(registry);
   const http = buildHttpApp({ log: log.child({ component: 'http' }), metrics, isServing: () => serving });
   registerTelemetryRoutes(http, { sessions, telemetry: new SqliteTelemetryRepository(db), clock });
+  const urlPolicy = { allowPrivateUrls: config.network.allowPrivateUrls, resolve: deps.resolveHost ?? systemResolver };
+  const webhooks = new WebhookSender({
+    projects,
+    deliveries: new SqliteWebhookDeliveriesRepository(db),
+    clock,
+    policy: urlPolicy,
+    log: log.child({ component: 'webhooks' }),
+  });
+  registerOpenApi(http, { version: '0.1.0' });
+  registerApiRoutes(http, {
+    auth: new ApiKeyAuth(users),
+    access: new ProjectAccess(projects),
+    projects,
+    builds,
+    sessions,
+    events,
+    webhooks,
+    buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds),
+    fairUse: new FairUse(clock, { burst: config.limits.fairUseBurst, refillPerSecond: config.limits.fairUsePerSecond }),
+    urlPolicy,
+    clock,
+    ids,
+    log: log.child({ component: 'api' }),
+  });
   let publicUrls: PublicUrls | undefined;
   const gateway = new ViewerGateway({
     sessions,
@@ -135,6 +173,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     sessions,
     scheduler,
     events,
+    http,
     registerLocalBuild: (projectId) => registerLocalBuild({ builds, projects, events, clock, ids }, projectId),
 
     async start() {
@@ -173,6 +212,8 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
         // 2. Close viewer sockets (their sessions end and their apps are stopped), then HTTP.
         gateway.close();
         await http.close();
+        // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
+        await webhooks.idle();
         // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
         scheduler.close();
         sessions.close();

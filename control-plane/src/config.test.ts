@@ -41,7 +41,7 @@ describe('loadControlPlaneConfig defaults', () => {
     const c = loadControlPlaneConfig({ overrides: TOKENS });
     expect(c.http).toEqual({ host: '127.0.0.1', port: 8080 });
     expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051 });
-    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
     expect(c.publicUrls).toEqual({});
@@ -114,7 +114,7 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     expect(c.agentJoinToken).toBe(JOIN);
     expect(c.dataDir).toBe(join(dir, 'data'));
     expect(c.network.allowPrivateUrls).toBe(true);
-    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50, fairUseBurst: 60, fairUsePerSecond: 5 });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 5, leaseSeconds: 15 });
     expect(c.publicUrls.api).toBe('https://api.example.com');
     expect(c.logLevel).toBe('warn');

@@ -28,9 +28,13 @@ const schema = z
       .object({
         buildCallWindowSeconds: z.number().int().min(1).default(120),
         analyticsReadsPerMinute: z.number().int().min(1).default(300),
+        /** Fair use of the build & project API's GET routes: bucket size per client address and userId. */
+        fairUseBurst: z.number().int().min(1).default(60),
+        /** Tokens added to that bucket per second. */
+        fairUsePerSecond: z.number().positive().default(5),
       })
       .strict()
-      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300 }),
+      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5 }),
     workers: z
       .object({
         heartbeatIntervalSeconds: z.number().int().min(1).default(10),
@@ -60,6 +64,8 @@ const envLeaves = {
   'network.allowPrivateUrls': 'boolean',
   'limits.buildCallWindowSeconds': 'number',
   'limits.analyticsReadsPerMinute': 'number',
+  'limits.fairUseBurst': 'number',
+  'limits.fairUsePerSecond': 'number',
   'workers.heartbeatIntervalSeconds': 'number',
   'workers.leaseSeconds': 'number',
   logLevel: 'string',

@@ -20,22 +20,52 @@ export const notFound = (message: string) => new DomainError('not_found', messag
 export const conflict = (message: string) => new DomainError('conflict', message);
 export const precondition = (message: string) => new DomainError('precondition', message);
 
-/** HTTP error bodies, by name: status and exact message. */
+/**
+ * HTTP error bodies, by name: status and exact message. `{name}` placeholders are filled by
+ * ApiError's params (e.g. `missingField` with `{ field: 'fileUrl' }`). The spec's rows are
+ * compared with its text by errors.test.ts.
+ */
 export const HTTP_ERRORS = {
   internal: { status: 500, message: 'Internal server error' },
   routeNotFound: { status: 404, message: 'Route not found' },
   malformedJson: { status: 400, message: 'Malformed JSON body' },
   bodyTooLarge: { status: 413, message: 'Request body is too large' },
+  paramTooLong: { status: 414, message: 'A path parameter is too long' },
+  badUrl: { status: 400, message: 'Malformed URL' },
+  // Build and project API: spec rows (Errors, per endpoint).
+  userStatsParamsRequired: { status: 400, message: 'projectId, userId and apikey are required' },
+  userIdRequired: { status: 400, message: 'User ID is required' },
+  invalidUser: { status: 401, message: 'Invalid User' },
+  invalidApiKey: { status: 401, message: 'Unauthorized: Invalid API Key' },
+  accessDenied: { status: 403, message: 'Access denied' },
+  forbidden: { status: 403, message: 'Forbidden' },
+  projectNotFound: { status: 404, message: 'Project not found' },
+  unsupportedMediaType: { status: 415, message: 'Content-Type must be application/json' },
+  missingField: { status: 400, message: 'Missing required field: {field}' },
+  buildCallRateLimited: { status: 429, message: 'Rate limit exceeded. Try again in {wait}.' },
+  // Build and project API: where the spec names the status but not the message.
+  invalidField: { status: 400, message: '{detail}' },
+  readOnlyAccess: { status: 403, message: 'Forbidden: read-only access' },
+  subscriptionInactive: { status: 403, message: 'Forbidden: subscription is not active' },
+  uploadNotFound: { status: 404, message: 'Upload not found' },
+  sessionNotFound: { status: 404, message: 'Session not found' },
+  webhookNotConfigured: { status: 404, message: 'Webhook URL not configured' },
+  fairUseRateLimited: { status: 429, message: 'Too many requests. Try again in {seconds} seconds.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type HttpErrorName = keyof typeof HTTP_ERRORS;
 
-/** An HTTP error from the catalog; the error handler writes it as `{ message }`. */
+/** An HTTP error from the catalog; the error handler writes it as `{ message }` (plus headers). */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   readonly status: number;
-  constructor(readonly entry: HttpErrorName) {
-    super(HTTP_ERRORS[entry].message);
+  constructor(
+    readonly entry: HttpErrorName,
+    params: Readonly<Record<string, string | number>> = {},
+    /** Response headers to set, e.g. `Retry-After`. */
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(HTTP_ERRORS[entry].message.replace(/\{(\w+)\}/g, (whole, key: string) => (params[key] === undefined ? whole : String(params[key]))));
     this.status = HTTP_ERRORS[entry].status;
   }
 }

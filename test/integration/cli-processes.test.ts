@@ -174,6 +174,8 @@ describe('serve, agent and admin as processes', () => {
     const socket = connect(Number(port), '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     socket.write('POST /api/v1/telemetry HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"sess');
+    // Only once the server has the request in flight does it hold the graceful close.
+    await cp.output(/"msg":"incoming request"/);
     cp.child.kill('SIGTERM');
     await cp.output(/"msg":"shutting down"/);
     cp.child.kill('SIGTERM');

@@ -18,6 +18,7 @@ const ALL_TABLES = [
   'sessions',
   'telemetry_rows',
   'users',
+  'webhook_deliveries',
   'worker_commands',
   'workers',
 ];

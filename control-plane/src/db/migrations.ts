@@ -169,4 +169,27 @@ CREATE TABLE telemetry_rows (
 CREATE INDEX telemetry_rows_session ON telemetry_rows(session_id, timestamp);
 `,
   },
+  {
+    version: 3,
+    name: 'project webhooks, webhook deliveries',
+    sql: `
+-- The project's webhook receiver and its event filter (JSON array of event names; NULL = all).
+ALTER TABLE projects ADD COLUMN webhook_url TEXT;
+ALTER TABLE projects ADD COLUMN webhook_events TEXT;
+
+-- Every webhook delivery attempt and its outcome (no retries: one row per attempt), for operators.
+CREATE TABLE webhook_deliveries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  event TEXT NOT NULL,
+  upload_id TEXT,
+  url TEXT NOT NULL,
+  status_code INTEGER,
+  error TEXT,
+  duration_ms INTEGER NOT NULL,
+  attempted_at INTEGER NOT NULL
+);
+CREATE INDEX webhook_deliveries_project ON webhook_deliveries(project_id, id DESC);
+`,
+  },
 ];

@@ -1,6 +1,6 @@
 // The fastify app: health, metrics, the spec's error body format ({ message }) and the one
 // error handler. REST routes (build & project API, analytics, share page) register here.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, HTTP_ERRORS } from '../errors';
 import type { Metrics } from './metrics';
 
@@ -20,6 +20,12 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
     bodyLimit: HTTP_BODY_LIMIT_BYTES,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // Router errors never reach the error handler; answer them in the same `{ message }` form
+    // (fastify's own body would echo the URL, query string and its keys included).
+    frameworkErrors: (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
+      const entry = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? HTTP_ERRORS.paramTooLong : HTTP_ERRORS.badUrl;
+      void reply.status(entry.status).send({ message: entry.message });
+    },
   });
 
   app.addHook('onResponse', (req, reply, done) => {
@@ -28,8 +34,9 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
   });
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err instanceof ApiError) return reply.status(err.status).send({ message: err.message });
+    if (err instanceof ApiError) return reply.status(err.status).headers(err.headers).send({ message: err.message });
     if (err.validation) return reply.status(400).send({ message: err.message });
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ message: HTTP_ERRORS.unsupportedMediaType.message });
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ message: HTTP_ERRORS.bodyTooLarge.message });
     if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
       return reply.status(400).send({ message: HTTP_ERRORS.malformedJson.message });

@@ -18,6 +18,8 @@ export interface BuildsRepository {
   insert(b: Omit<BuildRecord, 'live'>): void;
   /** Newest first; `live` is true for the project's live build. */
   listByProject(projectId: string): BuildRecord[];
+  findById(uploadId: string): BuildRecord | undefined;
+  setStatus(uploadId: string, status: string, objection: string | undefined, nowMs: number): void;
 }
 
 interface BuildRow {
@@ -31,6 +33,18 @@ interface BuildRow {
   created_at: number;
   updated_at: number;
 }
+
+const toBuild = (r: BuildRow): BuildRecord => ({
+  uploadId: r.upload_id,
+  projectId: r.project_id,
+  fileUrl: r.file_url ?? undefined,
+  status: r.status,
+  objection: r.objection ?? undefined,
+  autoRelease: r.auto_release === 1,
+  live: r.live === 1,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 export class SqliteBuildsRepository implements BuildsRepository {
   private readonly stmts;
@@ -47,6 +61,13 @@ export class SqliteBuildsRepository implements BuildsRepository {
          FROM builds b JOIN projects p ON p.id = b.project_id
          WHERE b.project_id = ? ORDER BY b.created_at DESC, b.upload_id DESC`,
       ),
+      byId: db.prepare(
+        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.created_at, b.updated_at,
+           (p.live_upload_id IS b.upload_id) AS live
+         FROM builds b JOIN projects p ON p.id = b.project_id
+         WHERE b.upload_id = ?`,
+      ),
+      setStatus: db.prepare('UPDATE builds SET status = ?, objection = ?, updated_at = ? WHERE upload_id = ?'),
     };
   }
 
@@ -55,16 +76,15 @@ export class SqliteBuildsRepository implements BuildsRepository {
   }
 
   listByProject(projectId: string): BuildRecord[] {
-    return (this.stmts.byProject.all(projectId) as BuildRow[]).map((r) => ({
-      uploadId: r.upload_id,
-      projectId: r.project_id,
-      fileUrl: r.file_url ?? undefined,
-      status: r.status,
-      objection: r.objection ?? undefined,
-      autoRelease: r.auto_release === 1,
-      live: r.live === 1,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }));
+    return (this.stmts.byProject.all(projectId) as BuildRow[]).map(toBuild);
+  }
+
+  findById(uploadId: string): BuildRecord | undefined {
+    const r = this.stmts.byId.get(uploadId) as BuildRow | undefined;
+    return r && toBuild(r);
+  }
+
+  setStatus(uploadId: string, status: string, objection: string | undefined, nowMs: number): void {
+    this.stmts.setStatus.run(status, objection ?? null, nowMs, uploadId);
   }
 }

@@ -17,6 +17,8 @@ export interface UsersRepository {
   liveKeyHash(userId: string): string | undefined;
   /** The owner of a live key with this digest, if any. */
   findUserByLiveKeyHash(keyHash: string): User | undefined;
+  /** Whether the user exists and the digest of their live key, in one read (the hot auth path). */
+  keyHashOf(userId: string): { exists: boolean; liveKeyHash: string | undefined };
 }
 
 interface UserRow {
@@ -38,6 +40,9 @@ export class SqliteUsersRepository implements UsersRepository {
       revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL'),
       insertKey: db.prepare('INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)'),
       liveKey: db.prepare('SELECT key_hash FROM api_keys WHERE user_id = ? AND revoked_at IS NULL'),
+      keyHashOf: db.prepare(
+        `SELECT u.id, k.key_hash FROM users u LEFT JOIN api_keys k ON k.user_id = u.id AND k.revoked_at IS NULL WHERE u.id = ?`,
+      ),
       byKey: db.prepare(
         `SELECT u.id, u.email, u.created_at FROM api_keys k JOIN users u ON u.id = k.user_id
          WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
@@ -74,5 +79,10 @@ export class SqliteUsersRepository implements UsersRepository {
   findUserByLiveKeyHash(keyHash: string): User | undefined {
     const r = this.stmts.byKey.get(keyHash) as UserRow | undefined;
     return r && toUser(r);
+  }
+
+  keyHashOf(userId: string): { exists: boolean; liveKeyHash: string | undefined } {
+    const r = this.stmts.keyHashOf.get(userId) as { id: string; key_hash: string | null } | undefined;
+    return { exists: r !== undefined, liveKeyHash: r?.key_hash ?? undefined };
   }
 }

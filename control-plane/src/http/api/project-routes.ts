@@ -1,0 +1,156 @@
+// Projects: the spec's project list and live counts (GET, key in the query), and the control
+// actions enable, disable and end-session (POST, key in the body; idempotent).
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../errors';
+import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
+import { bodyCredentials, bodyObject, queryParam, requireJsonContentType, requiredString } from './request-fields';
+import { errorResponses, postBody, projectIdParams, queryAuth } from './schemas';
+
+export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.get(
+    '/projects/projects-status',
+    {
+      logLevel: POLLED_ROUTE_LOG_LEVEL,
+      schema: {
+        tags: ['projects'],
+        summary: 'List every project owned by the user',
+        querystring: queryAuth,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              totalProjects: { type: 'number' },
+              projects: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { _id: { type: 'string' }, name: { type: 'string' }, status: { type: 'boolean' }, subscriptionStatus: { type: 'string' } },
+                  required: ['_id', 'name', 'status', 'subscriptionStatus'],
+                },
+              },
+            },
+            required: ['totalProjects', 'projects'],
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    (req) => {
+      const userId = queryParam(req.query, 'userId');
+      const apikey = queryParam(req.query, 'apikey');
+      if (userId === undefined) throw new ApiError('userIdRequired');
+      deps.auth.verifyUserKey(userId, apikey);
+      const projects = deps.projects.listByOwner(userId).map((p) => ({ _id: p.projectId, name: p.name, status: p.enabled, subscriptionStatus: p.subscriptionStatus }));
+      return { totalProjects: projects.length, projects };
+    },
+  );
+
+  app.get(
+    '/projects/userStats/:projectId',
+    {
+      logLevel: POLLED_ROUTE_LOG_LEVEL,
+      schema: {
+        tags: ['projects'],
+        summary: 'Live and queued user counts of one project',
+        params: projectIdParams,
+        querystring: queryAuth,
+        response: {
+          200: {
+            type: 'object',
+            properties: { liveUser: { type: 'number' }, queueUser: { type: 'number' } },
+            required: ['liveUser', 'queueUser'],
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    (req) => {
+      const projectId = queryParam(req.params, 'projectId');
+      const userId = queryParam(req.query, 'userId');
+      const apikey = queryParam(req.query, 'apikey');
+      if (projectId === undefined || userId === undefined || apikey === undefined) throw new ApiError('userStatsParamsRequired');
+      deps.auth.verifyUserKey(userId, apikey);
+      deps.access.requireRead(userId, projectId, 'accessDenied');
+      return deps.sessions.counts(projectId);
+    },
+  );
+
+  const projectStatus = {
+    200: {
+      type: 'object',
+      properties: { projectId: { type: 'string' }, status: { type: 'boolean', description: 'Whether the project is active.' } },
+      required: ['projectId', 'status'],
+    },
+    ...errorResponses,
+  } as const;
+
+  for (const enabled of [true, false]) {
+    app.post(
+      enabled ? '/projects/enable' : '/projects/disable',
+      {
+        onRequest: requireJsonContentType,
+        schema: {
+          tags: ['projects'],
+          summary: enabled ? 'Enable a project (idempotent)' : 'Disable a project and end its sessions (idempotent)',
+          body: postBody({}, []),
+          response: projectStatus,
+        },
+      },
+      (req) => {
+        const body = bodyObject(req.body);
+        const { apiKey, userId } = bodyCredentials(req, body);
+        const projectId = requiredString(body, 'projectId');
+        deps.auth.verifyKeyOwner(apiKey, userId);
+        const { project } = deps.access.require(userId, projectId, 'write', 'forbidden');
+        if (project.enabled !== enabled) {
+          deps.projects.setEnabled(projectId, enabled);
+          deps.events.record(enabled ? 'project.enabled' : 'project.disabled', { projectId }, { userId });
+        }
+        if (!enabled) {
+          for (const s of deps.sessions.list({ projectId, limit: 10_000 })) {
+            if (s.status !== 'Terminated' && s.status !== 'Terminating') deps.sessions.end(s.sessionId, 'projectDisabled');
+          }
+        }
+        return { projectId, status: enabled };
+      },
+    );
+  }
+
+  app.post(
+    '/projects/end-session',
+    {
+      onRequest: requireJsonContentType,
+      schema: {
+        tags: ['projects'],
+        summary: 'End a session (idempotent)',
+        body: postBody({ sessionId: { type: 'string' } }, ['sessionId']),
+        response: {
+          200: {
+            type: 'object',
+            properties: { sessionId: { type: 'string' }, status: { type: 'string', enum: ['Enqueued', 'Starting', 'Running', 'Terminating', 'Terminated'] } },
+            required: ['sessionId', 'status'],
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    (req) => {
+      const body = bodyObject(req.body);
+      const { apiKey, userId } = bodyCredentials(req, body);
+      const projectId = requiredString(body, 'projectId');
+      const sessionId = requiredString(body, 'sessionId');
+      deps.auth.verifyKeyOwner(apiKey, userId);
+      deps.access.require(userId, projectId, 'write', 'forbidden');
+      let session;
+      try {
+        session = deps.sessions.get(sessionId);
+      } catch {
+        throw new ApiError('sessionNotFound');
+      }
+      // A session of another project is as unknown as a missing one.
+      if (session.projectId !== projectId) throw new ApiError('sessionNotFound');
+      const ended = deps.sessions.end(sessionId, 'ended');
+      return { sessionId, status: ended.status };
+    },
+  );
+}

@@ -1,0 +1,65 @@
+// The outbound URL policy with an injected resolver: no real DNS lookups of external names.
+import { describe, expect, it } from 'vitest';
+import { checkOutboundUrl, isNonPublicAddress, type HostResolver } from './url-policy';
+
+const resolverOf =
+  (table: Record<string, string[]>): HostResolver =>
+  (host) =>
+    table[host] ? Promise.resolve(table[host]) : Promise.reject(new Error('ENOTFOUND'));
+
+const strict = (table: Record<string, string[]>) => ({ allowPrivateUrls: false, resolve: resolverOf(table) });
+
+describe('isNonPublicAddress', () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['10.0.0.1', true],
+    ['172.31.255.255', true],
+    ['192.168.0.1', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['224.0.0.251', true],
+    ['255.255.255.255', true],
+    ['0.0.0.0', true],
+    ['::', true],
+    ['::1', true],
+    ['fd12:3456::1', true],
+    ['fe80::1', true],
+    ['ff02::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['::ffff:7f00:1', true],
+    ['64:ff9b::7f00:1', true],
+    ['2002:c0a8:0101::1', true],
+    ['not-an-ip', true],
+    ['93.184.216.34', false],
+    ['8.8.8.8', false],
+    ['2606:2800:220:1:248:1893:25c8:1946', false],
+    ['::ffff:93.184.216.34', false],
+  ])('%s → %s', (address, expected) => {
+    expect(isNonPublicAddress(address)).toBe(expected);
+  });
+});
+
+describe('checkOutboundUrl', () => {
+  it('accepts a public https host when every resolved address is public', async () => {
+    const verdict = await checkOutboundUrl('https://cdn.example.test/build.zip', strict({ 'cdn.example.test': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'] }));
+    expect(verdict.ok).toBe(true);
+  });
+
+  it('refuses a host with any private address among its answers (DNS pinning to internal ranges)', async () => {
+    const verdict = await checkOutboundUrl('https://mixed.example.test/b.zip', strict({ 'mixed.example.test': ['93.184.216.34', '10.0.0.5'] }));
+    expect(verdict).toEqual({ ok: false, reason: 'must point to a public address (private, loopback and link-local addresses are refused)' });
+  });
+
+  it('refuses unresolvable hosts, http, credentials and over-long URLs', async () => {
+    expect(await checkOutboundUrl('https://nowhere.example.test/b.zip', strict({}))).toEqual({ ok: false, reason: 'host nowhere.example.test could not be resolved' });
+    expect(await checkOutboundUrl('http://cdn.example.test/b.zip', strict({ 'cdn.example.test': ['93.184.216.34'] }))).toEqual({ ok: false, reason: 'must be an https URL' });
+    expect(await checkOutboundUrl('https://u:p@cdn.example.test/b.zip', strict({ 'cdn.example.test': ['93.184.216.34'] }))).toEqual({ ok: false, reason: 'must not carry credentials' });
+    expect(await checkOutboundUrl(`https://cdn.example.test/${'a'.repeat(3000)}`, strict({}))).toEqual({ ok: false, reason: 'must be at most 2048 characters' });
+  });
+
+  it('allows http and private addresses when allowPrivateUrls is set, but never other schemes', async () => {
+    const open = { allowPrivateUrls: true, resolve: resolverOf({}) };
+    expect((await checkOutboundUrl('http://127.0.0.1:8080/b.zip', open)).ok).toBe(true);
+    expect(await checkOutboundUrl('file:///etc/passwd', open)).toEqual({ ok: false, reason: 'must be an http(s) URL' });
+  });
+});

@@ -1,0 +1,121 @@
+// The outbound URL policy shared by build downloads (`fileUrl`) and webhooks: HTTPS to public
+// addresses only. Every address the host name resolves to is checked (private, loopback,
+// link-local, CGNAT, multicast, unique-local IPv6, IPv4-mapped/NAT64/6to4 forms of those…).
+// `network.allowPrivateUrls` lifts the address and scheme rules for demos and tests.
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+/** Resolves a host name to every address it has (injected in tests: no real DNS). */
+export type HostResolver = (hostname: string) => Promise<string[]>;
+
+export const systemResolver: HostResolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+/** Longest URL accepted, in characters. */
+export const MAX_URL_CHARS = 2048;
+
+export interface UrlPolicyOptions {
+  allowPrivateUrls: boolean;
+  resolve: HostResolver;
+}
+
+/** Why a URL is refused (a sentence for the 400 message), or undefined when it is allowed. */
+export type UrlVerdict = { ok: true; url: URL } | { ok: false; reason: string };
+
+const blocked = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10], // CGNAT
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local (cloud metadata lives here)
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved and broadcast
+] as const) {
+  blocked.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['100::', 64], // discard
+  ['2001:db8::', 32], // documentation
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
+] as const) {
+  blocked.addSubnet(net, prefix, 'ipv6');
+}
+
+/** The IPv4 address embedded in an IPv4-mapped, IPv4-compatible, NAT64 or 6to4 IPv6 address. */
+function embeddedIpv4(address: string): string | undefined {
+  const lower = address.toLowerCase();
+  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1];
+  const words = expandIpv6(lower);
+  if (!words) return undefined;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zeros = (n: number) => words.slice(0, n).every((w) => w === 0);
+  if (zeros(5) && words[5] === 0xffff) return v4(words[6]!, words[7]!); // ::ffff:a.b.c.d
+  if (zeros(6) && (words[6] !== 0 || words[7]! > 1)) return v4(words[6]!, words[7]!); // ::a.b.c.d
+  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((w) => w === 0)) return v4(words[6]!, words[7]!);
+  if (words[0] === 0x2002) return v4(words[1]!, words[2]!); // 6to4
+  return undefined;
+}
+
+function expandIpv6(address: string): number[] | undefined {
+  if (address.includes('.')) return undefined;
+  const [head = '', tail] = address.split('::');
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((w) => parseInt(w, 16)));
+  const h = part(head);
+  const t = tail === undefined ? [] : part(tail);
+  const fill = 8 - h.length - t.length;
+  if (fill < 0 || (tail === undefined && fill !== 0)) return undefined;
+  return [...h, ...Array<number>(fill).fill(0), ...t];
+}
+
+/** True for an address that is not a public unicast address. */
+export function isNonPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return blocked.check(address, 'ipv4');
+  if (family === 6) {
+    const v4 = embeddedIpv4(address);
+    if (v4 !== undefined) return blocked.check(v4, 'ipv4');
+    return blocked.check(address, 'ipv6');
+  }
+  return true;
+}
+
+/** Checks a URL against the policy, resolving its host name. Never throws. */
+export async function checkOutboundUrl(raw: string, options: UrlPolicyOptions): Promise<UrlVerdict> {
+  if (raw.length > MAX_URL_CHARS) return { ok: false, reason: `must be at most ${MAX_URL_CHARS} characters` };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, reason: 'must be an absolute URL' };
+  }
+  const schemes = options.allowPrivateUrls ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) return { ok: false, reason: options.allowPrivateUrls ? 'must be an http(s) URL' : 'must be an https URL' };
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not carry credentials' };
+  if (options.allowPrivateUrls) return { ok: true, url };
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  let addresses: string[];
+  if (isIP(host) !== 0) addresses = [host];
+  else {
+    try {
+      addresses = await options.resolve(host);
+    } catch {
+      return { ok: false, reason: `host ${host} could not be resolved` };
+    }
+  }
+  if (addresses.length === 0) return { ok: false, reason: `host ${host} could not be resolved` };
+  if (addresses.some(isNonPublicAddress)) return { ok: false, reason: 'must point to a public address (private, loopback and link-local addresses are refused)' };
+  return { ok: true, url };
+}

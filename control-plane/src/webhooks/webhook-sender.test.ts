@@ -1,0 +1,81 @@
+// The webhook sender against a real local receiver: one POST, no retry, a 10 s timeout on the
+// injected clock, every attempt recorded.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { ManualClock } from '../lib/clock';
+import type { ProjectsRepository, ProjectWebhook } from '../repositories/projects';
+import type { WebhookDeliveriesRepository, WebhookDelivery } from '../repositories/webhook-deliveries';
+import { WebhookSender, type WebhookEnvelope } from './webhook-sender';
+
+const envelope: WebhookEnvelope = { event: 'build.ready', projectId: 'prj_1', uploadId: 'upl_1', fileUrl: null, status: 'Ready', objection: null, timestamp: '2026-01-01T00:00:00.000Z' };
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+async function receiver(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+}
+
+function sender(clock: ManualClock, webhook: ProjectWebhook, allowPrivateUrls = true) {
+  const deliveries: WebhookDelivery[] = [];
+  const repo: WebhookDeliveriesRepository = { insert: (d) => deliveries.push(d), listByProject: () => deliveries };
+  const projects = { webhook: () => webhook } as unknown as ProjectsRepository;
+  const s = new WebhookSender({ projects, deliveries: repo, clock, policy: { allowPrivateUrls, resolve: () => Promise.resolve([]) }, log: pino({ level: 'silent' }) });
+  return { s, deliveries };
+}
+
+describe('WebhookSender', () => {
+  it('gives up after 10 s without retrying, and records the timeout', async () => {
+    const clock = new ManualClock();
+    let requests = 0;
+    let arrived!: () => void;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    const url = await receiver(() => {
+      requests += 1;
+      arrived(); // never answers
+    });
+    const { s, deliveries } = sender(clock, { url, events: undefined });
+    const outcome = s.deliver('prj_1', url, envelope);
+    await arrival;
+    clock.advance(9_999);
+    clock.advance(1);
+    expect(await outcome).toMatchObject({ delivered: false, statusCode: undefined, error: 'timed out after 10000 ms', durationMs: 10_000 });
+    await s.idle();
+    expect(requests).toBe(1);
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({ projectId: 'prj_1', event: 'build.ready', uploadId: 'upl_1', error: 'timed out after 10000 ms' });
+  });
+
+  it('emits only events the project subscribed to', async () => {
+    const clock = new ManualClock();
+    const got: string[] = [];
+    const url = await receiver((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        got.push((JSON.parse(text) as WebhookEnvelope).event);
+        res.end();
+      });
+    });
+    const { s } = sender(clock, { url, events: ['build.approved'] });
+    s.emit('prj_1', envelope);
+    s.emit('prj_1', { ...envelope, event: 'build.approved', status: 'Approved' });
+    await s.idle();
+    expect(got).toEqual(['build.approved']);
+  });
+
+  it('refuses a private target at send time when private URLs are not allowed', async () => {
+    const clock = new ManualClock();
+    const url = await receiver((_req, res) => res.end());
+    const { s } = sender(clock, { url, events: undefined }, false);
+    expect(await s.deliver('prj_1', url.replace('http:', 'https:'), envelope)).toMatchObject({ delivered: false, error: expect.stringContaining('webhook URL refused') as string });
+  });
+});

@@ -1,0 +1,144 @@
+// Outbound webhooks: one HTTP POST of the spec's JSON envelope per event, 10 s timeout, no
+// retries, never blocking the caller. The target must pass the URL policy at send time too, and
+// the connection goes to the addresses that were checked (no DNS rebinding in between). Every
+// attempt and its outcome is recorded; the URL itself is a shared secret and is never logged.
+import { request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock';
+import type { ProjectsRepository } from '../repositories/projects';
+import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
+import { checkOutboundUrl, type UrlPolicyOptions } from './url-policy';
+
+/** The spec's envelope, sent for every event including `webhook.test`. */
+export interface WebhookEnvelope {
+  event: string;
+  projectId: string;
+  uploadId: string | null;
+  fileUrl: string | null;
+  status: string;
+  objection: string | null;
+  timestamp: string;
+}
+
+export interface DeliveryOutcome {
+  delivered: boolean;
+  statusCode: number | undefined;
+  error: string | undefined;
+  durationMs: number;
+}
+
+export interface WebhookSenderOptions {
+  projects: ProjectsRepository;
+  deliveries: WebhookDeliveriesRepository;
+  clock: Clock;
+  policy: UrlPolicyOptions;
+  log: Logger;
+  /** Per delivery, connect to last byte of the answer; default 10,000 (spec). */
+  timeoutMs?: number;
+}
+
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** Placeholder ids of `webhook.test`: they match no real record (ids are a prefix + 24 hex). */
+export const TEST_EVENT_PROJECT_ID = 'prj_webhook_test';
+export const TEST_EVENT_UPLOAD_ID = 'upl_webhook_test';
+
+export class WebhookSender {
+  private readonly inFlight = new Set<Promise<DeliveryOutcome>>();
+
+  constructor(private readonly options: WebhookSenderOptions) {}
+
+  /**
+   * Fires an event of a project to its configured URL, if any and if its filter allows the
+   * event. Returns at once; the delivery runs in the background (see idle()).
+   */
+  emit(projectId: string, envelope: WebhookEnvelope): void {
+    const { url, events } = this.options.projects.webhook(projectId);
+    if (url === undefined || (events !== undefined && !events.includes(envelope.event))) return;
+    void this.deliver(projectId, url, envelope);
+  }
+
+  /** One delivery attempt; records it and resolves with its outcome (never rejects). */
+  deliver(projectId: string, url: string, envelope: WebhookEnvelope): Promise<DeliveryOutcome> {
+    const attempt = this.attempt(url, envelope).then((outcome) => {
+      this.options.deliveries.insert({
+        projectId,
+        event: envelope.event,
+        uploadId: envelope.uploadId ?? undefined,
+        url,
+        statusCode: outcome.statusCode,
+        error: outcome.error,
+        durationMs: outcome.durationMs,
+        attemptedAt: this.options.clock.now() - outcome.durationMs,
+      });
+      this.options.log.info({ projectId, event: envelope.event, uploadId: envelope.uploadId, statusCode: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs }, 'webhook delivery');
+      return outcome;
+    });
+    this.inFlight.add(attempt);
+    void attempt.finally(() => this.inFlight.delete(attempt));
+    return attempt;
+  }
+
+  /** Resolves when every delivery in flight has finished (shutdown lets them finish). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async attempt(url: string, envelope: WebhookEnvelope): Promise<DeliveryOutcome> {
+    const started = this.options.clock.now();
+    const fail = (error: string, statusCode?: number): DeliveryOutcome => ({ delivered: false, statusCode, error, durationMs: this.options.clock.now() - started });
+    const verdict = await checkOutboundUrl(url, this.options.policy);
+    if (!verdict.ok) return fail(`webhook URL refused: ${verdict.reason}`);
+    let pinned: string[] | undefined;
+    const host = verdict.url.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (!this.options.policy.allowPrivateUrls && !/^[\d.]+$|:/.test(host)) {
+      try {
+        pinned = await this.options.policy.resolve(host);
+      } catch {
+        return fail(`host ${host} could not be resolved`);
+      }
+    }
+    const body = JSON.stringify(envelope);
+    return new Promise<DeliveryOutcome>((resolve) => {
+      const requestOptions: RequestOptions = {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'Pixelfleet-Webhook/1' },
+      };
+      if (pinned !== undefined) requestOptions.lookup = pinnedLookup(pinned);
+      const send = verdict.url.protocol === 'https:' ? httpsRequest : httpRequest;
+      let settled = false;
+      const finish = (outcome: DeliveryOutcome) => {
+        if (settled) return;
+        settled = true;
+        timer.cancel();
+        resolve(outcome);
+      };
+      const req = send(verdict.url, requestOptions, (res) => {
+        res.resume();
+        res.on('end', () => {
+          const statusCode = res.statusCode ?? 0;
+          const ok = statusCode >= 200 && statusCode < 300;
+          finish(ok ? { delivered: true, statusCode, error: undefined, durationMs: this.options.clock.now() - started } : fail(`receiver answered ${statusCode}`, statusCode));
+        });
+        res.on('error', (err) => finish(fail(err.message, res.statusCode)));
+      });
+      const timeoutMs = this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+      const timer = this.options.clock.setTimeout(() => {
+        finish(fail(`timed out after ${timeoutMs} ms`));
+        req.destroy();
+      }, timeoutMs);
+      req.on('error', (err) => finish(fail(err.message)));
+      req.end(body);
+    });
+  }
+}
+
+/** A lookup that answers with the addresses already checked against the policy. */
+function pinnedLookup(addresses: string[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    const all = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    if (options.all) (callback as unknown as (err: null, addresses: { address: string; family: number }[]) => void)(null, all);
+    else callback(null, all[0]!.address, all[0]!.family);
+  };
+}

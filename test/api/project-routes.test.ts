@@ -1,0 +1,177 @@
+// GET /projects/projects-status and GET /projects/userStats/{projectId}: every row of the spec's
+// error tables in the spec's precedence, key scope (owner, FULL, READONLY, removed member,
+// rotated key), bad input, and the log check.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HTTP_ERRORS } from '@pixelfleet/control-plane';
+import { seedSession } from '../support/seed';
+import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
+
+let f: ApiFixture;
+let a: Account;
+let other: Account;
+
+beforeAll(async () => {
+  f = await startApiFixture();
+  a = f.account();
+  other = f.account();
+});
+afterAll(async () => {
+  await f.close();
+});
+
+const message = (name: keyof typeof HTTP_ERRORS) => ({ message: HTTP_ERRORS[name].message });
+
+describe('GET /projects/userStats/{projectId}', () => {
+  it('answers the live and queued counts of the project', async () => {
+    const p = f.t.cp.accounts.createProject(a.userId, 'Counts', 'europe').projectId;
+    seedSession(f.t.cp, { projectId: p, status: 'Running', workerId: 'wrk_x' });
+    seedSession(f.t.cp, { projectId: p, status: 'Starting', workerId: 'wrk_x' });
+    f.t.cp.sessions.create(f.t.cp.accounts.requireProject(p));
+    const res = await f.get(`/projects/userStats/${p}`, { userId: a.userId, apikey: a.apiKey });
+    expect(answer(res)).toEqual([200, { liveUser: 2, queueUser: 1 }]);
+  });
+
+  it('follows every row of the spec table, in the spec precedence', async () => {
+    const { userId, apiKey, projectId } = a;
+    const rows: [string, string, Record<string, string>, number, string][] = [
+      ['missing userId', projectId, { apikey: apiKey }, 400, 'projectId, userId and apikey are required'],
+      ['missing apikey', projectId, { userId }, 400, 'projectId, userId and apikey are required'],
+      ['missing both', projectId, {}, 400, 'projectId, userId and apikey are required'],
+      ['empty apikey', projectId, { userId, apikey: '' }, 400, 'projectId, userId and apikey are required'],
+      ['missing parameter before unknown user', projectId, { userId: 'usr_nobody' }, 400, 'projectId, userId and apikey are required'],
+      ['unknown user', projectId, { userId: 'usr_nobody', apikey: apiKey }, 401, 'Invalid User'],
+      ['unknown user before bad key', 'prj_nothing', { userId: 'usr_nobody', apikey: 'pfk_wrong' }, 401, 'Invalid User'],
+      ['wrong key', projectId, { userId, apikey: 'pfk_wrong' }, 401, 'Unauthorized: Invalid API Key'],
+      ["another user's key", projectId, { userId, apikey: other.apiKey }, 401, 'Unauthorized: Invalid API Key'],
+      ['bad key before unknown project', 'prj_nothing', { userId, apikey: 'pfk_wrong' }, 401, 'Unauthorized: Invalid API Key'],
+      ['project of another account', other.projectId, { userId, apikey: apiKey }, 403, 'Access denied'],
+      ['unknown project', 'prj_nothing', { userId, apikey: apiKey }, 404, 'Project not found'],
+    ];
+    for (const [why, p, query, status, msg] of rows) {
+      const res = await f.get(`/projects/userStats/${p}`, query);
+      expect([why, ...answer(res)]).toEqual([why, status, { message: msg }]);
+    }
+  });
+
+  it('answers 500 Internal server error without the stack for an unexpected failure', async () => {
+    const original = f.t.cp.sessions.counts.bind(f.t.cp.sessions);
+    f.t.cp.sessions.counts = () => {
+      throw new Error('disk on fire');
+    };
+    try {
+      const res = await f.get(`/projects/userStats/${a.projectId}`, { userId: a.userId, apikey: a.apiKey });
+      expect(answer(res)).toEqual([500, { message: 'Internal server error' }]);
+      expect(res.body).not.toContain('disk on fire');
+      expect(f.t.logs.text()).toContain('disk on fire');
+    } finally {
+      f.t.cp.sessions.counts = original;
+    }
+  });
+
+  it('gives FULL and READONLY members their listed projects; a removed member loses it at once', async () => {
+    const member = f.user();
+    const path = `/projects/userStats/${a.projectId}`;
+    const q = { userId: member.userId, apikey: member.apiKey };
+    expect(answer(await f.get(path, q))).toEqual([403, message('accessDenied')]);
+    f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+    expect((await f.get(path, q)).statusCode).toBe(200);
+    f.t.cp.accounts.addMember(a.projectId, member.userId, 'FULL');
+    expect((await f.get(path, q)).statusCode).toBe(200);
+    f.t.cp.accounts.removeMember(a.projectId, member.userId);
+    expect(answer(await f.get(path, q))).toEqual([403, message('accessDenied')]);
+  });
+
+  it('refuses a rotated key at once, and a key with whitespace', async () => {
+    const u = f.account();
+    const path = `/projects/userStats/${u.projectId}`;
+    const fresh = f.rotate(u.userId);
+    expect(answer(await f.get(path, { userId: u.userId, apikey: u.apiKey }))).toEqual([401, message('invalidApiKey')]);
+    expect((await f.get(path, { userId: u.userId, apikey: fresh })).statusCode).toBe(200);
+    expect(answer(await f.get(path, { userId: u.userId, apikey: ` ${fresh} ` }))).toEqual([401, message('invalidApiKey')]);
+  });
+
+  it('treats a key sent only in an Authorization header as missing', async () => {
+    const res = await f.inject({ method: 'GET', url: `/api/projects/userStats/${a.projectId}?userId=${a.userId}`, headers: { authorization: `Bearer ${a.apiKey}` } });
+    expect(answer(res)).toEqual([400, message('userStatsParamsRequired')]);
+  });
+
+  it('refuses repeated query parameters with 400', async () => {
+    const res = await f.get(`/projects/userStats/${a.projectId}`, { userId: [a.userId, other.userId], apikey: a.apiKey });
+    expect(answer(res)).toEqual([400, { message: 'Query parameter userId must be given once' }]);
+  });
+
+  it('treats SQL-looking, unicode and huge values as the unknown values they are', async () => {
+    for (const p of ["' OR 1=1 --", 'prj_ünïcødé_🚀', 'x'.repeat(90)]) {
+      const res = await f.get(`/projects/userStats/${encodeURIComponent(p)}`, { userId: a.userId, apikey: a.apiKey });
+      expect(answer(res)).toEqual([404, message('projectNotFound')]);
+    }
+    const huge = await f.get(`/projects/userStats/${'x'.repeat(1_000_000)}`, { userId: a.userId, apikey: a.apiKey });
+    expect(answer(huge)).toEqual([414, message('paramTooLong')]);
+    expect(huge.body).not.toContain(a.apiKey);
+    const res = await f.get(`/projects/userStats/${a.projectId}`, { userId: "usr_' OR '1'='1", apikey: a.apiKey });
+    expect(answer(res)).toEqual([401, message('invalidUser')]);
+  });
+});
+
+describe('GET /projects/projects-status', () => {
+  it('lists every project the user owns, with totalProjects', async () => {
+    const u = f.account();
+    const second = f.t.cp.accounts.createProject(u.userId, 'Second', 'asia-pacific').projectId;
+    f.t.cp.accounts.setSubscriptionStatus(second, 'expired');
+    f.t.cp.db.prepare('UPDATE projects SET enabled = 0 WHERE id = ?').run(second);
+    const res = await f.get('/projects/projects-status', { userId: u.userId, apikey: u.apiKey });
+    const body = res.json<{ totalProjects: number; projects: { _id: string }[] }>();
+    expect(res.statusCode).toBe(200);
+    expect(body.totalProjects).toBe(2);
+    expect([...body.projects].sort((x, y) => (x._id === u.projectId ? -1 : y._id === u.projectId ? 1 : 0))).toEqual([
+      { _id: u.projectId, name: expect.any(String) as string, status: true, subscriptionStatus: 'active' },
+      { _id: second, name: 'Second', status: false, subscriptionStatus: 'expired' },
+    ]);
+  });
+
+  it('answers an empty list for a user without projects', async () => {
+    const u = f.user();
+    expect(answer(await f.get('/projects/projects-status', { userId: u.userId, apikey: u.apiKey }))).toEqual([200, { totalProjects: 0, projects: [] }]);
+  });
+
+  it('follows every row of the spec table, in the spec precedence', async () => {
+    const rows: [string, Record<string, string>, number, string][] = [
+      ['userId omitted', { apikey: a.apiKey }, 400, 'User ID is required'],
+      ['userId empty', { userId: '', apikey: a.apiKey }, 400, 'User ID is required'],
+      ['userId omitted, no key', {}, 400, 'User ID is required'],
+      ['unknown user', { userId: 'usr_nobody', apikey: a.apiKey }, 401, 'Invalid User'],
+      ['apikey missing', { userId: a.userId }, 401, 'Unauthorized: Invalid API Key'],
+      ['apikey wrong', { userId: a.userId, apikey: 'pfk_wrong' }, 401, 'Unauthorized: Invalid API Key'],
+      ["another user's key", { userId: a.userId, apikey: other.apiKey }, 401, 'Unauthorized: Invalid API Key'],
+    ];
+    for (const [why, query, status, msg] of rows) {
+      expect([why, ...answer(await f.get('/projects/projects-status', query))]).toEqual([why, status, { message: msg }]);
+    }
+  });
+
+  it('answers 500 Internal server error for an unexpected failure', async () => {
+    const res = await f.inject({ method: 'GET', url: `/api/projects/projects-status?userId=${a.userId}&apikey=${a.apiKey}`, headers: {} });
+    expect(res.statusCode).toBe(200);
+    f.t.cp.db.exec('ALTER TABLE projects RENAME TO projects_gone');
+    try {
+      expect(answer(await f.get('/projects/projects-status', { userId: a.userId, apikey: a.apiKey }))).toEqual([500, message('internal')]);
+    } finally {
+      f.t.cp.db.exec('ALTER TABLE projects_gone RENAME TO projects');
+    }
+  });
+
+  it('treats a key sent only in an Authorization header as missing (401)', async () => {
+    const res = await f.inject({ method: 'GET', url: `/api/projects/projects-status?userId=${a.userId}`, headers: { authorization: `Bearer ${a.apiKey}` } });
+    expect(answer(res)).toEqual([401, message('invalidApiKey')]);
+  });
+});
+
+describe('the HTTP edge', () => {
+  it('answers an unknown route with 404 JSON', async () => {
+    expect(answer(await f.inject({ method: 'GET', url: '/api/projects/nothing/here/at/all' }))).toEqual([404, message('routeNotFound')]);
+  });
+
+  it('never logs a key (full run of this file)', () => {
+    expectNoKeysLogged(f);
+  });
+});
