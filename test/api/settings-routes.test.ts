@@ -127,6 +127,20 @@ describe('PATCH /projects/{projectId}/settings', () => {
     expect(answer(await f.patch(path, { ...creds(a), fps: 30 }))).toEqual([403, message('subscriptionInactive')]);
   });
 
+  it('shows READONLY members only the webhook URL\'s origin (the full URL is the receiver\'s secret)', async () => {
+    const a = f.account();
+    const member = f.user();
+    f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+    const path = `/projects/${a.projectId}/settings`;
+    const secretUrl = `${receiverUrl}/hooks/s3cr3t-token-path`;
+    expect((await f.patch(path, { ...creds(a), webhookUrl: secretUrl })).statusCode).toBe(200);
+    const asOwner = answer(await f.get(path, { userId: a.userId, apikey: a.apiKey }));
+    expect(asOwner[1]).toMatchObject({ webhookUrl: secretUrl });
+    const asReader = answer(await f.get(path, { userId: member.userId, apikey: member.apiKey }));
+    expect(asReader[1]).toMatchObject({ webhookUrl: `${receiverUrl}/…` });
+    expect(JSON.stringify(asReader[1])).not.toContain('s3cr3t');
+  });
+
   it('refuses a webhook URL on a private address when private URLs are not allowed', async () => {
     const a = strict.account();
     const path = `/projects/${a.projectId}/settings`;

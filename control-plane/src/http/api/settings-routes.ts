@@ -3,7 +3,7 @@
 // leaves the same settings. The webhook URL must pass the outbound URL policy.
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors';
-import type { Project } from '../../repositories/projects';
+import type { MemberAccess, Project } from '../../repositories/projects';
 import type { ProjectSettings } from '../../projects/project-settings';
 import { checkOutboundUrl, MAX_URL_CHARS } from '../../webhooks/url-policy';
 import { TEST_EVENT_PROJECT_ID, TEST_EVENT_UPLOAD_ID } from '../../webhooks/webhook-sender';
@@ -117,14 +117,15 @@ function parsePatch(body: Record<string, unknown>): Patch {
 }
 
 export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const view = (project: Project) => {
+  /** READONLY members see only the webhook URL's origin: the full URL is the receiver's secret. */
+  const view = (project: Project, access: MemberAccess = 'FULL') => {
     const webhook = deps.projects.webhook(project.projectId);
     const s = project.settings;
     return {
       projectId: project.projectId,
       region: project.region,
       name: project.name,
-      webhookUrl: webhook.url ?? null,
+      webhookUrl: webhook.url === undefined ? null : access === 'READONLY' ? maskWebhookUrl(webhook.url) : webhook.url,
       webhookEvents: webhook.events ?? null,
       codec: s.codec,
       minBitrate: s.minBitrate,
@@ -148,7 +149,8 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
       const apikey = queryParam(req.query, 'apikey');
       if (projectId === undefined || userId === undefined || apikey === undefined) throw new ApiError('userStatsParamsRequired');
       deps.auth.verifyUserKey(userId, apikey);
-      return view(deps.access.require(userId, projectId, 'read', 'accessDenied').project);
+      const grant = deps.access.require(userId, projectId, 'read', 'accessDenied');
+      return view(grant.project, grant.access);
     },
   );
 
@@ -225,4 +227,13 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
       return { delivered: outcome.delivered, statusCode: outcome.statusCode ?? null, error: outcome.error ?? null, durationMs: outcome.durationMs };
     },
   );
+}
+
+/** `https://hooks.example.com/…`: where events go, without the secret path. */
+export function maskWebhookUrl(url: string): string {
+  try {
+    return `${new URL(url).origin}/…`;
+  } catch {
+    return '…';
+  }
 }
