@@ -8,7 +8,7 @@ import { ApiError } from '../../errors';
 import type { BuildRecord } from '../../repositories/builds';
 import { checkOutboundUrl, MAX_URL_CHARS } from '../../webhooks/url-policy';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
-import { bodyCredentials, bodyObject, optionalBoolean, queryParam, requireJsonContentType, requiredString } from './request-fields';
+import { authenticateProjectQuery, bodyCredentials, bodyObject, optionalBoolean, requiredString, requireJsonContentType } from './request-fields';
 import { build, buildStatusResult, errorResponses, postBody, projectIdParams, queryAuth } from './schemas';
 
 /** `autoRelease` when the upload does not say (the spec leaves it open): stop at Ready. */
@@ -112,11 +112,7 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     (req) => {
-      const projectId = queryParam(req.params, 'projectId');
-      const userId = queryParam(req.query, 'userId');
-      const apikey = queryParam(req.query, 'apikey');
-      if (projectId === undefined || userId === undefined || apikey === undefined) throw new ApiError('userStatsParamsRequired');
-      deps.auth.verifyUserKey(userId, apikey);
+      const { projectId, userId } = authenticateProjectQuery(req, deps.auth);
       deps.access.requireRead(userId, projectId, 'accessDenied');
       const builds = deps.builds.listByProject(projectId).map((b) => ({
         uploadId: b.uploadId,

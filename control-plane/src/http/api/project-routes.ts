@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
-import { bodyCredentials, bodyObject, queryParam, requireJsonContentType, requiredString } from './request-fields';
+import { authenticateProjectQuery, bodyCredentials, bodyObject, queryParam, requiredString, requireJsonContentType } from './request-fields';
 import { errorResponses, postBody, projectIdParams, queryAuth } from './schemas';
 
 export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -65,11 +65,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
       },
     },
     (req) => {
-      const projectId = queryParam(req.params, 'projectId');
-      const userId = queryParam(req.query, 'userId');
-      const apikey = queryParam(req.query, 'apikey');
-      if (projectId === undefined || userId === undefined || apikey === undefined) throw new ApiError('userStatsParamsRequired');
-      deps.auth.verifyUserKey(userId, apikey);
+      const { projectId, userId } = authenticateProjectQuery(req, deps.auth);
       deps.access.requireRead(userId, projectId, 'accessDenied');
       return deps.sessions.counts(projectId);
     },

@@ -3,6 +3,7 @@
 // schemas document the same shapes for OpenAPI; these readers are what enforce them.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors';
+import type { ApiKeyAuth } from '../../auth/api-key-auth';
 
 /** Longest id (`userId`, `projectId`, `uploadId`, `sessionId`) accepted, in characters. */
 export const MAX_ID_CHARS = 128;
@@ -24,6 +25,20 @@ export function queryParam(query: unknown, name: string): string | undefined {
   const value = typeof query === 'object' && query !== null ? (query as Record<string, unknown>)[name] : undefined;
   if (Array.isArray(value)) throw new ApiError('invalidField', { detail: `Query parameter ${name} must be given once` });
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * The GET routes' common start, in the spec's precedence: `projectId`, `userId` and `apikey` are
+ * required (400 `projectId, userId and apikey are required`), then the user and their key (401).
+ * The caller then checks the user's access to the project.
+ */
+export function authenticateProjectQuery(req: { params: unknown; query: unknown }, auth: ApiKeyAuth): { projectId: string; userId: string } {
+  const projectId = queryParam(req.params, 'projectId');
+  const userId = queryParam(req.query, 'userId');
+  const apikey = queryParam(req.query, 'apikey');
+  if (projectId === undefined || userId === undefined || apikey === undefined) throw new ApiError('userStatsParamsRequired');
+  auth.verifyUserKey(userId, apikey);
+  return { projectId, userId };
 }
 
 /** The parsed JSON body as an object; anything else (array, string, null) is 400. */

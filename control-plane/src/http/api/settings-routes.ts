@@ -8,7 +8,7 @@ import type { ProjectSettings } from '../../projects/project-settings';
 import { checkOutboundUrl, MAX_URL_CHARS } from '../../webhooks/url-policy';
 import { TEST_EVENT_PROJECT_ID, TEST_EVENT_UPLOAD_ID } from '../../webhooks/webhook-sender';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
-import { bodyCredentials, bodyObject, queryParam, requireJsonContentType, requiredString } from './request-fields';
+import { authenticateProjectQuery, bodyCredentials, bodyObject, queryParam, requiredString, requireJsonContentType } from './request-fields';
 import { errorResponses, postBody, projectIdParams, queryAuth, settingsBody } from './schemas';
 
 export const CODECS = ['H264', 'VP8', 'VP9', 'AV1'] as const;
@@ -144,11 +144,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
     '/projects/:projectId/settings',
     { logLevel: POLLED_ROUTE_LOG_LEVEL, schema: { tags: ['settings'], summary: "A project's settings", params: projectIdParams, querystring: queryAuth, response: { 200: settingsResponse, ...errorResponses } } },
     (req) => {
-      const projectId = queryParam(req.params, 'projectId');
-      const userId = queryParam(req.query, 'userId');
-      const apikey = queryParam(req.query, 'apikey');
-      if (projectId === undefined || userId === undefined || apikey === undefined) throw new ApiError('userStatsParamsRequired');
-      deps.auth.verifyUserKey(userId, apikey);
+      const { projectId, userId } = authenticateProjectQuery(req, deps.auth);
       const grant = deps.access.require(userId, projectId, 'read', 'accessDenied');
       return view(grant.project, grant.access);
     },
