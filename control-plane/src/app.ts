@@ -71,6 +71,8 @@ export interface ControlPlane {
   readonly sessions: SessionService;
   readonly scheduler: Scheduler;
   readonly events: EventLog;
+  /** The viewers' signalling sockets (tests read how many are connected or waiting to resume). */
+  readonly gateway: ViewerGateway;
   /** The HTTP app (tests use `http.inject()`; it is ready once start() resolved). */
   readonly http: FastifyInstance;
   /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
@@ -158,6 +160,8 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     sessions,
     projects,
     registry,
+    clock,
+    resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
     log: log.child({ component: 'gateway' }),
   });
@@ -173,6 +177,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     sessions,
     scheduler,
     events,
+    gateway,
     http,
     registerLocalBuild: (projectId) => registerLocalBuild({ builds, projects, events, clock, ids }, projectId),
 

@@ -44,6 +44,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
+    expect(c.viewers).toEqual({ resumeGraceSeconds: 30 });
     expect(c.publicUrls).toEqual({});
     expect(c.logLevel).toBe('info');
     expect(c.adminToken).toBe(ADMIN);

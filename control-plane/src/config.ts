@@ -43,6 +43,13 @@ const schema = z
       .strict()
       .refine((w) => w.leaseSeconds > w.heartbeatIntervalSeconds, 'leaseSeconds must exceed heartbeatIntervalSeconds')
       .default({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 }),
+    viewers: z
+      .object({
+        /** How long a Running session outlives its viewer's dropped signalling socket, waiting for a resume; 0 = never. */
+        resumeGraceSeconds: z.number().int().min(0).max(600).default(30),
+      })
+      .strict()
+      .default({ resumeGraceSeconds: 30 }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -68,6 +75,7 @@ const envLeaves = {
   'limits.fairUsePerSecond': 'number',
   'workers.heartbeatIntervalSeconds': 'number',
   'workers.leaseSeconds': 'number',
+  'viewers.resumeGraceSeconds': 'number',
   logLevel: 'string',
 } as const;
 

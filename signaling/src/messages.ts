@@ -220,8 +220,24 @@ export type StreamerToServerMessage =
   | PingMessage
   | PongMessage;
 
-/** What a player (Epic's browser frontend) may send to a server. `offer` is the pre-5.5 browser-offers flow. */
-export type PlayerToServerMessage =
+/**
+ * Our own player → server message, first on a socket opened to resume a session whose signalling
+ * dropped while its media kept flowing: the token handed out in `pixelfleetSession` proves that
+ * this browser is the session's viewer. Not part of Epic's catalogue (MESSAGE_TYPES).
+ */
+export interface ResumeMessage {
+  readonly type: 'pixelfleetResume';
+  readonly viewerToken: string;
+}
+
+/** Our player → server extension types; the parser accepts them from a player only. */
+export const PLAYER_EXTENSION_TYPES = ['pixelfleetResume'] as const;
+
+/** What a player may send to a server: Epic's catalogue messages plus our extension. */
+export type PlayerToServerMessage = PlayerCatalogueMessage | ResumeMessage;
+
+/** What Epic's browser frontend may send to a server. `offer` is the pre-5.5 browser-offers flow. */
+export type PlayerCatalogueMessage =
   | ListStreamersMessage
   | SubscribeMessage
   | UnsubscribeMessage

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { CLOSE_CODES, MAX_CLOSE_REASON_BYTES } from './close-codes';
 import { ALLOWED_TYPES, DEFAULT_MAX_MESSAGE_BYTES, parseSignallingMessage, type SenderRole } from './parser';
+import { PLAYER_EXTENSION_TYPES } from './messages';
 import { FIELD_LIMITS } from './schemas';
 import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
 
@@ -101,6 +102,14 @@ describe('accepted messages', () => {
     const types = (cases: [string, object, object][]) => new Set(cases.map(([, frame]) => (frame as { type: string }).type));
     expect(types(streamerCases)).toEqual(new Set(ALLOWED_TYPES.streamer));
     expect(types(playerCases)).toEqual(new Set(ALLOWED_TYPES.player));
+  });
+
+  it('accepts our pixelfleetResume from a player, dropping anything but the token', () => {
+    expect(parse({ type: 'pixelfleetResume', viewerToken: 'pfv_abc', sessionId: 'session_1_2' }, 'player')).toStrictEqual({
+      ok: true,
+      message: { type: 'pixelfleetResume', viewerToken: 'pfv_abc' },
+    });
+    expect(PLAYER_EXTENSION_TYPES).toEqual(['pixelfleetResume']);
   });
 
   it('reads every form of ws RawData', () => {
@@ -206,6 +215,12 @@ describe('rejections', () => {
     ['ping with infinite time', '{"type":"ping","time":1e400}', 'player', 'invalid ping: time must be a number', policy],
     ['layerPreference with fractional layer', { type: 'layerPreference', spatialLayer: 0.5, temporalLayer: 0 }, 'player', 'invalid layerPreference: spatialLayer must be an integer', policy],
     ['layerPreference with NaN turned null', { type: 'layerPreference', spatialLayer: null, temporalLayer: 0 }, 'player', 'invalid layerPreference: spatialLayer must be a number', policy],
+    ['pixelfleetResume from a streamer', { type: 'pixelfleetResume', viewerToken: 't' }, 'streamer', 'pixelfleetResume is not allowed from a streamer', policy],
+    ['pixelfleetResume without a token', { type: 'pixelfleetResume' }, 'player', 'invalid pixelfleetResume: viewerToken is missing', policy],
+    ['pixelfleetResume with an empty token', { type: 'pixelfleetResume', viewerToken: '' }, 'player', 'invalid pixelfleetResume: viewerToken is too short', policy],
+    ['pixelfleetResume with a huge token', { type: 'pixelfleetResume', viewerToken: 't'.repeat(FIELD_LIMITS.token + 1) }, 'player', 'invalid pixelfleetResume: viewerToken is too long', policy],
+    ['pixelfleetResume with a numeric token', { type: 'pixelfleetResume', viewerToken: 42 }, 'player', 'invalid pixelfleetResume: viewerToken must be a string', policy],
+    ['another pixelfleet type', { type: 'pixelfleetQueue', position: 1 }, 'player', 'unknown type "pixelfleetQueue"', policy],
     ['layerPreference with huge layer', { type: 'layerPreference', spatialLayer: 2 ** 40, temporalLayer: 0 }, 'player', 'invalid layerPreference: spatialLayer is too large', policy],
   ];
 

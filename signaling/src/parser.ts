@@ -5,7 +5,9 @@ import type { z } from 'zod';
 import { CLOSE_CODES } from './close-codes';
 import {
   MESSAGE_TYPES,
+  PLAYER_EXTENSION_TYPES,
   type MessageType,
+  type PlayerCatalogueMessage,
   type PlayerToServerMessage,
   type StreamerToServerMessage,
 } from './messages';
@@ -15,6 +17,7 @@ import {
   iceCandidateSchema,
   layerPreferenceSchema,
   offerSchema,
+  resumeSchema,
   routingPlayerId,
 } from './schemas';
 
@@ -55,7 +58,7 @@ const STREAMER_SCHEMAS: RoleSchemas<StreamerToServerMessage> = {
 };
 
 /** What a player may send to a server. A claimed `playerId` is dropped: the server knows who sent it. */
-const PLAYER_SCHEMAS: RoleSchemas<PlayerToServerMessage> = {
+const PLAYER_SCHEMAS: RoleSchemas<PlayerCatalogueMessage> & RoleSchemas<Exclude<PlayerToServerMessage, PlayerCatalogueMessage>> = {
   listStreamers: MESSAGE_SCHEMAS.listStreamers,
   subscribe: MESSAGE_SCHEMAS.subscribe,
   unsubscribe: MESSAGE_SCHEMAS.unsubscribe,
@@ -67,6 +70,7 @@ const PLAYER_SCHEMAS: RoleSchemas<PlayerToServerMessage> = {
   dataChannelRequest: MESSAGE_SCHEMAS.dataChannelRequest,
   peerDataChannelsReady: MESSAGE_SCHEMAS.peerDataChannelsReady,
   layerPreference: layerPreferenceSchema.omit(unrouted),
+  pixelfleetResume: resumeSchema,
 };
 
 const SCHEMAS_BY_ROLE: { readonly [R in SenderRole]: ReadonlyMap<string, z.ZodType<MessageFrom<R>>> } = {
@@ -74,13 +78,15 @@ const SCHEMAS_BY_ROLE: { readonly [R in SenderRole]: ReadonlyMap<string, z.ZodTy
   player: new Map(Object.entries(PLAYER_SCHEMAS)),
 };
 
-/** The types each role may send, for documentation and tests. */
+const EXTENSION_TYPES: ReadonlySet<string> = new Set(PLAYER_EXTENSION_TYPES);
+
+/** The catalogue types each role may send, for documentation and tests (a player may also send PLAYER_EXTENSION_TYPES). */
 export const ALLOWED_TYPES: { readonly [R in SenderRole]: readonly MessageType[] } = {
   streamer: Object.keys(STREAMER_SCHEMAS) as MessageType[],
-  player: Object.keys(PLAYER_SCHEMAS) as MessageType[],
+  player: Object.keys(PLAYER_SCHEMAS).filter((type) => !EXTENSION_TYPES.has(type)) as MessageType[],
 };
 
-const KNOWN_TYPES: ReadonlySet<string> = new Set(MESSAGE_TYPES);
+const KNOWN_TYPES: ReadonlySet<string> = new Set([...MESSAGE_TYPES, ...PLAYER_EXTENSION_TYPES]);
 
 /** Type names safe to quote in a close reason: short and plain. */
 const QUOTABLE_TYPE = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;

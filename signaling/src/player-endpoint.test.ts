@@ -157,6 +157,15 @@ describe('PlayerEndpoint', () => {
     expect(() => endpoint.setStreamerAvailable('')).toThrow(expect.objectContaining({ kind: 'invalid_argument' }));
   });
 
+  it('reports a resume request with its token', async () => {
+    const { endpoint, client, inbox } = await connect({ peerConnectionOptions: 'deferred' });
+    const resumed = nextEvent(endpoint, 'resume');
+    sendJson(client, { type: 'pixelfleetResume', viewerToken: 'pfv_secret' });
+    expect(await resumed).toEqual(['pfv_secret']);
+    endpoint.sendCustom({ type: 'pixelfleetResumed' });
+    expect(await inbox.next()).toStrictEqual({ type: 'pixelfleetResumed' }); // and no config before it
+  });
+
   it('passes on a legacy browser offer and quietly ignores SFU-only messages', async () => {
     const { endpoint, client, inbox } = await subscribed();
     const offered = nextEvent(endpoint, 'offer');

@@ -52,6 +52,8 @@ export type PlayerEndpointEvents = {
   offer: [sdp: string];
   answer: [answer: PlayerAnswer];
   iceCandidate: [candidate: IceCandidateInit];
+  /** The browser asks to take over a session whose signalling dropped (our `pixelfleetResume`). */
+  resume: [viewerToken: string];
   /** A frame was rejected; `closed` follows. */
   protocolError: [reason: string];
   /** Exactly once, however the socket ends. */
@@ -186,6 +188,9 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
         return;
       case 'ping':
         this.connection.send(createPong(message.time));
+        return;
+      case 'pixelfleetResume':
+        this.emit('resume', message.viewerToken);
         return;
       case 'pong':
       case 'dataChannelRequest':

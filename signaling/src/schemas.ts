@@ -10,6 +10,7 @@ import type {
   MessageType,
   OfferMessage,
   PeerConnectionOptions,
+  ResumeMessage,
   SignallingMessage,
 } from './messages';
 
@@ -28,6 +29,8 @@ export const FIELD_LIMITS = {
   text: 1_024,
   /** `streamerList.ids` entries. */
   listLength: 1_024,
+  /** `pixelfleetResume.viewerToken` (ours are ~50 characters). */
+  token: 256,
 } as const;
 
 const id = z.string().min(1).max(FIELD_LIMITS.id);
@@ -114,6 +117,11 @@ export const MESSAGE_SCHEMAS: CatalogueSchemas = {
   dataChannelRequest: z.object({ type: z.literal('dataChannelRequest') }),
   peerDataChannelsReady: z.object({ type: z.literal('peerDataChannelsReady') }),
 };
+
+export const resumeSchema = z.object({
+  type: z.literal('pixelfleetResume'),
+  viewerToken: z.string().min(1).max(FIELD_LIMITS.token),
+}) satisfies z.ZodType<ResumeMessage>;
 
 /** The routing `playerId` a streamer must put on messages meant for a player. */
 export const routingPlayerId = id;

@@ -1,7 +1,8 @@
 // End to end in a real browser: Debian chromium opens the share URL, is placed on a worker
 // whose agent launched the mock Unreal app, decodes the H.264 stream through the werift relay,
 // round-trips a UIInteraction via the iframe embedding API, and a second viewer waits in line
-// and is promoted to streaming when the first page closes.
+// and is promoted to streaming when the first page closes. A signalling drop mid-stream is bridged
+// without touching the media.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Frame, Page } from 'playwright-core';
@@ -95,4 +96,36 @@ describe('a viewer in chromium', () => {
     expect(states.indexOf('queue-1')).toBeLessThan(states.indexOf('loadingComplete'));
     await second.close();
   }, 120_000);
+
+  it('bridges a signalling drop mid-stream: the same session keeps decoding and still takes input', async () => {
+    const page = await browser.context.newPage();
+    await embed(page);
+    await expect.poll(() => framesDecoded(page), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    const running = t.cp.sessions.list({ limit: 10 }).filter((s) => s.status === 'Running');
+    expect(running).toHaveLength(1);
+    const sessionId = running[0]!.sessionId;
+
+    // The viewer's socket dies without a close frame, as when a proxy or the network drops it.
+    const sockets = [...(t.cp.http as unknown as { websocketServer: { clients: Set<{ terminate(): void }> } }).websocketServer.clients];
+    expect(sockets).toHaveLength(1);
+    sockets[0]!.terminate();
+    await expect.poll(() => t.logs.text(), { timeout: 10_000 }).toContain('viewer signalling resumed');
+    expect(t.cp.gateway.detached).toBe(0);
+
+    const before = await framesDecoded(page);
+    await expect.poll(() => framesDecoded(page), { timeout: 5_000, interval: 200 }).toBeGreaterThan(before + 10);
+    await page.evaluate(() => {
+      (document.getElementById('player') as HTMLIFrameElement).contentWindow!.postMessage({ source: 'pixelfleet-host', type: 'uiInteraction', data: { ping: 'after-drop' } }, '*');
+    });
+    await expect.poll(async () => (await playerMessages(page)).filter((m) => m.type === 'response').map((m) => m.data), { timeout: 10_000 }).toContainEqual('{"ping":"after-drop"}');
+    expect((await playerMessages(page)).map((m) => m.state)).not.toContain('disconnected');
+    expect(await playerFrame(page).evaluate(() => document.querySelector('main')?.dataset['reconnecting'])).toBeUndefined();
+
+    const statuses = (t.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(sessionId) as { data: string }[]).map(
+      (r) => (JSON.parse(r.data) as { status: string }).status,
+    );
+    expect(statuses).toEqual(['Enqueued', 'Starting', 'Running']);
+    await page.close();
+    await expect.poll(() => t.cp.sessions.get(sessionId).status, { timeout: 10_000 }).toBe('Terminated');
+  }, 90_000);
 });

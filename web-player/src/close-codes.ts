@@ -23,6 +23,8 @@ export const VIEWER_CLOSE_CODES = Object.freeze({
   maxRunTimeReached: { code: 4004, sentence: 'Your session reached its maximum run time.' },
   streamerNotFound: { code: 4005, sentence: 'The stream could not be found. Please try again.' },
   appClosed: { code: 4006, sentence: 'The application closed unexpectedly.' },
+  // Ours: the page's socket dropped and the session could not be taken back over a new one.
+  resumeRefused: { code: 4008, sentence: 'The connection to the server was lost.' },
 } as const satisfies Record<string, CloseCodeEntry>);
 
 /** Stable name of a known close code, as written to telemetry `reasonName`. */

@@ -4,8 +4,8 @@ import { ExtensionMessageError, parseExtensionMessage } from './extension-messag
 describe('parseExtensionMessage', () => {
   it('reads a session message', () => {
     expect(
-      parseExtensionMessage({ type: 'pixelfleetSession', sessionId: 'session_1_2', viewerToken: 'tok', telemetryUrl: '/api/t', playerId: 'x' }),
-    ).toEqual({ type: 'pixelfleetSession', sessionId: 'session_1_2', viewerToken: 'tok', telemetryUrl: '/api/t' });
+      parseExtensionMessage({ type: 'pixelfleetSession', sessionId: 'session_1_2', viewerToken: 'tok', telemetryUrl: '/api/t', resumeWindowSeconds: 30, playerId: 'x' }),
+    ).toEqual({ type: 'pixelfleetSession', sessionId: 'session_1_2', viewerToken: 'tok', telemetryUrl: '/api/t', resumeWindowSeconds: 30 });
   });
 
   it('reads queue positions and never reports a queue shorter than the position', () => {
@@ -22,7 +22,10 @@ describe('parseExtensionMessage', () => {
     ['an array', []],
     ['an unknown type', { type: 'pixelfleetNope' }],
     ['an empty session id', { type: 'pixelfleetSession', sessionId: '', viewerToken: 't', telemetryUrl: '/t' }],
-    ['a missing token', { type: 'pixelfleetSession', sessionId: 's', telemetryUrl: '/t' }],
+    ['a missing token', { type: 'pixelfleetSession', sessionId: 's', telemetryUrl: '/t', resumeWindowSeconds: 0 }],
+    ['a missing resume window', { type: 'pixelfleetSession', sessionId: 's', viewerToken: 't', telemetryUrl: '/t' }],
+    ['a negative resume window', { type: 'pixelfleetSession', sessionId: 's', viewerToken: 't', telemetryUrl: '/t', resumeWindowSeconds: -1 }],
+    ['a fractional resume window', { type: 'pixelfleetSession', sessionId: 's', viewerToken: 't', telemetryUrl: '/t', resumeWindowSeconds: 1.5 }],
     ['position 0', { type: 'pixelfleetQueue', position: 0, queueLength: 1 }],
     ['a fractional position', { type: 'pixelfleetQueue', position: 1.5, queueLength: 2 }],
     ['a string position', { type: 'pixelfleetQueue', position: '2', queueLength: 2 }],

@@ -9,6 +9,8 @@ export interface PixelfleetSessionMessage {
   readonly viewerToken: string;
   /** Absolute URL, or a path resolved against the page's address. */
   readonly telemetryUrl: string;
+  /** How long a streaming session waits for this page to resume after its socket drops (0: it does not). */
+  readonly resumeWindowSeconds: number;
 }
 
 /** Queue position while the session waits; sent again whenever it changes. */
@@ -74,6 +76,7 @@ export function parseExtensionMessage(value: unknown): PixelfleetExtensionMessag
         sessionId: text(record, 'sessionId', type),
         viewerToken: text(record, 'viewerToken', type),
         telemetryUrl: text(record, 'telemetryUrl', type),
+        resumeWindowSeconds: count(record, 'resumeWindowSeconds', type, 0),
       };
     case 'pixelfleetQueue': {
       const position = count(record, 'position', type, 1);

@@ -3,6 +3,7 @@
 // codes, signalling extension messages, the iframe API and telemetry rows.
 
 export { bundlePlayer, type PlayerBundle } from './bundle';
+export { RESUMING_CLOSE_CODE } from './player/signalling-resume';
 export { escapeHtml, playerContentSecurityPolicy, renderPlayerPage, type PlayerCspOptions, type PlayerPageOptions } from './page';
 export {
   CLOSE_CODE_SENTENCES,

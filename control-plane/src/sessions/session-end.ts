@@ -38,3 +38,10 @@ export const SESSION_END: Readonly<Record<SessionEndCause, { endReason: string; 
   workerLost: { endReason: 'worker lost the session', close: { code: 4006, reason: 'streaming server lost' } },
   controlPlaneRestarted: { endReason: 'control plane restarted', close: { code: 1012, reason: 'service restarting' } },
 };
+
+const CLOSE_BY_END_REASON: ReadonlyMap<string, ViewerClose> = new Map(Object.values(SESSION_END).map((e) => [e.endReason, e.close]));
+
+/** The close a viewer hears for a session that ended with endReason; undefined for a reason not in the table. */
+export function closeForEndReason(endReason: string): ViewerClose | undefined {
+  return CLOSE_BY_END_REASON.get(endReason);
+}

@@ -8,6 +8,7 @@ import type { ProjectsRepository } from '../repositories/projects';
 import type { ViewerGateway } from './viewer-gateway';
 
 const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const SESSION_ID = /^session_\d{1,20}_\d{1,20}$/;
 
 export async function registerShareRoutes(app: FastifyInstance, deps: { gateway: ViewerGateway; projects: ProjectsRepository }): Promise<void> {
   await app.register(websocket, { options: { maxPayload: DEFAULT_MAX_MESSAGE_BYTES } });
@@ -29,7 +30,15 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
     return reply.type('text/html; charset=utf-8').send(renderPlayerPage({ projectId, title: project.name, assetBase: '/share/assets' }));
   });
 
-  app.get<{ Params: { projectId: string } }>('/share/:projectId/signalling', { websocket: true }, (socket, req) => {
-    deps.gateway.accept(socket, PROJECT_ID.test(req.params.projectId) ? req.params.projectId : '');
-  });
+  app.get<{ Params: { projectId: string }; Querystring: { resume?: string | string[] } }>(
+    '/share/:projectId/signalling',
+    { websocket: true },
+    (socket, req) => {
+      const projectId = PROJECT_ID.test(req.params.projectId) ? req.params.projectId : '';
+      // ?resume=<sessionId>: the page reattaching to its session after its socket dropped.
+      const resume = req.query.resume;
+      if (resume === undefined) return deps.gateway.accept(socket, projectId);
+      deps.gateway.accept(socket, projectId, typeof resume === 'string' && SESSION_ID.test(resume) ? resume : '');
+    },
+  );
 }

@@ -2,14 +2,29 @@
 // speaking Epic's player dialect (signaling's PlayerEndpoint) plus our pixelfleet* messages. It
 // creates the viewer's session, tells it its place in line, and relays offer/answer/ICE between
 // the browser and the session's agent over the agent's gRPC stream.
+//
+// A short signalling drop does not kill a healthy stream (architecture §2): when a Running
+// session's socket vanishes (1006: no close frame, or the keepalive gave up) the session is held
+// for `resumeGraceMs` (so is one the page closed with RESUMING_CLOSE_CODE after hearing nothing
+// for too long), and a socket opened with `?resume=<sessionId>` whose first message is
+// `pixelfleetResume` with the session's viewer token takes its place. The media never went
+// through this socket, so the browser's peer connection carries on untouched.
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { PlayerEndpoint, SignallingUsageError, type IceCandidateInit, type PeerConnectionOptions } from '@pixelfleet/signaling';
+import { CLOSE_CODES, PlayerEndpoint, SignallingUsageError, type IceCandidateInit, type PeerConnectionOptions } from '@pixelfleet/signaling';
+import { RESUMING_CLOSE_CODE } from '@pixelfleet/web-player';
+import type { Clock, TimerHandle } from '../lib/clock';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { SessionRecord } from '../repositories/sessions';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
-import { SESSION_END, type SessionEndCause } from '../sessions/session-end';
+import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
+
+/** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
+export const RESUME_REFUSED: ViewerClose = { code: 4008, reason: 'session cannot be resumed' };
+
+/** How long a resuming socket may take to send its `pixelfleetResume`. */
+export const RESUME_HANDSHAKE_MS = 10_000;
 
 /** Messages an agent's relay sends toward a viewer (JSON in SignalMessage). */
 export type RelayToViewer =
@@ -47,17 +62,24 @@ export function parseRelayToViewer(json: string): RelayToViewer | undefined {
   return undefined;
 }
 
+/** A session's viewer: its socket, or none while a dropped socket may be resumed. */
 interface Viewer {
-  sessionId: string;
-  projectId: string;
-  endpoint: PlayerEndpoint;
+  readonly sessionId: string;
+  readonly projectId: string;
+  endpoint: PlayerEndpoint | undefined;
   lastPosition: number | undefined;
+  /** Set while detached: ends the session when the grace runs out. */
+  graceTimer: TimerHandle | undefined;
+  readonly log: Logger;
 }
 
 export interface ViewerGatewayDeps {
   sessions: SessionService;
   projects: ProjectsRepository;
   registry: WorkerRegistry;
+  clock: Clock;
+  /** How long a Running session outlives a dropped signalling socket; 0 disables resuming. */
+  resumeGraceMs: number;
   /** Absolute URL the page posts telemetry to. */
   telemetryUrl: () => string;
   log: Logger;
@@ -65,30 +87,44 @@ export interface ViewerGatewayDeps {
 
 export class ViewerGateway {
   private readonly viewers = new Map<string, Viewer>();
+  /** Resuming sockets that have not yet sent their token. */
+  private readonly pending = new Set<PlayerEndpoint>();
 
   constructor(private readonly deps: ViewerGatewayDeps) {
     deps.sessions.subscribe({
       queueChanged: (projectId) => this.sendPositions(projectId),
-      placed: (s) => this.viewers.get(s.sessionId)?.endpoint.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }),
-      streamerReady: (s, streamerId) => this.viewers.get(s.sessionId)?.endpoint.setStreamerAvailable(streamerId),
+      placed: (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }),
+      streamerReady: (s, streamerId) => this.viewers.get(s.sessionId)?.endpoint?.setStreamerAvailable(streamerId),
       signal: (s, json) => this.relayToViewer(s, json),
       ended: (s, close) => {
         const viewer = this.viewers.get(s.sessionId);
         if (!viewer) return;
         this.viewers.delete(s.sessionId);
-        viewer.endpoint.close(close.code, close.reason);
+        viewer.graceTimer?.cancel();
+        viewer.endpoint?.close(close.code, close.reason);
       },
     });
   }
 
-  /** Number of connected viewers (waiting or watching). */
+  /** Number of viewers (waiting, watching, or holding their session while their socket is away). */
   get size(): number {
     return this.viewers.size;
   }
 
-  /** Takes a new viewer socket (already open) for a project. */
-  accept(socket: WebSocket, projectId: string): void {
+  /** Number of viewers whose socket dropped and whose session waits for them to resume. */
+  get detached(): number {
+    let n = 0;
+    for (const viewer of this.viewers.values()) if (viewer.endpoint === undefined) n += 1;
+    return n;
+  }
+
+  /**
+   * Takes a new viewer socket (already open) for a project: a new session, or, with resumeSessionId,
+   * a socket that must prove with its first message that it is that session's viewer.
+   */
+  accept(socket: WebSocket, projectId: string, resumeSessionId?: string): void {
     const endpoint = new PlayerEndpoint(socket, { peerConnectionOptions: 'deferred' });
+    if (resumeSessionId !== undefined) return this.awaitResume(endpoint, projectId, resumeSessionId);
     const refuse = (cause: SessionEndCause) => endpoint.close(SESSION_END[cause].close.code, SESSION_END[cause].close.reason);
     const project = this.deps.projects.findById(projectId);
     if (!project) return endpoint.close(4000, 'project not found');
@@ -97,38 +133,133 @@ export class ViewerGateway {
     if (!this.deps.registry.hasServiceableWorker(project.region)) return refuse('noWorker');
 
     const { session, viewerToken } = this.deps.sessions.create(project);
-    const viewer: Viewer = { sessionId: session.sessionId, projectId, endpoint, lastPosition: undefined };
+    const viewer: Viewer = {
+      sessionId: session.sessionId,
+      projectId,
+      endpoint: undefined,
+      lastPosition: undefined,
+      graceTimer: undefined,
+      log: this.deps.log.child({ sessionId: session.sessionId, projectId }),
+    };
     this.viewers.set(session.sessionId, viewer);
-    const log = this.deps.log.child({ sessionId: session.sessionId, projectId });
-    endpoint.sendCustom({ type: 'pixelfleetSession', sessionId: session.sessionId, viewerToken, telemetryUrl: this.deps.telemetryUrl() });
+    endpoint.sendCustom({
+      type: 'pixelfleetSession',
+      sessionId: session.sessionId,
+      viewerToken,
+      telemetryUrl: this.deps.telemetryUrl(),
+      resumeWindowSeconds: Math.floor(this.deps.resumeGraceMs / 1000),
+    });
+    this.attach(viewer, endpoint);
     this.sendPosition(viewer);
+  }
 
+  /** Closes every viewer socket (shutdown); their sessions end as the viewers leave. */
+  close(): void {
+    for (const endpoint of [...this.pending]) endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
+    for (const viewer of [...this.viewers.values()]) {
+      viewer.graceTimer?.cancel();
+      viewer.graceTimer = undefined;
+      viewer.endpoint?.close(CLOSE_CODES.goingAway, 'service restarting');
+    }
+  }
+
+  /** Wires a socket to its session: the browser's signalling goes to the agent, its loss to detach(). */
+  private attach(viewer: Viewer, endpoint: PlayerEndpoint): void {
+    viewer.endpoint = endpoint;
+    const { sessionId } = viewer;
     const toAgent = (message: Record<string, unknown>) => {
-      if (!this.deps.sessions.signalToAgent(session.sessionId, JSON.stringify(message))) {
-        log.debug({ type: message.type }, 'viewer signal not relayed: session has no live worker link');
+      if (!this.deps.sessions.signalToAgent(sessionId, JSON.stringify(message))) {
+        viewer.log.debug({ type: message.type }, 'viewer signal not relayed: session has no live worker link');
       }
     };
     endpoint.on('subscribe', (streamerId) => toAgent({ type: 'subscribe', streamerId }));
     endpoint.on('unsubscribe', () => toAgent({ type: 'unsubscribe' }));
     endpoint.on('answer', (a) => toAgent({ type: 'answer', ...a }));
     endpoint.on('iceCandidate', (candidate) => toAgent({ type: 'iceCandidate', candidate }));
-    endpoint.on('protocolError', (reason) => log.warn({ reason }, 'viewer signalling rejected'));
+    endpoint.on('resume', () => endpoint.close(CLOSE_CODES.policyViolation, 'pixelfleetResume is only accepted first on a resuming socket'));
+    endpoint.on('protocolError', (reason) => viewer.log.warn({ reason }, 'viewer signalling rejected'));
     endpoint.on('closed', (code, reason) => {
-      if (this.viewers.get(session.sessionId) !== viewer) return; // we closed it because the session ended
-      this.viewers.delete(session.sessionId);
-      log.info({ code, reason }, 'viewer left');
-      this.deps.sessions.end(session.sessionId, 'viewerLeft');
+      // Ours when the session ended or a resumed socket replaced this one.
+      if (this.viewers.get(sessionId) !== viewer || viewer.endpoint !== endpoint) return;
+      viewer.endpoint = undefined;
+      // 1006: the socket vanished (no close frame, or our keepalive gave up). RESUMING_CLOSE_CODE: the
+      // page gave the socket up as silent and is already resuming. Any other close is the viewer leaving.
+      const dropped = code === CLOSE_CODES.abnormal || code === RESUMING_CLOSE_CODE;
+      if (dropped && this.resumable(sessionId)) return this.detach(viewer, reason);
+      this.viewers.delete(sessionId);
+      viewer.log.info({ code, reason }, 'viewer left');
+      this.deps.sessions.end(sessionId, 'viewerLeft');
     });
   }
 
-  /** Closes every viewer socket (shutdown); their sessions end as the viewers leave. */
-  close(): void {
-    for (const viewer of [...this.viewers.values()]) viewer.endpoint.close(1001, 'service restarting');
+  /** A stream that is up survives its signalling socket; anything earlier still needs the socket to finish negotiating. */
+  private resumable(sessionId: string): boolean {
+    return this.deps.resumeGraceMs > 0 && this.deps.sessions.get(sessionId).status === 'Running';
+  }
+
+  private detach(viewer: Viewer, reason: string): void {
+    viewer.log.info({ reason, graceMs: this.deps.resumeGraceMs }, 'viewer signalling dropped; holding the session for a resume');
+    viewer.graceTimer = this.deps.clock.setTimeout(() => {
+      viewer.graceTimer = undefined;
+      if (this.viewers.get(viewer.sessionId) !== viewer || viewer.endpoint !== undefined) return;
+      this.viewers.delete(viewer.sessionId);
+      viewer.log.info('viewer did not resume in time');
+      this.deps.sessions.end(viewer.sessionId, 'viewerLeft');
+    }, this.deps.resumeGraceMs);
+  }
+
+  private awaitResume(endpoint: PlayerEndpoint, projectId: string, sessionId: string): void {
+    this.pending.add(endpoint);
+    const handshake = this.deps.clock.setTimeout(() => endpoint.close(RESUME_REFUSED.code, 'no resume request'), RESUME_HANDSHAKE_MS);
+    endpoint.on('closed', () => {
+      handshake.cancel();
+      this.pending.delete(endpoint);
+    });
+    endpoint.on('protocolError', (reason) => this.deps.log.warn({ sessionId, reason }, 'resuming viewer signalling rejected'));
+    // Until the token arrives the socket belongs to no session: whatever else it sends reaches nobody.
+    endpoint.once('resume', (viewerToken) => {
+      handshake.cancel();
+      this.pending.delete(endpoint);
+      this.resume(endpoint, projectId, sessionId, viewerToken);
+    });
+  }
+
+  private resume(endpoint: PlayerEndpoint, projectId: string, sessionId: string, viewerToken: string): void {
+    const log = this.deps.log.child({ sessionId, projectId });
+    if (!this.deps.sessions.viewerTokenMatches(sessionId, viewerToken)) {
+      log.warn('resume refused: unknown session or wrong viewer token');
+      return endpoint.close(RESUME_REFUSED.code, RESUME_REFUSED.reason);
+    }
+    const viewer = this.viewers.get(sessionId);
+    if (viewer === undefined || viewer.projectId !== projectId) {
+      // The session ended meanwhile: its own viewer may learn why.
+      const s = this.deps.sessions.get(sessionId);
+      const close = s.projectId === projectId && s.endReason !== undefined ? closeForEndReason(s.endReason) : undefined;
+      log.info({ status: s.status }, 'resume refused: the session is over');
+      return endpoint.close(close?.code ?? RESUME_REFUSED.code, close?.reason ?? RESUME_REFUSED.reason);
+    }
+    if (viewer.endpoint !== undefined) {
+      // The browser saw its socket die before we did: the token holder wins, as a newer Hello does for workers.
+      if (!this.resumable(sessionId)) return endpoint.close(RESUME_REFUSED.code, RESUME_REFUSED.reason);
+      const old = viewer.endpoint;
+      viewer.endpoint = undefined;
+      old.close(RESUME_REFUSED.code, 'replaced by a resumed connection');
+    }
+    viewer.graceTimer?.cancel();
+    viewer.graceTimer = undefined;
+    endpoint.sendCustom({ type: 'pixelfleetResumed' });
+    this.attach(viewer, endpoint);
+    log.info('viewer signalling resumed');
   }
 
   private relayToViewer(s: SessionRecord, json: string): void {
     const viewer = this.viewers.get(s.sessionId);
     if (!viewer) return;
+    const endpoint = viewer.endpoint;
+    if (endpoint === undefined) {
+      viewer.log.debug('relay signal dropped: the viewer is resuming');
+      return;
+    }
     const message = parseRelayToViewer(json);
     if (!message) {
       this.deps.log.warn({ sessionId: s.sessionId }, 'agent sent a signal a viewer may not receive; dropped');
@@ -137,13 +268,13 @@ export class ViewerGateway {
     try {
       switch (message.type) {
         case 'config':
-          viewer.endpoint.sendConfig(message.peerConnectionOptions);
+          endpoint.sendConfig(message.peerConnectionOptions);
           break;
         case 'offer':
-          viewer.endpoint.sendOffer(message.sdp);
+          endpoint.sendOffer(message.sdp);
           break;
         case 'iceCandidate':
-          viewer.endpoint.sendIceCandidate(message.candidate);
+          endpoint.sendIceCandidate(message.candidate);
           break;
         default: {
           const unreachable: never = message;
@@ -165,7 +296,7 @@ export class ViewerGateway {
 
   private sendPosition(viewer: Viewer): void {
     const position = this.deps.sessions.queues.position(viewer.projectId, viewer.sessionId);
-    if (position === undefined || position === viewer.lastPosition) return;
+    if (viewer.endpoint === undefined || position === undefined || position === viewer.lastPosition) return;
     viewer.lastPosition = position;
     viewer.endpoint.sendCustom({ type: 'pixelfleetQueue', position, queueLength: this.deps.sessions.queues.length(viewer.projectId) });
   }

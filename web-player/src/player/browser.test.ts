@@ -147,7 +147,7 @@ describe('viewer page in Chromium', () => {
   /** Drive one queued session that ends with 4001, checking the screen at each step. */
   async function queueThenNoServer(frame: Pick<Page, 'getByText'>, sessionId: string): Promise<WebSocket> {
     const socket = await signalling.next();
-    send(socket, { type: 'pixelfleetSession', sessionId, viewerToken: `token-${sessionId}`, telemetryUrl: '/api/telemetry' });
+    send(socket, { type: 'pixelfleetSession', sessionId, viewerToken: `token-${sessionId}`, telemetryUrl: '/api/telemetry', resumeWindowSeconds: 30 });
     send(socket, { type: 'pixelfleetQueue', position: 2, queueLength: 3 });
     await frame.getByText('You are number 2 in line').waitFor({ timeout: WAIT_MS });
     send(socket, { type: 'pixelfleetQueue', position: 'first', queueLength: 3 }); // malformed: ignored

@@ -66,6 +66,7 @@ export class PlayerView {
   private readonly controls: HTMLDivElement;
   private readonly muteButton: HTMLButtonElement;
   private readonly fullscreenButton: HTMLButtonElement;
+  private readonly notice: HTMLDivElement;
 
   constructor(
     private readonly root: HTMLElement,
@@ -95,6 +96,11 @@ export class PlayerView {
     this.playOverlay.hidden = true;
     this.playOverlay.addEventListener('click', () => actions.onPlay());
 
+    this.notice = element('div', 'pf-notice', root);
+    this.notice.setAttribute('role', 'status');
+    this.notice.textContent = 'Reconnecting…';
+    this.notice.hidden = true;
+
     this.controls = element('div', 'pf-controls', root);
     this.controls.hidden = true;
     this.muteButton = element('button', 'pf-icon-button', this.controls);
@@ -116,6 +122,7 @@ export class PlayerView {
     const streaming = state.kind === 'streaming';
     this.status.hidden = streaming;
     this.controls.hidden = !streaming;
+    if (state.kind === 'ended') this.setReconnecting(false);
     if (!streaming) this.playOverlay.hidden = true;
     this.spinner.hidden = state.kind === 'queued' || state.kind === 'ended';
     this.badge.hidden = state.kind !== 'queued';
@@ -149,6 +156,13 @@ export class PlayerView {
   /** Show or hide "Click to play" (only while streaming). */
   showPlayOverlay(show: boolean): void {
     this.playOverlay.hidden = !show || this.root.dataset['state'] !== 'streaming';
+  }
+
+  /** A quiet notice over a stream that keeps playing while its signalling socket is being resumed. */
+  setReconnecting(reconnecting: boolean): void {
+    this.notice.hidden = !reconnecting;
+    if (reconnecting) this.root.dataset['reconnecting'] = 'true';
+    else delete this.root.dataset['reconnecting'];
   }
 
   setMuted(muted: boolean): void {

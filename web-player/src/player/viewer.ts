@@ -10,6 +10,7 @@ import { statsRow, type TelemetryEventName, type TelemetryStatsRow } from '../te
 import { clientDetails } from './client-details';
 import { EmbedBridge } from './embed-bridge';
 import { signallingUrl, telemetryEndpoint } from './page-location';
+import { SignallingResume, isLibraryTransport } from './signalling-resume';
 import { browserTelemetryTransport } from './telemetry-transport';
 import { UiInteractionQueue } from './ui-interaction-queue';
 import { PlayerView } from './view';
@@ -44,6 +45,7 @@ export class Viewer {
   private statsTimer: ReturnType<typeof setInterval> | undefined;
   private mediaFailed = false;
   private leaving = false;
+  private readonly resume: SignallingResume | undefined;
 
   constructor(private readonly options: ViewerOptions) {
     const { root, window: win } = options;
@@ -56,6 +58,7 @@ export class Viewer {
     });
 
     Logger.InitLogging(LogLevel.Warning, false); // the default logs every message at Debug with stacks
+    const socketUrl = signallingUrl(win.location);
     const config = new Config({
       useUrlParams: false, // the query string must not be able to redirect signalling (`ss`)
       initialSettings: {
@@ -64,7 +67,7 @@ export class Viewer {
         StartVideoMuted: true,
         HoveringMouse: true,
         MatchViewportRes: false,
-        ss: signallingUrl(win.location),
+        ss: socketUrl,
         WaitForStreamer: true,
         MaxReconnectAttempts: 0,
         TimeoutIfIdle: false, // the server enforces afkTimeout
@@ -74,6 +77,20 @@ export class Viewer {
     // AutoConnect opens the socket inside this constructor; its events arrive on later tasks, so the
     // listeners below are in place before the first message.
     this.stream = new PixelStreaming(config, { videoElementParent: this.view.videoParent });
+    const transport: unknown = this.stream.signallingProtocol.transport;
+    if (isLibraryTransport(transport)) {
+      this.resume = new SignallingResume(transport, {
+        url: socketUrl,
+        openSocket: (url) => new WebSocket(url),
+        timers: { now: () => Date.now(), setTimeout: (fn, ms) => win.setTimeout(fn, ms), clearTimeout: (h) => win.clearTimeout(h as number) },
+        streamIsUp: () => this.state.kind === 'streaming' && !this.mediaFailed,
+        onResuming: () => this.view.setReconnecting(true),
+        onResumed: () => this.view.setReconnecting(false),
+        onGaveUp: () => this.view.setReconnecting(false),
+      });
+    } else {
+      console.warn('pixelfleet: the frontend library changed its transport; a signalling drop will end the stream');
+    }
 
     if (win.parent !== win) {
       const queue = new UiInteractionQueue({ send: (data) => this.stream.emitUIInteraction(data) });
@@ -108,6 +125,7 @@ export class Viewer {
     }
     switch (message.type) {
       case 'pixelfleetSession':
+        this.resume?.enable(message.sessionId, message.viewerToken, message.resumeWindowSeconds);
         this.startTelemetry(message.sessionId, message.viewerToken, message.telemetryUrl);
         break;
       case 'pixelfleetQueue':

@@ -1,0 +1,225 @@
+// A short signalling drop does not kill a healthy stream (architecture §2): a Running session
+// whose viewer socket vanishes is held for viewers.resumeGraceSeconds, and the page's token takes
+// it back over a new socket. Real gateway, scheduler and agent link; the relay is scripted; the
+// grace runs on the injected clock.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock, RESUME_REFUSED } from '@pixelfleet/control-plane';
+import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
+import { startTestControlPlane } from '../support/control-plane';
+import { linkReaches, startTestAgent } from '../support/agent';
+import { ScriptedSessions } from '../support/scripted-sessions';
+import { FakePlayer } from '../support/fake-player';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const GRACE_S = 30;
+
+async function setup(options: { resumeGraceSeconds?: number } = {}) {
+  const clock = new ManualClock(Date.now());
+  const t = await startTestControlPlane({ clock, overrides: { viewers: { resumeGraceSeconds: options.resumeGraceSeconds ?? GRACE_S } } });
+  cleanups.push(() => t.destroy());
+  const owner = t.cp.accounts.createUser(`r${Date.now()}@example.com`);
+  const projectId = t.cp.accounts.createProject(owner.userId, 'Resume', 'europe').projectId;
+  t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
+  t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
+  const script = new ScriptedSessions();
+  const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal });
+  script.agent = agent;
+  cleanups.push(() => agent.close());
+  await linkReaches(agent, 'connected');
+  const wsUrl = `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
+  const connect = async (query = '') => {
+    const p = await FakePlayer.connect(`${wsUrl}${query}`);
+    cleanups.push(() => p.socket.terminate());
+    return p;
+  };
+  const status = (sessionId: string) => t.cp.sessions.get(sessionId).status;
+  const gateway = () => t.cp.gateway;
+
+  /** A viewer whose session reached Running. */
+  const streaming = async () => {
+    const player = await connect();
+    player.send({ type: 'listStreamers' });
+    const hello = await player.next('pixelfleetSession');
+    const sessionId = hello.sessionId as string;
+    await expect.poll(() => script.started).toContain(sessionId);
+    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
+    await player.next('config');
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_r' });
+    await player.next('streamerList');
+    player.send({ type: 'subscribe', streamerId: 'streamer_r' });
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => status(sessionId)).toBe('Running');
+    return { player, sessionId, viewerToken: hello.viewerToken as string, hello };
+  };
+
+  /** The socket dies without a close frame, as when the viewer's network goes away. */
+  const drop = async (player: FakePlayer) => {
+    const detachedBefore = gateway().detached;
+    player.socket.terminate();
+    await expect.poll(() => gateway().detached).toBe(detachedBefore + 1);
+  };
+
+  const resume = async (sessionId: string, viewerToken: string) => {
+    const player = await connect(`?resume=${sessionId}`);
+    player.send({ type: 'pixelfleetResume', viewerToken });
+    return player;
+  };
+
+  return { t, clock, script, connect, status, gateway, streaming, drop, resume };
+}
+
+describe('resuming a dropped viewer socket', () => {
+  it('keeps a Running session through a drop; the token takes it back and signalling carries on', async () => {
+    const { t, script, status, gateway, streaming, drop, resume } = await setup();
+    const { player, sessionId, viewerToken, hello } = await streaming();
+    expect(hello.resumeWindowSeconds).toBe(GRACE_S);
+
+    await drop(player);
+    expect(status(sessionId)).toBe('Running');
+    expect(script.stopped).toEqual([]);
+
+    const again = await resume(sessionId, viewerToken);
+    expect(await again.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed' });
+    expect(gateway().detached).toBe(0);
+    // The page keeps its peer connection: nothing that would make Epic's frontend build a new one.
+    const candidate = { candidate: 'candidate:9 1 udp 1 127.0.0.1 50009 typ host', sdpMid: '0', sdpMLineIndex: 0 };
+    script.signal(sessionId, { type: 'iceCandidate', candidate });
+    expect(await again.next('iceCandidate')).toEqual({ type: 'iceCandidate', candidate });
+    expect(again.received.map((m) => m.type)).toEqual(['pixelfleetResumed', 'iceCandidate']);
+    again.send({ type: 'iceCandidate', candidate });
+    await expect.poll(() => script.signals.filter((s) => s.sessionId === sessionId && s.json.includes('50009')).length).toBe(1);
+    again.send({ type: 'ping', time: 7 });
+    expect(await again.next('pong')).toEqual({ type: 'pong', time: 7 });
+
+    const statuses = () =>
+      (t.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(sessionId) as { data: string }[]).map(
+        (r) => (JSON.parse(r.data) as { status: string }).status,
+      );
+    expect(statuses()).toEqual(['Enqueued', 'Starting', 'Running']);
+
+    // Leaving on purpose still ends the session at once.
+    again.close();
+    await expect.poll(() => status(sessionId)).toBe('Terminated');
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
+    expect(script.stopped).toEqual([sessionId]);
+  });
+
+  it('ends the session as the viewer having left when the grace runs out, and tells a late page so', async () => {
+    const { t, clock, script, status, gateway, streaming, drop, resume } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
+    await drop(player);
+    clock.advance(GRACE_S * 1000 - 1);
+    expect(status(sessionId)).toBe('Running');
+    clock.advance(1);
+    expect(status(sessionId)).toBe('Terminating');
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
+    expect(gateway().detached).toBe(0);
+    await expect.poll(() => script.stopped).toEqual([sessionId]);
+
+    const late = await resume(sessionId, viewerToken);
+    expect(await late.closed).toEqual({ code: 1000, reason: 'viewer left' });
+  });
+
+  it('a session that ends while its viewer is away tells the resuming page why', async () => {
+    const { script, status, streaming, drop, resume } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
+    await drop(player);
+    script.crash(sessionId);
+    await expect.poll(() => status(sessionId)).toBe('Terminated');
+    const again = await resume(sessionId, viewerToken);
+    expect(await again.closed).toEqual({ code: 4006, reason: 'app closed or crashed' });
+  });
+
+  it('refuses a wrong token without disturbing the held session', async () => {
+    const { status, gateway, streaming, drop, resume } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
+    await drop(player);
+
+    const impostor = await resume(sessionId, `${viewerToken.slice(0, -1)}x`);
+    expect(await impostor.closed).toEqual({ code: 4008, reason: 'session cannot be resumed' });
+    const unknown = await resume('session_1_2', viewerToken);
+    expect(await unknown.closed).toEqual({ code: 4008, reason: 'session cannot be resumed' });
+    expect(status(sessionId)).toBe('Running');
+    expect(gateway().detached).toBe(1);
+
+    const owner = await resume(sessionId, viewerToken);
+    expect(await owner.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed' });
+  });
+
+  it('the page may resume before the server noticed the drop: the token holder replaces the old socket', async () => {
+    const { script, status, gateway, streaming, resume } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
+    const again = await resume(sessionId, viewerToken);
+    expect(await again.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed' });
+    expect(await player.closed).toEqual({ code: 4008, reason: 'replaced by a resumed connection' });
+    expect(status(sessionId)).toBe('Running');
+    expect(gateway().detached).toBe(0);
+    expect(script.stopped).toEqual([]);
+  });
+
+  it('a page that gave its socket up as silent (4009) is held like a drop; a deliberate close is not', async () => {
+    const { status, gateway, streaming, resume } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
+    player.socket.close(RESUMING_CLOSE_CODE, 'no message from the server');
+    await expect.poll(() => gateway().detached).toBe(1);
+    expect(status(sessionId)).toBe('Running');
+    const again = await resume(sessionId, viewerToken);
+    expect(await again.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed' });
+    again.socket.close(1001, 'going away');
+    await expect.poll(() => status(sessionId)).toBe('Terminated');
+    expect(gateway().detached).toBe(0);
+  });
+
+  it('the page and the server agree on the refusal code', () => {
+    expect(VIEWER_CLOSE_CODES.resumeRefused.code).toBe(RESUME_REFUSED.code);
+  });
+
+  it('a drop before the stream is up ends the session at once (its negotiation went with the socket)', async () => {
+    const { script, connect, status, gateway } = await setup();
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toContain(sessionId);
+    player.socket.terminate();
+    await expect.poll(() => status(sessionId)).toBe('Terminated');
+    expect(gateway().detached).toBe(0);
+  });
+
+  it('resumeGraceSeconds 0 ends a Running session on a drop, as before', async () => {
+    const { t, status, gateway, streaming } = await setup({ resumeGraceSeconds: 0 });
+    const { player, sessionId, hello } = await streaming();
+    expect(hello.resumeWindowSeconds).toBe(0);
+    player.socket.terminate();
+    await expect.poll(() => status(sessionId)).toBe('Terminated');
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
+    expect(gateway().detached).toBe(0);
+  });
+
+  it('a resuming socket must ask first, and soon', async () => {
+    const { clock, streaming, drop, resume, connect } = await setup();
+    const { player, sessionId } = await streaming();
+    await drop(player);
+
+    // Epic's frontend would send listStreamers on open: it reaches no session, and the clock runs.
+    const chatty = await connect(`?resume=${sessionId}`);
+    chatty.send({ type: 'listStreamers' });
+    chatty.send({ type: 'subscribe', streamerId: 'streamer_r' });
+    expect(await chatty.next('subscribeFailed')).toMatchObject({ type: 'subscribeFailed' });
+    clock.advance(10_000);
+    expect(await chatty.closed).toEqual({ code: 4008, reason: 'no resume request' });
+    expect(chatty.received.map((m) => m.type)).toEqual(['subscribeFailed']);
+
+    const malformed = await resume('not-a-session', 'pfv_x');
+    expect(await malformed.closed).toEqual({ code: 4008, reason: 'session cannot be resumed' });
+  });
+
+  it('a resume message on a socket that is already attached is refused as a protocol violation', async () => {
+    const { streaming } = await setup();
+    const { player, viewerToken } = await streaming();
+    player.send({ type: 'pixelfleetResume', viewerToken });
+    expect(await player.closed).toEqual({ code: 1008, reason: 'pixelfleetResume is only accepted first on a resuming socket' });
+  });
+});

@@ -1,0 +1,243 @@
+// SignallingResume on the real WebSocketTransport of Epic's library, with scripted sockets and a
+// manual clock: what the library hears (and does not) when a socket drops, resumes, is refused,
+// cannot reach the server, or goes silent.
+import { LogLevel, Logger, WebSocketTransport } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.5';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RESUMING_CLOSE_CODE, SILENCE_LIMIT_MS, SignallingResume, isLibraryTransport, type Timers } from './signalling-resume';
+
+const URL = 'ws://host/share/proj/signalling';
+const SESSION = 'session_1_2';
+const TOKEN = 'pfv_token';
+
+/** A scripted browser WebSocket: the test opens it, feeds it messages, and closes it as the network would. */
+class FakeSocket {
+  static readonly CONNECTING = 0;
+  static readonly OPEN = 1;
+  static readonly CLOSING = 2;
+  static readonly CLOSED = 3;
+  static opened: FakeSocket[] = [];
+  readyState = FakeSocket.CONNECTING;
+  readonly sent: string[] = [];
+  closedWith: { code: number | undefined; reason: string | undefined } | undefined;
+  onopen: ((event: Event) => void) | null = null;
+  onmessage: ((event: MessageEvent) => void) | null = null;
+  onclose: ((event: CloseEvent) => void) | null = null;
+  onerror: ((event: Event) => void) | null = null;
+
+  constructor(readonly url: string) {
+    FakeSocket.opened.push(this);
+  }
+
+  send(data: string): void {
+    if (this.readyState === FakeSocket.OPEN) this.sent.push(data);
+  }
+
+  close(code?: number, reason?: string): void {
+    this.closedWith = { code, reason };
+    this.readyState = FakeSocket.CLOSED;
+  }
+
+  open(): void {
+    this.readyState = FakeSocket.OPEN;
+    this.onopen?.({} as Event);
+  }
+
+  receive(message: object): void {
+    this.onmessage?.({ data: JSON.stringify(message) } as MessageEvent);
+  }
+
+  /** The connection ends: 1006 without a close frame, or the server's code and reason. */
+  end(code: number, reason = ''): void {
+    this.readyState = FakeSocket.CLOSED;
+    this.onclose?.({ code, reason, wasClean: code !== 1006 } as CloseEvent);
+  }
+}
+
+class ManualTimers implements Timers {
+  private t = 0;
+  private nextId = 1;
+  private readonly pending = new Map<number, { at: number; fn: () => void }>();
+  now(): number {
+    return this.t;
+  }
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = this.nextId++;
+    this.pending.set(id, { at: this.t + ms, fn });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+  /** Jumps to the next due timer and runs it. */
+  runNext(): void {
+    const next = [...this.pending.entries()].sort((a, b) => a[1].at - b[1].at)[0];
+    if (next === undefined) throw new Error('no timer pending');
+    this.advance(next[1].at - this.t);
+  }
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      const due = [...this.pending.entries()].filter(([, p]) => p.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (due === undefined) break;
+      this.pending.delete(due[0]);
+      this.t = due[1].at;
+      due[1].fn();
+    }
+    this.t = end;
+  }
+}
+
+beforeEach(() => {
+  Logger.InitLogging(LogLevel.Warning, false); // as the page does: the library logs each open at Info with a stack
+  FakeSocket.opened = [];
+  vi.stubGlobal('WebSocket', FakeSocket);
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+function setup(options: { streamIsUp?: boolean; windowSeconds?: number } = {}) {
+  const transport = new WebSocketTransport();
+  const closes: { code: number; reason: string }[] = [];
+  const messages: string[] = [];
+  transport.addListener('close', (event: CloseEvent) => closes.push({ code: event.code, reason: event.reason }));
+  transport.onMessage = (msg) => messages.push(msg);
+  transport.connect(URL);
+  const first = FakeSocket.opened[0]!;
+  first.open();
+  const timers = new ManualTimers();
+  const events: string[] = [];
+  const openedAt: number[] = [];
+  let up = options.streamIsUp ?? true;
+  if (!isLibraryTransport(transport)) throw new Error('the library transport changed shape');
+  const resume = new SignallingResume(transport, {
+    url: URL,
+    openSocket: (url) => {
+      openedAt.push(timers.now());
+      return new FakeSocket(url);
+    },
+    timers,
+    streamIsUp: () => up,
+    onResuming: () => events.push('resuming'),
+    onResumed: () => events.push('resumed'),
+    onGaveUp: (code, reason) => events.push(`gave up ${code} ${reason}`),
+  });
+  resume.enable(SESSION, TOKEN, options.windowSeconds ?? 30);
+  return { transport, resume, first, timers, closes, messages, events, openedAt, setUp: (v: boolean) => (up = v) };
+}
+
+describe('SignallingResume', () => {
+  it('bridges a drop: the library hears no close, keeps what it sent meanwhile, and reads the new socket', () => {
+    const { transport, resume, first, closes, messages, events } = setup();
+    first.end(1006);
+    expect(closes).toEqual([]);
+    expect(resume.resuming).toBe(true);
+    expect(events).toEqual(['resuming']);
+
+    const second = FakeSocket.opened[1]!;
+    expect(second.url).toBe(`${URL}?resume=${SESSION}`);
+    transport.sendMessage(JSON.stringify({ type: 'pong', time: 1 })); // the library answers a ping while away
+    second.open();
+    expect(second.sent.map((m) => JSON.parse(m) as unknown)).toEqual([{ type: 'pixelfleetResume', viewerToken: TOKEN }]);
+    second.receive({ type: 'pixelfleetResumed' });
+
+    expect(resume.resuming).toBe(false);
+    expect(events).toEqual(['resuming', 'resumed']);
+    expect(second.sent.slice(1)).toEqual([JSON.stringify({ type: 'pong', time: 1 })]);
+    expect(messages).toEqual([]); // pixelfleetResumed is ours, not the library's
+    second.receive({ type: 'iceCandidate', candidate: { candidate: '', sdpMid: '0', sdpMLineIndex: 0 } });
+    expect(messages.map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['iceCandidate']);
+    transport.sendMessage('{"type":"ping","time":2}');
+    expect(second.sent.at(-1)).toBe('{"type":"ping","time":2}');
+
+    // A second drop later is bridged the same way.
+    second.end(1006);
+    expect(closes).toEqual([]);
+    expect(FakeSocket.opened).toHaveLength(3);
+  });
+
+  it('lets a close through at once when the stream is not up, or the close was on purpose', () => {
+    const notUp = setup({ streamIsUp: false });
+    notUp.first.end(1006);
+    expect(notUp.closes).toEqual([{ code: 1006, reason: '' }]);
+
+    FakeSocket.opened = [];
+    const ended = setup();
+    ended.first.end(4006, 'app closed or crashed');
+    expect(ended.closes).toEqual([{ code: 4006, reason: 'app closed or crashed' }]);
+    expect(FakeSocket.opened).toHaveLength(1);
+
+    FakeSocket.opened = [];
+    const off = setup({ windowSeconds: 0 });
+    off.first.end(1006);
+    expect(off.closes).toEqual([{ code: 1006, reason: '' }]);
+  });
+
+  it("hands the library the server's refusal with its code and reason", () => {
+    const { first, closes, events } = setup();
+    first.end(1006);
+    const second = FakeSocket.opened[1]!;
+    second.open();
+    second.end(4008, 'session cannot be resumed');
+    expect(closes).toEqual([{ code: 4008, reason: 'session cannot be resumed' }]);
+    expect(events).toEqual(['resuming', 'gave up 4008 session cannot be resumed']);
+  });
+
+  it('retries an unreachable server with growing waits until the window closes, then reports the drop', () => {
+    const { first, timers, closes, openedAt } = setup({ windowSeconds: 5 });
+    first.end(1006, '');
+    while (closes.length === 0) {
+      FakeSocket.opened.at(-1)!.end(1006); // the server cannot be reached yet
+      if (closes.length === 0) timers.runNext();
+    }
+    expect(openedAt).toEqual([0, 250, 750, 1750, 3750]);
+    expect(closes).toEqual([{ code: 1006, reason: '' }]);
+  });
+
+  it('a disconnect while resuming ends it: the library hears its own close and the attempt is dropped', () => {
+    const { transport, first, closes } = setup();
+    first.end(1006);
+    const second = FakeSocket.opened[1]!;
+    transport.disconnect(1000, 'media failed');
+    expect(closes).toEqual([{ code: 1000, reason: 'media failed' }]);
+    expect(second.closedWith?.code).toBe(1000);
+    second.open();
+    second.receive({ type: 'pixelfleetResumed' });
+    expect(transport.webSocket).toBe(first); // never adopted
+  });
+
+  it("treats the library's keepalive giving up (a bare disconnect) as a drop, and ignores it while resuming", () => {
+    const { transport, first, closes, events } = setup();
+    transport.disconnect();
+    expect(first.closedWith).toEqual({ code: RESUMING_CLOSE_CODE, reason: 'keepalive timeout' });
+    expect(events).toEqual(['resuming']);
+    transport.disconnect(); // the next missed pong, before the new socket is in
+    expect(closes).toEqual([]);
+    const second = FakeSocket.opened[1]!;
+    second.open();
+    second.receive({ type: 'pixelfleetResumed' });
+    expect(transport.webSocket).toBe(second);
+  });
+
+  it('a bare disconnect when the stream is not up closes as the library meant', () => {
+    const { transport, first } = setup({ streamIsUp: false });
+    transport.disconnect();
+    expect(first.closedWith).toEqual({ code: undefined, reason: undefined });
+    expect(FakeSocket.opened).toHaveLength(1);
+  });
+
+  it('gives up a silent socket and resumes; a talking one is left alone', () => {
+    const { first, timers, closes } = setup();
+    timers.advance(SILENCE_LIMIT_MS - 1);
+    first.receive({ type: 'ping', time: 1 });
+    timers.advance(SILENCE_LIMIT_MS - 1);
+    expect(FakeSocket.opened).toHaveLength(1);
+    timers.advance(1);
+    expect(first.closedWith).toEqual({ code: RESUMING_CLOSE_CODE, reason: 'no message from the server' });
+    expect(FakeSocket.opened).toHaveLength(2);
+    expect(closes).toEqual([]);
+    // The dead socket's own close, whenever the browser reports it, is not a second drop.
+    first.end(1006);
+    expect(FakeSocket.opened).toHaveLength(2);
+  });
+});

@@ -1,0 +1,258 @@
+// Keeps the page's stream alive through a short signalling drop (architecture §2). Epic's frontend
+// tears its peer connection down whenever its signalling socket closes, although the media never
+// went through that socket. While a stream is up, this module hides an abnormal close (1006: no
+// close frame) from the library, opens a new socket with `?resume=<sessionId>`, proves with the
+// session's viewer token that it is the same viewer, and puts the new socket under the library's
+// transport. Only when the server refuses, or the resume window runs out, does the library hear a
+// close — the server's own code and reason when it gave one.
+
+/** The WebSocket members this module uses (a real `WebSocket` in the page, a fake in tests). */
+export interface SocketLike {
+  readonly readyState: number;
+  onopen: ((event: Event) => void) | null;
+  onmessage: ((event: MessageEvent) => void) | null;
+  onclose: ((event: CloseEvent) => void) | null;
+  onerror: ((event: Event) => void) | null;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+}
+
+/**
+ * The members of the library's WebSocketTransport (lib-pixelstreamingcommon-ue5.5 1.3) taken over
+ * here. Checked at run time by isLibraryTransport: a library that changed them gets no resume
+ * rather than a broken page.
+ */
+export interface LibraryTransport {
+  webSocket?: SocketLike;
+  sendMessage(msg: string): void;
+  disconnect(code?: number, reason?: string): void;
+  handleOnOpen(): void;
+  handleOnClose(event: CloseEvent): void;
+  handleOnMessage(event: MessageEvent): void;
+  handleOnError(): void;
+}
+
+export function isLibraryTransport(value: unknown): value is LibraryTransport {
+  if (typeof value !== 'object' || value === null) return false;
+  const t = value as Record<string, unknown>;
+  return ['sendMessage', 'disconnect', 'handleOnOpen', 'handleOnClose', 'handleOnMessage', 'handleOnError'].every((k) => typeof t[k] === 'function');
+}
+
+export interface Timers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface SignallingResumeOptions {
+  /** The socket URL the library connected to (without a query). */
+  readonly url: string;
+  readonly openSocket: (url: string) => SocketLike;
+  readonly timers: Timers;
+  /** True while the stream is up: only then does a drop leave a healthy stream behind. */
+  readonly streamIsUp: () => boolean;
+  /** Told when a drop is being bridged, and when it was (or could not be). */
+  readonly onResuming?: () => void;
+  readonly onResumed?: () => void;
+  readonly onGaveUp?: (code: number, reason: string) => void;
+}
+
+/** The close the page sends on a socket it gave up as silent; the gateway holds the session as for a drop. */
+export const RESUMING_CLOSE_CODE = 4009;
+
+/** WebSocket `CLOSED`. */
+const CLOSED = 3;
+const ABNORMAL_CLOSURE = 1006;
+/** Waits between attempts; the last one repeats until the window closes. */
+export const RESUME_RETRY_DELAYS_MS = [0, 250, 500, 1_000, 2_000] as const;
+/** A socket that says nothing for this long is dead (the server pings every 15 s). */
+export const SILENCE_LIMIT_MS = 40_000;
+/** Messages the library sends while the socket is away are kept, up to this many, and sent after the resume. */
+const MAX_HELD_MESSAGES = 64;
+
+type Phase =
+  | { kind: 'idle' }
+  | { kind: 'resuming'; droppedBy: CloseEvent; deadline: number; attempt: number; socket: SocketLike | undefined; retry: unknown }
+  | { kind: 'finished' };
+
+export class SignallingResume {
+  private sessionId: string | undefined;
+  private viewerToken: string | undefined;
+  private windowMs = 0;
+  private phase: Phase = { kind: 'idle' };
+  private held: string[] = [];
+  private silenceTimer: unknown;
+  private readonly libraryOnClose: (event: CloseEvent) => void;
+  private readonly librarySend: (msg: string) => void;
+  private readonly libraryDisconnect: (code?: number, reason?: string) => void;
+  private readonly libraryOnMessage: (event: MessageEvent) => void;
+
+  constructor(
+    private readonly transport: LibraryTransport,
+    private readonly options: SignallingResumeOptions,
+  ) {
+    this.libraryOnClose = transport.handleOnClose.bind(transport);
+    this.librarySend = transport.sendMessage.bind(transport);
+    this.libraryDisconnect = transport.disconnect.bind(transport);
+    this.libraryOnMessage = transport.handleOnMessage.bind(transport);
+    // The library's socket handlers call these through the instance, so the overrides see every event.
+    transport.handleOnClose = (event) => this.onClose(event);
+    transport.handleOnMessage = (event) => this.onMessage(event);
+    transport.sendMessage = (msg) => this.send(msg);
+    transport.disconnect = (code, reason) => this.disconnect(code, reason);
+  }
+
+  /** The session this page may resume, from `pixelfleetSession`; a window of 0 turns resuming off. */
+  enable(sessionId: string, viewerToken: string, windowSeconds: number): void {
+    this.sessionId = sessionId;
+    this.viewerToken = viewerToken;
+    this.windowMs = windowSeconds * 1000;
+    this.watchSilence();
+  }
+
+  get resuming(): boolean {
+    return this.phase.kind === 'resuming';
+  }
+
+  private onMessage(event: MessageEvent): void {
+    this.watchSilence();
+    this.libraryOnMessage(event);
+  }
+
+  private onClose(event: CloseEvent): void {
+    if (this.phase.kind !== 'idle' || !this.shouldResume(event)) {
+      this.finish();
+      this.libraryOnClose(event);
+      return;
+    }
+    this.phase = { kind: 'resuming', droppedBy: event, deadline: this.options.timers.now() + this.windowMs, attempt: 0, socket: undefined, retry: undefined };
+    this.options.onResuming?.();
+    this.attempt();
+  }
+
+  private shouldResume(event: CloseEvent): boolean {
+    return event.code === ABNORMAL_CLOSURE && this.canResume();
+  }
+
+  private canResume(): boolean {
+    return this.sessionId !== undefined && this.windowMs > 0 && this.options.streamIsUp();
+  }
+
+  private attempt(): void {
+    const phase = this.phase;
+    if (phase.kind !== 'resuming') return;
+    const socket = this.options.openSocket(`${this.options.url}?resume=${encodeURIComponent(this.sessionId ?? '')}`);
+    phase.socket = socket;
+    socket.onopen = () => socket.send(JSON.stringify({ type: 'pixelfleetResume', viewerToken: this.viewerToken }));
+    socket.onerror = () => undefined; // the close that follows decides
+    socket.onmessage = (event) => {
+      if (readType(event.data) === 'pixelfleetResumed') this.adopt(socket);
+    };
+    socket.onclose = (event) => {
+      if (this.phase !== phase) return;
+      phase.socket = undefined;
+      // A close frame is the server's answer (refused, or the session ended meanwhile); 1006 means it could not be reached yet.
+      if (event.code !== ABNORMAL_CLOSURE) return this.giveUp(event.code, event.reason);
+      this.retryOrGiveUp(phase);
+    };
+  }
+
+  private retryOrGiveUp(phase: Extract<Phase, { kind: 'resuming' }>): void {
+    phase.attempt += 1;
+    const delay = RESUME_RETRY_DELAYS_MS[Math.min(phase.attempt, RESUME_RETRY_DELAYS_MS.length - 1)] ?? 0;
+    if (this.options.timers.now() + delay >= phase.deadline) return this.giveUp(phase.droppedBy.code, phase.droppedBy.reason);
+    phase.retry = this.options.timers.setTimeout(() => this.attempt(), delay);
+  }
+
+  /** The new socket is the session's: from here on the library reads and writes it as its own. */
+  private adopt(socket: SocketLike): void {
+    this.phase = { kind: 'idle' };
+    this.transport.webSocket = socket;
+    socket.onmessage = (event) => this.transport.handleOnMessage(event);
+    socket.onclose = (event) => this.transport.handleOnClose(event);
+    socket.onerror = () => this.transport.handleOnError();
+    const held = this.held;
+    this.held = [];
+    for (const msg of held) this.librarySend(msg);
+    this.watchSilence();
+    this.options.onResumed?.();
+  }
+
+  private giveUp(code: number, reason: string): void {
+    const phase = this.phase;
+    if (phase.kind !== 'resuming') return;
+    this.finish();
+    this.options.onGaveUp?.(code, reason);
+    this.libraryOnClose(closeEvent(code, reason));
+  }
+
+  private send(msg: string): void {
+    if (this.phase.kind !== 'resuming') return this.librarySend(msg);
+    if (this.held.length < MAX_HELD_MESSAGES) this.held.push(msg);
+  }
+
+  private disconnect(code?: number, reason?: string): void {
+    // The library's keepalive gives up on a socket with a bare disconnect(); its deliberate closes pass a code.
+    if (code === undefined && this.phase.kind === 'resuming') return;
+    if (code === undefined && this.phase.kind === 'idle' && this.canResume()) return this.abandonSilentSocket('keepalive timeout');
+    if (this.phase.kind !== 'resuming') return this.libraryDisconnect(code, reason);
+    // The library's socket is already closed: it would never hear a close event, so hand it one.
+    const socket = this.phase.socket;
+    this.finish();
+    socket?.close(1000, reason);
+    this.libraryOnClose(closeEvent(code ?? 1000, reason ?? ''));
+  }
+
+  private finish(): void {
+    const phase = this.phase;
+    if (phase.kind === 'resuming' && phase.retry !== undefined) this.options.timers.clearTimeout(phase.retry);
+    if (phase.kind === 'resuming' && phase.socket !== undefined) {
+      const socket = phase.socket;
+      socket.onopen = socket.onmessage = socket.onerror = socket.onclose = null;
+      if (socket.readyState !== CLOSED) socket.close(1000, 'resume abandoned');
+    }
+    this.phase = { kind: 'finished' };
+    this.held = [];
+    if (this.silenceTimer !== undefined) this.options.timers.clearTimeout(this.silenceTimer);
+    this.silenceTimer = undefined;
+  }
+
+  /**
+   * A socket whose network vanished can look open for minutes. The server pings every 15 s, so a
+   * long silence means the socket is dead: give it up and resume.
+   */
+  private watchSilence(): void {
+    if (this.phase.kind !== 'idle' || this.sessionId === undefined || this.windowMs === 0) return;
+    if (this.silenceTimer !== undefined) this.options.timers.clearTimeout(this.silenceTimer);
+    this.silenceTimer = this.options.timers.setTimeout(() => {
+      this.silenceTimer = undefined;
+      if (this.phase.kind === 'idle' && this.canResume()) this.abandonSilentSocket('no message from the server');
+    }, SILENCE_LIMIT_MS);
+  }
+
+  private abandonSilentSocket(reason: string): void {
+    const socket = this.transport.webSocket;
+    if (socket === undefined || socket.readyState === CLOSED) return;
+    // Detach the dead socket first: its own close event, whenever the browser gives up on it, must not count twice.
+    socket.onclose = socket.onmessage = socket.onerror = null;
+    // If the link was only slow, the server reads this code as a drop to hold, not as the viewer leaving.
+    socket.close(RESUMING_CLOSE_CODE, reason);
+    this.onClose(closeEvent(ABNORMAL_CLOSURE, reason));
+  }
+}
+
+function readType(data: unknown): unknown {
+  if (typeof data !== 'string') return undefined;
+  try {
+    const value = JSON.parse(data) as unknown;
+    return typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the library and the page read of a close event (code and reason), for a close no socket reported. */
+function closeEvent(code: number, reason: string): CloseEvent {
+  // CloseEvent is not constructible everywhere this runs (Node in unit tests); the readers use code and reason only.
+  return { type: 'close', code, reason, wasClean: false } as CloseEvent;
+}
