@@ -8,7 +8,8 @@
 //  (c) libwebrtc ramp: a headless chromium page streams a canvas into the relay's ingest the way
 //      Unreal does (offer → relay answer, trickled ICE) with one viewer; its outgoing bitrate.
 // `--relay-process`, `--app-process`, `--viewers-process` are part (b)'s child modes. Options:
-// --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c.
+// --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,
+// --cpu-prof (b: a V8 CPU profile of the relay process).
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -334,6 +335,8 @@ interface RelayCpu {
 }
 
 const CHILD_MODES = { app: '--app-process', viewers: '--viewers-process', relay: '--relay-process' } as const;
+/** `--cpu-prof`: the relay child writes a V8 CPU profile here (printed at the end of part (b)). */
+let relayCpuProfDir: string | undefined;
 /** Byte offset of the send stamp in each RTP payload (after the FU-A indicator and header). */
 const STAMP_OFFSET = 2;
 
@@ -347,7 +350,8 @@ class BenchChild<Request extends { type: string }> {
   private readonly exited: Promise<void>;
 
   constructor(mode: keyof typeof CHILD_MODES) {
-    this.proc = fork(fileURLToPath(import.meta.url), [CHILD_MODES[mode]], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const profile = mode === 'relay' && relayCpuProfDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', relayCpuProfDir] : [];
+    this.proc = fork(fileURLToPath(import.meta.url), [CHILD_MODES[mode]], { execArgv: ['--import', 'tsx', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.exited = new Promise((r) => this.proc.once('exit', () => r()));
     this.proc.on('message', (raw) => {
       const m = raw as ChildReply;
@@ -829,6 +833,7 @@ async function main(): Promise<void> {
   const runs = Number(arg('--runs', '10'));
   const windowMs = Number(arg('--seconds', '8')) * 1000;
   relayWarmupMs = Number(arg('--warmup', '6')) * 1000;
+  if (process.argv.includes('--cpu-prof')) relayCpuProfDir = mkdtempSync(join(tmpdir(), 'pf-bench-relay-prof-'));
   const only = new Set(arg('--only', 'a,b,c').split(','));
   const began = performance.now();
   const summary: string[] = [];
@@ -886,6 +891,7 @@ async function main(): Promise<void> {
         `  | ${r.viewers} | via relay | ${f(r.pktIn, 0)} → ${f(r.pktOut, 0)} | ${mbps(r.bpsIn)} | ${f(r.cpu)} % | ${r.viewers > 0 ? `${f(perViewer, 2)} %` : '–'} | ${f(r.rssMb, 0)} MB | ${r.viewers > 0 ? `${f(r.p50, 2)} / ${f(r.p95, 2)} ms (${r.samples} pkts)` : '–'} | ${d ? `${f(r.p50 - d.p50, 2)} ms` : '–'} |`,
       );
     }
+    if (relayCpuProfDir !== undefined) console.log(`  relay CPU profile (whole run, 0 → 1 → 2 → 4 viewers): ${relayCpuProfDir}`);
     for (const r of relayed.filter((x) => x.viewers > 0)) {
       const d = direct.find((x) => x.viewers === r.viewers);
       const perViewer = base ? (r.cpu - base.cpu) / r.viewers : NaN;
