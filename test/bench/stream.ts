@@ -4,10 +4,12 @@
 //      agent whose launcher runs the mock Unreal app, and the control plane's part of it;
 //  (b) relay cost: SessionRelay alone in a child process, one 720p30 H.264 stream at 4 Mbps,
 //      1/2/4 werift viewers, against the same stream sent straight to the viewers (no relay);
+//      app and viewers in child processes of their own on both paths;
 //  (c) libwebrtc ramp: a headless chromium page streams a canvas into the relay's ingest the way
 //      Unreal does (offer → relay answer, trickled ICE) with one viewer; its outgoing bitrate.
-// `--relay-process` is the child's own mode. Options: --runs N (a), --seconds S (b window),
-// --warmup S (b, before each window), --only a,b,c.
+// `--relay-process`, `--app-process`, `--viewers-process` are part (b)'s child modes. Options:
+// --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,
+// --cpu-prof (b: a V8 CPU profile of the relay process).
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -303,19 +305,213 @@ async function benchFirstFrame(runs: number): Promise<{ warmup: FirstFrameRun | 
 }
 
 // ---------------------------------------------------------------------------------------------
-// (b) Relay cost: the relay alone in a child process, the app and the viewers here.
+// (b) Relay cost. The app (FakeApp peers + pacer), the viewers (FakeViewer peers + latency probe)
+// and the relay (SessionRelay alone) each run in their own child process, for the direct and the
+// relayed path alike: no measured packet waits for work this process or the other side does in a
+// shared event loop (with app and viewers in one loop, relayed packets that came back while the app
+// was still writing a frame waited for it; direct packets never could). Latency is measured the
+// same way on both paths: a CLOCK_MONOTONIC stamp (process.hrtime, one clock for every process on
+// the machine) written into each packet just before the app hands it to werift, read when the
+// viewer's werift delivers it.
 
+/** Requests to a child and its replies travel as `{ id, body }`; events as `{ event }`. */
+type ChildReply = { id: number; body?: unknown; error?: string } | { event: string };
+
+type ToApp = { type: 'offer' } | { type: 'answer'; index: number; sdp: string } | { type: 'connected' } | { type: 'start' } | { type: 'stop' };
+type ToViewers = { type: 'answer'; sdp: string } | { type: 'connected' } | { type: 'reset' } | { type: 'samples' };
 type ToRelay =
   | { type: 'offer'; sdp: string }
   | { type: 'addViewer'; id: string }
   | { type: 'viewerAnswer'; id: string; sdp: string }
   | { type: 'cpuStart' }
   | { type: 'cpuStop' };
-type FromRelay =
-  | { type: 'answer'; sdp: string }
-  | { type: 'viewerOffer'; id: string; sdp: string }
-  | { type: 'viewerConnected'; id: string }
-  | { type: 'cpu'; percentOfOneCore: number; packetsIn: number; packetsOut: number; bytesIn: number; seconds: number; rssMb: number };
+interface RelayCpu {
+  percentOfOneCore: number;
+  packetsIn: number;
+  packetsOut: number;
+  bytesIn: number;
+  seconds: number;
+  rssMb: number;
+}
+
+const CHILD_MODES = { app: '--app-process', viewers: '--viewers-process', relay: '--relay-process' } as const;
+/** `--cpu-prof`: the relay child writes a V8 CPU profile here (printed at the end of part (b)). */
+let relayCpuProfDir: string | undefined;
+/** Byte offset of the send stamp in each RTP payload (after the FU-A indicator and header). */
+const STAMP_OFFSET = 2;
+
+/** One bench child process, driven by request/reply over IPC. */
+class BenchChild<Request extends { type: string }> {
+  private readonly proc: ChildProcess;
+  private readonly replies = new Map<number, { resolve: (body: unknown) => void; reject: (err: Error) => void }>();
+  private readonly events = new Map<string, () => void>();
+  private readonly seen = new Set<string>();
+  private nextId = 0;
+  private readonly exited: Promise<void>;
+
+  constructor(mode: keyof typeof CHILD_MODES) {
+    const profile = mode === 'relay' && relayCpuProfDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', relayCpuProfDir] : [];
+    this.proc = fork(fileURLToPath(import.meta.url), [CHILD_MODES[mode]], { execArgv: ['--import', 'tsx', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.exited = new Promise((r) => this.proc.once('exit', () => r()));
+    this.proc.on('message', (raw) => {
+      const m = raw as ChildReply;
+      if ('event' in m) {
+        this.seen.add(m.event);
+        this.events.get(m.event)?.();
+        return;
+      }
+      const waiter = this.replies.get(m.id);
+      this.replies.delete(m.id);
+      if (m.error !== undefined) waiter?.reject(new Error(`${mode} process: ${m.error}`));
+      else waiter?.resolve(m.body);
+    });
+  }
+
+  request<T = undefined>(body: Request, timeoutMs = 20_000): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolvePromise, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no reply to ${body.type} within ${timeoutMs} ms`)), timeoutMs);
+      this.replies.set(id, {
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolvePromise(reply as T);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      });
+      this.proc.send({ id, body });
+    });
+  }
+
+  /** Resolves when the child has reported `event` (also if it already has). */
+  event(event: string, timeoutMs = 20_000): Promise<void> {
+    if (this.seen.has(event)) return Promise.resolve();
+    return new Promise((resolvePromise, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${event} within ${timeoutMs} ms`)), timeoutMs);
+      this.events.set(event, () => {
+        clearTimeout(timer);
+        resolvePromise();
+      });
+    });
+  }
+
+  /** Disconnects; the child closes its peers and exits (killed after 5 s). */
+  async close(): Promise<void> {
+    if (this.proc.connected) this.proc.disconnect();
+    await Promise.race([this.exited, waitMs(5_000)]);
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL');
+  }
+}
+
+/** The child side: answers each request with handle's result; closes and exits when the parent disconnects. */
+function serveParent<Request>(handle: (request: Request) => Promise<unknown>, close: () => Promise<void>): { emit(event: string): void } {
+  const send = (m: ChildReply): void => void process.send?.(m);
+  process.on('message', (raw) => {
+    const { id, body } = raw as { id: number; body: Request };
+    handle(body).then(
+      (reply) => send({ id, body: reply }),
+      (err: unknown) => send({ id, error: err instanceof Error ? err.message : String(err) }),
+    );
+  });
+  process.on('disconnect', () => {
+    void close().finally(() => process.exit(0));
+  });
+  return { emit: (event) => send({ event }) };
+}
+
+function runAppProcess(): void {
+  const apps: FakeApp[] = [];
+  const { frames } = streamFrames();
+  let timer: NodeJS.Timeout | undefined;
+  const stamp = (payload: Buffer): Buffer => {
+    const copy = Buffer.from(payload);
+    if (copy.length >= STAMP_OFFSET + 8) copy.writeBigUInt64BE(process.hrtime.bigint(), STAMP_OFFSET);
+    return copy;
+  };
+  const stop = (): void => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+  };
+  // Each packet goes out before the next is stamped: werift encrypts inside sendRtp, but dgram
+  // sends in a nextTick (it "resolves" the address), so a plain loop would encrypt the whole frame
+  // for every peer first, and each stamp would also count the app's later packets — N times more
+  // of them on the direct path (N peers) than toward the relay (one).
+  const sent = (): Promise<void> => new Promise((r) => process.nextTick(r));
+  const writeFrame = async (frame: H264RtpPayload[]): Promise<void> => {
+    for (const app of apps) app.nextFrame();
+    for (const { payload, marker } of frame) {
+      // Packet by packet to every peer, as the relay fans each packet out to its viewers.
+      for (const app of apps) {
+        app.writeVideo(stamp(payload), marker);
+        await sent();
+      }
+    }
+  };
+  serveParent<ToApp>(
+    async (m) => {
+      switch (m.type) {
+        case 'offer': {
+          // One peer per viewer on the direct path, as Unreal serves several players; one toward the relay.
+          const app = new FakeApp({ sendStartupMessages: false });
+          apps.push(app);
+          return { index: apps.length - 1, sdp: await app.offer() };
+        }
+        case 'answer':
+          return apps[m.index]?.acceptAnswer(m.sdp);
+        case 'connected':
+          return until(() => (apps.every((a) => a.pc.connectionState === 'connected') ? true : undefined), 'the app peers to connect', 15_000);
+        case 'start': {
+          let n = 0;
+          timer = setInterval(() => {
+            writeFrame(frames[n++ % frames.length] ?? []).catch((err: unknown) => console.error('app process:', err));
+          }, 1000 / STREAM_FPS);
+          return;
+        }
+        case 'stop':
+          stop();
+          return;
+      }
+    },
+    async () => {
+      stop();
+      await Promise.all(apps.map((a) => a.close()));
+    },
+  );
+}
+
+function runViewersProcess(): void {
+  const viewers: FakeViewer[] = [];
+  let samples: number[] = [];
+  serveParent<ToViewers>(
+    async (m) => {
+      switch (m.type) {
+        case 'answer': {
+          const viewer = new FakeViewer({ recordRtp: false });
+          viewer.pc.onTrack.subscribe((track) => {
+            track.onReceiveRtp.subscribe((rtp: RtpPacket) => {
+              if (rtp.payload.length < STAMP_OFFSET + 8) return;
+              samples.push(Number(process.hrtime.bigint() - rtp.payload.readBigUInt64BE(STAMP_OFFSET)) / 1e6);
+            });
+          });
+          viewers.push(viewer);
+          return { sdp: await viewer.answer(m.sdp) };
+        }
+        case 'connected':
+          return until(() => (viewers.every((v) => v.pc.connectionState === 'connected') ? true : undefined), 'the viewers to connect', 15_000);
+        case 'reset':
+          samples = [];
+          return;
+        case 'samples':
+          return samples;
+      }
+    },
+    async () => {
+      await Promise.all(viewers.map((v) => v.close()));
+    },
+  );
+}
 
 function runRelayProcess(): void {
   const relay = new SessionRelay({
@@ -324,48 +520,41 @@ function runRelayProcess(): void {
     bitrate: { startBps: STREAM_BPS, minBps: 1_000_000, maxBps: 8_000_000 },
     log: pino({ level: 'silent' }),
   });
-  const send = (m: FromRelay): void => void process.send?.(m);
-  relay.on('viewerConnected', (id) => send({ type: 'viewerConnected', id }));
   const snap = () => ({ cpu: process.cpuUsage(), at: performance.now(), ...relay.stats() });
   let mark = snap();
-  process.on('message', (raw) => {
-    const m = raw as ToRelay;
-    void (async () => {
+  const parent = serveParent<ToRelay>(
+    async (m) => {
       switch (m.type) {
         case 'offer':
-          send({ type: 'answer', sdp: await relay.acceptStreamerOffer(m.sdp) });
-          break;
+          return { sdp: await relay.acceptStreamerOffer(m.sdp) };
         case 'addViewer':
-          send({ type: 'viewerOffer', id: m.id, sdp: await relay.addViewer(m.id) });
-          break;
+          return { sdp: await relay.addViewer(m.id) };
         case 'viewerAnswer':
-          await relay.acceptViewerAnswer(m.id, m.sdp);
-          break;
+          return relay.acceptViewerAnswer(m.id, m.sdp);
         case 'cpuStart':
           mark = snap();
-          break;
+          return;
         case 'cpuStop': {
           const used = process.cpuUsage(mark.cpu);
           const seconds = (performance.now() - mark.at) / 1000;
           const now = relay.stats();
-          send({
-            type: 'cpu',
+          return {
             percentOfOneCore: ((used.user + used.system) / 1e6 / seconds) * 100,
             packetsIn: now.packetsIn - mark.packetsIn,
             packetsOut: now.packetsOut - mark.packetsOut,
             bytesIn: now.bytesIn - mark.bytesIn,
             seconds,
             rssMb: process.memoryUsage().rss / 2 ** 20,
-          });
-          break;
+          } satisfies RelayCpu;
         }
       }
-    })().catch((err: unknown) => console.error('relay process:', err));
-  });
-  process.on('disconnect', () => {
-    relay.close();
-    void relay.whenClosed().then(() => process.exit(0));
-  });
+    },
+    async () => {
+      relay.close();
+      await relay.whenClosed();
+    },
+  );
+  relay.on('viewerConnected', (id) => parent.emit(`viewerConnected:${id}`));
 }
 
 /**
@@ -388,50 +577,6 @@ function streamFrames(): { frames: H264RtpPayload[][]; bytesPerSecond: number } 
   return { frames, bytesPerSecond: (total / units.length) * STREAM_FPS };
 }
 
-/** Writes the stream to every app at 30 fps, tagging payload bytes 2..5 of each packet with an id to time it at the viewers. */
-class Pacer {
-  readonly sentAt = new Map<number, number>();
-  private id = 0;
-  private timer: NodeJS.Timeout | undefined;
-  constructor(
-    private readonly apps: FakeApp[],
-    private readonly frames: H264RtpPayload[][],
-  ) {}
-  start(): void {
-    let n = 0;
-    this.timer = setInterval(() => {
-      const frame = this.frames[n++ % this.frames.length] ?? [];
-      const now = performance.now();
-      const tagged = frame.map(({ payload, marker }) => {
-        const copy = Buffer.from(payload);
-        if (copy.length >= 6) {
-          copy.writeUInt32BE(++this.id, 2);
-          this.sentAt.set(this.id, now);
-        }
-        return { payload: copy, marker };
-      });
-      for (const app of this.apps) app.writeFrame(tagged);
-      if (this.sentAt.size > 50_000) for (const key of [...this.sentAt.keys()].slice(0, 25_000)) this.sentAt.delete(key);
-    }, 1000 / STREAM_FPS);
-  }
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-  }
-}
-
-function latencyProbe(viewer: FakeViewer, pacer: Pacer): { samples: number[]; bytes: number } {
-  const probe = { samples: [] as number[], bytes: 0 };
-  viewer.pc.onTrack.subscribe((track) => {
-    track.onReceiveRtp.subscribe((rtp: RtpPacket) => {
-      probe.bytes += rtp.payload.length;
-      if (rtp.payload.length < 6) return;
-      const sent = pacer.sentAt.get(rtp.payload.readUInt32BE(2));
-      if (sent !== undefined) probe.samples.push(performance.now() - sent);
-    });
-  });
-  return probe;
-}
-
 interface LatencyRow {
   viewers: number;
   p50: number;
@@ -446,83 +591,72 @@ interface RelayRow extends LatencyRow {
   rssMb: number;
 }
 
-async function directLatency(counts: number[], frames: H264RtpPayload[][], windowMs: number): Promise<LatencyRow[]> {
+/** Latency percentiles of the viewers' samples over one window (after the warm-up). */
+async function measureWindow(viewers: BenchChild<ToViewers>[], windowMs: number, during?: () => Promise<void>): Promise<LatencyRow> {
+  await waitMs(relayWarmupMs); // JIT, DTLS/SCTP start-up of the newest viewer, its keyframe
+  await Promise.all(viewers.map((v) => v.request({ type: 'reset' })));
+  await (during ? during() : waitMs(windowMs));
+  const samples = (await Promise.all(viewers.map((v) => v.request<number[]>({ type: 'samples' })))).flat();
+  return { viewers: viewers.length, p50: percentile(samples, 50), p95: percentile(samples, 95), samples: samples.length };
+}
+
+/** A viewer in a process of its own, like a browser on its own machine: no viewer waits for another's packets. */
+async function addViewerProcess(viewers: BenchChild<ToViewers>[], offerSdp: string): Promise<string> {
+  const viewer = new BenchChild<ToViewers>('viewers');
+  viewers.push(viewer);
+  const { sdp } = await viewer.request<{ sdp: string }>({ type: 'answer', sdp: offerSdp });
+  return sdp;
+}
+
+async function directLatency(counts: number[], windowMs: number): Promise<LatencyRow[]> {
   const rows: LatencyRow[] = [];
   for (const count of counts) {
-    // The app sends to each viewer on its own peer connection, as Unreal does with several players.
-    const apps = Array.from({ length: count }, () => new FakeApp({ sendStartupMessages: false }));
-    const viewers = Array.from({ length: count }, () => new FakeViewer({ recordRtp: false }));
-    const pacer = new Pacer(apps, frames);
-    const probes = viewers.map((v) => latencyProbe(v, pacer));
+    const app = new BenchChild<ToApp>('app');
+    const viewers: BenchChild<ToViewers>[] = [];
     try {
-      for (const [i, app] of apps.entries()) await app.acceptAnswer(await viewers[i]!.answer(await app.offer()));
-      await until(() => (viewers.every((v) => v.pc.connectionState === 'connected') ? true : undefined), 'direct viewers to connect', 15_000);
-      pacer.start();
-      await waitMs(relayWarmupMs);
-      for (const p of probes) p.samples.length = 0;
-      await waitMs(windowMs);
-      pacer.stop();
-      const samples = probes.flatMap((p) => p.samples);
-      rows.push({ viewers: count, p50: percentile(samples, 50), p95: percentile(samples, 95), samples: samples.length });
+      for (let i = 0; i < count; i++) {
+        const offer = await app.request<{ index: number; sdp: string }>({ type: 'offer' });
+        await app.request({ type: 'answer', index: offer.index, sdp: await addViewerProcess(viewers, offer.sdp) });
+      }
+      await Promise.all([app.request({ type: 'connected' }), ...viewers.map((v) => v.request({ type: 'connected' }))]);
+      await app.request({ type: 'start' });
+      rows.push(await measureWindow(viewers, windowMs));
+      await app.request({ type: 'stop' });
     } finally {
-      pacer.stop();
-      await Promise.all([...apps.map((a) => a.close()), ...viewers.map((v) => v.close())]);
+      await Promise.all([app.close(), ...viewers.map((v) => v.close())]);
     }
   }
   return rows;
 }
 
-async function relayCost(counts: number[], frames: H264RtpPayload[][], windowMs: number): Promise<RelayRow[]> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--relay-process'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const waiting = new Map<string, (m: FromRelay) => void>();
-  child.on('message', (raw) => {
-    const m = raw as FromRelay;
-    const key = 'id' in m ? `${m.type}:${m.id}` : m.type;
-    waiting.get(key)?.(m);
-    waiting.delete(key);
-  });
-  const ask = <T extends FromRelay>(request: ToRelay | undefined, key: string, timeoutMs = 20_000): Promise<T> =>
-    new Promise((resolvePromise, reject) => {
-      const timer = setTimeout(() => reject(new Error(`relay process: no ${key} within ${timeoutMs} ms`)), timeoutMs);
-      waiting.set(key, (m) => {
-        clearTimeout(timer);
-        resolvePromise(m as T);
-      });
-      if (request) child.send(request);
-    });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-
-  const app = new FakeApp({ sendStartupMessages: false });
-  const pacer = new Pacer([app], frames);
-  const viewers: FakeViewer[] = [];
-  const probes: { samples: number[] }[] = [];
+async function relayCost(counts: number[], windowMs: number): Promise<RelayRow[]> {
+  const relay = new BenchChild<ToRelay>('relay');
+  const app = new BenchChild<ToApp>('app');
+  const viewers: BenchChild<ToViewers>[] = [];
   const rows: RelayRow[] = [];
   try {
-    const { sdp: answer } = await ask<{ type: 'answer'; sdp: string }>({ type: 'offer', sdp: await app.offer() }, 'answer');
-    await app.acceptAnswer(answer);
-    pacer.start();
+    const offer = await app.request<{ index: number; sdp: string }>({ type: 'offer' });
+    const { sdp: answer } = await relay.request<{ sdp: string }>({ type: 'offer', sdp: offer.sdp });
+    await app.request({ type: 'answer', index: offer.index, sdp: answer });
+    await app.request({ type: 'connected' });
+    await app.request({ type: 'start' });
     for (const count of counts) {
       while (viewers.length < count) {
         const id = `bench-${viewers.length}`;
-        const viewer = new FakeViewer({ recordRtp: false });
-        probes.push(latencyProbe(viewer, pacer));
-        viewers.push(viewer);
-        const connected = ask(undefined, `viewerConnected:${id}`);
-        const { sdp } = await ask<{ type: 'viewerOffer'; id: string; sdp: string }>({ type: 'addViewer', id }, `viewerOffer:${id}`);
-        child.send({ type: 'viewerAnswer', id, sdp: await viewer.answer(sdp) } satisfies ToRelay);
+        const connected = relay.event(`viewerConnected:${id}`);
+        const { sdp } = await relay.request<{ sdp: string }>({ type: 'addViewer', id });
+        await relay.request({ type: 'viewerAnswer', id, sdp: await addViewerProcess(viewers, sdp) });
         await connected;
       }
-      await waitMs(relayWarmupMs); // JIT, DTLS/SCTP start-up of the newest viewer, its keyframe
-      for (const p of probes) p.samples.length = 0;
-      child.send({ type: 'cpuStart' } satisfies ToRelay);
-      await waitMs(windowMs);
-      const cpu = await ask<Extract<FromRelay, { type: 'cpu' }>>({ type: 'cpuStop' }, 'cpu');
-      const samples = probes.flatMap((p) => p.samples);
+      let cpu: RelayCpu | undefined;
+      const latency = await measureWindow(viewers, windowMs, async () => {
+        await relay.request({ type: 'cpuStart' });
+        await waitMs(windowMs);
+        cpu = await relay.request<RelayCpu>({ type: 'cpuStop' });
+      });
+      if (cpu === undefined) throw new Error('no CPU figures from the relay process');
       rows.push({
-        viewers: count,
-        p50: percentile(samples, 50),
-        p95: percentile(samples, 95),
-        samples: samples.length,
+        ...latency,
         cpu: cpu.percentOfOneCore,
         pktIn: cpu.packetsIn / cpu.seconds,
         pktOut: cpu.packetsOut / cpu.seconds,
@@ -530,12 +664,9 @@ async function relayCost(counts: number[], frames: H264RtpPayload[][], windowMs:
         rssMb: cpu.rssMb,
       });
     }
+    await app.request({ type: 'stop' });
   } finally {
-    pacer.stop();
-    await Promise.all([app.close(), ...viewers.map((v) => v.close())]);
-    if (child.connected) child.disconnect();
-    await Promise.race([exited, waitMs(5_000)]);
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await Promise.all([app.close(), relay.close(), ...viewers.map((v) => v.close())]);
   }
   return rows;
 }
@@ -702,6 +833,7 @@ async function main(): Promise<void> {
   const runs = Number(arg('--runs', '10'));
   const windowMs = Number(arg('--seconds', '8')) * 1000;
   relayWarmupMs = Number(arg('--warmup', '6')) * 1000;
+  if (process.argv.includes('--cpu-prof')) relayCpuProfDir = mkdtempSync(join(tmpdir(), 'pf-bench-relay-prof-'));
   const only = new Set(arg('--only', 'a,b,c').split(','));
   const began = performance.now();
   const summary: string[] = [];
@@ -740,12 +872,14 @@ async function main(): Promise<void> {
   }
 
   if (only.has('b')) {
-    const { frames, bytesPerSecond } = streamFrames();
+    const { bytesPerSecond } = streamFrames();
     console.log(`\n(b) relay cost: mock app's 1280x720 30 fps clip + filler NALs ≈ ${mbps(bytesPerSecond * 8)}; ${windowMs / 1000} s windows after ${relayWarmupMs / 1000} s warm-up`);
-    console.log('  peers: werift everywhere (app = FakeApp, viewers = FakeViewer from agent/src/relay/test-support), no browser; the relay alone');
-    console.log('  in a child process (CPU from its process.cpuUsage(): relay + Node idle); app and viewers share this process and event loop.');
-    const direct = await directLatency([1, 2, 4], frames, windowMs);
-    const relayed = await relayCost([0, 1, 2, 4], frames, windowMs);
+    console.log('  peers: werift everywhere (app = FakeApp, viewers = FakeViewer from agent/src/relay/test-support), no browser. The app, each viewer');
+    console.log('  and the relay run in child processes of their own on both paths (relay CPU from its process.cpuUsage(): relay + Node idle).');
+    console.log('  Latency: a monotonic-clock stamp written into each packet as the app hands it to werift → the viewer\'s onReceiveRtp;');
+    console.log('  direct = the app with one peer per viewer, each packet sent before the next is stamped.');
+    const direct = await directLatency([1, 2, 4], windowMs);
+    const relayed = await relayCost([0, 1, 2, 4], windowMs);
     const base = relayed.find((r) => r.viewers === 0);
     console.log('  | viewers | path | relay pkt/s in → out | relay in | relay CPU (one core) | per viewer over 0 viewers | relay RSS | latency p50 / p95 | added p50 vs direct |');
     console.log('  |---|---|---|---|---|---|---|---|---|');
@@ -757,6 +891,7 @@ async function main(): Promise<void> {
         `  | ${r.viewers} | via relay | ${f(r.pktIn, 0)} → ${f(r.pktOut, 0)} | ${mbps(r.bpsIn)} | ${f(r.cpu)} % | ${r.viewers > 0 ? `${f(perViewer, 2)} %` : '–'} | ${f(r.rssMb, 0)} MB | ${r.viewers > 0 ? `${f(r.p50, 2)} / ${f(r.p95, 2)} ms (${r.samples} pkts)` : '–'} | ${d ? `${f(r.p50 - d.p50, 2)} ms` : '–'} |`,
       );
     }
+    if (relayCpuProfDir !== undefined) console.log(`  relay CPU profile (whole run, 0 → 1 → 2 → 4 viewers): ${relayCpuProfDir}`);
     for (const r of relayed.filter((x) => x.viewers > 0)) {
       const d = direct.find((x) => x.viewers === r.viewers);
       const perViewer = base ? (r.cpu - base.cpu) / r.viewers : NaN;
@@ -795,7 +930,9 @@ async function main(): Promise<void> {
   for (const row of summary) console.log(row);
 }
 
-if (process.argv.includes('--relay-process')) runRelayProcess();
+if (process.argv.includes(CHILD_MODES.relay)) runRelayProcess();
+else if (process.argv.includes(CHILD_MODES.app)) runAppProcess();
+else if (process.argv.includes(CHILD_MODES.viewers)) runViewersProcess();
 else {
   try {
     await main();

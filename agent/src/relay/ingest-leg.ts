@@ -60,15 +60,9 @@ export class IngestLeg {
     // (tracks) and from the SCTP receive path (the channel, then its messages, synchronously).
     this.subscribe(
       this.pc.onTrack.subscribe((track) => {
-        const kind: MediaKind = track.kind === 'audio' ? 'audio' : 'video';
-        this.subscribe(
-          track.onReceiveRtp.subscribe((rtp) =>
-            this.guard('rtp', () => {
-              if (kind === 'video') this.videoSsrc = rtp.header.ssrc;
-              hooks.rtp(kind, rtp);
-            }),
-          ).unSubscribe,
-        );
+        // The hot path (every packet): one listener per track, no closure or promise per packet.
+        const onRtp = track.kind === 'audio' ? this.onAudioRtp : this.onVideoRtp;
+        this.subscribe(track.onReceiveRtp.subscribe(onRtp).unSubscribe);
       }).unSubscribe,
     );
     this.subscribe(
@@ -104,6 +98,15 @@ export class IngestLeg {
       ).unSubscribe,
     );
   }
+
+  private readonly onVideoRtp = (rtp: RtpPacket): void => {
+    this.videoSsrc = rtp.header.ssrc;
+    this.relayRtp('video', rtp);
+  };
+
+  private readonly onAudioRtp = (rtp: RtpPacket): void => {
+    this.relayRtp('audio', rtp);
+  };
 
   get currentState(): IngestState {
     return this.state;
@@ -200,6 +203,14 @@ export class IngestLeg {
 
   private sendRtcp(receiver: RTCRtpReceiver, packets: RtcpPacket[]): void {
     receiver.dtlsTransport.sendRtcp(packets).catch((err: unknown) => this.log.debug({ err }, 'sending RTCP to the app failed'));
+  }
+
+  private relayRtp(kind: MediaKind, rtp: RtpPacket): void {
+    try {
+      this.hooks.rtp(kind, rtp);
+    } catch (err) {
+      this.log.error({ err, what: 'rtp' }, 'ingest event handler failed');
+    }
   }
 
   private lose(reason: string): void {

@@ -182,19 +182,28 @@ export class ViewerLeg {
   forward(kind: MediaKind, rtp: RtpPacket): boolean {
     if (!this.mediaReady) return false;
     const output = this.outputs[kind];
+    const { ssrc, sequenceNumber, timestamp } = rtp.header;
+    if (output.sourceSsrc !== ssrc) {
+      // A new ingest stream: continue this viewer's sequence numbers and timestamps where they were,
+      // one frame later, instead of jumping to the new stream's random origin.
+      if (output.sourceSsrc !== undefined) {
+        output.sender.replaceRTP({ sequenceNumber: uint16Add(sequenceNumber, -1), timestamp: uint32Add(timestamp, -FRAME_TICKS[kind]) });
+      }
+      output.sourceSsrc = ssrc;
+    }
+    // The one copy for this viewer: a new header (the payload bytes are shared, never written),
+    // which werift's sender then rewrites in place (SSRC, PT, sequence number, timestamp).
     const packet = rtp.clone();
     packet.header.extensions = [];
     packet.header.extension = false;
-    const { ssrc, sequenceNumber, timestamp } = packet.header;
-    if (output.sourceSsrc !== undefined && output.sourceSsrc !== ssrc) {
-      // A new ingest stream: continue this viewer's sequence numbers and timestamps where they were,
-      // one frame later, instead of jumping to the new stream's random origin.
-      output.sender.replaceRTP({ sequenceNumber: uint16Add(sequenceNumber, -1), timestamp: uint32Add(timestamp, -FRAME_TICKS[kind]) });
-    }
-    output.sourceSsrc = ssrc;
-    output.sender.sendRtp(packet).catch((err: unknown) => this.log.debug({ err }, 'viewer sendRtp failed'));
+    output.sender.sendRtp(packet).catch(this.onSendFailed);
     return true;
   }
+
+  /** One handler for every packet's send promise (none is allocated per packet). */
+  private readonly onSendFailed = (err: unknown): void => {
+    this.log.debug({ err }, 'viewer sendRtp failed');
+  };
 
   /** An app message for this viewer: sent now if the channel is open, else queued in order. */
   send(payload: ChannelPayload): void {

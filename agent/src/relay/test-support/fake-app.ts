@@ -142,9 +142,14 @@ export class FakeApp {
   /** Writes one access unit (looping over the pattern); returns the packets' payloads. */
   writeFrame(frame: H264RtpPayload[] | undefined = this.frames[this.frameIndex++ % this.frames.length]): Buffer[] {
     if (frame === undefined) return [];
-    this.timestamp = (this.timestamp + 3000) >>> 0;
+    this.nextFrame();
     for (const { payload, marker } of frame) this.writeVideo(payload, marker);
     return frame.map((p) => p.payload);
+  }
+
+  /** Moves the RTP timestamp on by one frame (30 fps); writeVideo then writes that frame's packets. */
+  nextFrame(): void {
+    this.timestamp = (this.timestamp + 3000) >>> 0;
   }
 
   /** One video RTP packet; with payloadType set, bypasses the sender (which would rewrite it). */
