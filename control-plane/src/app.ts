@@ -15,6 +15,7 @@ import { SqliteProjectsRepository } from './repositories/projects';
 import { SqliteWorkersRepository } from './repositories/workers';
 import { SqliteSessionsRepository } from './repositories/sessions';
 import { SqliteBuildsRepository } from './repositories/builds';
+import { SqliteAccessFactsRepository } from './repositories/access-facts';
 import { SqliteEventsRepository } from './repositories/events';
 import { SqliteLogFilesRepository } from './repositories/log-files';
 import { LocalBlobStore } from './blobs/blob-store';
@@ -145,6 +146,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     access: new ProjectAccess(projects),
     projects,
     builds,
+    accessFacts: new SqliteAccessFactsRepository(db),
     sessions,
     events,
     webhooks,

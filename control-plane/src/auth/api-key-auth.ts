@@ -2,6 +2,7 @@
 // API (x-api-key): SHA-256 digests compared in constant time against the user's one live key.
 import { secretMatchesDigest, sha256Hex } from '../lib/secrets';
 import { ApiError } from '../errors';
+import type { KeyFacts } from '../repositories/access-facts';
 import type { User, UsersRepository } from '../repositories/users';
 
 export class ApiKeyAuth {
@@ -12,9 +13,13 @@ export class ApiKeyAuth {
    * live key (401 Unauthorized: Invalid API Key). A missing key is an invalid key.
    */
   verifyUserKey(userId: string, apikey: string | undefined): void {
-    const { exists, liveKeyHash } = this.users.keyHashOf(userId);
-    if (!exists) throw new ApiError('invalidUser');
-    if (apikey === undefined || apikey === '' || liveKeyHash === undefined || !secretMatchesDigest(apikey, liveKeyHash)) throw new ApiError('invalidApiKey');
+    this.checkUserKey(this.users.keyHashOf(userId), apikey);
+  }
+
+  /** verifyUserKey on facts the caller already read (the user and their live key digest). */
+  checkUserKey(key: KeyFacts, apikey: string | undefined): void {
+    if (!key.exists) throw new ApiError('invalidUser');
+    if (apikey === undefined || apikey === '' || key.liveKeyHash === undefined || !secretMatchesDigest(apikey, key.liveKeyHash)) throw new ApiError('invalidApiKey');
   }
 
   /**

@@ -38,7 +38,11 @@ export class ProjectAccess {
 
   /** The read check alone, in one query (the polled GET routes need no project record). */
   requireRead(userId: string, projectId: string, denied: Extract<HttpErrorName, 'accessDenied' | 'forbidden'>): void {
-    const facts: ProjectAccessFacts | undefined = this.projects.accessFacts(projectId, userId);
+    this.checkRead(userId, this.projects.accessFacts(projectId, userId), denied);
+  }
+
+  /** requireRead on facts the caller already read (undefined: no such project). */
+  checkRead(userId: string, facts: ProjectAccessFacts | undefined, denied: Extract<HttpErrorName, 'accessDenied' | 'forbidden'>): void {
     if (!facts) throw new ApiError('projectNotFound');
     if (facts.ownerUserId !== userId && facts.memberAccess === undefined) throw new ApiError(denied);
   }

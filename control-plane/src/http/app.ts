@@ -2,6 +2,7 @@
 // error handler. REST routes (build & project API, analytics, share page) register here.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, HTTP_ERRORS } from '../errors';
+import { createRequestLoggerFactory } from '../lib/logger';
 import type { Metrics } from './metrics';
 
 /** Largest JSON body accepted, in bytes; larger is 413. */
@@ -17,6 +18,7 @@ export interface HttpAppOptions {
 export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.log,
+    childLoggerFactory: createRequestLoggerFactory<FastifyBaseLogger>(),
     bodyLimit: HTTP_BODY_LIMIT_BYTES,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },

@@ -7,6 +7,7 @@ import type { IdSource } from '../../lib/ids';
 import type { EventLog } from '../../events/event-log';
 import type { ProjectsRepository } from '../../repositories/projects';
 import type { BuildsRepository } from '../../repositories/builds';
+import type { AccessFactsRepository } from '../../repositories/access-facts';
 import type { SessionService } from '../../sessions/session-service';
 import type { WebhookSender } from '../../webhooks/webhook-sender';
 import type { UrlPolicyOptions } from '../../webhooks/url-policy';
@@ -18,6 +19,7 @@ export interface ApiDeps {
   access: ProjectAccess;
   projects: ProjectsRepository;
   builds: BuildsRepository;
+  accessFacts: AccessFactsRepository;
   sessions: SessionService;
   events: EventLog;
   webhooks: WebhookSender;

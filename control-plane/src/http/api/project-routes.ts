@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
-import { authenticateProjectQuery, bodyCredentials, bodyObject, queryParam, requiredString, requireJsonContentType } from './request-fields';
+import { bodyCredentials, bodyObject, projectQuery, queryParam, requiredString, requireJsonContentType } from './request-fields';
 import { errorResponses, postBody, projectIdParams, queryAuth } from './schemas';
 
 export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -65,8 +65,12 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
       },
     },
     (req) => {
-      const { projectId, userId } = authenticateProjectQuery(req, deps.auth);
-      deps.access.requireRead(userId, projectId, 'accessDenied');
+      // The checks of authenticateProjectQuery + requireRead, in the same order, on facts read
+      // in one statement instead of two: this route is polled.
+      const { projectId, userId, apikey } = projectQuery(req);
+      const facts = deps.accessFacts.read(userId, projectId);
+      deps.auth.checkUserKey(facts.key, apikey);
+      deps.access.checkRead(userId, facts.project, 'accessDenied');
       return deps.sessions.counts(projectId);
     },
   );

@@ -33,12 +33,18 @@ export function queryParam(query: unknown, name: string): string | undefined {
  * The caller then checks the user's access to the project.
  */
 export function authenticateProjectQuery(req: { params: unknown; query: unknown }, auth: ApiKeyAuth): { projectId: string; userId: string } {
+  const { projectId, userId, apikey } = projectQuery(req);
+  auth.verifyUserKey(userId, apikey);
+  return { projectId, userId };
+}
+
+/** `projectId`, `userId` and `apikey` of a GET route, all required (400, the first step above). */
+export function projectQuery(req: { params: unknown; query: unknown }): { projectId: string; userId: string; apikey: string } {
   const projectId = queryParam(req.params, 'projectId');
   const userId = queryParam(req.query, 'userId');
   const apikey = queryParam(req.query, 'apikey');
   if (projectId === undefined || userId === undefined || apikey === undefined) throw new ApiError('userStatsParamsRequired');
-  auth.verifyUserKey(userId, apikey);
-  return { projectId, userId };
+  return { projectId, userId, apikey };
 }
 
 /** The parsed JSON body as an object; anything else (array, string, null) is 400. */
