@@ -49,6 +49,33 @@ const snapshots = (w: World, id: string) =>
   (w.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(id) as { data: string }[]).map((r) => JSON.parse(r.data) as Record<string, unknown>);
 
 describe('placement and the line', () => {
+  it('keeps the live count it serves from memory equal to the table through every status change', async () => {
+    const w = await world();
+    const { script } = await worker(w);
+    const table = () =>
+      (w.cp.db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`).get(w.projectId) as { n: number }).n;
+    const agrees = () => expect(w.cp.sessions.counts(w.projectId).liveUser).toBe(table());
+    agrees(); // the first read counts the table; later ones are kept by the status changes
+    const first = join(w);
+    const second = join(w);
+    await expect.poll(() => script.started).toEqual([first.sessionId]);
+    agrees();
+    expect(w.cp.sessions.counts(w.projectId)).toEqual({ liveUser: 1, queueUser: 1 });
+    script.report(first.sessionId, 'appIdentified', { streamingId: 'streamer_c' });
+    script.report(first.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, first.sessionId)).toBe('Running');
+    agrees();
+    w.cp.sessions.end(first.sessionId, 'viewerLeft');
+    agrees();
+    expect(w.cp.sessions.counts(w.projectId).liveUser).toBe(0); // Terminating is not live
+    await expect.poll(() => script.started).toEqual([first.sessionId, second.sessionId]);
+    agrees();
+    script.crash(second.sessionId);
+    await expect.poll(() => status(w, second.sessionId)).toBe('Terminated');
+    agrees();
+    expect(w.cp.sessions.counts(w.projectId)).toEqual({ liveUser: 0, queueUser: 0 });
+  });
+
   it('places the first viewer, queues the second, and promotes it when the first leaves', async () => {
     const w = await world();
     const { agent, script } = await worker(w);

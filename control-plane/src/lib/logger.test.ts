@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, createRequestLoggerFactory, redactUrl, type Logger } from './logger';
+import { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, type Logger } from './logger';
 
 /** A logger writing into memory; pino writes to a plain Writable synchronously. */
 function memoryLogger(level = 'info') {
@@ -80,6 +80,22 @@ describe('createLogger redaction', () => {
     }
     expect(out).toContain('a@example.com');
     expect(out).toContain('"port":8080');
+  });
+
+  it('redacts deeper down, inside arrays, and in child bindings, leaving the logged object untouched', () => {
+    const { log, text, lines } = memoryLogger();
+    const logged = { a: { b: { c: { token: 'SECRET-DEEP' } } }, list: [{ viewerToken: 'SECRET-IN-ARRAY', n: 1 }], plain: { ok: true } };
+    log.child({ viewerToken: 'SECRET-BINDING', 'x-api-key': 'SECRET-BINDING-2' }).child({ apiKey: 'SECRET-GRANDCHILD' }).info(logged, 'deep');
+    expect(text()).not.toMatch(/SECRET-/);
+    expect(lines()[0]).toMatchObject({ a: { b: { c: { token: '[Redacted]' } } }, list: [{ viewerToken: '[Redacted]', n: 1 }], plain: { ok: true } });
+    expect(logged.a.b.c.token).toBe('SECRET-DEEP'); // the caller's object is copied, never written
+  });
+
+  it('returns an object without secrets as it is (no copy on the hot path)', () => {
+    const clean = { req: { method: 'GET', url: '/x' }, res: { statusCode: 200 }, responseTime: 1.2 };
+    expect(redactSecrets(clean)).toBe(clean);
+    const withSecret = { headers: { 'x-api-key': 'k' } };
+    expect(redactSecrets(withSecret)).toEqual({ headers: { 'x-api-key': '[Redacted]' } });
   });
 
   it('redacts in child loggers too', () => {

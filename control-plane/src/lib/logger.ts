@@ -4,15 +4,52 @@ import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, t
 
 export type { Logger };
 
-const SECRET_KEYS = ['apiKey', 'apikey', 'token', 'joinToken', 'adminToken', 'agentJoinToken', 'workerToken', 'viewerToken', 'authorization'];
+/** Keys whose values never reach a log line, wherever they appear in a logged object. */
+export const SECRET_KEYS: ReadonlySet<string> = new Set([
+  'apiKey',
+  'apikey',
+  'token',
+  'joinToken',
+  'adminToken',
+  'agentJoinToken',
+  'workerToken',
+  'viewerToken',
+  'authorization',
+  'x-api-key',
+]);
 
-/** Paths pino removes from every line, wherever a secret can appear (up to two levels deep). */
-export const REDACT_PATHS = [
-  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]),
-  'req.headers["x-api-key"]',
-  'headers["x-api-key"]',
-  '*.headers["x-api-key"]',
-];
+const CENSOR = '[Redacted]';
+/** How far below the top of a logged object secrets are looked for (0 = the top level). */
+const REDACT_DEPTH = 4;
+
+function isPlainContainer(value: unknown): value is Record<string, unknown> | unknown[] {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A copy of obj with the value of every SECRET_KEYS key replaced, down through plain objects and
+ * arrays (class instances — requests, errors — are left to their serializers, which keep only
+ * safe fields). obj itself is returned, uncopied, when it holds no secret. This replaces pino's
+ * `redact` paths: their wildcards (`*.apiKey`, `*.*.apiKey`) cost ~40 µs per line, a third of a
+ * whole API request, where this walk costs about a microsecond.
+ */
+export function redactSecrets<T extends object>(obj: T, depth = 0): T {
+  let copy: Record<string, unknown> | unknown[] | undefined;
+  const source = obj as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    const value = source[key];
+    let next = value;
+    if (SECRET_KEYS.has(key)) next = CENSOR;
+    else if (depth < REDACT_DEPTH && isPlainContainer(value)) next = redactSecrets(value, depth + 1);
+    if (next === value) continue;
+    copy ??= Array.isArray(obj) ? [...(obj as unknown[])] : { ...source };
+    (copy as Record<string, unknown>)[key] = next;
+  }
+  return (copy ?? obj) as T;
+}
 
 const SECRET_QUERY = /([?&](?:apikey|apiKey|token|viewerToken)=)[^&#]*/g;
 
@@ -25,7 +62,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return pino(
     {
       level,
-      redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+      // Every line's object passes through redactSecrets. pino never formats a child's bindings, so
+      // the top-level secret keys are also redact paths: without wildcards they cost nothing until
+      // the key is there, and they cover bindings (which hold identifiers, not nested objects).
+      formatters: { log: (object) => redactSecrets(object) },
+      redact: { paths: [...SECRET_KEYS].map((k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : `["${k}"]`)), censor: CENSOR },
       serializers: {
         req: (req: { method?: string; url?: string; id?: string }) => ({
           method: req.method,

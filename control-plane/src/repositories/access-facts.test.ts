@@ -57,7 +57,9 @@ describe('SqliteAccessFactsRepository', () => {
     expect(facts.read('usr_nobody', 'prj_1').project?.ownerUserId).toBe('usr_owner');
   });
 
-  it('sees a rotated key, a membership change and a subscription change at once', () => {
+  it('sees a rotated key, a membership change and a subscription change at once, though it caches', () => {
+    expect(facts.read('usr_owner', 'prj_1').key.liveKeyHash).toBe('digest-1');
+    expect(facts.read('usr_member', 'prj_1').project?.memberAccess).toBeUndefined();
     users.replaceKey('usr_owner', 'digest-2', 2);
     expect(facts.read('usr_owner', 'prj_1').key.liveKeyHash).toBe('digest-2');
     projects.upsertMember('prj_1', 'usr_member', 'READONLY', 2);
@@ -66,5 +68,34 @@ describe('SqliteAccessFactsRepository', () => {
     expect(facts.read('usr_member', 'prj_1').project?.memberAccess).toBeUndefined();
     projects.setSubscriptionStatus('prj_1', 'past_due');
     expect(facts.read('usr_owner', 'prj_1').project?.subscriptionStatus).toBe('past_due');
+  });
+
+  it('drops what it cached on any write to a fact table on its connection, plain SQL included, for every instance', () => {
+    const other = new SqliteAccessFactsRepository(db);
+    expect(facts.read('usr_owner', 'prj_1').key.liveKeyHash).toBe('digest-1');
+    expect(other.read('usr_owner', 'prj_1').key.liveKeyHash).toBe('digest-1');
+    db.prepare('UPDATE api_keys SET revoked_at = 5 WHERE user_id = ?').run('usr_owner');
+    expect(facts.read('usr_owner', 'prj_1').key.liveKeyHash).toBeUndefined();
+    expect(other.read('usr_owner', 'prj_1').key.liveKeyHash).toBeUndefined();
+    db.prepare('DELETE FROM projects WHERE id = ?').run('prj_1');
+    expect(facts.read('usr_owner', 'prj_1').project).toBeUndefined();
+  });
+
+  it('serves a repeated read from memory: a write by another connection (not the control plane) is not seen', () => {
+    expect(facts.read('usr_owner', 'prj_1').key.liveKeyHash).toBe('digest-1');
+    const outsider = openDatabase(join(dir, 'cp.sqlite'));
+    try {
+      outsider.prepare('UPDATE api_keys SET key_hash = ? WHERE user_id = ?').run('digest-outside', 'usr_owner');
+    } finally {
+      outsider.close();
+    }
+    expect(facts.read('usr_owner', 'prj_1').key.liveKeyHash).toBe('digest-1');
+    users.insert({ userId: 'usr_new', email: 'new@example.com', createdAt: 3 }); // any write of ours re-reads
+    expect(facts.read('usr_owner', 'prj_1').key.liveKeyHash).toBe('digest-outside');
+  });
+
+  it('hands out facts that cannot be changed by a caller', () => {
+    const read = facts.read('usr_owner', 'prj_1');
+    expect(Object.isFrozen(read) && Object.isFrozen(read.key) && Object.isFrozen(read.project)).toBe(true);
   });
 });

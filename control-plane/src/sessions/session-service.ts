@@ -13,7 +13,7 @@ import type { SessionRecord, SessionsRepository, SnapshotData } from '../reposit
 import type { Project } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope } from '../workers/agent-messages';
-import { canMoveSession, type SessionStatus } from './session-status';
+import { canMoveSession, isLive, type SessionStatus } from './session-status';
 import { SESSION_END, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';
 
@@ -48,6 +48,8 @@ export class SessionService {
   /** Seconds without input before a session ends, per session (the project's afkTimeout at join). */
   private readonly afkSeconds = new Map<string, number>();
   /** Control-plane time of the latest viewer input seen, and the agent's last reported value. */
+  /** Starting + Running sessions per project, once counted (see counts()). */
+  private readonly liveByProject = new Map<string, number>();
   private readonly lastInput = new Map<string, { atMs: number; reported: number | undefined }>();
 
   constructor(
@@ -82,9 +84,15 @@ export class SessionService {
     return this.repo.list(filter);
   }
 
-  /** Live counts of a project: sessions past Enqueued that have not begun ending, and the line. */
+  /**
+   * Live counts of a project: sessions past Enqueued that have not begun ending, and the line.
+   * Polled by many clients, so neither reads SQL: the line is in memory, and the live count is
+   * read from the table once per project and then kept by move(), the one place statuses change.
+   */
   counts(projectId: string): { liveUser: number; queueUser: number } {
-    return { liveUser: this.repo.countLive(projectId), queueUser: this.queues.length(projectId) };
+    let live = this.liveByProject.get(projectId);
+    if (live === undefined) this.liveByProject.set(projectId, (live = this.repo.countLive(projectId)));
+    return { liveUser: live, queueUser: this.queues.length(projectId) };
   }
 
   /** A new viewer of the project: an Enqueued session at the back of the line. */
@@ -360,6 +368,8 @@ export class SessionService {
     if (!canMoveSession(s.status, to)) throw new Error(`session ${s.sessionId}: ${s.status} → ${to} is not allowed`);
     const next: SessionRecord = { ...s, status: to, endReason: s.endReason ?? reason, updatedAt: this.clock.now() };
     this.repo.update(next, snapshotOf(next));
+    const live = this.liveByProject.get(s.projectId);
+    if (live !== undefined) this.liveByProject.set(s.projectId, live + Number(isLive(to)) - Number(isLive(s.status)));
     this.events.record('session.status', { sessionId: s.sessionId, projectId: s.projectId, workerId: s.assignedWorker }, { status: to, reason });
     return next;
   }

@@ -21,3 +21,8 @@ export function canMoveSession(from: SessionStatus, to: SessionStatus): boolean 
 export function holdsSlot(status: SessionStatus): boolean {
   return status === 'Starting' || status === 'Running' || status === 'Terminating';
 }
+
+/** Sessions counted in `liveUser`: past Enqueued and not yet ending (the repository's countLive counts the same). */
+export function isLive(status: SessionStatus): boolean {
+  return status === 'Starting' || status === 'Running';
+}
