@@ -65,8 +65,14 @@ const CLOSED = 3;
 const ABNORMAL_CLOSURE = 1006;
 /** Waits between attempts; the last one repeats until the window closes. */
 export const RESUME_RETRY_DELAYS_MS = [0, 250, 500, 1_000, 2_000] as const;
-/** A socket that says nothing for this long is dead (the server pings every 15 s). */
-export const SILENCE_LIMIT_MS = 40_000;
+/**
+ * The page's JSON ping interval (the library's KeepaliveDelay, set from this). The server's own
+ * pings are WebSocket frames the page never sees, so the pong to this ping is the one message a
+ * quiet, healthy socket is sure to carry.
+ */
+export const PAGE_PING_INTERVAL_MS = 30_000;
+/** A socket that says nothing for this long is dead: one ping interval and 10 s for its pong. */
+export const SILENCE_LIMIT_MS = PAGE_PING_INTERVAL_MS + 10_000;
 /** Messages the library sends while the socket is away are kept, up to this many, and sent after the resume. */
 const MAX_HELD_MESSAGES = 64;
 
@@ -218,8 +224,9 @@ export class SignallingResume {
   }
 
   /**
-   * A socket whose network vanished can look open for minutes. The server pings every 15 s, so a
-   * long silence means the socket is dead: give it up and resume.
+   * A socket whose network vanished can look open for minutes. The page pings every
+   * PAGE_PING_INTERVAL_MS and the server answers, so a longer silence means the socket is dead:
+   * give it up and resume (sooner than the library's keepalive, which waits for a second ping).
    */
   private watchSilence(): void {
     if (this.phase.kind !== 'idle' || this.sessionId === undefined || this.windowMs === 0) return;

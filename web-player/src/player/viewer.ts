@@ -10,7 +10,7 @@ import { statsRow, type TelemetryEventName, type TelemetryStatsRow } from '../te
 import { clientDetails } from './client-details';
 import { EmbedBridge } from './embed-bridge';
 import { signallingUrl, telemetryEndpoint } from './page-location';
-import { SignallingResume, isLibraryTransport } from './signalling-resume';
+import { PAGE_PING_INTERVAL_MS, SignallingResume, isLibraryTransport } from './signalling-resume';
 import { browserTelemetryTransport } from './telemetry-transport';
 import { UiInteractionQueue } from './ui-interaction-queue';
 import { PlayerView } from './view';
@@ -71,6 +71,7 @@ export class Viewer {
         WaitForStreamer: true,
         MaxReconnectAttempts: 0,
         TimeoutIfIdle: false, // the server enforces afkTimeout
+        KeepaliveDelay: PAGE_PING_INTERVAL_MS, // its pongs are what the resume's silence watch listens for
         SuppressBrowserKeys: true,
       },
     });
