@@ -174,6 +174,18 @@ describe('resuming a dropped viewer socket', () => {
     expect(gateway().detached).toBe(0);
   });
 
+  it('a shutdown ends a session held for an absent viewer and stops its app', async () => {
+    const { t, script, streaming, drop } = await setup();
+    const { player, sessionId } = await streaming();
+    await drop(player);
+    await t.stop();
+    // Told before the agent's link closed; the record says why.
+    expect(script.stopped).toEqual([sessionId]);
+    const again = await startTestControlPlane({ dataDir: t.dataDir, logs: t.logs });
+    cleanups.push(() => again.stop());
+    expect(again.cp.sessions.get(sessionId)).toMatchObject({ status: 'Terminating', endReason: 'control plane restarted' });
+  });
+
   it('the page and the server agree on the refusal code', () => {
     expect(VIEWER_CLOSE_CODES.resumeRefused.code).toBe(RESUME_REFUSED.code);
   });

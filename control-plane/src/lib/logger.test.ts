@@ -91,6 +91,23 @@ describe('createLogger redaction', () => {
     expect(logged.a.b.c.token).toBe('SECRET-DEEP'); // the caller's object is copied, never written
   });
 
+  it("redacts an error's own fields, a fastify-style query object, class instances and nested child bindings", () => {
+    const { log, text, lines } = memoryLogger();
+    const err = Object.assign(new Error('boom'), { apiKey: 'SECRET-ERR-KEY', code: 'E1' });
+    log.error({ err }, 'failed');
+    log.error(Object.assign(new Error('bare'), { token: 'SECRET-BARE-ERR' }));
+    const query = Object.assign(Object.create({ inherited: 1 }) as object, { apikey: 'SECRET-QUERY-OBJ', userId: 'u' });
+    class Context {
+      constructor(readonly workerToken: string) {}
+    }
+    log.info({ query, ctx: new Context('SECRET-CLASS') }, 'objects');
+    log.child({ meta: { viewerToken: 'SECRET-NESTED-BINDING' } }).child({ token: 'SECRET-GRANDCHILD-TOP' }).info('bound');
+    expect(text()).not.toMatch(/SECRET-/);
+    expect(lines()[0]).toMatchObject({ err: { message: 'boom', code: 'E1', apiKey: '[Redacted]' } });
+    expect(lines()[2]).toMatchObject({ query: { apikey: '[Redacted]', userId: 'u' }, ctx: { workerToken: '[Redacted]' } });
+    expect(lines()[3]).toMatchObject({ meta: { viewerToken: '[Redacted]' }, token: '[Redacted]', msg: 'bound' });
+  });
+
   it('returns an object without secrets as it is (no copy on the hot path)', () => {
     const clean = { req: { method: 'GET', url: '/x' }, res: { statusCode: 200 }, responseTime: 1.2 };
     expect(redactSecrets(clean)).toBe(clean);

@@ -94,6 +94,17 @@ describe('SqliteAccessFactsRepository', () => {
     expect(facts.read('usr_owner', 'prj_1').key.liveKeyHash).toBe('digest-outside');
   });
 
+  it('keeps only pairs that exist: made-up ids are read afresh each time', () => {
+    expect(facts.read('usr_later', 'prj_1').key.exists).toBe(false);
+    const outsider = openDatabase(join(dir, 'cp.sqlite'));
+    try {
+      outsider.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)').run('usr_later', 'later@example.com', 4);
+    } finally {
+      outsider.close();
+    }
+    expect(facts.read('usr_later', 'prj_1').key.exists).toBe(true); // not cached while it did not exist
+  });
+
   it('hands out facts that cannot be changed by a caller', () => {
     const read = facts.read('usr_owner', 'prj_1');
     expect(Object.isFrozen(read) && Object.isFrozen(read.key) && Object.isFrozen(read.project)).toBe(true);

@@ -33,7 +33,7 @@ interface Row {
 /** The tables the facts come from: a write to any of them drops every cached fact. */
 const FACT_TABLES = ['users', 'api_keys', 'projects', 'project_members'] as const;
 const CHANGED_FUNCTION = 'pixelfleet_access_facts_changed';
-/** Cached (user, project) pairs at most; past it the cache starts again empty. */
+/** Cached (user, project) pairs at most (both must exist); past it the cache starts again empty. */
 const MAX_CACHED = 10_000;
 
 /** Per connection: what to call when a fact table changes (the SQL function is registered once). */
@@ -92,8 +92,11 @@ export class SqliteAccessFactsRepository implements AccessFactsRepository {
     const cacheKey = `${userId}\u0000${projectId}`;
     const cached = this.cache.get(cacheKey);
     if (cached) return cached;
-    if (this.cache.size >= MAX_CACHED) this.cache.clear();
     const facts = this.readRow(userId, projectId);
+    // Only pairs that exist are kept: requests with made-up ids must neither fill the cache nor
+    // push real users out of it.
+    if (!facts.key.exists || facts.project === undefined) return facts;
+    if (this.cache.size >= MAX_CACHED) this.cache.clear();
     this.cache.set(cacheKey, facts);
     return facts;
   }

@@ -153,13 +153,21 @@ export class ViewerGateway {
     this.sendPosition(viewer);
   }
 
-  /** Closes every viewer socket (shutdown); their sessions end as the viewers leave. */
+  /**
+   * Closes every viewer socket (shutdown); their sessions end as the viewers leave. A session
+   * held for a viewer who is away ends too: nobody will be here to take it back.
+   */
   close(): void {
     for (const endpoint of [...this.pending]) endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
     for (const viewer of [...this.viewers.values()]) {
       viewer.graceTimer?.cancel();
       viewer.graceTimer = undefined;
-      viewer.endpoint?.close(CLOSE_CODES.goingAway, 'service restarting');
+      if (viewer.endpoint) {
+        viewer.endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
+      } else {
+        this.viewers.delete(viewer.sessionId);
+        this.deps.sessions.end(viewer.sessionId, 'controlPlaneRestarted');
+      }
     }
   }
 
@@ -235,7 +243,7 @@ export class ViewerGateway {
       // The session ended meanwhile: its own viewer may learn why.
       const s = this.deps.sessions.get(sessionId);
       const close = s.projectId === projectId && s.endReason !== undefined ? closeForEndReason(s.endReason) : undefined;
-      log.info({ status: s.status }, 'resume refused: the session is over');
+      log.info({ status: s.status }, s.projectId === projectId ? 'resume refused: the session is over' : 'resume refused: the session is not of this project');
       return endpoint.close(close?.code ?? RESUME_REFUSED.code, close?.reason ?? RESUME_REFUSED.reason);
     }
     if (viewer.endpoint !== undefined) {

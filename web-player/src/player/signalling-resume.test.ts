@@ -1,9 +1,17 @@
 // SignallingResume on the real WebSocketTransport of Epic's library, with scripted sockets and a
 // manual clock: what the library hears (and does not) when a socket drops, resumes, is refused,
 // cannot reach the server, or goes silent.
-import { LogLevel, Logger, WebSocketTransport } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.5';
+import { KeepaliveMonitor, LogLevel, Logger, SignallingProtocol, WebSocketTransport } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.5';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RESUMING_CLOSE_CODE, SILENCE_LIMIT_MS, SignallingResume, isLibraryTransport, type Timers } from './signalling-resume';
+import {
+  PAGE_PING_INTERVAL_MS,
+  RESUME_ATTEMPT_TIMEOUT_MS,
+  RESUMING_CLOSE_CODE,
+  SILENCE_LIMIT_MS,
+  SignallingResume,
+  isLibraryTransport,
+  type Timers,
+} from './signalling-resume';
 
 const URL = 'ws://host/share/proj/signalling';
 const SESSION = 'session_1_2';
@@ -28,8 +36,13 @@ class FakeSocket {
     FakeSocket.opened.push(this);
   }
 
+  /** The far end, when a test plays one: sees every message this socket sends. */
+  static server: ((socket: FakeSocket, data: string) => void) | undefined;
+
   send(data: string): void {
-    if (this.readyState === FakeSocket.OPEN) this.sent.push(data);
+    if (this.readyState !== FakeSocket.OPEN) return;
+    this.sent.push(data);
+    FakeSocket.server?.(this, data);
   }
 
   close(code?: number, reason?: string): void {
@@ -90,10 +103,12 @@ class ManualTimers implements Timers {
 beforeEach(() => {
   Logger.InitLogging(LogLevel.Warning, false); // as the page does: the library logs each open at Info with a stack
   FakeSocket.opened = [];
+  FakeSocket.server = undefined;
   vi.stubGlobal('WebSocket', FakeSocket);
 });
 afterEach(() => {
   vi.unstubAllGlobals();
+  vi.useRealTimers();
 });
 
 function setup(options: { streamIsUp?: boolean; windowSeconds?: number } = {}) {
@@ -143,7 +158,9 @@ describe('SignallingResume', () => {
 
     expect(resume.resuming).toBe(false);
     expect(events).toEqual(['resuming', 'resumed']);
-    expect(second.sent.slice(1)).toEqual([JSON.stringify({ type: 'pong', time: 1 })]);
+    // What the library sent meanwhile, then a ping whose pong clears the library keepalive's wait.
+    expect(second.sent.slice(1, 2)).toEqual([JSON.stringify({ type: 'pong', time: 1 })]);
+    expect(JSON.parse(second.sent[2]!)).toMatchObject({ type: 'ping' });
     expect(messages).toEqual([]); // pixelfleetResumed is ours, not the library's
     second.receive({ type: 'iceCandidate', candidate: { candidate: '', sdpMid: '0', sdpMLineIndex: 0 } });
     expect(messages.map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['iceCandidate']);
@@ -192,6 +209,63 @@ describe('SignallingResume', () => {
     }
     expect(openedAt).toEqual([0, 250, 750, 1750, 3750]);
     expect(closes).toEqual([{ code: 1006, reason: '' }]);
+  });
+
+  it('gives up an attempt that hangs, and ends the resume when the window closes even if every attempt hangs', () => {
+    const { first, timers, closes, openedAt } = setup({ windowSeconds: 12 });
+    first.end(1006);
+    timers.advance(RESUME_ATTEMPT_TIMEOUT_MS); // never opens
+    expect(FakeSocket.opened[1]!.closedWith?.code).toBe(1000);
+    expect(closes).toEqual([]);
+    timers.advance(12_000);
+    expect(openedAt).toEqual([0, 5_250, 10_750]);
+    expect(closes).toEqual([{ code: 1006, reason: '' }]);
+    expect(FakeSocket.opened.at(-1)!.closedWith?.code).toBe(1000); // the last attempt is dropped too
+  });
+
+  it("with Epic's keepalive: a silent drop is bridged once, and the resumed socket then stays up", () => {
+    vi.useFakeTimers();
+    let networkUp = true;
+    // The server: answers pings and resumes while the network carries its answers.
+    FakeSocket.server = (socket, data) => {
+      if (!networkUp) return;
+      const message = JSON.parse(data) as { type: string; time?: number };
+      if (message.type === 'ping') socket.receive({ type: 'pong', time: message.time });
+      if (message.type === 'pixelfleetResume') socket.receive({ type: 'pixelfleetResumed' });
+    };
+    const transport = new WebSocketTransport();
+    const protocol = new SignallingProtocol(transport);
+    transport.connect(URL);
+    FakeSocket.opened[0]!.open();
+    const keepalive = new KeepaliveMonitor(protocol, PAGE_PING_INTERVAL_MS);
+    keepalive.onTimeout = () => protocol.disconnect(); // as WebRtcPlayerController wires it
+    const closes: number[] = [];
+    transport.addListener('close', (event: CloseEvent) => closes.push(event.code));
+    if (!isLibraryTransport(transport)) throw new Error('the library transport changed shape');
+    const resume = new SignallingResume(transport, {
+      url: URL,
+      openSocket: (url) => {
+        const socket = new FakeSocket(url);
+        setTimeout(() => networkUp && socket.open(), 1); // while the network is down it hangs connecting
+        return socket;
+      },
+      timers: { now: () => Date.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
+      streamIsUp: () => true,
+    });
+    resume.enable(SESSION, TOKEN, 30);
+
+    vi.advanceTimersByTime(100_000);
+    expect(FakeSocket.opened).toHaveLength(1); // healthy: pongs keep it quiet
+    networkUp = false;
+    vi.advanceTimersByTime(45_000); // the silence is noticed; attempts hang
+    expect(resume.resuming).toBe(true);
+    networkUp = true;
+    vi.advanceTimersByTime(10_000);
+    expect(resume.resuming).toBe(false);
+    const sockets = FakeSocket.opened.length;
+    vi.advanceTimersByTime(300_000);
+    expect(FakeSocket.opened).toHaveLength(sockets); // no drop loop afterwards
+    expect(closes).toEqual([]);
   });
 
   it('a disconnect while resuming ends it: the library hears its own close and the attempt is dropped', () => {

@@ -76,10 +76,22 @@ export const SILENCE_LIMIT_MS = PAGE_PING_INTERVAL_MS + 10_000;
 /** Messages the library sends while the socket is away are kept, up to this many, and sent after the resume. */
 const MAX_HELD_MESSAGES = 64;
 
-type Phase =
-  | { kind: 'idle' }
-  | { kind: 'resuming'; droppedBy: CloseEvent; deadline: number; attempt: number; socket: SocketLike | undefined; retry: unknown }
-  | { kind: 'finished' };
+/** How long one attempt may take to be answered (open, token sent, `pixelfleetResumed` back). */
+export const RESUME_ATTEMPT_TIMEOUT_MS = 5_000;
+
+interface Resuming {
+  readonly kind: 'resuming';
+  readonly droppedBy: CloseEvent;
+  readonly deadline: number;
+  attempt: number;
+  socket: SocketLike | undefined;
+  /** The wait before the next attempt, or the current attempt's timeout. */
+  timer: unknown;
+  /** Ends the resume when the window closes, whatever the attempts are doing. */
+  readonly windowTimer: unknown;
+}
+
+type Phase = { kind: 'idle' } | Resuming | { kind: 'finished' };
 
 export class SignallingResume {
   private sessionId: string | undefined;
@@ -131,7 +143,16 @@ export class SignallingResume {
       this.libraryOnClose(event);
       return;
     }
-    this.phase = { kind: 'resuming', droppedBy: event, deadline: this.options.timers.now() + this.windowMs, attempt: 0, socket: undefined, retry: undefined };
+    const timers = this.options.timers;
+    this.phase = {
+      kind: 'resuming',
+      droppedBy: event,
+      deadline: timers.now() + this.windowMs,
+      attempt: 0,
+      socket: undefined,
+      timer: undefined,
+      windowTimer: timers.setTimeout(() => this.giveUp(event.code, event.reason), this.windowMs),
+    };
     this.options.onResuming?.();
     this.attempt();
   }
@@ -156,22 +177,41 @@ export class SignallingResume {
     };
     socket.onclose = (event) => {
       if (this.phase !== phase) return;
-      phase.socket = undefined;
       // A close frame is the server's answer (refused, or the session ended meanwhile); 1006 means it could not be reached yet.
       if (event.code !== ABNORMAL_CLOSURE) return this.giveUp(event.code, event.reason);
       this.retryOrGiveUp(phase);
     };
+    // A socket that hangs while connecting, or whose answer never comes, is given up and retried.
+    phase.timer = this.options.timers.setTimeout(() => this.retryOrGiveUp(phase), RESUME_ATTEMPT_TIMEOUT_MS);
   }
 
-  private retryOrGiveUp(phase: Extract<Phase, { kind: 'resuming' }>): void {
+  private retryOrGiveUp(phase: Resuming): void {
+    if (this.phase !== phase) return;
+    this.dropAttempt(phase);
     phase.attempt += 1;
     const delay = RESUME_RETRY_DELAYS_MS[Math.min(phase.attempt, RESUME_RETRY_DELAYS_MS.length - 1)] ?? 0;
     if (this.options.timers.now() + delay >= phase.deadline) return this.giveUp(phase.droppedBy.code, phase.droppedBy.reason);
-    phase.retry = this.options.timers.setTimeout(() => this.attempt(), delay);
+    phase.timer = this.options.timers.setTimeout(() => this.attempt(), delay);
+  }
+
+  /** Stops the current attempt: its timer, and its socket (whose events no longer count). */
+  private dropAttempt(phase: Resuming): void {
+    if (phase.timer !== undefined) this.options.timers.clearTimeout(phase.timer);
+    phase.timer = undefined;
+    const socket = phase.socket;
+    phase.socket = undefined;
+    if (socket === undefined) return;
+    socket.onopen = socket.onmessage = socket.onerror = socket.onclose = null;
+    if (socket.readyState !== CLOSED) socket.close(1000, 'resume attempt abandoned');
   }
 
   /** The new socket is the session's: from here on the library reads and writes it as its own. */
   private adopt(socket: SocketLike): void {
+    const phase = this.phase;
+    if (phase.kind !== 'resuming' || phase.socket !== socket) return;
+    phase.socket = undefined; // now the library's, not an attempt to drop
+    this.dropAttempt(phase);
+    this.options.timers.clearTimeout(phase.windowTimer);
     this.phase = { kind: 'idle' };
     this.transport.webSocket = socket;
     socket.onmessage = (event) => this.transport.handleOnMessage(event);
@@ -180,6 +220,9 @@ export class SignallingResume {
     const held = this.held;
     this.held = [];
     for (const msg of held) this.librarySend(msg);
+    // The library's keepalive marked itself waiting at the ping that went into the dead socket, and
+    // only a pong clears that: without one it would give up this healthy socket at its next tick.
+    this.librarySend(JSON.stringify({ type: 'ping', time: this.options.timers.now() }));
     this.watchSilence();
     this.options.onResumed?.();
   }
@@ -203,19 +246,15 @@ export class SignallingResume {
     if (code === undefined && this.phase.kind === 'idle' && this.canResume()) return this.abandonSilentSocket('keepalive timeout');
     if (this.phase.kind !== 'resuming') return this.libraryDisconnect(code, reason);
     // The library's socket is already closed: it would never hear a close event, so hand it one.
-    const socket = this.phase.socket;
     this.finish();
-    socket?.close(1000, reason);
     this.libraryOnClose(closeEvent(code ?? 1000, reason ?? ''));
   }
 
   private finish(): void {
     const phase = this.phase;
-    if (phase.kind === 'resuming' && phase.retry !== undefined) this.options.timers.clearTimeout(phase.retry);
-    if (phase.kind === 'resuming' && phase.socket !== undefined) {
-      const socket = phase.socket;
-      socket.onopen = socket.onmessage = socket.onerror = socket.onclose = null;
-      if (socket.readyState !== CLOSED) socket.close(1000, 'resume abandoned');
+    if (phase.kind === 'resuming') {
+      this.dropAttempt(phase);
+      this.options.timers.clearTimeout(phase.windowTimer);
     }
     this.phase = { kind: 'finished' };
     this.held = [];
