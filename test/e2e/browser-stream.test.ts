@@ -11,6 +11,7 @@ import { startTestControlPlane, type TestControlPlane } from '../support/control
 import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
+import { statusHistory } from '../support/seed';
 
 let t: TestControlPlane;
 let agent: Agent;
@@ -121,10 +122,7 @@ describe('a viewer in chromium', () => {
     expect((await playerMessages(page)).map((m) => m.state)).not.toContain('disconnected');
     expect(await playerFrame(page).evaluate(() => document.querySelector('main')?.dataset['reconnecting'])).toBeUndefined();
 
-    const statuses = (t.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(sessionId) as { data: string }[]).map(
-      (r) => (JSON.parse(r.data) as { status: string }).status,
-    );
-    expect(statuses).toEqual(['Enqueued', 'Starting', 'Running']);
+    expect(statusHistory(t.cp, sessionId)).toEqual(['Enqueued', 'Starting', 'Running']);
     await page.close();
     await expect.poll(() => t.cp.sessions.get(sessionId).status, { timeout: 10_000 }).toBe('Terminated');
   }, 90_000);

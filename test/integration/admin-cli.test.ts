@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
-import { seedSession } from '../support/seed';
+import { seedSession, statusHistory } from '../support/seed';
 import type { Agent } from '@pixelfleet/agent';
 
 let t: TestControlPlane;
@@ -136,8 +136,7 @@ describe('workers, sessions, builds', () => {
 
     expect(await json(['session', 'end', '--session', sessionId])).toMatchObject({ sessionId, status: 'Terminated', endReason: 'ended by operator' });
     expect(await json(['session', 'end', '--session', sessionId])).toMatchObject({ sessionId, status: 'Terminated' });
-    const snapshots = t.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(sessionId) as { data: string }[];
-    expect(snapshots.map((s) => (JSON.parse(s.data) as { status: string }).status)).toEqual(['Terminated']);
+    expect(statusHistory(t.cp, sessionId)).toEqual(['Terminated']);
     expect(await admin(['session', 'end', '--session', 'session_0_0'])).toMatchObject({ code: 1, stderr: 'error: NOT_FOUND: session session_0_0 not found\n' });
   });
 

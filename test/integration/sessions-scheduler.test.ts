@@ -7,6 +7,7 @@ import { ManualClock, runAdminCli, type ControlPlane, type SessionRecord } from 
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
+import { statusHistory } from '../support/seed';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -305,11 +306,6 @@ describe('control plane restart', () => {
     // 'Terminating' step is read from the snapshot history rather than from the current status.
     await expect.poll(() => script.stopped).toEqual([placed.sessionId]);
     await expect.poll(() => get(placed.sessionId).status).toBe('Terminated');
-    const statuses = (
-      again.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(placed.sessionId) as {
-        data: string;
-      }[]
-    ).map((r) => (JSON.parse(r.data) as { status: string }).status);
-    expect(statuses).toEqual(['Enqueued', 'Starting', 'Terminating', 'Terminated']);
+    expect(statusHistory(again.cp, placed.sessionId)).toEqual(['Enqueued', 'Starting', 'Terminating', 'Terminated']);
   });
 });

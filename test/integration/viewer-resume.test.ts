@@ -9,6 +9,7 @@ import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 import { FakePlayer } from '../support/fake-player';
+import { statusHistory } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -95,11 +96,7 @@ describe('resuming a dropped viewer socket', () => {
     again.send({ type: 'ping', time: 7 });
     expect(await again.next('pong')).toEqual({ type: 'pong', time: 7 });
 
-    const statuses = () =>
-      (t.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(sessionId) as { data: string }[]).map(
-        (r) => (JSON.parse(r.data) as { status: string }).status,
-      );
-    expect(statuses()).toEqual(['Enqueued', 'Starting', 'Running']);
+    expect(statusHistory(t.cp, sessionId)).toEqual(['Enqueued', 'Starting', 'Running']);
 
     // Leaving on purpose still ends the session at once.
     again.close();

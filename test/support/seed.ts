@@ -30,6 +30,12 @@ export function sessionStatus(cp: ControlPlane, sessionId: string): { status: st
   return cp.db.prepare('SELECT status, end_reason AS endReason FROM sessions WHERE id = ?').get(sessionId) as { status: string; endReason: string | null };
 }
 
+/** The statuses of a session's snapshot rows, oldest first. */
+export function statusHistory(cp: ControlPlane, sessionId: string): string[] {
+  const rows = cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(sessionId) as { data: string }[];
+  return rows.map((r) => (JSON.parse(r.data) as { status: string }).status);
+}
+
 export function commandPhase(cp: ControlPlane, commandId: string): string {
   return (cp.db.prepare('SELECT phase FROM worker_commands WHERE command_id = ?').get(commandId) as { phase: string }).phase;
 }
