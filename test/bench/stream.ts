@@ -9,7 +9,8 @@
 //      Unreal does (offer → relay answer, trickled ICE) with one viewer; its outgoing bitrate.
 // `--relay-process`, `--app-process`, `--viewers-process` are part (b)'s child modes. Options:
 // --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,
-// --cpu-prof (b: a V8 CPU profile of the relay process).
+// --cpu-prof (b: a V8 CPU profile of the relay process), --split-fanout (b: also 4 viewers with the
+// fan-out split over two relay processes, the best a two-way parallel fan-out could do here).
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -629,24 +630,33 @@ async function directLatency(counts: number[], windowMs: number): Promise<Latenc
   return rows;
 }
 
+/** One app peer → the relay's ingest (the app's offer, the relay's answer). */
+async function connectIngest(app: BenchChild<ToApp>, relay: BenchChild<ToRelay>): Promise<void> {
+  const offer = await app.request<{ index: number; sdp: string }>({ type: 'offer' });
+  const { sdp: answer } = await relay.request<{ sdp: string }>({ type: 'offer', sdp: offer.sdp });
+  await app.request({ type: 'answer', index: offer.index, sdp: answer });
+}
+
+/** A viewer process on the relay, resolved once the relay reports it connected. */
+async function addRelayViewer(relay: BenchChild<ToRelay>, viewers: BenchChild<ToViewers>[], id: string): Promise<void> {
+  const connected = relay.event(`viewerConnected:${id}`);
+  const { sdp } = await relay.request<{ sdp: string }>({ type: 'addViewer', id });
+  await relay.request({ type: 'viewerAnswer', id, sdp: await addViewerProcess(viewers, sdp) });
+  await connected;
+}
+
 async function relayCost(counts: number[], windowMs: number): Promise<RelayRow[]> {
   const relay = new BenchChild<ToRelay>('relay');
   const app = new BenchChild<ToApp>('app');
   const viewers: BenchChild<ToViewers>[] = [];
   const rows: RelayRow[] = [];
   try {
-    const offer = await app.request<{ index: number; sdp: string }>({ type: 'offer' });
-    const { sdp: answer } = await relay.request<{ sdp: string }>({ type: 'offer', sdp: offer.sdp });
-    await app.request({ type: 'answer', index: offer.index, sdp: answer });
+    await connectIngest(app, relay);
     await app.request({ type: 'connected' });
     await app.request({ type: 'start' });
     for (const count of counts) {
       while (viewers.length < count) {
-        const id = `bench-${viewers.length}`;
-        const connected = relay.event(`viewerConnected:${id}`);
-        const { sdp } = await relay.request<{ sdp: string }>({ type: 'addViewer', id });
-        await relay.request({ type: 'viewerAnswer', id, sdp: await addViewerProcess(viewers, sdp) });
-        await connected;
+        await addRelayViewer(relay, viewers, `bench-${viewers.length}`);
       }
       let cpu: RelayCpu | undefined;
       const latency = await measureWindow(viewers, windowMs, async () => {
@@ -669,6 +679,29 @@ async function relayCost(counts: number[], windowMs: number): Promise<RelayRow[]
     await Promise.all([app.close(), relay.close(), ...viewers.map((v) => v.close())]);
   }
   return rows;
+}
+
+/**
+ * `--split-fanout`: 4 viewers, their fan-out split over two relay processes (2 viewers each, each
+ * relay with its own ingest peer from the app). No hand-off between threads and no shared event
+ * loop: an upper bound for what a two-way parallel fan-out (viewer legs on worker threads) could
+ * do on this machine. The app pays one more send per packet, as it would not with workers.
+ */
+async function splitFanoutLatency(windowMs: number): Promise<LatencyRow> {
+  const relays = [new BenchChild<ToRelay>('relay'), new BenchChild<ToRelay>('relay')];
+  const app = new BenchChild<ToApp>('app');
+  const viewers: BenchChild<ToViewers>[] = [];
+  try {
+    for (const relay of relays) await connectIngest(app, relay);
+    await app.request({ type: 'connected' });
+    await app.request({ type: 'start' });
+    for (let i = 0; i < 4; i++) await addRelayViewer(relays[i % relays.length]!, viewers, `bench-split-${i}`);
+    const row = await measureWindow(viewers, windowMs);
+    await app.request({ type: 'stop' });
+    return row;
+  } finally {
+    await Promise.all([app.close(), ...relays.map((r) => r.close()), ...viewers.map((v) => v.close())]);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -889,6 +922,13 @@ async function main(): Promise<void> {
       const perViewer = r.viewers > 0 && base ? (r.cpu - base.cpu) / r.viewers : NaN;
       console.log(
         `  | ${r.viewers} | via relay | ${f(r.pktIn, 0)} → ${f(r.pktOut, 0)} | ${mbps(r.bpsIn)} | ${f(r.cpu)} % | ${r.viewers > 0 ? `${f(perViewer, 2)} %` : '–'} | ${f(r.rssMb, 0)} MB | ${r.viewers > 0 ? `${f(r.p50, 2)} / ${f(r.p95, 2)} ms (${r.samples} pkts)` : '–'} | ${d ? `${f(r.p50 - d.p50, 2)} ms` : '–'} |`,
+      );
+    }
+    if (process.argv.includes('--split-fanout')) {
+      const split = await splitFanoutLatency(windowMs);
+      const d = direct.find((x) => x.viewers === 4);
+      console.log(
+        `  | 4 | via 2 relays, 2 viewers each (--split-fanout) | – | – | – | – | – | ${f(split.p50, 2)} / ${f(split.p95, 2)} ms (${split.samples} pkts) | ${d ? `${f(split.p50 - d.p50, 2)} ms` : '–'} |`,
       );
     }
     if (relayCpuProfDir !== undefined) console.log(`  relay CPU profile (whole run, 0 → 1 → 2 → 4 viewers): ${relayCpuProfDir}`);
