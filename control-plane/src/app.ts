@@ -130,7 +130,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
 
   let serving = false;
   const metrics = createMetrics(registry);
-  const http = buildHttpApp({ log: log.child({ component: 'http' }), metrics, isServing: () => serving });
+  const http = buildHttpApp({ log: log.child({ component: 'http' }), metrics, isServing: () => serving, trustProxy: config.http.trustProxy });
   registerTelemetryRoutes(http, { sessions, telemetry: new SqliteTelemetryRepository(db), clock });
   const urlPolicy = { allowPrivateUrls: config.network.allowPrivateUrls, resolve: deps.resolveHost ?? systemResolver };
   const webhooks = new WebhookSender({
@@ -164,6 +164,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     registry,
     clock,
     resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
+    limits: { perAddress: config.viewers.maxPerAddress, queuedPerProject: config.viewers.maxQueuedPerProject },
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
     log: log.child({ component: 'gateway' }),
   });

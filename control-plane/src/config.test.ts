@@ -39,12 +39,12 @@ function configError(fn: () => unknown): ConfigError {
 describe('loadControlPlaneConfig defaults', () => {
   it('applies every default when only the required tokens are given', () => {
     const c = loadControlPlaneConfig({ overrides: TOKENS });
-    expect(c.http).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, trustProxy: [] });
     expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051 });
     expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
-    expect(c.viewers).toEqual({ resumeGraceSeconds: 30 });
+    expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 });
     expect(c.publicUrls).toEqual({});
     expect(c.logLevel).toBe('info');
     expect(c.adminToken).toBe(ADMIN);
@@ -53,7 +53,7 @@ describe('loadControlPlaneConfig defaults', () => {
 
   it('fills a partially given section with defaults for the missing keys', () => {
     const c = loadControlPlaneConfig({ overrides: { ...TOKENS, http: { port: 9000 }, workers: { leaseSeconds: 40 } } });
-    expect(c.http).toEqual({ host: '127.0.0.1', port: 9000 });
+    expect(c.http).toEqual({ host: '127.0.0.1', port: 9000, trustProxy: [] });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 40 });
   });
 
@@ -75,14 +75,14 @@ describe('loadControlPlaneConfig sources and precedence', () => {
   it('reads values from the JSON file', () => {
     const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081 }, logLevel: 'debug' });
     const c = loadControlPlaneConfig({ file });
-    expect(c.http).toEqual({ host: '0.0.0.0', port: 8081 });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 8081, trustProxy: [] });
     expect(c.logLevel).toBe('debug');
   });
 
   it('lets overrides win over the file, merging nested objects key by key', () => {
     const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081 } });
     const c = loadControlPlaneConfig({ file, overrides: { http: { port: 9001 } } });
-    expect(c.http).toEqual({ host: '0.0.0.0', port: 9001 });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 9001, trustProxy: [] });
   });
 
   it('lets environment variables win over both the file and overrides', () => {
@@ -92,7 +92,7 @@ describe('loadControlPlaneConfig sources and precedence', () => {
       overrides: { http: { port: 9001 }, grpc: { port: 6001 } },
       env: { PIXELFLEET_HTTP__PORT: '9100', PIXELFLEET_GRPC__HOST: '10.0.0.1' },
     });
-    expect(c.http).toEqual({ host: '0.0.0.0', port: 9100 });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 9100, trustProxy: [] });
     expect(c.grpc).toEqual({ host: '10.0.0.1', port: 6001 });
   });
 
@@ -119,6 +119,23 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 5, leaseSeconds: 15 });
     expect(c.publicUrls.api).toBe('https://api.example.com');
     expect(c.logLevel).toBe('warn');
+  });
+
+  it('reads trusted proxies as a JSON list and the viewer limits as numbers from env', () => {
+    const c = loadControlPlaneConfig({
+      env: {
+        PIXELFLEET_ADMIN_TOKEN: ADMIN,
+        PIXELFLEET_AGENT_JOIN_TOKEN: JOIN,
+        PIXELFLEET_HTTP__TRUST_PROXY: '["10.0.0.0/8", "127.0.0.1"]',
+        PIXELFLEET_VIEWERS__MAX_PER_ADDRESS: '0',
+        PIXELFLEET_VIEWERS__MAX_QUEUED_PER_PROJECT: '25',
+      },
+    });
+    expect(c.http.trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
+    expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 0, maxQueuedPerProject: 25 });
+    expect(() => loadControlPlaneConfig({ env: { PIXELFLEET_ADMIN_TOKEN: ADMIN, PIXELFLEET_AGENT_JOIN_TOKEN: JOIN, PIXELFLEET_HTTP__TRUST_PROXY: '10.0.0.1' } })).toThrow(
+      /http\.trustProxy/,
+    );
   });
 
   it('ignores environment variables that name no known key', () => {

@@ -14,7 +14,18 @@ const publicUrl = z
 
 const schema = z
   .object({
-    http: z.object({ host: z.string().min(1).default('127.0.0.1'), port: port.default(8080) }).strict().default({ host: '127.0.0.1', port: 8080 }),
+    http: z
+      .object({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: port.default(8080),
+        /**
+         * Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client. Empty:
+         * the client is the socket's peer. Per-address limits (fair use, viewers) key on the client.
+         */
+        trustProxy: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .default({ host: '127.0.0.1', port: 8080, trustProxy: [] }),
     grpc: z.object({ host: z.string().min(1).default('127.0.0.1'), port: port.default(50051) }).strict().default({ host: '127.0.0.1', port: 50051 }),
     dataDir: z.string().min(1).default('.data/control-plane'),
     adminToken: secret('adminToken'),
@@ -47,9 +58,13 @@ const schema = z
       .object({
         /** How long a Running session outlives its viewer's dropped signalling socket, waiting for a resume; 0 = never. */
         resumeGraceSeconds: z.number().int().min(0).max(600).default(30),
+        /** Viewer sockets (waiting, watching, resuming, or away while their session is held) per client address; 0 = no limit. */
+        maxPerAddress: z.number().int().min(0).default(20),
+        /** Sessions waiting in one project's queue; a viewer beyond it is turned away; 0 = no limit. */
+        maxQueuedPerProject: z.number().int().min(0).default(500),
       })
       .strict()
-      .default({ resumeGraceSeconds: 30 }),
+      .default({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -60,6 +75,7 @@ export type ControlPlaneConfig = Readonly<z.infer<typeof schema>>;
 const envLeaves = {
   'http.host': 'string',
   'http.port': 'number',
+  'http.trustProxy': 'json',
   'grpc.host': 'string',
   'grpc.port': 'number',
   dataDir: 'string',
@@ -76,6 +92,8 @@ const envLeaves = {
   'workers.heartbeatIntervalSeconds': 'number',
   'workers.leaseSeconds': 'number',
   'viewers.resumeGraceSeconds': 'number',
+  'viewers.maxPerAddress': 'number',
+  'viewers.maxQueuedPerProject': 'number',
   logLevel: 'string',
 } as const;
 

@@ -11,4 +11,4 @@ export { EventLog } from './events/event-log';
 export type { FleetEvent } from './repositories/events';
 export type { WorkerView } from './workers/registry';
 export type { SessionRecord } from './repositories/sessions';
-export { RESUME_REFUSED } from './share/viewer-gateway';
+export { QUEUE_FULL, RESUME_REFUSED, TOO_MANY_FROM_ADDRESS } from './share/viewer-gateway';

@@ -3,6 +3,8 @@
 // scripted. Queue positions, the relayed offer/answer/ICE, promotion, and every refusal code.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
+import { QUEUE_FULL, TOO_MANY_FROM_ADDRESS } from '@pixelfleet/control-plane';
+import { VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
@@ -13,8 +15,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(options: { liveBuild?: boolean; worker?: boolean } = {}) {
-  const t = await startTestControlPlane();
+async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides?: Record<string, unknown> } = {}) {
+  const t = await startTestControlPlane(options.overrides ? { overrides: options.overrides } : {});
   cleanups.push(() => t.destroy());
   const owner = t.cp.accounts.createUser(`v${Date.now()}@example.com`);
   const projectId = t.cp.accounts.createProject(owner.userId, 'Gateway', 'europe').projectId;
@@ -31,12 +33,13 @@ async function setup(options: { liveBuild?: boolean; worker?: boolean } = {}) {
     await linkReaches(agent, 'connected');
   }
   const wsUrl = `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
-  const connect = async () => {
-    const p = await FakePlayer.connect(wsUrl);
+  const connect = async (query = '', headers?: Record<string, string>) => {
+    const p = await FakePlayer.connect(`${wsUrl}${query}`, headers);
     cleanups.push(() => p.socket.terminate());
     return p;
   };
-  return { t, projectId, script, connect, agentSignals: (type: string) => script.signals.filter((s) => (JSON.parse(s.json) as { type: string }).type === type) };
+  const sessionCount = () => (t.cp.db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n;
+  return { t, projectId, script, connect, sessionCount, agentSignals: (type: string) => script.signals.filter((s) => (JSON.parse(s.json) as { type: string }).type === type) };
 }
 
 describe('signalling through the gateway', () => {
@@ -154,6 +157,86 @@ describe('refusals', () => {
     expect(closed.code).toBe(1008);
     expect(closed.reason).toContain('endpointId');
     await expect.poll(() => t.cp.sessions.get(sessionId).status).not.toBe('Enqueued');
+  });
+});
+
+describe('admission limits', () => {
+  it('the page has a sentence for each admission close code', () => {
+    expect(TOO_MANY_FROM_ADDRESS.code).toBe(VIEWER_CLOSE_CODES.tooManyConnections.code);
+    expect(QUEUE_FULL.code).toBe(VIEWER_CLOSE_CODES.queueFull.code);
+  });
+
+  it('an address with viewers.maxPerAddress viewers is turned away with 4010 and no session; a slot frees when one leaves', async () => {
+    const { t, script, connect, sessionCount } = await setup({ overrides: { viewers: { maxPerAddress: 2 } } });
+    const first = await connect();
+    const firstId = (await first.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([firstId]);
+    const second = await connect();
+    await second.next('pixelfleetSession'); // waiting in line counts as much as watching
+    expect(sessionCount()).toBe(2);
+
+    const third = await connect();
+    expect(await third.closed).toEqual({ code: 4010, reason: 'too many viewer connections from this address' });
+    expect(sessionCount()).toBe(2);
+    expect(t.logs.text()).toContain('viewer refused: too many from its address');
+
+    first.close();
+    await expect.poll(() => t.cp.sessions.get(firstId).status).toBe('Terminated');
+    const fourth = await connect();
+    expect((await fourth.next('pixelfleetSession')).sessionId).toMatch(/^session_/);
+  });
+
+  it('sockets waiting to resume count against their address, and are limited on their own', async () => {
+    const { t, connect, sessionCount } = await setup({ overrides: { viewers: { maxPerAddress: 2 } } });
+    const waiting = [await connect('?resume=session_1_1'), await connect('?resume=session_1_2')];
+    const third = await connect('?resume=session_1_3');
+    expect(await third.closed).toEqual({ code: 4010, reason: 'too many viewer connections from this address' });
+    expect(t.logs.text()).toContain('resuming socket refused: too many from its address');
+    const fresh = await connect();
+    expect(await fresh.closed).toEqual({ code: 4010, reason: 'too many viewer connections from this address' });
+    expect(sessionCount()).toBe(0);
+    // The two still waiting are untouched: they get their own answer (unknown session → 4008).
+    waiting[0]!.send({ type: 'pixelfleetResume', viewerToken: 'pfv_wrong' });
+    expect((await waiting[0]!.closed).code).toBe(4008);
+    expect(waiting[1]!.socket.readyState).toBe(waiting[1]!.socket.OPEN);
+  });
+
+  it('counts the client a trusted proxy names in X-Forwarded-For, not the proxy', async () => {
+    const { connect, sessionCount } = await setup({ overrides: { viewers: { maxPerAddress: 1 }, http: { host: '127.0.0.1', port: 0, trustProxy: ['127.0.0.1'] } } });
+    const a = await connect('', { 'x-forwarded-for': '203.0.113.5' });
+    await a.next('pixelfleetSession');
+    const b = await connect('', { 'x-forwarded-for': '203.0.113.6' });
+    await b.next('pixelfleetSession');
+    const again = await connect('', { 'x-forwarded-for': '203.0.113.5' });
+    expect((await again.closed).code).toBe(4010);
+    expect(sessionCount()).toBe(2);
+  });
+
+  it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
+    const { connect } = await setup({ overrides: { viewers: { maxPerAddress: 1 } } });
+    const a = await connect('', { 'x-forwarded-for': '203.0.113.5' });
+    await a.next('pixelfleetSession');
+    const b = await connect('', { 'x-forwarded-for': '203.0.113.6' }); // both are 127.0.0.1 to us
+    expect((await b.closed).code).toBe(4010);
+  });
+
+  it('a project whose queue holds viewers.maxQueuedPerProject sessions turns the next viewer away with 4011', async () => {
+    const { t, script, connect, sessionCount } = await setup({ overrides: { viewers: { maxQueuedPerProject: 1 } } });
+    const first = await connect();
+    const firstId = (await first.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([firstId]); // placed: no longer in the queue
+    const second = await connect();
+    expect(await second.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+
+    const third = await connect();
+    expect(await third.closed).toEqual({ code: 4011, reason: 'the queue for this stream is full' });
+    expect(sessionCount()).toBe(2);
+    expect(t.logs.text()).toContain('viewer refused: the queue is full');
+
+    second.close();
+    await expect.poll(() => t.cp.sessions.counts(t.cp.sessions.get(firstId).projectId).queueUser).toBe(0);
+    const fourth = await connect();
+    expect(await fourth.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
   });
 });
 

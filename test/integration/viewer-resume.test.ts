@@ -18,9 +18,10 @@ afterEach(async () => {
 
 const GRACE_S = 30;
 
-async function setup(options: { resumeGraceSeconds?: number } = {}) {
+async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: number } = {}) {
   const clock = new ManualClock(Date.now());
-  const t = await startTestControlPlane({ clock, overrides: { viewers: { resumeGraceSeconds: options.resumeGraceSeconds ?? GRACE_S } } });
+  const viewers = { resumeGraceSeconds: options.resumeGraceSeconds ?? GRACE_S, ...(options.maxPerAddress === undefined ? {} : { maxPerAddress: options.maxPerAddress }) };
+  const t = await startTestControlPlane({ clock, overrides: { viewers } });
   cleanups.push(() => t.destroy());
   const owner = t.cp.accounts.createUser(`r${Date.now()}@example.com`);
   const projectId = t.cp.accounts.createProject(owner.userId, 'Resume', 'europe').projectId;
@@ -74,6 +75,16 @@ async function setup(options: { resumeGraceSeconds?: number } = {}) {
 }
 
 describe('resuming a dropped viewer socket', () => {
+  it('a held session does not count against its own resume under viewers.maxPerAddress', async () => {
+    const { status, streaming, drop, resume, connect } = await setup({ maxPerAddress: 1 });
+    const { player, sessionId, viewerToken } = await streaming();
+    await drop(player);
+    expect((await (await connect()).closed).code).toBe(4010); // the held session still takes the address's one place
+    const back = await resume(sessionId, viewerToken);
+    await back.next('pixelfleetResumed');
+    expect(status(sessionId)).toBe('Running');
+  });
+
   it('keeps a Running session through a drop; the token takes it back and signalling carries on', async () => {
     const { t, script, status, gateway, streaming, drop, resume } = await setup();
     const { player, sessionId, viewerToken, hello } = await streaming();

@@ -32,8 +32,9 @@ export class FakePlayer {
     socket.on('error', (err) => this.errors.push(err));
   }
 
-  static async connect(url: string): Promise<FakePlayer> {
-    const socket = new WebSocket(url);
+  /** headers: extra request headers of the upgrade (e.g. X-Forwarded-For as a proxy would add it). */
+  static async connect(url: string, headers?: Record<string, string>): Promise<FakePlayer> {
+    const socket = new WebSocket(url, headers ? { headers } : undefined);
     const player = new FakePlayer(socket);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());

@@ -25,6 +25,9 @@ export const VIEWER_CLOSE_CODES = Object.freeze({
   appClosed: { code: 4006, sentence: 'The application closed unexpectedly.' },
   // Ours: the page's socket dropped and the session could not be taken back over a new one.
   resumeRefused: { code: 4008, sentence: 'The connection to the server was lost.' },
+  // Ours: admission limits (control plane config viewers.maxPerAddress, viewers.maxQueuedPerProject).
+  tooManyConnections: { code: 4010, sentence: 'Too many streams are open from your network. Close one and try again.' },
+  queueFull: { code: 4011, sentence: 'Too many viewers are waiting for this stream. Please try again later.' },
 } as const satisfies Record<string, CloseCodeEntry>);
 
 /** Stable name of a known close code, as written to telemetry `reasonName`. */

@@ -13,6 +13,8 @@ export interface HttpAppOptions {
   metrics: Metrics;
   /** False once shutdown has begun: /healthz then answers 503 so balancers stop sending. */
   isServing: () => boolean;
+  /** Reverse proxies trusted to name the client in X-Forwarded-For (config http.trustProxy). */
+  trustProxy: readonly string[];
 }
 
 export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
@@ -21,6 +23,7 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
     childLoggerFactory: createRequestLoggerFactory<FastifyBaseLogger>(),
     bodyLimit: HTTP_BODY_LIMIT_BYTES,
     return503OnClosing: true,
+    trustProxy: options.trustProxy.length > 0 ? [...options.trustProxy] : false,
     routerOptions: { ignoreTrailingSlash: true },
     // Router errors never reach the error handler; answer them in the same `{ message }` form
     // (fastify's own body would echo the URL, query string and its keys included).

@@ -37,8 +37,8 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
       const projectId = PROJECT_ID.test(req.params.projectId) ? req.params.projectId : '';
       // ?resume=<sessionId>: the page reattaching to its session after its socket dropped.
       const resume = req.query.resume;
-      if (resume === undefined) return deps.gateway.accept(socket, projectId);
-      deps.gateway.accept(socket, projectId, typeof resume === 'string' && SESSION_ID.test(resume) ? resume : '');
+      if (resume === undefined) return deps.gateway.accept(socket, projectId, { address: req.ip });
+      deps.gateway.accept(socket, projectId, { address: req.ip, resumeSessionId: typeof resume === 'string' && SESSION_ID.test(resume) ? resume : '' });
     },
   );
 }

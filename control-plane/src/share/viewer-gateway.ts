@@ -12,7 +12,7 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { CLOSE_CODES, PlayerEndpoint, SignallingUsageError, type IceCandidateInit, type PeerConnectionOptions } from '@pixelfleet/signaling';
-import { RESUMING_CLOSE_CODE } from '@pixelfleet/web-player';
+import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
 import type { Clock, TimerHandle } from '../lib/clock';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { SessionRecord } from '../repositories/sessions';
@@ -22,6 +22,12 @@ import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose 
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
 export const RESUME_REFUSED: ViewerClose = { code: 4008, reason: 'session cannot be resumed' };
+
+/** Our close for a viewer from an address that already has `limits.perAddress` sockets or sessions here. */
+export const TOO_MANY_FROM_ADDRESS: ViewerClose = { code: VIEWER_CLOSE_CODES.tooManyConnections.code, reason: 'too many viewer connections from this address' };
+
+/** Our close for a viewer arriving when the project's queue already holds `limits.queuedPerProject` sessions. */
+export const QUEUE_FULL: ViewerClose = { code: VIEWER_CLOSE_CODES.queueFull.code, reason: 'the queue for this stream is full' };
 
 /** How long a resuming socket may take to send its `pixelfleetResume`. */
 export const RESUME_HANDSHAKE_MS = 10_000;
@@ -66,6 +72,8 @@ export function parseRelayToViewer(json: string): RelayToViewer | undefined {
 interface Viewer {
   readonly sessionId: string;
   readonly projectId: string;
+  /** The client address the session was opened from (counted against `limits.perAddress`). */
+  readonly address: string;
   endpoint: PlayerEndpoint | undefined;
   lastPosition: number | undefined;
   /** Set while detached: ends the session when the grace runs out. */
@@ -80,15 +88,39 @@ export interface ViewerGatewayDeps {
   clock: Clock;
   /** How long a Running session outlives a dropped signalling socket; 0 disables resuming. */
   resumeGraceMs: number;
+  limits: ViewerLimits;
   /** Absolute URL the page posts telemetry to. */
   telemetryUrl: () => string;
   log: Logger;
 }
 
+/**
+ * Admission limits, so one client cannot fill a project's queue or the server's memory with
+ * sessions nobody watches. 0 turns a limit off.
+ */
+export interface ViewerLimits {
+  /**
+   * New sessions: a client address may have this many viewers (waiting, watching, or away while
+   * their session is held) plus resuming sockets. Resuming sockets: this many per address that
+   * have not yet sent their token (a held session does not count against its own resume).
+   */
+  perAddress: number;
+  /** Sessions waiting in one project's queue. */
+  queuedPerProject: number;
+}
+
+/** Where a viewer socket comes from and what it asks for. */
+export interface ViewerArrival {
+  /** The client address (the socket's peer, or X-Forwarded-For from a trusted proxy). */
+  address: string;
+  /** Set for `?resume=<sessionId>` ('' when the value was malformed): the socket must prove it is that session's viewer. */
+  resumeSessionId?: string;
+}
+
 export class ViewerGateway {
   private readonly viewers = new Map<string, Viewer>();
-  /** Resuming sockets that have not yet sent their token. */
-  private readonly pending = new Set<PlayerEndpoint>();
+  /** Resuming sockets that have not yet sent their token, with their client address. */
+  private readonly pending = new Map<PlayerEndpoint, string>();
 
   constructor(private readonly deps: ViewerGatewayDeps) {
     deps.sessions.subscribe({
@@ -122,20 +154,32 @@ export class ViewerGateway {
    * Takes a new viewer socket (already open) for a project: a new session, or, with resumeSessionId,
    * a socket that must prove with its first message that it is that session's viewer.
    */
-  accept(socket: WebSocket, projectId: string, resumeSessionId?: string): void {
+  accept(socket: WebSocket, projectId: string, arrival: ViewerArrival): void {
     const endpoint = new PlayerEndpoint(socket, { peerConnectionOptions: 'deferred' });
-    if (resumeSessionId !== undefined) return this.awaitResume(endpoint, projectId, resumeSessionId);
+    const { address, resumeSessionId } = arrival;
+    const { perAddress, queuedPerProject } = this.deps.limits;
+    const turnAway = (close: ViewerClose, why: string) => {
+      this.deps.log.warn({ projectId, address }, why);
+      endpoint.close(close.code, close.reason);
+    };
+    if (resumeSessionId !== undefined) {
+      if (perAddress > 0 && this.resumingFrom(address) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'resuming socket refused: too many from its address');
+      return this.awaitResume(endpoint, address, projectId, resumeSessionId);
+    }
     const refuse = (cause: SessionEndCause) => endpoint.close(SESSION_END[cause].close.code, SESSION_END[cause].close.reason);
     const project = this.deps.projects.findById(projectId);
     if (!project) return endpoint.close(4000, 'project not found');
     if (!project.enabled) return refuse('projectDisabled');
     if (project.liveUploadId === undefined) return refuse('appNotFound');
     if (!this.deps.registry.hasServiceableWorker(project.region)) return refuse('noWorker');
+    if (perAddress > 0 && this.viewersFrom(address) + this.resumingFrom(address) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'viewer refused: too many from its address');
+    if (queuedPerProject > 0 && this.deps.sessions.queues.length(projectId) >= queuedPerProject) return turnAway(QUEUE_FULL, 'viewer refused: the queue is full');
 
     const { session, viewerToken } = this.deps.sessions.create(project);
     const viewer: Viewer = {
       sessionId: session.sessionId,
       projectId,
+      address,
       endpoint: undefined,
       lastPosition: undefined,
       graceTimer: undefined,
@@ -158,7 +202,7 @@ export class ViewerGateway {
    * held for a viewer who is away ends too: nobody will be here to take it back.
    */
   close(): void {
-    for (const endpoint of [...this.pending]) endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
+    for (const endpoint of [...this.pending.keys()]) endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
     for (const viewer of [...this.viewers.values()]) {
       viewer.graceTimer?.cancel();
       viewer.graceTimer = undefined;
@@ -216,8 +260,22 @@ export class ViewerGateway {
     }, this.deps.resumeGraceMs);
   }
 
-  private awaitResume(endpoint: PlayerEndpoint, projectId: string, sessionId: string): void {
-    this.pending.add(endpoint);
+  /** Viewers (any state, held ones included) whose session was opened from address. */
+  private viewersFrom(address: string): number {
+    let n = 0;
+    for (const viewer of this.viewers.values()) if (viewer.address === address) n += 1;
+    return n;
+  }
+
+  /** Resuming sockets from address still waiting for their token. */
+  private resumingFrom(address: string): number {
+    let n = 0;
+    for (const from of this.pending.values()) if (from === address) n += 1;
+    return n;
+  }
+
+  private awaitResume(endpoint: PlayerEndpoint, address: string, projectId: string, sessionId: string): void {
+    this.pending.set(endpoint, address);
     const handshake = this.deps.clock.setTimeout(() => endpoint.close(RESUME_REFUSED.code, 'no resume request'), RESUME_HANDSHAKE_MS);
     endpoint.on('closed', () => {
       handshake.cancel();
