@@ -36,6 +36,12 @@ export function statusHistory(cp: ControlPlane, sessionId: string): string[] {
   return rows.map((r) => (JSON.parse(r.data) as { status: string }).status);
 }
 
+/** Every status a session went through, oldest first, from the fleet event log (Terminating included). */
+export function statusEvents(cp: ControlPlane, sessionId: string): string[] {
+  const rows = cp.db.prepare(`SELECT data FROM events WHERE type = 'session.status' AND session_id = ? ORDER BY id`).all(sessionId) as { data: string }[];
+  return rows.map((r) => (JSON.parse(r.data) as { status: string }).status);
+}
+
 export function commandPhase(cp: ControlPlane, commandId: string): string {
   return (cp.db.prepare('SELECT phase FROM worker_commands WHERE command_id = ?').get(commandId) as { phase: string }).phase;
 }

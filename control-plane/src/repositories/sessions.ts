@@ -40,7 +40,8 @@ export interface SessionsRepository {
   /** Sessions the control plane believes hold a slot on the worker. */
   listHoldingWorker(workerId: string): SessionRecord[];
   /** Writes the new state and its snapshot row in one transaction. */
-  update(s: SessionRecord, snapshot: SnapshotData): void;
+  /** Saves the session; with a snapshot, also records it (not every status is a snapshot row). */
+  update(s: SessionRecord, snapshot: SnapshotData | undefined): void;
 }
 
 interface SessionRow {
@@ -150,10 +151,10 @@ export class SqliteSessionsRepository implements SessionsRepository {
     return (this.stmts.holding.all(workerId) as SessionRow[]).map(toSession);
   }
 
-  update(s: SessionRecord, snapshot: SnapshotData): void {
+  update(s: SessionRecord, snapshot: SnapshotData | undefined): void {
     this.db.transaction(() => {
       this.stmts.update.run(toParams(s));
-      this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
+      if (snapshot !== undefined) this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
     })();
   }
 }

@@ -13,7 +13,7 @@ import type { SessionRecord, SessionsRepository, SnapshotData } from '../reposit
 import type { Project } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope } from '../workers/agent-messages';
-import { canMoveSession, isLive, type SessionStatus } from './session-status';
+import { SNAPSHOT_STATUSES, canMoveSession, isLive, type SessionStatus } from './session-status';
 import { SESSION_END, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';
 
@@ -106,7 +106,8 @@ export class SessionService {
       region: project.region,
       status: 'Enqueued',
       assignedWorker: undefined,
-      streamingId: undefined,
+      // Known from the start (the app is launched with it), so every snapshot carries it.
+      streamingId: streamingIdOf(sessionId),
       playerId: `player_${sessionId.slice('session_'.length)}`,
       maxRunTime: project.settings.maxRunTime,
       endReason: undefined,
@@ -133,7 +134,7 @@ export class SessionService {
   place(sessionId: string, workerId: string, project: Project): SessionRecord {
     const s = this.get(sessionId);
     this.queues.remove(s.projectId, sessionId);
-    const streamingId = `streamer_${sessionId.slice('session_'.length)}`;
+    const streamingId = s.streamingId ?? streamingIdOf(sessionId);
     const placed = this.move({ ...s, assignedWorker: workerId, streamingId }, 'Starting', undefined);
     const settings = project.settings;
     this.registry.sendCommand(workerId, {
@@ -367,7 +368,7 @@ export class SessionService {
   private move(s: SessionRecord, to: SessionStatus, reason: string | undefined): SessionRecord {
     if (!canMoveSession(s.status, to)) throw new Error(`session ${s.sessionId}: ${s.status} → ${to} is not allowed`);
     const next: SessionRecord = { ...s, status: to, endReason: s.endReason ?? reason, updatedAt: this.clock.now() };
-    this.repo.update(next, snapshotOf(next));
+    this.repo.update(next, SNAPSHOT_STATUSES.has(to) ? snapshotOf(next) : undefined);
     const live = this.liveByProject.get(s.projectId);
     if (live !== undefined) this.liveByProject.set(s.projectId, live + Number(isLive(to)) - Number(isLive(s.status)));
     this.events.record('session.status', { sessionId: s.sessionId, projectId: s.projectId, workerId: s.assignedWorker }, { status: to, reason });
@@ -386,6 +387,11 @@ export class SessionService {
 }
 
 /** The spec's snapshot `data` for a session in its current state. */
+/** The Pixel Streaming streamer id a session's app is launched with. */
+function streamingIdOf(sessionId: string): string {
+  return `streamer_${sessionId.slice('session_'.length)}`;
+}
+
 export function snapshotOf(s: SessionRecord): SnapshotData {
   const data: SnapshotData = {
     sessionId: s.sessionId,

@@ -1,5 +1,5 @@
 // The session status table (spec: Enqueued, Starting, Running, Terminating, Terminated).
-// Every change is asked of this table and recorded as a snapshot row.
+// Every change is asked of this table; the ones in SNAPSHOT_STATUSES are recorded as snapshot rows.
 
 export const SESSION_STATUSES = ['Enqueued', 'Starting', 'Running', 'Terminating', 'Terminated'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -12,6 +12,13 @@ export const SESSION_TRANSITIONS: Readonly<Record<SessionStatus, readonly Sessio
   Terminating: ['Terminated'],
   Terminated: [],
 };
+
+/**
+ * Statuses written as snapshot rows. The spec: "The snapshot order recorded for a normal session
+ * is Enqueued, Starting, Running, Terminated". Terminating is a status of the session (its slot
+ * is still held, it is not live, the admin CLI shows it) but not a recorded snapshot.
+ */
+export const SNAPSHOT_STATUSES: ReadonlySet<SessionStatus> = new Set<SessionStatus>(['Enqueued', 'Starting', 'Running', 'Terminated']);
 
 export function canMoveSession(from: SessionStatus, to: SessionStatus): boolean {
   return SESSION_TRANSITIONS[from].includes(to);
