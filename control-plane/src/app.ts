@@ -151,7 +151,12 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     events,
     webhooks,
     buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds),
-    fairUse: new FairUse(clock, { burst: config.limits.fairUseBurst, refillPerSecond: config.limits.fairUsePerSecond }),
+    fairUse: new FairUse(clock, {
+      burst: config.limits.fairUseBurst,
+      refillPerSecond: config.limits.fairUsePerSecond,
+      addressBurst: config.limits.fairUseAddressBurst,
+      addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
+    }),
     urlPolicy,
     clock,
     ids,

@@ -41,7 +41,7 @@ describe('loadControlPlaneConfig defaults', () => {
     const c = loadControlPlaneConfig({ overrides: TOKENS });
     expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, trustProxy: [] });
     expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051 });
-    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 });
@@ -115,7 +115,7 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     expect(c.agentJoinToken).toBe(JOIN);
     expect(c.dataDir).toBe(join(dir, 'data'));
     expect(c.network.allowPrivateUrls).toBe(true);
-    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50, fairUseBurst: 60, fairUsePerSecond: 5 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20 });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 5, leaseSeconds: 15 });
     expect(c.publicUrls.api).toBe('https://api.example.com');
     expect(c.logLevel).toBe('warn');

@@ -43,9 +43,13 @@ const schema = z
         fairUseBurst: z.number().int().min(1).default(60),
         /** Tokens added to that bucket per second. */
         fairUsePerSecond: z.number().positive().default(5),
+        /** Fair use per client address alone, whatever the userId (so a new userId per request buys nothing). */
+        fairUseAddressBurst: z.number().int().min(1).default(240),
+        /** Tokens added to that bucket per second. */
+        fairUseAddressPerSecond: z.number().positive().default(20),
       })
       .strict()
-      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5 }),
+      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20 }),
     workers: z
       .object({
         heartbeatIntervalSeconds: z.number().int().min(1).default(10),
@@ -89,6 +93,8 @@ const envLeaves = {
   'limits.analyticsReadsPerMinute': 'number',
   'limits.fairUseBurst': 'number',
   'limits.fairUsePerSecond': 'number',
+  'limits.fairUseAddressBurst': 'number',
+  'limits.fairUseAddressPerSecond': 'number',
   'workers.heartbeatIntervalSeconds': 'number',
   'workers.leaseSeconds': 'number',
   'viewers.resumeGraceSeconds': 'number',

@@ -34,7 +34,7 @@ let counter = 0;
 export async function startApiFixture(options: { clock?: Clock; overrides?: Record<string, unknown> } = {}): Promise<ApiFixture> {
   const t = await startTestControlPlane({
     ...(options.clock ? { clock: options.clock } : {}),
-    overrides: { limits: { fairUseBurst: 100_000, fairUsePerSecond: 100_000 }, ...options.overrides },
+    overrides: { limits: { fairUseBurst: 100_000, fairUsePerSecond: 100_000, fairUseAddressBurst: 100_000, fairUseAddressPerSecond: 100_000 }, ...options.overrides },
   });
   const keys: string[] = [];
   const user = () => {

@@ -196,7 +196,7 @@ describe('the build-call window (one accepted call per 120 s per user, shared)',
   });
 
   it('names the configured window in the message', async () => {
-    const short = await startApiFixture({ overrides: { limits: { buildCallWindowSeconds: 60, fairUseBurst: 1000, fairUsePerSecond: 1000 } } });
+    const short = await startApiFixture({ overrides: { limits: { buildCallWindowSeconds: 60, fairUseBurst: 1000, fairUsePerSecond: 1000, fairUseAddressBurst: 1000, fairUseAddressPerSecond: 1000 } } });
     try {
       const a = short.account();
       expect((await short.post('/projects/upload-file', upload(a))).statusCode).toBe(201);

@@ -1,6 +1,6 @@
 // POST /projects/enable, /projects/disable and /projects/end-session: idempotent control
-// actions with the write rules; disabling ends the project's sessions. Plus the fair-use bucket
-// on GET routes and the OpenAPI document.
+// actions with the write rules; disabling ends the project's sessions. Plus the fair-use buckets
+// (per address and userId, per address alone) and the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS, ManualClock } from '@pixelfleet/control-plane';
 import { seedSession, sessionStatus } from '../support/seed';
@@ -9,14 +9,17 @@ import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixt
 let f: ApiFixture;
 const clock = new ManualClock();
 let limited: ApiFixture;
+let addressLimited: ApiFixture;
 
 beforeAll(async () => {
   f = await startApiFixture();
   limited = await startApiFixture({ clock, overrides: { limits: { fairUseBurst: 3, fairUsePerSecond: 0.5 } } });
+  addressLimited = await startApiFixture({ clock, overrides: { limits: { fairUseBurst: 100, fairUsePerSecond: 100, fairUseAddressBurst: 4, fairUseAddressPerSecond: 1 } } });
 });
 afterAll(async () => {
   await f.close();
   await limited.close();
+  await addressLimited.close();
 });
 
 const message = (name: keyof typeof HTTP_ERRORS) => ({ message: HTTP_ERRORS[name].message });
@@ -69,7 +72,7 @@ describe('POST /projects/end-session', () => {
   });
 });
 
-describe('fair use on GET routes (token bucket per client address and userId)', () => {
+describe('fair use (token buckets per client address and userId, and per address alone)', () => {
   it('answers 429 with Retry-After once the bucket is empty, and refills over time', async () => {
     const a = limited.account();
     const b = limited.account();
@@ -86,9 +89,27 @@ describe('fair use on GET routes (token bucket per client address and userId)', 
     expect((await limited.get(`/projects/userStats/${a.projectId}`, q)).statusCode).toBe(429);
   });
 
-  it('leaves POST routes to the build-call window', async () => {
+  it('counts writes too, with the userId from the JSON body', async () => {
     const a = limited.account();
-    for (let i = 0; i < 5; i++) expect((await limited.post('/projects/enable', body(a))).statusCode).toBe(200);
+    const b = limited.account();
+    for (let i = 0; i < 3; i++) expect((await limited.post('/projects/enable', body(a))).statusCode).toBe(200);
+    const refused = await limited.post('/projects/disable', body(a));
+    expect(answer(refused)).toEqual([429, { message: 'Too many requests. Try again in 2 seconds.' }]);
+    expect(refused.headers['retry-after']).toBe('2');
+    expect(limited.t.cp.db.prepare('SELECT enabled FROM projects WHERE id = ?').get(a.projectId)).toEqual({ enabled: 1 }); // refused before it ran
+    expect((await limited.post('/projects/enable', body(b))).statusCode).toBe(200);
+  });
+
+  it("refuses a flood from one address even when every request names another userId", async () => {
+    const a = addressLimited.account();
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await addressLimited.get(`/projects/userStats/${a.projectId}`, { userId: `usr_made_up_${i}`, apikey: a.apiKey })).statusCode);
+    expect(statuses.slice(0, 4).every((s) => s !== 429)).toBe(true);
+    const refused = await addressLimited.get(`/projects/userStats/${a.projectId}`, { userId: a.userId, apikey: a.apiKey });
+    expect(answer(refused)).toEqual([429, { message: 'Too many requests. Try again in 1 seconds.' }]);
+    expect((await addressLimited.post('/projects/enable', body(a))).statusCode).toBe(429);
+    clock.advance(1_000);
+    expect((await addressLimited.get(`/projects/userStats/${a.projectId}`, { userId: a.userId, apikey: a.apiKey })).statusCode).toBe(200);
   });
 });
 

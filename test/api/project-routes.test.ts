@@ -31,6 +31,12 @@ describe('GET /projects/userStats/{projectId}', () => {
     expect(answer(res)).toEqual([200, { liveUser: 2, queueUser: 1 }]);
   });
 
+  it('answers the 400 row when projectId is left out of the path', async () => {
+    for (const path of ['/projects/userStats', '/projects/userStats/']) {
+      expect(answer(await f.get(path, { userId: a.userId, apikey: a.apiKey }))).toEqual([400, { message: 'projectId, userId and apikey are required' }]);
+    }
+  });
+
   it('follows every row of the spec table, in the spec precedence', async () => {
     const { userId, apiKey, projectId } = a;
     const rows: [string, string, Record<string, string>, number, string][] = [
@@ -135,10 +141,11 @@ describe('GET /projects/projects-status', () => {
   });
 
   it('follows every row of the spec table, in the spec precedence', async () => {
-    const rows: [string, Record<string, string>, number, string][] = [
+    const rows: [string, Record<string, string | string[]>, number, string][] = [
       ['userId omitted', { apikey: a.apiKey }, 400, 'User ID is required'],
       ['userId empty', { userId: '', apikey: a.apiKey }, 400, 'User ID is required'],
       ['userId omitted, no key', {}, 400, 'User ID is required'],
+      ['userId omitted, apikey given twice', { apikey: [a.apiKey, a.apiKey] }, 400, 'User ID is required'],
       ['unknown user', { userId: 'usr_nobody', apikey: a.apiKey }, 401, 'Invalid User'],
       ['apikey missing', { userId: a.userId }, 401, 'Unauthorized: Invalid API Key'],
       ['apikey wrong', { userId: a.userId, apikey: 'pfk_wrong' }, 401, 'Unauthorized: Invalid API Key'],
@@ -169,6 +176,13 @@ describe('GET /projects/projects-status', () => {
 describe('the HTTP edge', () => {
   it('answers an unknown route with 404 JSON', async () => {
     expect(answer(await f.inject({ method: 'GET', url: '/api/projects/nothing/here/at/all' }))).toEqual([404, message('routeNotFound')]);
+  });
+
+  it('never logs a key sent under an encoded or differently cased parameter name', async () => {
+    const res = await f.inject({ method: 'GET', url: `/api/projects/userStats/${a.projectId}?userId=${a.userId}&api%6Bey=${a.apiKey}` });
+    expect(res.statusCode).toBe(200); // the query parser decodes the name: it authenticates
+    await f.inject({ method: 'GET', url: `/api/projects/projects-status?userId=${a.userId}&APIKEY=${a.apiKey}` });
+    expectNoKeysLogged(f);
   });
 
   it('never logs a key (full run of this file)', () => {

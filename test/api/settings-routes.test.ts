@@ -81,12 +81,21 @@ describe('PATCH /projects/{projectId}/settings', () => {
     expect(f.t.cp.accounts.requireProject(a.projectId).settings).toMatchObject({ codec: 'VP9', resX: 1280, maxRunTime: 30 });
   });
 
+  it('accepts the projectId in the body too when it names the project of the path', async () => {
+    const a = f.account();
+    const res = await f.patch(`/projects/${a.projectId}/settings`, { ...creds(a), projectId: a.projectId, fps: 24 });
+    expect(res.statusCode).toBe(200);
+    expect(f.t.cp.accounts.requireProject(a.projectId).settings.fps).toBe(24);
+  });
+
   it('refuses with 400 naming the field: region, allowedUsers, unknown fields, wrong case, odd sizes, bitrate conflicts', async () => {
     const a = f.account();
     const cases: [Record<string, unknown>, string][] = [
       [{ region: 'us-east-1' }, 'Invalid field: region cannot be changed'],
       [{ allowedUsers: ['usr_x'] }, 'Invalid field: allowedUsers cannot be changed'],
       [{ colour: 'blue' }, 'Invalid field: colour is not a setting'],
+      [{ projectId: 'prj_another', fps: 30 }, 'Invalid field: projectId must match the project in the path'],
+      [{ projectId: a.projectId }, 'No settings to update'],
       [{ codec: 'H264', region: 'europe' }, 'Invalid field: region cannot be changed'],
       [{ codec: 'h264' }, 'Invalid field: codec must be one of H264, VP8, VP9, AV1 (case-sensitive)'],
       [{ codec: 264 }, 'Invalid field: codec must be one of H264, VP8, VP9, AV1 (case-sensitive)'],

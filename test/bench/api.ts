@@ -233,7 +233,7 @@ async function main(): Promise<void> {
       adminToken: 'bench-admin-token-0123456789abcdef',
       agentJoinToken: 'bench-join-token-0123456789abcdef',
       // The fair-use hook still runs on every request; its bucket is big enough for the load.
-      limits: { fairUseBurst: 10_000_000, fairUsePerSecond: 10_000_000 },
+      limits: { fairUseBurst: 10_000_000, fairUsePerSecond: 10_000_000, fairUseAddressBurst: 10_000_000, fairUseAddressPerSecond: 10_000_000 },
       logLevel: 'info',
     },
   });

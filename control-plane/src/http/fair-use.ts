@@ -1,14 +1,26 @@
-// Fair-use protection of the build & project API's GET routes: a token bucket per client
-// address and userId (`limits.fairUseBurst` requests at once, refilled at
-// `limits.fairUsePerSecond`), so a polling loop cannot starve the service. 429 + Retry-After.
+// Fair-use protection of the build & project API (every route, reads and writes): token buckets,
+// so a polling loop or a flood cannot starve the service. Each request takes a token from its
+// client address's bucket (`limits.fairUseAddressBurst` at once, refilled at
+// `limits.fairUseAddressPerSecond`: a new userId per request buys nothing) and from its
+// (address, userId) bucket (`limits.fairUseBurst`, `limits.fairUsePerSecond`). 429 + Retry-After.
+// It runs before authentication and the build-call window (architecture: "runs first").
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
 import type { Clock } from '../lib/clock';
 
 export interface FairUseOptions {
-  /** Bucket size: requests allowed back to back. */
+  /** (address, userId) bucket size: requests allowed back to back. */
   burst: number;
-  /** Tokens added per second. */
+  /** Tokens added to it per second. */
+  refillPerSecond: number;
+  /** Client address bucket size, whatever the userId. */
+  addressBurst: number;
+  /** Tokens added to it per second. */
+  addressRefillPerSecond: number;
+}
+
+interface BucketSize {
+  burst: number;
   refillPerSecond: number;
 }
 
@@ -28,13 +40,36 @@ export class FairUse {
     private readonly options: FairUseOptions,
   ) {}
 
-  /** Takes a token for the key; returns the seconds to wait when the bucket is empty. */
-  take(key: string): number | undefined {
+  /** Takes a token from a (client address, userId) bucket; returns the seconds to wait when it is empty. */
+  take(address: string, userId: string): number | undefined {
+    return this.takeFrom(`u ${address} ${userId}`, { burst: this.options.burst, refillPerSecond: this.options.refillPerSecond });
+  }
+
+  /** Takes a token from a client address's own bucket; returns the seconds to wait when it is empty. */
+  takeForAddress(address: string): number | undefined {
+    return this.takeFrom(`a ${address}`, { burst: this.options.addressBurst, refillPerSecond: this.options.addressRefillPerSecond });
+  }
+
+  /** onRequest hook: the address bucket for every request, and the (address, userId) bucket for reads (userId in the query). */
+  readonly onRequest = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    const query = req.query as Record<string, unknown> | undefined;
+    const wait = this.takeForAddress(req.ip) ?? (isRead(req) ? this.take(req.ip, typeof query?.userId === 'string' ? query.userId : '') : undefined);
+    done(refusal(wait));
+  };
+
+  /** preValidation hook: the (address, userId) bucket for writes, whose userId is in the JSON body (parsed by now). */
+  readonly preValidation = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (isRead(req)) return done();
+    const body = req.body as Record<string, unknown> | null | undefined;
+    done(refusal(this.take(req.ip, typeof body?.userId === 'string' ? body.userId : '')));
+  };
+
+  private takeFrom(key: string, size: BucketSize): number | undefined {
     const now = this.clock.now();
-    const b = this.refilled(this.buckets.get(key), now);
+    const b = refilled(this.buckets.get(key), now, size);
     if (b.tokens < 1) {
       this.buckets.set(key, b);
-      return Math.max(1, Math.ceil((1 - b.tokens) / this.options.refillPerSecond));
+      return Math.max(1, Math.ceil((1 - b.tokens) / size.refillPerSecond));
     }
     b.tokens -= 1;
     if (!this.buckets.has(key) && this.buckets.size >= MAX_BUCKETS) this.prune(now);
@@ -42,22 +77,23 @@ export class FairUse {
     return undefined;
   }
 
-  /** onRequest hook for GET routes; the bucket key is the client address plus `userId`. */
-  readonly hook = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return done();
-    const query = req.query as Record<string, unknown> | undefined;
-    const userId = typeof query?.userId === 'string' ? query.userId : '';
-    const wait = this.take(`${req.ip} ${userId}`);
-    done(wait === undefined ? undefined : new ApiError('fairUseRateLimited', { seconds: wait }, { 'retry-after': String(wait) }));
-  };
-
-  private refilled(b: Bucket | undefined, now: number): Bucket {
-    if (!b) return { tokens: this.options.burst, at: now };
-    const tokens = Math.min(this.options.burst, b.tokens + ((now - b.at) / 1000) * this.options.refillPerSecond);
-    return { tokens, at: now };
-  }
-
   private prune(now: number): void {
-    for (const [key, b] of this.buckets) if (this.refilled(b, now).tokens >= this.options.burst) this.buckets.delete(key);
+    for (const [key, b] of this.buckets) {
+      const size = key.startsWith('a ') ? { burst: this.options.addressBurst, refillPerSecond: this.options.addressRefillPerSecond } : this.options;
+      if (refilled(b, now, size).tokens >= size.burst) this.buckets.delete(key);
+    }
   }
+}
+
+function isRead(req: FastifyRequest): boolean {
+  return req.method === 'GET' || req.method === 'HEAD';
+}
+
+function refusal(wait: number | undefined): ApiError | undefined {
+  return wait === undefined ? undefined : new ApiError('fairUseRateLimited', { seconds: wait }, { 'retry-after': String(wait) });
+}
+
+function refilled(b: Bucket | undefined, now: number, size: BucketSize): Bucket {
+  if (!b) return { tokens: size.burst, at: now };
+  return { tokens: Math.min(size.burst, b.tokens + ((now - b.at) / 1000) * size.refillPerSecond), at: now };
 }

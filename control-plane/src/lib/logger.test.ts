@@ -173,6 +173,13 @@ describe('redactUrl', () => {
     expect(redactUrl('/a?token=&b=2')).toBe('/a?token=[Redacted]&b=2');
   });
 
+  it('compares names decoded and case-insensitively (the query parser decodes api%6Bey to apikey)', () => {
+    expect(redactUrl('/a?userId=u&api%6Bey=S1')).toBe('/a?userId=u&api%6Bey=[Redacted]');
+    expect(redactUrl('/a?APIKEY=S2&x=1')).toBe('/a?APIKEY=[Redacted]&x=1');
+    expect(redactUrl('/a?x-api-key=S3&ViewerToken=S4')).toBe('/a?x-api-key=[Redacted]&ViewerToken=[Redacted]');
+    expect(redactUrl('/a?%E0%A4%A=1&apikey=S5')).toBe('/a?%E0%A4%A=1&apikey=[Redacted]'); // a malformed escape elsewhere changes nothing
+  });
+
   it('leaves URLs without secret parameters unchanged', () => {
     expect(redactUrl('/share/abc?userId=u&mytoken=visible')).toBe('/share/abc?userId=u&mytoken=visible');
     expect(redactUrl('/token=notaquery')).toBe('/token=notaquery');

@@ -70,11 +70,27 @@ function redactLogObject(object: Record<string, unknown>): Record<string, unknow
   return redactSecrets(object, 0, SERIALIZED_KEYS);
 }
 
-const SECRET_QUERY = /([?&](?:apikey|apiKey|token|viewerToken)=)[^&#]*/g;
+/** Query parameter names whose values are secrets, lower-cased. */
+const SECRET_QUERY_NAMES: ReadonlySet<string> = new Set(['apikey', 'api_key', 'x-api-key', 'token', 'viewertoken']);
+const QUERY_PARAM = /([?&])([^=&#]*)=([^&#]*)/g;
 
-/** Removes secret query parameters (e.g. `apikey`) from a URL before it is logged. */
+/**
+ * Removes secret query parameters (e.g. `apikey`) from a URL before it is logged. Names are
+ * compared decoded and case-insensitively: the query parser decodes `api%6Bey` to `apikey` (it
+ * authenticates), and a key sent as `APIKEY` by mistake is still a key.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[Redacted]');
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  return url.slice(0, query) + url.slice(query).replace(QUERY_PARAM, (param, sep: string, name: string) => (SECRET_QUERY_NAMES.has(decodedName(name)) ? `${sep}${name}=[Redacted]` : param));
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return name.toLowerCase();
+  }
 }
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

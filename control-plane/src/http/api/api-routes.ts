@@ -14,7 +14,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.register(
     (api, _opts, done) => {
       api.setValidatorCompiler(() => () => true);
-      api.addHook('onRequest', deps.fairUse.hook);
+      api.addHook('onRequest', deps.fairUse.onRequest);
+      api.addHook('preValidation', deps.fairUse.preValidation);
       registerProjectRoutes(api, deps);
       registerBuildRoutes(api, deps);
       registerSettingsRoutes(api, deps);

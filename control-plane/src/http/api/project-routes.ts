@@ -36,14 +36,20 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
       },
     },
     (req) => {
+      // userId first: its absence is the spec's row, whatever else is wrong with the query.
       const userId = queryParam(req.query, 'userId');
-      const apikey = queryParam(req.query, 'apikey');
       if (userId === undefined) throw new ApiError('userIdRequired');
+      const apikey = queryParam(req.query, 'apikey');
       deps.auth.verifyUserKey(userId, apikey);
       const projects = deps.projects.listByOwner(userId).map((p) => ({ _id: p.projectId, name: p.name, status: p.enabled, subscriptionStatus: p.subscriptionStatus }));
       return { totalProjects: projects.length, projects };
     },
   );
+
+  // The same route with its projectId left out: the spec's 400 row, not a 404 for an unknown route.
+  app.get('/projects/userStats', { logLevel: POLLED_ROUTE_LOG_LEVEL, schema: { hide: true } }, () => {
+    throw new ApiError('userStatsParamsRequired');
+  });
 
   app.get(
     '/projects/userStats/:projectId',

@@ -63,9 +63,15 @@ interface Patch {
   settings: Partial<ProjectSettings>;
 }
 
-function parsePatch(body: Record<string, unknown>): Patch {
+/**
+ * The body minus its credentials, read against the allow-list. A `projectId` may travel in the body
+ * too, as on the POST routes (spec: "apiKey and userId travel in the JSON body together with
+ * projectId"), but only naming the project of the path.
+ */
+function parsePatch(body: Record<string, unknown>, projectId: string): Patch {
   const patch: Patch = { settings: {} };
-  const fields = Object.keys(body).filter((k) => k !== 'apiKey' && k !== 'userId');
+  if (body.projectId !== undefined && body.projectId !== projectId) throw bad('Invalid field: projectId must match the project in the path');
+  const fields = Object.keys(body).filter((k) => k !== 'apiKey' && k !== 'userId' && k !== 'projectId');
   for (const field of fields) {
     if ((FIXED_FIELDS as readonly string[]).includes(field)) throw bad(`Invalid field: ${field} cannot be changed`);
     if (!(SETTING_NAMES as string[]).includes(field)) throw bad(`Invalid field: ${field} is not a setting`);
@@ -160,7 +166,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
       const body = bodyObject(req.body);
       const { apiKey, userId } = bodyCredentials(req, body);
       const projectId = queryParam(req.params, 'projectId') ?? '';
-      const patch = parsePatch(body);
+      const patch = parsePatch(body, projectId);
       deps.auth.verifyKeyOwner(apiKey, userId);
       const { project } = deps.access.require(userId, projectId, 'write', 'forbidden');
       const settings: ProjectSettings = { ...project.settings, ...patch.settings };
