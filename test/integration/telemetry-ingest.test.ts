@@ -1,15 +1,17 @@
 // Telemetry ingest from the viewer page: rows shaped as the spec's telemetry rows, authenticated
 // by the session's viewer token, stored as received; every refusal is JSON with a message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '@pixelfleet/control-plane';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 
+const clock = new ManualClock(Date.now());
 let t: TestControlPlane;
 let sessionId: string;
 let viewerToken: string;
 let url: string;
 
 beforeAll(async () => {
-  t = await startTestControlPlane();
+  t = await startTestControlPlane({ clock });
   const owner = t.cp.accounts.createUser('telemetry@example.com');
   const project = t.cp.accounts.createProject(owner.userId, 'T', 'europe');
   ({ session: { sessionId }, viewerToken } = t.cp.sessions.create(t.cp.accounts.requireProject(project.projectId)));
@@ -74,6 +76,19 @@ describe('POST /api/v1/telemetry', () => {
     expect([badBeacon.status, await badBeacon.json()]).toEqual([400, { message: 'Malformed JSON body' }]);
     const huge = await post({ sessionId, viewerToken, rows: [statsRow], pad: 'x'.repeat(1_100_000) });
     expect([huge.status, await huge.json()]).toEqual([413, { message: 'Request body is too large' }]);
+  });
+
+  // Last of the posting tests: it moves the shared clock past the grace of every session here.
+  it("takes a session's last rows for 2 minutes after it ended, then answers 410", async () => {
+    const owner = t.cp.accounts.createUser('telemetry-ended@example.com');
+    const project = t.cp.accounts.requireProject(t.cp.accounts.createProject(owner.userId, 'Ended', 'europe').projectId);
+    const ended = t.cp.sessions.create(project);
+    t.cp.sessions.end(ended.session.sessionId, 'viewerLeft');
+    const body = { sessionId: ended.session.sessionId, viewerToken: ended.viewerToken, rows: [statsRow] };
+    clock.advance(2 * 60_000);
+    expect((await post(body)).status).toBe(204);
+    clock.advance(1);
+    expect(await post(body).then(statusAndBody)).toEqual([410, { message: 'Session has ended' }]);
   });
 
   it('never logs the viewer token', () => {

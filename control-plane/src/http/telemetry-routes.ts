@@ -12,6 +12,12 @@ export const MAX_ROWS_PER_BATCH = 200;
 /** Rows kept per session; a 2-hour session at one statistics row per 5 s is ~1,500. */
 export const MAX_ROWS_PER_SESSION = 20_000;
 const MAX_ROW_BYTES = 4096;
+/**
+ * How long after its session ended a viewer token still posts rows: the page's last rows leave as
+ * the socket closes (sendBeacon on unload). After that the token is spent, so one share visit
+ * cannot keep writing rows forever.
+ */
+export const TELEMETRY_AFTER_END_MS = 2 * 60_000;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 interface Body {
@@ -73,6 +79,9 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
       }
       if (token === undefined || !deps.sessions.viewerTokenMatches(session.sessionId, token)) {
         return reply.status(401).send({ message: 'Invalid viewer token' });
+      }
+      if (session.status === 'Terminated' && deps.clock.now() - session.updatedAt > TELEMETRY_AFTER_END_MS) {
+        return reply.status(410).send({ message: 'Session has ended' });
       }
       for (const row of req.body.rows) {
         const problem = telemetryRowProblem(row);
