@@ -166,4 +166,25 @@ describe('UploadSessionLogs', () => {
     expect(t.cp.db.prepare('SELECT COUNT(*) AS n FROM log_files WHERE session_id = ?').get(sessionId)).toEqual({ n: 0 });
     client.close();
   });
+
+  it('stores a file name once per session (a retry gets the stored record) and at most 8 files per session', async () => {
+    const client = new agentV1.AgentServiceClient(t.started.grpcAddress, credentials.createInsecure());
+    const worker = await enroll(client);
+    const { projectId } = seedProject(t.cp);
+    const sessionId = seedSession(t.cp, { projectId, status: 'Running', workerId: worker.workerId });
+    const file = (fileName: string, text: string): agentV1.UploadSessionLogsRequest[] => [
+      { part: { $case: 'header', value: { sessionId, fileName, fileSize: text.length } } },
+      { part: { $case: 'chunk', value: gzipSync(text) } },
+    ];
+    const first = await upload(client, worker.workerToken, file('Demo.log', 'first'));
+    const retry = await upload(client, worker.workerToken, file('Demo.log', 'first'));
+    expect(retry).toEqual(first);
+    for (let i = 1; i < 8; i++) await upload(client, worker.workerToken, file(`extra-${i}.log`, `text ${i}`));
+    await expect(upload(client, worker.workerToken, file('ninth.log', 'one too many'))).rejects.toMatchObject({
+      code: status.FAILED_PRECONDITION,
+      details: `session ${sessionId} already has 8 log files`,
+    });
+    expect(t.cp.db.prepare('SELECT COUNT(*) AS n FROM log_files WHERE session_id = ?').get(sessionId)).toEqual({ n: 8 });
+    client.close();
+  });
 });

@@ -2,7 +2,7 @@
 // stored in the blob store and recorded for the analytics API.
 import type { Clock } from '../lib/clock';
 import type { IdSource } from '../lib/ids';
-import { DomainError, invalid, notFound } from '../errors';
+import { DomainError, invalid, notFound, precondition } from '../errors';
 import { BlobTooLargeError, type BlobStore } from '../blobs/blob-store';
 import type { LogFileRecord, LogFilesRepository } from '../repositories/log-files';
 import type { SessionsRepository } from '../repositories/sessions';
@@ -13,6 +13,8 @@ export type LogUploadPart =
 
 /** Largest compressed log accepted, in bytes (engine logs compress ~10:1; 256 MiB is generous). */
 export const MAX_LOG_GZ_BYTES = 256 * 1024 * 1024;
+/** Log files kept per session (the agent sends the -ABSLOG file and the captured output: 2–3). */
+export const MAX_LOG_FILES_PER_SESSION = 8;
 const SAFE_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,199}$/;
 const GZIP_MAGIC = [0x1f, 0x8b];
 
@@ -35,6 +37,11 @@ export class LogUploads {
     const session = this.sessions.findById(header.sessionId);
     if (!session) throw notFound(`session ${header.sessionId} not found`);
     if (session.assignedWorker !== workerId) throw new DomainError('forbidden', `session ${header.sessionId} did not run on this worker`);
+    const stored = this.logFiles.listBySession(session.sessionId);
+    // A retry whose first attempt was stored (its answer lost) gets that record: nothing twice.
+    const same = stored.find((r) => r.fileName === header.fileName);
+    if (same) return same;
+    if (stored.length >= MAX_LOG_FILES_PER_SESSION) throw precondition(`session ${session.sessionId} already has ${MAX_LOG_FILES_PER_SESSION} log files`);
 
     let checkedMagic = false;
     async function* chunks(): AsyncGenerator<Uint8Array> {
