@@ -4,8 +4,8 @@ import type { ControlPlane } from '@pixelfleet/control-plane';
 
 let counter = 0;
 
-/** Inserts a session in the given status, assigned to a worker from Starting on. */
-export function seedSession(cp: ControlPlane, s: { projectId: string; status: 'Enqueued' | 'Starting' | 'Running'; workerId?: string }): string {
+/** Inserts a session in the given status, assigned to a worker from Starting on (or ended on one). */
+export function seedSession(cp: ControlPlane, s: { projectId: string; status: 'Enqueued' | 'Starting' | 'Running' | 'Terminated'; workerId?: string }): string {
   counter += 1;
   const sessionId = `session_${Date.now()}_${counter}`;
   const now = Date.now();
