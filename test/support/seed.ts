@@ -18,6 +18,23 @@ export function seedSession(cp: ControlPlane, s: { projectId: string; status: 'E
   return sessionId;
 }
 
+/**
+ * Inserts `count` Terminated sessions of the project in one statement, each newer than every
+ * session seeded before: history that costs milliseconds to make.
+ */
+export function seedEndedSessions(cp: ControlPlane, projectId: string, count: number): void {
+  counter += 1;
+  const batch = counter;
+  const after = Date.now() + 1_000;
+  cp.db
+    .prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+       INSERT INTO sessions (id, project_id, region, status, end_reason, created_at, updated_at)
+       SELECT 'session_' || ? || '_' || i, ?, 'europe', 'Terminated', 'viewer left', ? + i, ? + i FROM n`,
+    )
+    .run(count, `${after}${batch}`, projectId, after, after);
+}
+
 /** A user and a project in europe, through the real account service. */
 export function seedProject(cp: ControlPlane): { userId: string; projectId: string } {
   counter += 1;

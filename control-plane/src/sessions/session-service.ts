@@ -192,6 +192,11 @@ export class SessionService {
     return ended;
   }
 
+  /** Ends every session of the project that has not begun ending, however old (project disabled). */
+  endProjectSessions(projectId: string, cause: SessionEndCause): SessionRecord[] {
+    return this.repo.listNotEndingOfProject(projectId).map((s) => this.end(s.sessionId, cause));
+  }
+
   /** At start: sessions of a previous run whose viewers are gone cannot continue. */
   endOrphansAtStart(): void {
     for (const s of this.repo.listNotTerminated()) {
