@@ -69,3 +69,23 @@ export class ApiError extends Error {
     this.status = HTTP_ERRORS[entry].status;
   }
 }
+
+/**
+ * Why a webhook delivery failed, as test-webhook tells its caller. Generic on purpose: socket and
+ * TLS errors name addresses and ports (`connect ECONNREFUSED 10.0.0.7:5432`), which would let a
+ * caller map the internal network. The detail goes only to the server log and the
+ * webhook_deliveries row, which only operators read.
+ */
+export const WEBHOOK_DELIVERY_FAILURES = {
+  refused: 'the webhook URL was refused by the outbound URL policy',
+  unreachable: 'the webhook endpoint could not be reached',
+  timedOut: 'the webhook endpoint timed out',
+  rejected: 'the webhook endpoint answered {status}',
+} as const satisfies Record<string, string>;
+
+export type WebhookDeliveryFailure = keyof typeof WEBHOOK_DELIVERY_FAILURES;
+
+/** The caller's sentence for a failed delivery; `statusCode` fills `rejected`'s `{status}`. */
+export function webhookDeliveryFailureMessage(failure: WebhookDeliveryFailure, statusCode: number | undefined): string {
+  return WEBHOOK_DELIVERY_FAILURES[failure].replace('{status}', String(statusCode ?? 0));
+}

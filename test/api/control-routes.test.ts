@@ -3,7 +3,7 @@
 // (per address and userId, per address alone) and the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS, ManualClock } from '@pixelfleet/control-plane';
-import { seedSession, sessionStatus } from '../support/seed';
+import { seedEndedSessions, seedSession, sessionStatus } from '../support/seed';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
 let f: ApiFixture;
@@ -35,6 +35,18 @@ describe('POST /projects/enable and /projects/disable', () => {
     expect(list.projects[0]?.status).toBe(false);
     for (let i = 0; i < 2; i++) expect(answer(await f.post('/projects/enable', body(a)))).toEqual([200, { projectId: a.projectId, status: true }]);
     expect(f.t.cp.accounts.requireProject(a.projectId).enabled).toBe(true);
+  });
+
+  it('disable ends a Running session however many newer sessions the project has', async () => {
+    const a = f.account();
+    const { workerId } = f.t.cp.registry.enroll({ hostname: 'w', region: 'europe', slots: 1, agentVersion: 't' });
+    const old = seedSession(f.t.cp, { projectId: a.projectId, status: 'Running', workerId });
+    seedEndedSessions(f.t.cp, a.projectId, 10_001);
+    expect(answer(await f.post('/projects/disable', body(a)))).toEqual([200, { projectId: a.projectId, status: false }]);
+    // It has an app on a worker: Terminating until the agent confirms the stop, already counted as ended.
+    expect(sessionStatus(f.t.cp, old)).toEqual({ status: 'Terminating', endReason: 'project disabled' });
+    const stops = f.t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession'").all(workerId) as { payload: string }[];
+    expect(stops.map((c) => (JSON.parse(c.payload) as { sessionId: string }).sessionId)).toEqual([old]);
   });
 
   it('apply the write rules', async () => {

@@ -193,8 +193,23 @@ describe('POST /projects/test-webhook and build events', () => {
     await f.patch(`/projects/${a.projectId}/settings`, { ...creds(a), webhookUrl: `${receiverUrl}/fail` });
     const before = received.length;
     const res = await f.post('/projects/test-webhook', { ...creds(a), projectId: a.projectId });
-    expect(answer(res)).toEqual([200, { delivered: false, statusCode: 500, error: 'receiver answered 500', durationMs: expect.any(Number) as number }]);
+    expect(answer(res)).toEqual([200, { delivered: false, statusCode: 500, error: 'the webhook endpoint answered 500', durationMs: expect.any(Number) as number }]);
     expect(received.length).toBe(before + 1);
+  });
+
+  it('answers a generic sentence for an unreachable endpoint: no socket error, address or port', async () => {
+    const a = f.account();
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await f.patch(`/projects/${a.projectId}/settings`, { ...creds(a), webhookUrl: `http://127.0.0.1:${port}/hook` });
+    const res = await f.post('/projects/test-webhook', { ...creds(a), projectId: a.projectId });
+    expect(answer(res)).toEqual([200, { delivered: false, statusCode: null, error: 'the webhook endpoint could not be reached', durationMs: expect.any(Number) as number }]);
+    expect(res.body).not.toContain(String(port));
+    // The detail stays for operators: the delivery row (not readable through the API) keeps it.
+    const rows = f.t.cp.db.prepare('SELECT error FROM webhook_deliveries WHERE project_id = ?').all(a.projectId);
+    expect(rows).toEqual([{ error: `connect ECONNREFUSED 127.0.0.1:${port}` }]);
   });
 
   it('sends build.uploaded when upload-file accepts a build', async () => {

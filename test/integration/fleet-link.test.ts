@@ -101,13 +101,18 @@ describe('control plane restart', () => {
     expect(sessionStatus(t.cp, queued).status).toBe('Enqueued');
   });
 
-  it('stops a session the agent runs but the control plane has ended', async () => {
+  it('stops a session the agent runs but the control plane has ended; ids it never placed there are left alone', async () => {
     const t = await controlPlane();
+    const first = await startTestAgent({ grpcAddress: t.started.grpcAddress });
+    await linkReaches(first.agent, 'connected');
+    const workerId = first.agent.workerId;
+    await first.agent.close();
     const { projectId } = seedProject(t.cp);
-    const ended = seedSession(t.cp, { projectId, status: 'Enqueued' });
-    t.cp.sessions.end(ended, 'viewerLeft');
+    // Ended while the agent was away (its stop long finished), yet the app still runs there.
+    const ended = seedSession(t.cp, { projectId, status: 'Terminated', workerId });
+    const neverPlacedHere = seedSession(t.cp, { projectId, status: 'Terminated' });
     const stopped: string[] = [];
-    const running = [{ sessionId: ended, projectId, startedAtMs: Date.now() }];
+    const running = [ended, neverPlacedHere, 'session_1_1'].map((sessionId) => ({ sessionId, projectId, startedAtMs: Date.now() }));
     const handlers: CommandHandlers = {
       startSession: () => Promise.reject(new CommandFailure('UNSUPPORTED', 'no')),
       stopSession: (c) => {
@@ -121,9 +126,11 @@ describe('control plane restart', () => {
     const finished = new Promise<void>((resolve) =>
       t.cp.registry.subscribe({ commandFinished: (_w, c, ack) => c.kind === 'stopSession' && ack.phase === 'SUCCEEDED' && resolve() }),
     );
-    await agentFor(t, { handlers, inventory: { runningSessions: () => running, cachedBuilds: () => [] } });
+    await agentFor(t, { dataDir: first.dataDir, slots: 2, handlers, inventory: { runningSessions: () => running, cachedBuilds: () => [] } });
     await finished;
     expect(stopped).toEqual([ended]);
+    const stops = t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession'").all(workerId) as { payload: string }[];
+    expect(stops.map((c) => (JSON.parse(c.payload) as { sessionId: string }).sessionId)).toEqual([ended]);
   });
 });
 

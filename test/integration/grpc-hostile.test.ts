@@ -1,10 +1,11 @@
 // Bad and hostile input on the gRPC surface: wrong tokens, impersonation, protocol violations,
-// oversized and undecodable messages. Each gets an error status; the server keeps serving and
-// never logs the tokens it was shown.
+// oversized and undecodable messages, a rogue agent's Hello. Each gets an error status or is
+// ignored; the server keeps serving, stores nothing without bound and never logs the tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { agentV1 } from '@pixelfleet/proto';
 import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
+import { seedProject, seedSession } from '../support/seed';
 
 let t: TestControlPlane;
 let client: agentV1.AgentServiceClient;
@@ -153,5 +154,91 @@ describe('oversized and undecodable messages', () => {
     expect(err.code).toBe(status.INTERNAL);
     raw.close();
     await expect(enroll(TEST_JOIN_TOKEN)).resolves.toHaveProperty('workerToken');
+  });
+});
+
+describe('a rogue Hello', () => {
+  const running = (sessionIds: string[]) => sessionIds.map((sessionId) => ({ sessionId, projectId: 'prj_x', startedAt: new Date() }));
+  const helloWith = (workerId: string, fields: Partial<agentV1.Hello>): agentV1.ConnectRequest => {
+    const m = hello(workerId);
+    if (m.msg?.$case === 'hello') Object.assign(m.msg.value, fields);
+    return m;
+  };
+  const stopsOf = (workerId: string) =>
+    (t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession' ORDER BY seq").all(workerId) as { payload: string }[]).map(
+      (c) => (JSON.parse(c.payload) as { sessionId: string }).sessionId,
+    );
+
+  /** Sends a Hello on a new stream, waits for the Welcome (reconciling is done by then), then cancels the stream. */
+  async function welcomed(token: string, message: agentV1.ConnectRequest): Promise<void> {
+    const call = client.connect(bearer(token));
+    const closed = new Promise<void>((resolve) => call.on('error', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      call.on('data', (m: agentV1.ConnectResponse) => m.msg?.$case === 'welcome' && resolve());
+      call.once('error', reject);
+      call.write(message);
+    });
+    call.cancel();
+    await closed;
+  }
+
+  it('listing more running sessions than 2 per declared slot ends the stream with INVALID_ARGUMENT and queues nothing', async () => {
+    const w = await enroll(TEST_JOIN_TOKEN, { slots: 2 });
+    const ids = Array.from({ length: 5 }, (_, i) => `session_1700000000000_${100_000_000 + i}`);
+    const r = await new Promise<{ code: status; details: string }>((resolve) => {
+      const call = client.connect(bearer(w.workerToken));
+      call.on('data', () => undefined);
+      call.on('error', (err: ServiceError) => resolve({ code: err.code, details: err.details }));
+      call.on('end', () => resolve({ code: status.OK, details: '' }));
+      call.write(helloWith(w.workerId, { slots: 2, runningSessions: running(ids) }));
+      // Half-close: a stream the server accepted ends OK instead of staying open.
+      call.end();
+    });
+    expect(r).toEqual({ code: status.INVALID_ARGUMENT, details: 'runningSessions lists 5 sessions; at most 4 (2 per slot) are accepted' });
+    expect(stopsOf(w.workerId)).toEqual([]);
+    expect(t.cp.registry.get(w.workerId).link).toBe('disconnected');
+  });
+
+  it('queues one stop, only for an ended session placed on this worker: never for malformed, unknown or other workers\' ids, nor twice', async () => {
+    const w = await enroll(TEST_JOIN_TOKEN, { slots: 4 });
+    const other = await enroll(TEST_JOIN_TOKEN);
+    const { projectId } = seedProject(t.cp);
+    const mine = seedSession(t.cp, { projectId, status: 'Terminated', workerId: w.workerId });
+    const theirs = seedSession(t.cp, { projectId, status: 'Terminated', workerId: other.workerId });
+    const listed = running([mine, mine, theirs, 'session_1700000000000_123456789', 'not-a-session', "session_1'; DROP TABLE x"]);
+    await welcomed(w.workerToken, helloWith(w.workerId, { slots: 4, runningSessions: listed }));
+    expect(stopsOf(w.workerId)).toEqual([mine]);
+    // The stop is still pending (never acked): later Hellos resend it and add none.
+    await welcomed(w.workerToken, helloWith(w.workerId, { slots: 4, runningSessions: listed }));
+    expect(stopsOf(w.workerId)).toEqual([mine]);
+    expect(stopsOf(other.workerId)).toEqual([]);
+  });
+
+  it('cuts the agent version and an ack\'s error texts before storing them', async () => {
+    const w = await enroll(TEST_JOIN_TOKEN, { slots: 1 });
+    const { projectId } = seedProject(t.cp);
+    const ended = seedSession(t.cp, { projectId, status: 'Terminated', workerId: w.workerId });
+    const call = client.connect(bearer(w.workerToken));
+    const closed = new Promise<void>((resolve) => call.on('error', () => resolve()));
+    const command = new Promise<agentV1.Command>((resolve) =>
+      call.on('data', (m: agentV1.ConnectResponse) => {
+        if (m.msg?.$case === 'command') resolve(m.msg.value);
+      }),
+    );
+    call.write(helloWith(w.workerId, { agentVersion: 'v'.repeat(500), runningSessions: running([ended]) }));
+    const stop = await command;
+    call.write({
+      msg: {
+        $case: 'ack',
+        value: { seq: stop.seq, commandId: stop.commandId, phase: agentV1.CommandPhase.COMMAND_PHASE_FAILED, errorCode: 'C'.repeat(500), errorMessage: 'm'.repeat(100_000), progressPercent: 0 },
+      },
+    });
+    const stored = () => t.cp.db.prepare('SELECT phase, length(error_code) AS code, length(error_message) AS message FROM worker_commands WHERE command_id = ?').get(stop.commandId);
+    await expect.poll(stored).toEqual({ phase: 'FAILED', code: 64, message: 1024 });
+    call.cancel();
+    await closed;
+    expect(t.cp.registry.get(w.workerId).agentVersion).toBe('v'.repeat(64));
+    const event = t.cp.db.prepare("SELECT data FROM events WHERE type = 'worker.connected' AND worker_id = ?").get(w.workerId) as { data: string };
+    expect((JSON.parse(event.data) as { agentVersion: string }).agentVersion).toBe('v'.repeat(64));
   });
 });

@@ -4,8 +4,8 @@ import type { ControlPlane } from '@pixelfleet/control-plane';
 
 let counter = 0;
 
-/** Inserts a session in the given status, assigned to a worker from Starting on. */
-export function seedSession(cp: ControlPlane, s: { projectId: string; status: 'Enqueued' | 'Starting' | 'Running'; workerId?: string }): string {
+/** Inserts a session in the given status, assigned to a worker from Starting on (or ended on one). */
+export function seedSession(cp: ControlPlane, s: { projectId: string; status: 'Enqueued' | 'Starting' | 'Running' | 'Terminated'; workerId?: string }): string {
   counter += 1;
   const sessionId = `session_${Date.now()}_${counter}`;
   const now = Date.now();
@@ -16,6 +16,23 @@ export function seedSession(cp: ControlPlane, s: { projectId: string; status: 'E
     )
     .run(sessionId, s.projectId, s.status, s.workerId ?? null, now, now);
   return sessionId;
+}
+
+/**
+ * Inserts `count` Terminated sessions of the project in one statement, each newer than every
+ * session seeded before: history that costs milliseconds to make.
+ */
+export function seedEndedSessions(cp: ControlPlane, projectId: string, count: number): void {
+  counter += 1;
+  const batch = counter;
+  const after = Date.now() + 1_000;
+  cp.db
+    .prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+       INSERT INTO sessions (id, project_id, region, status, end_reason, created_at, updated_at)
+       SELECT 'session_' || ? || '_' || i, ?, 'europe', 'Terminated', 'viewer left', ? + i, ? + i FROM n`,
+    )
+    .run(count, `${after}${batch}`, projectId, after, after);
 }
 
 /** A user and a project in europe, through the real account service. */

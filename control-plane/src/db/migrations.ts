@@ -192,4 +192,13 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_project ON webhook_deliveries(project_id, id DESC);
 `,
   },
+  {
+    version: 4,
+    name: "a project's sessions that have not ended",
+    sql: `
+-- Disabling a project ends every session of it that is not over, however old: this index finds
+-- them without reading the project's ended history.
+CREATE INDEX sessions_project_not_terminated ON sessions(project_id, created_at) WHERE status <> 'Terminated';
+`,
+  },
 ];

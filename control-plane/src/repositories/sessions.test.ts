@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteSessionsRepository, type SessionRecord, type SnapshotData } from './sessions';
 
@@ -84,6 +84,29 @@ describe('SqliteSessionsRepository', () => {
     expect(sessions.list({ limit: 2 }).map((s) => s.sessionId)).toEqual(['s4', 's2']);
     expect(sessions.list({ projectId: 'prj_1', limit: 10 }).map((s) => s.sessionId)).toEqual(['s4', 's3', 's1']);
     expect(sessions.list({ projectId: 'prj_2', limit: 10 }).map((s) => s.sessionId)).toEqual(['s2']);
+  });
+
+  it("lists a project's sessions that have not begun ending, oldest first, without a limit, through its partial index", () => {
+    const all = [
+      session('s_run', 1, { status: 'Running', assignedWorker: 'wrk_1' }),
+      session('s_enq', 2),
+      session('s_start', 3, { status: 'Starting', assignedWorker: 'wrk_1' }),
+      session('s_ending', 4, { status: 'Terminating', assignedWorker: 'wrk_1' }),
+      session('s_done', 5, { status: 'Terminated' }),
+      session('s_other', 6, { projectId: 'prj_2', status: 'Running', assignedWorker: 'wrk_1' }),
+    ];
+    for (const s of all) sessions.insert(s, snap(s));
+    expect(sessions.listNotEndingOfProject('prj_1').map((s) => s.sessionId)).toEqual(['s_run', 's_enq', 's_start']);
+    // The repository's own statement (seen as it is prepared), not a copy of it.
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    const spy = vi.spyOn(db, 'prepare').mockImplementation((sql: string) => (prepared.push(sql), prepare(sql)));
+    new SqliteSessionsRepository(db);
+    spy.mockRestore();
+    const sql = prepared.filter((q) => q.includes("project_id = ? AND status <> 'Terminated'"));
+    expect(sql).toHaveLength(1);
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql[0]!}`).all('prj_1') as { detail: string }[];
+    expect(plan[0]?.detail).toBe('SEARCH sessions USING INDEX sessions_project_not_terminated (project_id=?)');
   });
 
   it('lists the sessions holding a slot on a worker (Starting, Running, Terminating)', () => {

@@ -35,6 +35,8 @@ export interface SessionsRepository {
   countLive(projectId: string): number;
   /** Every session not yet Terminated, oldest first. */
   listNotTerminated(): SessionRecord[];
+  /** Every session of the project that has not begun ending (not Terminating or Terminated), oldest first; no limit. */
+  listNotEndingOfProject(projectId: string): SessionRecord[];
   findById(sessionId: string): SessionRecord | undefined;
   list(filter: { projectId?: string; limit: number }): SessionRecord[];
   /** Sessions the control plane believes hold a slot on the worker. */
@@ -101,6 +103,10 @@ export class SqliteSessionsRepository implements SessionsRepository {
       tokenHash: db.prepare('SELECT viewer_token_hash AS h FROM sessions WHERE id = ?'),
       countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
       notTerminated: db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
+      // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
+      notEndingOfProject: db.prepare(
+        `SELECT ${COLUMNS} FROM sessions WHERE project_id = ? AND status <> 'Terminated' AND status <> 'Terminating' ORDER BY created_at, id`,
+      ),
       update: db.prepare(
         `UPDATE sessions SET status = @status, assigned_worker = @assignedWorker, streaming_id = @streamingId,
            player_id = @playerId, max_run_time = @maxRunTime, end_reason = @endReason, updated_at = @updatedAt WHERE id = @id`,
@@ -132,6 +138,10 @@ export class SqliteSessionsRepository implements SessionsRepository {
 
   listNotTerminated(): SessionRecord[] {
     return (this.stmts.notTerminated.all() as SessionRow[]).map(toSession);
+  }
+
+  listNotEndingOfProject(projectId: string): SessionRecord[] {
+    return (this.stmts.notEndingOfProject.all(projectId) as SessionRow[]).map(toSession);
   }
 
   findById(sessionId: string): SessionRecord | undefined {

@@ -4,7 +4,7 @@
 // snapshot row; the gateway hears of each change through SessionListener.
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../lib/clock';
-import type { IdSource } from '../lib/ids';
+import { isSessionId, type IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';
 import { isRegionCode, regionDisplayName } from '../regions';
@@ -192,6 +192,11 @@ export class SessionService {
     return ended;
   }
 
+  /** Ends every session of the project that has not begun ending, however old (project disabled). */
+  endProjectSessions(projectId: string, cause: SessionEndCause): SessionRecord[] {
+    return this.repo.listNotEndingOfProject(projectId).map((s) => this.end(s.sessionId, cause));
+  }
+
   /** At start: sessions of a previous run whose viewers are gone cannot continue. */
   endOrphansAtStart(): void {
     for (const s of this.repo.listNotTerminated()) {
@@ -295,13 +300,24 @@ export class SessionService {
         this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
       }
     }
+    // Only sessions we placed on this worker are stopped on its word: any other id (malformed,
+    // unknown, another worker's) is ignored, so a Hello cannot make us queue commands at will.
+    // The registry caps the list's length; one pending stop per session is enough, as unfinished
+    // commands are resent on every Hello.
+    const pendingStops = this.registry.pendingStops(workerId);
+    let ignored = 0;
     for (const r of hello.runningSessions) {
-      const s = this.repo.findById(r.sessionId);
-      if (!s || s.status === 'Terminated' || s.assignedWorker !== workerId) {
-        this.log.warn({ sessionId: r.sessionId, workerId }, 'worker runs a session that has ended; stopping it');
-        this.registry.sendCommand(workerId, { kind: 'stopSession', sessionId: r.sessionId, reason: 'session already ended', graceMs: STOP_GRACE_MS });
+      const s = isSessionId(r.sessionId) ? this.repo.findById(r.sessionId) : undefined;
+      if (!s || s.assignedWorker !== workerId) {
+        ignored += 1;
+        continue;
       }
+      if (s.status !== 'Terminated' || pendingStops.has(s.sessionId)) continue;
+      this.log.warn({ sessionId: s.sessionId, workerId }, 'worker runs a session that has ended; stopping it');
+      this.registry.sendCommand(workerId, { kind: 'stopSession', sessionId: s.sessionId, reason: 'session already ended', graceMs: STOP_GRACE_MS });
+      pendingStops.add(s.sessionId);
     }
+    if (ignored > 0) this.log.warn({ workerId, ignored }, 'Hello lists sessions never placed on this worker; ignored');
   }
 
   private onCommandFinished(_workerId: string, command: AgentCommand, ack: AgentAck): void {

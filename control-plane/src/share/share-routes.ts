@@ -4,11 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '@pixelfleet/signaling';
 import { bundlePlayer, playerContentSecurityPolicy, renderPlayerPage } from '@pixelfleet/web-player';
+import { isSessionId } from '../lib/ids';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { ViewerGateway } from './viewer-gateway';
 
 const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const SESSION_ID = /^session_\d{1,20}_\d{1,20}$/;
 
 export async function registerShareRoutes(app: FastifyInstance, deps: { gateway: ViewerGateway; projects: ProjectsRepository }): Promise<void> {
   await app.register(websocket, { options: { maxPayload: DEFAULT_MAX_MESSAGE_BYTES } });
@@ -38,7 +38,7 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
       // ?resume=<sessionId>: the page reattaching to its session after its socket dropped.
       const resume = req.query.resume;
       if (resume === undefined) return deps.gateway.accept(socket, projectId, { address: req.ip });
-      deps.gateway.accept(socket, projectId, { address: req.ip, resumeSessionId: typeof resume === 'string' && SESSION_ID.test(resume) ? resume : '' });
+      deps.gateway.accept(socket, projectId, { address: req.ip, resumeSessionId: typeof resume === 'string' && isSessionId(resume) ? resume : '' });
     },
   );
 }

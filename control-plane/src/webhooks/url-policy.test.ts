@@ -1,6 +1,6 @@
 // The outbound URL policy with an injected resolver: no real DNS lookups of external names.
 import { describe, expect, it } from 'vitest';
-import { checkOutboundUrl, isNonPublicAddress, type HostResolver } from './url-policy';
+import { checkOutboundUrl, isNonPublicAddress, pinnedLookup, type HostResolver } from './url-policy';
 
 const resolverOf =
   (table: Record<string, string[]>): HostResolver =>
@@ -42,7 +42,8 @@ describe('isNonPublicAddress', () => {
 describe('checkOutboundUrl', () => {
   it('accepts a public https host when every resolved address is public', async () => {
     const verdict = await checkOutboundUrl('https://cdn.example.test/build.zip', strict({ 'cdn.example.test': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'] }));
-    expect(verdict.ok).toBe(true);
+    // The checked addresses come back: a request must connect to these, not to a new DNS answer.
+    expect(verdict).toMatchObject({ ok: true, addresses: ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'] });
   });
 
   it('refuses a host with any private address among its answers (DNS pinning to internal ranges)', async () => {
@@ -61,5 +62,29 @@ describe('checkOutboundUrl', () => {
     const open = { allowPrivateUrls: true, resolve: resolverOf({}) };
     expect((await checkOutboundUrl('http://127.0.0.1:8080/b.zip', open)).ok).toBe(true);
     expect(await checkOutboundUrl('file:///etc/passwd', open)).toEqual({ ok: false, reason: 'must be an http(s) URL' });
+  });
+});
+
+describe('pinnedLookup', () => {
+  const ask = (addresses: string[], options: { all?: boolean; family?: number }) =>
+    new Promise<unknown>((resolve) => {
+      let sync = true;
+      pinnedLookup(addresses)('cdn.example.test', options, (err, address, family) => resolve({ err: err?.message, address, family, sync }));
+      sync = false;
+    });
+
+  it('answers with the checked addresses only, on a later tick (tls fails on a same-tick answer)', async () => {
+    const checked = ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'];
+    expect(await ask(checked, { all: true })).toEqual({
+      err: undefined,
+      address: [
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:2800:220:1:248:1893:25c8:1946', family: 6 },
+      ],
+      family: undefined,
+      sync: false,
+    });
+    expect(await ask(checked, { family: 6 })).toEqual({ err: undefined, address: '2606:2800:220:1:248:1893:25c8:1946', family: 6, sync: false });
+    expect(await ask(['93.184.216.34'], { family: 6 })).toMatchObject({ err: 'no checked address of cdn.example.test for this family' });
   });
 });

@@ -1,9 +1,11 @@
 // The outbound URL policy shared by build downloads (`fileUrl`) and webhooks: HTTPS to public
 // addresses only. Every address the host name resolves to is checked (private, loopback,
 // link-local, CGNAT, multicast, unique-local IPv6, IPv4-mapped/NAT64/6to4 forms of those…).
-// `network.allowPrivateUrls` lifts the address and scheme rules for demos and tests.
+// `network.allowPrivateUrls` lifts the address and scheme rules for demos and tests. A request
+// made after the check must connect through `pinnedLookup(verdict.addresses)`: a second DNS answer
+// is never checked, so using it would let a rebinding name reach loopback or the internal network.
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /** Resolves a host name to every address it has (injected in tests: no real DNS). */
 export type HostResolver = (hostname: string) => Promise<string[]>;
@@ -18,8 +20,11 @@ export interface UrlPolicyOptions {
   resolve: HostResolver;
 }
 
-/** Why a URL is refused (a sentence for the 400 message), or undefined when it is allowed. */
-export type UrlVerdict = { ok: true; url: URL } | { ok: false; reason: string };
+/**
+ * An allowed URL with the addresses that were checked (connect only to those; undefined when
+ * allowPrivateUrls lets every address through), or why it is refused (a sentence for the 400).
+ */
+export type UrlVerdict = { ok: true; url: URL; addresses: string[] | undefined } | { ok: false; reason: string };
 
 const blocked = new BlockList();
 for (const [net, prefix] of [
@@ -104,7 +109,7 @@ export async function checkOutboundUrl(raw: string, options: UrlPolicyOptions): 
   const schemes = options.allowPrivateUrls ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) return { ok: false, reason: options.allowPrivateUrls ? 'must be an http(s) URL' : 'must be an https URL' };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not carry credentials' };
-  if (options.allowPrivateUrls) return { ok: true, url };
+  if (options.allowPrivateUrls) return { ok: true, url, addresses: undefined };
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   if (isIP(host) !== 0) addresses = [host];
@@ -117,5 +122,28 @@ export async function checkOutboundUrl(raw: string, options: UrlPolicyOptions): 
   }
   if (addresses.length === 0) return { ok: false, reason: `host ${host} could not be resolved` };
   if (addresses.some(isNonPublicAddress)) return { ok: false, reason: 'must point to a public address (private, loopback and link-local addresses are refused)' };
-  return { ok: true, url };
+  return { ok: true, url, addresses };
+}
+
+/**
+ * A `lookup` for http(s).request or net.connect that answers only with the given addresses (the
+ * ones the policy checked) instead of asking DNS again. The URL's host name still goes in the
+ * Host header and the TLS server name, so certificates are verified against it.
+ */
+export function pinnedLookup(addresses: readonly string[]): LookupFunction {
+  return (hostname, options, callback) => {
+    const answer = addresses
+      .map((address) => ({ address, family: isIP(address) }))
+      .filter((a) => a.family !== 0 && (options.family === undefined || options.family === 0 || a.family === options.family || options.family === `IPv${a.family}`));
+    // net and tls expect the answer on a later tick, as from dns.lookup (tls crashes otherwise).
+    process.nextTick(() => {
+      const first = answer[0];
+      if (first === undefined) {
+        callback(Object.assign(new Error(`no checked address of ${hostname} for this family`), { code: 'ENOTFOUND' }), '', 0);
+        return;
+      }
+      if (options.all) callback(null, answer);
+      else callback(null, first.address, first.family);
+    });
+  };
 }

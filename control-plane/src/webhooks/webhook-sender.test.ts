@@ -1,12 +1,13 @@
 // The webhook sender against a real local receiver: one POST, no retry, a 10 s timeout on the
-// injected clock, every attempt recorded.
+// injected clock, every attempt recorded; a rebinding host name never reaches loopback.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { ManualClock } from '../lib/clock';
+import { ManualClock, systemClock } from '../lib/clock';
 import type { ProjectsRepository, ProjectWebhook } from '../repositories/projects';
 import type { WebhookDeliveriesRepository, WebhookDelivery } from '../repositories/webhook-deliveries';
+import type { HostResolver } from './url-policy';
 import { WebhookSender, type WebhookEnvelope } from './webhook-sender';
 
 const envelope: WebhookEnvelope = { event: 'build.ready', projectId: 'prj_1', uploadId: 'upl_1', fileUrl: null, status: 'Ready', objection: null, timestamp: '2026-01-01T00:00:00.000Z' };
@@ -47,7 +48,7 @@ describe('WebhookSender', () => {
     await arrival;
     clock.advance(9_999);
     clock.advance(1);
-    expect(await outcome).toMatchObject({ delivered: false, statusCode: undefined, error: 'timed out after 10000 ms', durationMs: 10_000 });
+    expect(await outcome).toMatchObject({ delivered: false, statusCode: undefined, failure: 'timedOut', error: 'timed out after 10000 ms', durationMs: 10_000 });
     await s.idle();
     expect(requests).toBe(1);
     expect(deliveries).toHaveLength(1);
@@ -76,6 +77,38 @@ describe('WebhookSender', () => {
     const clock = new ManualClock();
     const url = await receiver((_req, res) => res.end());
     const { s } = sender(clock, { url, events: undefined }, false);
-    expect(await s.deliver('prj_1', url.replace('http:', 'https:'), envelope)).toMatchObject({ delivered: false, error: expect.stringContaining('webhook URL refused') as string });
+    expect(await s.deliver('prj_1', url.replace('http:', 'https:'), envelope)).toMatchObject({ delivered: false, failure: 'refused', error: expect.stringContaining('webhook URL refused') as string });
+  });
+
+  it('connects only to the address the policy checked: a name answering public, then 127.0.0.1, never reaches loopback', async () => {
+    let loopbackConnections = 0;
+    const loopback = createTcpServer((socket) => {
+      loopbackConnections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => loopback.listen(0, '127.0.0.1', resolve));
+    const port = (loopback.address() as AddressInfo).port;
+    let lookups = 0;
+    const rebinding: HostResolver = () => Promise.resolve(lookups++ === 0 ? ['93.184.216.34'] : ['127.0.0.1']);
+    const deliveries: WebhookDelivery[] = [];
+    const s = new WebhookSender({
+      projects: {} as ProjectsRepository,
+      deliveries: { insert: (d) => deliveries.push(d), listByProject: () => deliveries },
+      // Real time with a short cap: under test/run-isolated.mjs the public address is unreachable
+      // at once; without the namespace the cap ends an attempt that went out to it.
+      clock: systemClock,
+      timeoutMs: 2_000,
+      policy: { allowPrivateUrls: false, resolve: rebinding },
+      log: pino({ level: 'silent' }),
+    });
+    try {
+      const outcome = await s.deliver('prj_1', `https://rebind.example.test:${port}/hook`, envelope);
+      expect(outcome.delivered).toBe(false);
+      expect(outcome.error).not.toContain('127.0.0.1');
+      expect(loopbackConnections).toBe(0);
+      expect(lookups).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => loopback.close(() => resolve()));
+    }
   });
 });

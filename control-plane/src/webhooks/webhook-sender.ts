@@ -1,15 +1,16 @@
 // Outbound webhooks: one HTTP POST of the spec's JSON envelope per event, 10 s timeout, no
 // retries, never blocking the caller. The target must pass the URL policy at send time too, and
-// the connection goes to the addresses that were checked (no DNS rebinding in between). Every
-// attempt and its outcome is recorded; the URL itself is a shared secret and is never logged.
+// the connection goes to the addresses that check resolved and passed (DNS is asked once, so a
+// rebinding name cannot swap in loopback). Every attempt and its outcome is recorded; the URL
+// itself is a shared secret and is never logged.
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
+import type { WebhookDeliveryFailure } from '../errors';
 import type { Clock } from '../lib/clock';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
-import { checkOutboundUrl, type UrlPolicyOptions } from './url-policy';
+import { checkOutboundUrl, pinnedLookup, type UrlPolicyOptions } from './url-policy';
 
 /** The spec's envelope, sent for every event including `webhook.test`. */
 export interface WebhookEnvelope {
@@ -25,6 +26,9 @@ export interface WebhookEnvelope {
 export interface DeliveryOutcome {
   delivered: boolean;
   statusCode: number | undefined;
+  /** Why it failed, for callers (a catalogued sentence each); undefined when delivered. */
+  failure: WebhookDeliveryFailure | undefined;
+  /** The detail of a failure (socket or TLS error, policy reason): server log and delivery row only, as it can name internal addresses and ports. */
   error: string | undefined;
   durationMs: number;
 }
@@ -87,25 +91,18 @@ export class WebhookSender {
 
   private async attempt(url: string, envelope: WebhookEnvelope): Promise<DeliveryOutcome> {
     const started = this.options.clock.now();
-    const fail = (error: string, statusCode?: number): DeliveryOutcome => ({ delivered: false, statusCode, error, durationMs: this.options.clock.now() - started });
+    const fail = (failure: WebhookDeliveryFailure, error: string, statusCode?: number): DeliveryOutcome => ({ delivered: false, statusCode, failure, error, durationMs: this.options.clock.now() - started });
     const verdict = await checkOutboundUrl(url, this.options.policy);
-    if (!verdict.ok) return fail(`webhook URL refused: ${verdict.reason}`);
-    let pinned: string[] | undefined;
-    const host = verdict.url.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (!this.options.policy.allowPrivateUrls && !/^[\d.]+$|:/.test(host)) {
-      try {
-        pinned = await this.options.policy.resolve(host);
-      } catch {
-        return fail(`host ${host} could not be resolved`);
-      }
-    }
+    if (!verdict.ok) return fail('refused', `webhook URL refused: ${verdict.reason}`);
     const body = JSON.stringify(envelope);
     return new Promise<DeliveryOutcome>((resolve) => {
       const requestOptions: RequestOptions = {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'Pixelfleet-Webhook/1' },
+        // A fresh connection per delivery: a pooled socket would skip this attempt's pinned lookup.
+        agent: false,
       };
-      if (pinned !== undefined) requestOptions.lookup = pinnedLookup(pinned);
+      if (verdict.addresses !== undefined) requestOptions.lookup = pinnedLookup(verdict.addresses);
       const send = verdict.url.protocol === 'https:' ? httpsRequest : httpRequest;
       let settled = false;
       const finish = (outcome: DeliveryOutcome) => {
@@ -119,26 +116,17 @@ export class WebhookSender {
         res.on('end', () => {
           const statusCode = res.statusCode ?? 0;
           const ok = statusCode >= 200 && statusCode < 300;
-          finish(ok ? { delivered: true, statusCode, error: undefined, durationMs: this.options.clock.now() - started } : fail(`receiver answered ${statusCode}`, statusCode));
+          finish(ok ? { delivered: true, statusCode, failure: undefined, error: undefined, durationMs: this.options.clock.now() - started } : fail('rejected', `receiver answered ${statusCode}`, statusCode));
         });
-        res.on('error', (err) => finish(fail(err.message, res.statusCode)));
+        res.on('error', (err) => finish(fail('unreachable', err.message, res.statusCode)));
       });
       const timeoutMs = this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
       const timer = this.options.clock.setTimeout(() => {
-        finish(fail(`timed out after ${timeoutMs} ms`));
+        finish(fail('timedOut', `timed out after ${timeoutMs} ms`));
         req.destroy();
       }, timeoutMs);
-      req.on('error', (err) => finish(fail(err.message)));
+      req.on('error', (err) => finish(fail('unreachable', err.message)));
       req.end(body);
     });
   }
-}
-
-/** A lookup that answers with the addresses already checked against the policy. */
-function pinnedLookup(addresses: string[]): LookupFunction {
-  return (_hostname, options, callback) => {
-    const all = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-    if (options.all) (callback as unknown as (err: null, addresses: { address: string; family: number }[]) => void)(null, all);
-    else callback(null, all[0]!.address, all[0]!.family);
-  };
 }

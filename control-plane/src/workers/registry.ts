@@ -13,6 +13,17 @@ import { nextWorkerLink, workerStatus, type WorkerLink, type WorkerLinkEvent } f
 import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SessionActivity, SignalEnvelope, ToAgent } from './agent-messages';
 
 export const MAX_SLOTS = 64;
+/**
+ * A Hello may list at most this many running sessions per declared slot. A worker runs at most
+ * `slots` apps; twice that leaves room for apps still stopping. A longer list is a protocol error
+ * (a rogue agent's 50,000 made-up sessions froze the event loop for seconds per Hello).
+ */
+export const MAX_RUNNING_SESSIONS_PER_SLOT = 2;
+/** Longest agent version kept, in characters (an agent says what it likes). */
+export const MAX_AGENT_VERSION_CHARS = 64;
+/** Longest ack error code and error message kept, in characters. */
+export const MAX_ACK_ERROR_CODE_CHARS = 64;
+export const MAX_ACK_ERROR_MESSAGE_CHARS = 1024;
 
 /** The control plane's end of one agent Connect stream. */
 export interface AgentStream {
@@ -95,7 +106,7 @@ export class WorkerRegistry {
         hostname,
         region: req.region,
         slots: req.slots,
-        agentVersion: req.agentVersion.slice(0, 64),
+        agentVersion: req.agentVersion.slice(0, MAX_AGENT_VERSION_CHARS),
         link: 'disconnected',
         draining: false,
         connectionEpoch: 0,
@@ -131,6 +142,12 @@ export class WorkerRegistry {
     const worker = this.requireWorker(authenticatedWorkerId);
     if (!isRegionCode(hello.region)) throw invalid(`region "${hello.region}" is not one of ${REGION_CODES.join(', ')}`);
     if (!Number.isInteger(hello.slots) || hello.slots < 1 || hello.slots > MAX_SLOTS) throw invalid(`slots must be 1 to ${MAX_SLOTS}`);
+    const maxRunning = hello.slots * MAX_RUNNING_SESSIONS_PER_SLOT;
+    if (hello.runningSessions.length > maxRunning) {
+      this.log.warn({ workerId: worker.workerId, runningSessions: hello.runningSessions.length, maxRunning }, 'Hello refused: too many running sessions');
+      throw invalid(`runningSessions lists ${hello.runningSessions.length} sessions; at most ${maxRunning} (${MAX_RUNNING_SESSIONS_PER_SLOT} per slot) are accepted`);
+    }
+    const agentVersion = hello.agentVersion.slice(0, MAX_AGENT_VERSION_CHARS);
 
     const previous = this.live.get(worker.workerId);
     const epoch = Math.max(worker.connectionEpoch, previous?.epoch ?? 0) + 1;
@@ -143,12 +160,12 @@ export class WorkerRegistry {
       epoch,
       region: hello.region,
       slots: hello.slots,
-      agentVersion: hello.agentVersion.slice(0, 64),
+      agentVersion,
       lastAckedSeq: hello.lastAckedSeq,
       nowMs: now,
       leaseExpiresAt: now + this.options.leaseTtlMs,
     });
-    this.applyLink(worker.workerId, worker.link, 'hello', { epoch, agentVersion: hello.agentVersion, runningSessions: hello.runningSessions.length });
+    this.applyLink(worker.workerId, worker.link, 'hello', { epoch, agentVersion, runningSessions: hello.runningSessions.length });
     stream.send({
       type: 'welcome',
       connectionEpoch: epoch,
@@ -187,8 +204,14 @@ export class WorkerRegistry {
     }
   }
 
-  ack(workerId: string, epoch: number, ack: AgentAck): void {
+  ack(workerId: string, epoch: number, received: AgentAck): void {
     if (!this.isCurrent(workerId, epoch)) return;
+    // The agent's texts are cut before they are stored, logged or handed on.
+    const ack: AgentAck = {
+      ...received,
+      errorCode: received.errorCode.slice(0, MAX_ACK_ERROR_CODE_CHARS),
+      errorMessage: received.errorMessage.slice(0, MAX_ACK_ERROR_MESSAGE_CHARS),
+    };
     const command = this.repo.findCommand(ack.commandId);
     if (!command || command.workerId !== workerId || command.seq !== ack.seq) {
       this.log.warn({ workerId, commandId: ack.commandId, seq: ack.seq }, 'ack for a command this worker was not sent; ignored');
@@ -220,6 +243,17 @@ export class WorkerRegistry {
     if (!live) return false;
     live.stream.send({ type: 'signal', signal });
     return true;
+  }
+
+  /** Sessions with a stopSession command to this worker that has not finished (one stop each is enough). */
+  pendingStops(workerId: string): Set<string> {
+    const sessionIds = new Set<string>();
+    for (const c of this.repo.unfinishedCommands(workerId)) {
+      if (c.kind !== 'stopSession') continue;
+      const command = JSON.parse(c.payload) as AgentCommand;
+      if (command.kind === 'stopSession') sessionIds.add(command.sessionId);
+    }
+    return sessionIds;
   }
 
   /** Stores a command and sends it now if the worker is connected; it is resent on every Hello until finished. */

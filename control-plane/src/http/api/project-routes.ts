@@ -112,11 +112,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
           deps.projects.setEnabled(projectId, enabled);
           deps.events.record(enabled ? 'project.enabled' : 'project.disabled', { projectId }, { userId });
         }
-        if (!enabled) {
-          for (const s of deps.sessions.list({ projectId, limit: 10_000 })) {
-            if (s.status !== 'Terminated' && s.status !== 'Terminating') deps.sessions.end(s.sessionId, 'projectDisabled');
-          }
-        }
+        if (!enabled) deps.sessions.endProjectSessions(projectId, 'projectDisabled');
         return { projectId, status: enabled };
       },
     );

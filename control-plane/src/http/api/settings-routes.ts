@@ -2,7 +2,7 @@
 // field, then the merged result (minBitrate ≤ maxBitrate), then writes: the same body twice
 // leaves the same settings. The webhook URL must pass the outbound URL policy.
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../errors';
+import { ApiError, webhookDeliveryFailureMessage } from '../../errors';
 import type { MemberAccess, Project } from '../../repositories/projects';
 import type { ProjectSettings } from '../../projects/project-settings';
 import { checkOutboundUrl, MAX_URL_CHARS } from '../../webhooks/url-policy';
@@ -226,7 +226,9 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
         objection: null,
         timestamp: new Date(deps.clock.now()).toISOString(),
       });
-      return { delivered: outcome.delivered, statusCode: outcome.statusCode ?? null, error: outcome.error ?? null, durationMs: outcome.durationMs };
+      // The catalogued sentence, never outcome.error: a socket error names internal addresses and ports.
+      const error = outcome.failure === undefined ? null : webhookDeliveryFailureMessage(outcome.failure, outcome.statusCode);
+      return { delivered: outcome.delivered, statusCode: outcome.statusCode ?? null, error, durationMs: outcome.durationMs };
     },
   );
 }
