@@ -28,12 +28,16 @@ describe('isNonPublicAddress', () => {
     ['::ffff:127.0.0.1', true],
     ['::ffff:7f00:1', true],
     ['64:ff9b::7f00:1', true],
+    ['::ffff:0:127.0.0.1', true],
+    ['::ffff:0:a00:1', true],
+    ['64:ff9b:1::5db8:d822', true],
     ['2002:c0a8:0101::1', true],
     ['not-an-ip', true],
     ['93.184.216.34', false],
     ['8.8.8.8', false],
     ['2606:2800:220:1:248:1893:25c8:1946', false],
     ['::ffff:93.184.216.34', false],
+    ['::ffff:0:93.184.216.34', false],
   ])('%s → %s', (address, expected) => {
     expect(isNonPublicAddress(address)).toBe(expected);
   });
