@@ -11,4 +11,4 @@ export { EventLog } from './events/event-log';
 export type { FleetEvent } from './repositories/events';
 export type { WorkerView } from './workers/registry';
 export type { SessionRecord } from './repositories/sessions';
-export { QUEUE_FULL, RESUME_REFUSED, TOO_MANY_FROM_ADDRESS } from './share/viewer-gateway';
+export { MAX_ICE_CANDIDATES_PER_SESSION, QUEUE_FULL, RESUME_NOT_FIRST, RESUME_REFUSED, TOO_MANY_FROM_ADDRESS, TOO_MANY_ICE_CANDIDATES } from './share/viewer-gateway';

@@ -78,13 +78,20 @@ export { FIELD_LIMITS } from './schemas';
 export { CLOSE_CODES, MAX_CLOSE_REASON_BYTES, limitCloseReason, type CloseCode } from './close-codes';
 export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
 export { systemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';
+export { TokenBucket, type RateLimitOptions } from './token-bucket';
 export {
   Keepalive,
   DEFAULT_KEEPALIVE_INTERVAL_MS,
   DEFAULT_KEEPALIVE_TIMEOUT_MS,
   type KeepaliveOptions,
 } from './keepalive';
-export { KEEPALIVE_TIMEOUT_REASON, type EndpointKeepaliveOptions } from './signalling-socket';
+export {
+  KEEPALIVE_TIMEOUT_REASON,
+  DEFAULT_MAX_BUFFERED_BYTES,
+  NOT_READING_REASON,
+  TOO_MANY_MESSAGES_REASON,
+  type EndpointKeepaliveOptions,
+} from './signalling-socket';
 export {
   StreamerEndpoint,
   type StreamerEndpointOptions,
@@ -93,6 +100,7 @@ export {
 export {
   PlayerEndpoint,
   UNKNOWN_STREAMER_MESSAGE,
+  DEFAULT_PLAYER_RATE_LIMIT,
   type PlayerEndpointOptions,
   type PlayerEndpointEvents,
   type PlayerAnswer,

@@ -67,6 +67,40 @@ describe('Keepalive', () => {
     expect(timers.pending).toBe(0);
   });
 
+  it('is not fooled by unsolicited pongs from a peer that never reads', async () => {
+    const { server, client, clientClosed } = await open();
+    const timers = new ManualTimers();
+    let timedOut = 0;
+    new Keepalive(server, { timers, intervalMs: 1_000, timeoutMs: 500, onTimeout: () => timedOut++ });
+    const pongsSeen = (n: number) =>
+      new Promise<void>((resolve) => {
+        let seen = 0;
+        const count = () => {
+          if (++seen < n) return;
+          server.off('pong', count);
+          resolve();
+        };
+        server.on('pong', count);
+      });
+
+    client.pause(); // reads nothing, so it never sees our ping; but it can still write
+    const serverClosed = once(server, 'close');
+    timers.advance(1_000);
+    // RFC 6455 lets a peer send pongs nobody asked for: empty, guessed, or one of its own every so often.
+    const arrived = pongsSeen(3);
+    client.pong();
+    client.pong(Buffer.from('0000000000000000', 'hex'));
+    client.pong(Buffer.from('pong'));
+    await arrived;
+    timers.advance(500);
+    expect(timedOut).toBe(1);
+    const [code] = (await serverClosed) as [number];
+    expect(code).toBe(1006);
+    client.resume();
+    expect((await clientClosed).code).toBe(1006);
+    expect(timers.pending).toBe(0);
+  });
+
   it('does not stack pings while one is unanswered', async () => {
     const { server, client } = await open();
     const timers = new ManualTimers();

@@ -1,6 +1,7 @@
 // Server-side liveness for one accepted `ws` socket: a protocol-level ping every intervalMs, and
 // terminate() when no pong follows within timeoutMs. Browsers and Unreal answer pings on their own.
 // (JSON `ping` → `pong` is the endpoints' job, not this one.)
+import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
 import { systemTimers, type TimerHandle, type Timers } from './timers';
 
@@ -18,15 +19,27 @@ export interface KeepaliveOptions {
 export const DEFAULT_KEEPALIVE_INTERVAL_MS = 15_000;
 export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
 
-/** Starts on construction; stops by itself when the socket closes, or on stop(). */
+/** Bytes of the random payload of each ping (a pong must echo it, RFC 6455 §5.5.3). */
+const PING_NONCE_BYTES = 8;
+
+/**
+ * Starts on construction; stops by itself when the socket closes, or on stop().
+ *
+ * Only the pong that echoes the outstanding ping's random payload proves the peer alive. RFC 6455
+ * allows unsolicited pongs, and a peer can send them without reading anything: if any pong counted,
+ * a client that never reads (so that everything sent to it piles up in our memory) would never be
+ * dropped. The payload is unguessable, so only a peer that read the ping can answer it.
+ */
 export class Keepalive {
   private readonly timeoutMs: number;
   private readonly timers: Timers;
   private readonly onTimeout: (() => void) | undefined;
   private interval: TimerHandle | undefined;
-  /** Set while a ping awaits its pong. */
-  private deadline: TimerHandle | undefined;
-  private readonly onPong = (): void => this.clearDeadline();
+  /** Set while a ping awaits its pong, with the payload that pong must carry. */
+  private outstanding: { readonly deadline: TimerHandle; readonly nonce: Buffer } | undefined;
+  private readonly onPong = (data: Buffer): void => {
+    if (this.outstanding?.nonce.equals(data)) this.clearDeadline();
+  };
   private readonly onClose = (): void => this.stop();
 
   constructor(
@@ -55,20 +68,21 @@ export class Keepalive {
 
   private tick(): void {
     // A ping still awaiting its pong has its own deadline; don't stack another.
-    if (this.deadline !== undefined || this.socket.readyState !== WebSocket.OPEN) return;
-    this.deadline = this.timers.setTimeout(() => this.expire(), this.timeoutMs);
-    this.socket.ping();
+    if (this.outstanding !== undefined || this.socket.readyState !== WebSocket.OPEN) return;
+    const nonce = randomBytes(PING_NONCE_BYTES);
+    this.outstanding = { deadline: this.timers.setTimeout(() => this.expire(), this.timeoutMs), nonce };
+    this.socket.ping(nonce);
   }
 
   private expire(): void {
-    this.deadline = undefined;
+    this.outstanding = undefined;
     this.stop();
     this.onTimeout?.();
     this.socket.terminate();
   }
 
   private clearDeadline(): void {
-    this.deadline?.cancel();
-    this.deadline = undefined;
+    this.outstanding?.deadline.cancel();
+    this.outstanding = undefined;
   }
 }

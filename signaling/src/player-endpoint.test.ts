@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import { SignallingUsageError } from './errors';
 import type { ServerExtensionMessage } from './messages';
-import { PlayerEndpoint, UNKNOWN_STREAMER_MESSAGE, type PlayerEndpointOptions } from './player-endpoint';
+import { DEFAULT_PLAYER_RATE_LIMIT, PlayerEndpoint, UNKNOWN_STREAMER_MESSAGE, type PlayerEndpointOptions } from './player-endpoint';
 import { ManualTimers } from './timers';
 import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
 import { nextEvent, recordEvents } from './test-support/next-event';
@@ -284,5 +284,134 @@ describe('PlayerEndpoint', () => {
   it('can run without a keepalive', async () => {
     const { server } = await connect({ keepalive: false });
     expect(server.listenerCount('pong')).toBe(0);
+  });
+
+  it('drops a browser that never reads even though it sends pongs of its own', async () => {
+    const timers = new ManualTimers();
+    const { endpoint, client, server, clientClosed } = await connect({ keepalive: { timers } });
+    const closes = recordEvents(endpoint, 'closed');
+    client.pause(); // reads nothing, so it never sees our ping
+    timers.advance(15_000);
+    const ponged = new Promise((resolve) => server.once('pong', resolve));
+    client.pong(); // unsolicited: it answers nothing
+    await ponged;
+    timers.advance(10_000);
+    expect(closes).toEqual([[1006, 'keepalive timeout']]);
+    client.resume();
+    expect((await clientClosed).code).toBe(1006);
+  });
+});
+
+describe('PlayerEndpoint limits', () => {
+  it('takes DEFAULT_PLAYER_RATE_LIMIT by default: 200 messages at once, then 50 a second', () => {
+    expect(DEFAULT_PLAYER_RATE_LIMIT).toEqual({ burst: 200, perSecond: 50 });
+  });
+
+  it("closes a browser that sends faster than its rate limit with 1008 'too many messages'", async () => {
+    const timers = new ManualTimers(); // time stands still unless the test moves it
+    const { endpoint, client, inbox, server, clientClosed } = await connect({ timers });
+    await inbox.next();
+    const errors = recordEvents(endpoint, 'protocolError');
+    const closes = recordEvents(endpoint, 'closed');
+    for (let i = 0; i < 200; i++) sendJson(client, { type: 'ping', time: i });
+    for (let i = 0; i < 200; i++) expect(await inbox.next()).toStrictEqual({ type: 'pong', time: i });
+    timers.advance(1_000); // 50 more
+    for (let i = 0; i < 51; i++) sendJson(client, { type: 'ping', time: i });
+    for (let i = 0; i < 50; i++) expect(await inbox.next()).toStrictEqual({ type: 'pong', time: i });
+    const serverClosed = whenClosed(server);
+    expect(await clientClosed).toEqual({ code: 1008, reason: 'too many messages' });
+    await serverClosed;
+    expect(inbox.queued).toBe(0); // the 251st ping went unanswered
+    expect(errors).toEqual([['too many messages']]);
+    expect(closes).toEqual([[1008, 'too many messages']]);
+  });
+
+  it('a browser flooding answered requests without reading is closed by the rate limit', async () => {
+    const { endpoint, client, server, clientClosed } = await connect();
+    const closed = nextEvent(endpoint, 'closed');
+    client.pause();
+    // Each refused subscribe is answered with a longer subscribeFailed: the reproduced memory attack.
+    for (let i = 0; i < 1_000; i++) sendJson(client, { type: 'subscribe', streamerId: 'NoSuchStreamer' });
+    expect(await closed).toEqual([1008, 'too many messages']);
+    expect(server.readyState).not.toBe(server.OPEN);
+    client.resume();
+    expect(await clientClosed).toEqual({ code: 1008, reason: 'too many messages' });
+  });
+
+  it("terminates a browser whose unsent data passes maxBufferedBytes, reported as 1008 'not reading: too much unsent data'", async () => {
+    const { endpoint, client, inbox, server, clientClosed } = await connect({ maxBufferedBytes: 64 * 1024 });
+    await inbox.next();
+    const closed = nextEvent(endpoint, 'closed');
+    client.pause();
+    const message = { type: 'pixelfleetQueue', position: 1, padding: 'x'.repeat(4096) } as const;
+    let sent = 0;
+    // The kernel's socket buffers take some MiB first; after that every byte waits in our memory.
+    while (endpoint.isOpen && sent < 20_000) {
+      endpoint.sendCustom(message);
+      sent += 1;
+    }
+    expect(endpoint.isOpen).toBe(false);
+    expect(server.bufferedAmount).toBeLessThan(64 * 1024 + 2 * 4096); // the bound, plus at most one message
+    expect(await closed).toEqual([1008, 'not reading: too much unsent data']);
+    expect(server.readyState).toBe(server.CLOSED);
+    endpoint.sendCustom(message); // a no-op now
+    client.resume();
+    expect((await clientClosed).code).toBe(1006); // terminated: a close frame would have waited behind the backlog
+  });
+
+  it('with no rate limit, a browser flooding requests without reading is still dropped by the unsent-data bound', async () => {
+    const { endpoint, client, clientClosed } = await connect({ rateLimit: false, maxBufferedBytes: 16 * 1024 });
+    const closed = nextEvent(endpoint, 'closed');
+    client.pause();
+    let flooding = true;
+    const flood = () => {
+      if (!flooding || client.readyState !== client.OPEN) return;
+      for (let i = 0; i < 2_000; i++) sendJson(client, { type: 'subscribe', streamerId: 'NoSuchStreamer' });
+      setImmediate(flood);
+    };
+    flood();
+    expect(await closed).toEqual([1008, 'not reading: too much unsent data']);
+    flooding = false;
+    client.resume();
+    expect((await clientClosed).code).toBe(1006);
+  });
+
+  it('on a resuming socket, accepts pixelfleetResume first and then behaves as usual', async () => {
+    const { endpoint, client, inbox } = await connect({ peerConnectionOptions: 'deferred', resumeFirst: { code: 4008, reason: 'pixelfleetResume must come first' } });
+    const resumed = nextEvent(endpoint, 'resume');
+    sendJson(client, { type: 'pixelfleetResume', viewerToken: 'pfv_secret' });
+    expect(await resumed).toEqual(['pfv_secret']);
+    sendJson(client, { type: 'ping', time: 3 });
+    expect(await inbox.next()).toStrictEqual({ type: 'pong', time: 3 });
+  });
+
+  it.each([
+    ['ping', { type: 'ping', time: 1 }],
+    ['listStreamers', { type: 'listStreamers' }],
+    ['subscribe', { type: 'subscribe', streamerId: 'DefaultStreamer' }],
+  ])('on a resuming socket, closes on %s before pixelfleetResume with the given code and reason, unanswered', async (type, message) => {
+    const { endpoint, client, inbox, server, clientClosed } = await connect({ peerConnectionOptions: 'deferred', resumeFirst: { code: 4008, reason: 'pixelfleetResume must come first' } });
+    endpoint.setStreamerAvailable('DefaultStreamer');
+    const errors = recordEvents(endpoint, 'protocolError');
+    const closes = recordEvents(endpoint, 'closed');
+    const resumes = recordEvents(endpoint, 'resume');
+    const serverClosed = whenClosed(server);
+    sendJson(client, message);
+    sendJson(client, { type: 'pixelfleetResume', viewerToken: 'pfv_late' });
+    expect(await clientClosed).toEqual({ code: 4008, reason: 'pixelfleetResume must come first' });
+    await serverClosed;
+    expect(inbox.queued).toBe(0);
+    expect(errors).toEqual([[`${type} before pixelfleetResume on a resuming socket`]]);
+    expect(closes).toEqual([[4008, 'pixelfleetResume must come first']]);
+    expect(resumes).toEqual([]);
+  });
+
+  it('refuses a resumeFirst close code that cannot be sent', async () => {
+    const raw = await openSocketPair((socket) => socket);
+    try {
+      expect(() => new PlayerEndpoint(raw.server, { resumeFirst: { code: 1006, reason: 'x' } })).toThrow(SignallingUsageError);
+    } finally {
+      await raw.dispose();
+    }
   });
 });

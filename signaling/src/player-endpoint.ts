@@ -3,7 +3,7 @@
 // until a streamer is available, subscribe, the server's offer, the browser's answer, trickled ICE.
 import { EventEmitter } from 'node:events';
 import type { WebSocket } from 'ws';
-import { CLOSE_CODES } from './close-codes';
+import { CLOSE_CODES, isSendableCloseCode } from './close-codes';
 import { SignallingUsageError } from './errors';
 import {
   createConfig,
@@ -21,6 +21,15 @@ import {
 } from './messages';
 import { FIELD_LIMITS, isValidId } from './schemas';
 import { SignallingSocket, type EndpointKeepaliveOptions } from './signalling-socket';
+import type { Timers } from './timers';
+import type { RateLimitOptions } from './token-bucket';
+
+/**
+ * Default inbound rate limit of a browser: 200 messages back to back, then 50 a second. Epic's
+ * frontend sends a handful of messages on open, trickles its ICE candidates in one burst (tens at
+ * most), and pings every 30 s; a flood of `ping` or `subscribe`, each answered, is stopped early.
+ */
+export const DEFAULT_PLAYER_RATE_LIMIT: RateLimitOptions = Object.freeze({ burst: 200, perSecond: 50 });
 
 export interface PlayerEndpointOptions {
   /**
@@ -34,6 +43,24 @@ export interface PlayerEndpointOptions {
   readonly maxMessageBytes?: number;
   /** Protocol-level keepalive (default on: 15 s pings, 10 s timeout); false disables it. */
   readonly keepalive?: EndpointKeepaliveOptions | false;
+  /**
+   * Messages the browser may send (default DEFAULT_PLAYER_RATE_LIMIT: burst 200, 50/s); more closes
+   * the socket with 1008 'too many messages'. false: no limit.
+   */
+  readonly rateLimit?: RateLimitOptions | false;
+  /**
+   * Unsent bytes the socket may hold (default 1 MiB); past that the browser is not reading, and the
+   * socket is terminated, reported as `closed(1008, 'not reading: too much unsent data')`.
+   */
+  readonly maxBufferedBytes?: number;
+  /** Time source of the rate limit and the keepalive (default real, unref'd timers). */
+  readonly timers?: Timers;
+  /**
+   * For a socket opened to take over a session: its first message must be `pixelfleetResume`
+   * (reported as `resume`). Any other first message is not handled (no `pong`, no `streamerList`):
+   * `protocolError` and a close with this code and reason. Afterwards the endpoint is an ordinary one.
+   */
+  readonly resumeFirst?: { readonly code: number; readonly reason: string };
 }
 
 /** The browser's answer; the bitrates are the frontend's WebRTCMin/MaxBitrate × 1000 (0 = unset). */
@@ -71,9 +98,15 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
   /** The browser asked for the list before a streamer was available; one reply is owed. */
   private listRequested = false;
   private configSent: boolean;
+  /** Set until the first message of a resuming socket: the close for anything but `pixelfleetResume`. */
+  private resumeFirst: { readonly code: number; readonly reason: string } | undefined;
 
   constructor(socket: WebSocket, options: PlayerEndpointOptions = {}) {
     super();
+    if (options.resumeFirst !== undefined && !isSendableCloseCode(options.resumeFirst.code)) {
+      throw new SignallingUsageError('invalid_argument', `close code ${options.resumeFirst.code} cannot be sent`);
+    }
+    this.resumeFirst = options.resumeFirst;
     this.configSent = options.peerConnectionOptions !== 'deferred';
     this.connection = new SignallingSocket(
       socket,
@@ -87,6 +120,9 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
         greeting: options.peerConnectionOptions === 'deferred' ? [] : [createConfig(options.peerConnectionOptions ?? {})],
         maxMessageBytes: options.maxMessageBytes,
         keepalive: options.keepalive ?? {},
+        rateLimit: options.rateLimit ?? DEFAULT_PLAYER_RATE_LIMIT,
+        maxBufferedBytes: options.maxBufferedBytes,
+        timers: options.timers,
       },
     );
   }
@@ -154,6 +190,15 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
   }
 
   private onMessage(message: PlayerToServerMessage): void {
+    const resumeFirst = this.resumeFirst;
+    if (resumeFirst !== undefined) {
+      this.resumeFirst = undefined;
+      if (message.type !== 'pixelfleetResume') {
+        this.emit('protocolError', `${message.type} before pixelfleetResume on a resuming socket`);
+        this.close(resumeFirst.code, resumeFirst.reason);
+        return;
+      }
+    }
     switch (message.type) {
       case 'listStreamers':
         // Held until a streamer is available: Epic's frontend waits for the reply rather than polling.

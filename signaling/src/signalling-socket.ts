@@ -1,11 +1,14 @@
-// What both endpoints share about their `ws` socket: every frame through the parser, a rejected
-// frame closes the socket with the parser's code and reason, an idempotent close(), and exactly
-// one `closed` report however the socket ends (our close, the peer's, a ws error, keepalive).
+// What both endpoints share about their `ws` socket: every frame through the rate limit and the
+// parser, a rejected frame closes the socket with a code and reason, a peer that stops reading is
+// dropped before its unsent backlog grows past a bound, an idempotent close(), and exactly one
+// `closed` report however the socket ends (our close, the peer's, a ws error, keepalive).
 import { WebSocket, type RawData } from 'ws';
 import { CLOSE_CODES, isSendableCloseCode, limitCloseReason } from './close-codes';
 import { SignallingUsageError } from './errors';
 import { Keepalive, type KeepaliveOptions } from './keepalive';
 import { parseSignallingMessage, type MessageFrom, type SenderRole } from './parser';
+import { systemTimers, type Timers } from './timers';
+import { TokenBucket, type RateLimitOptions } from './token-bucket';
 
 export interface SignallingSocketHandlers<R extends SenderRole> {
   message(message: MessageFrom<R>): void;
@@ -19,6 +22,12 @@ export interface SignallingSocketOptions {
   readonly maxMessageBytes?: number;
   /** false disables the protocol-level keepalive. */
   readonly keepalive: EndpointKeepaliveOptions | false;
+  /** Unsent bytes the socket may hold before the peer counts as not reading (default DEFAULT_MAX_BUFFERED_BYTES). */
+  readonly maxBufferedBytes?: number;
+  /** Messages the peer may send; false: no limit. */
+  readonly rateLimit: RateLimitOptions | false;
+  /** Time source of the rate limit, and of the keepalive unless it names its own (default real, unref'd timers). */
+  readonly timers?: Timers;
 }
 
 /** What may go out on a socket: a JSON object with a string `type`. */
@@ -30,9 +39,26 @@ export type EndpointKeepaliveOptions = Omit<KeepaliveOptions, 'onTimeout'>;
 /** The reason `closed` reports when the keepalive gave up on a peer. */
 export const KEEPALIVE_TIMEOUT_REASON = 'keepalive timeout';
 
+/**
+ * Default bound on a socket's unsent data (ws `bufferedAmount`), 1 MiB: some thousands of
+ * signalling messages, which no peer that reads ever leaves behind (an offer is at most 32 KiB).
+ */
+export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/** The reason `closed` reports (with 1008) for a peer whose unsent data passed maxBufferedBytes. */
+export const NOT_READING_REASON = 'not reading: too much unsent data';
+
+/** The close reason (with 1008) for a peer that sent faster than its rate limit. */
+export const TOO_MANY_MESSAGES_REASON = 'too many messages';
+
+/** 'terminating': the socket is being destroyed for the code and reason that `closed` will report. */
+type SocketState = { readonly kind: 'open' } | { readonly kind: 'terminating'; readonly code: number; readonly reason: string } | { readonly kind: 'closed' };
+
 export class SignallingSocket<R extends SenderRole> {
-  private state: 'open' | 'closed' = 'open';
+  private state: SocketState = { kind: 'open' };
   private keepalive: Keepalive | undefined;
+  private readonly maxBufferedBytes: number;
+  private readonly inbound: TokenBucket | undefined;
 
   constructor(
     private readonly socket: WebSocket,
@@ -41,12 +67,19 @@ export class SignallingSocket<R extends SenderRole> {
     private readonly options: SignallingSocketOptions,
   ) {
     if (socket.readyState === WebSocket.CONNECTING) throw new SignallingUsageError('wrong_state', 'the socket must be an accepted, open one');
+    this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    if (!(this.maxBufferedBytes > 0)) throw new RangeError('maxBufferedBytes must be positive');
+    this.inbound = options.rateLimit === false ? undefined : new TokenBucket(options.rateLimit, options.timers ?? systemTimers);
     socket.on('message', (data, isBinary) => this.onFrame(data, isBinary));
-    socket.on('close', (code, reason) => this.finish(code, limitCloseReason(reason.toString('utf8'))));
+    socket.on('close', (code, reason) => {
+      // After terminate() ws reports 1006; the owner hears why we ended it.
+      if (this.state.kind === 'terminating') this.finish(this.state.code, this.state.reason);
+      else this.finish(code, limitCloseReason(reason.toString('utf8')));
+    });
     // ws reports bad frames (WS_ERR_*: invalid UTF-8, over maxPayload, bad opcodes) and transport
     // errors here, then closes the socket itself; without a listener the process would crash.
     socket.on('error', (err: Error & { code?: unknown }) => {
-      if (this.state !== 'open' || typeof err.code !== 'string' || !err.code.startsWith('WS_ERR_')) return;
+      if (this.state.kind !== 'open' || typeof err.code !== 'string' || !err.code.startsWith('WS_ERR_')) return;
       this.handlers.protocolError(limitCloseReason(err.message));
       // ws has sent this code in a reasonless close frame; the peer's reply may never be read.
       this.finish(closeCodeOfFrameError(err.code), '');
@@ -59,19 +92,27 @@ export class SignallingSocket<R extends SenderRole> {
   }
 
   get isOpen(): boolean {
-    return this.state === 'open';
+    return this.state.kind === 'open';
   }
 
-  /** Sends one JSON message; a no-op once closed (the `closed` report has been made). */
+  /**
+   * Sends one JSON message; a no-op once closed (the `closed` report has been made) or while
+   * terminating. A peer whose unsent data already exceeds maxBufferedBytes is not reading: the
+   * message is dropped and the socket terminated, and `closed(1008, NOT_READING_REASON)` follows
+   * asynchronously (never from inside this call, so no owner sees its viewer go mid-send).
+   */
   send(message: OutgoingMessage): void {
-    if (this.state !== 'open' || this.socket.readyState !== WebSocket.OPEN) return;
+    if (this.state.kind !== 'open' || this.socket.readyState !== WebSocket.OPEN) return;
+    if (this.socket.bufferedAmount > this.maxBufferedBytes) return this.terminate(CLOSE_CODES.policyViolation, NOT_READING_REASON);
     this.socket.send(JSON.stringify(message));
   }
 
   /** Sends a close frame and reports `closed(code, reason)` at once. Idempotent. */
   close(code: number, reason: string): void {
     if (!isSendableCloseCode(code)) throw new SignallingUsageError('invalid_argument', `close code ${code} cannot be sent`);
-    if (this.state === 'closed') return;
+    if (this.state.kind === 'closed') return;
+    // Being terminated already: nothing more can be sent, and the cause stays the one reported.
+    if (this.state.kind === 'terminating') return this.finish(this.state.code, this.state.reason);
     const limited = limitCloseReason(reason);
     this.socket.close(code, limited);
     this.finish(code, limited);
@@ -81,14 +122,34 @@ export class SignallingSocket<R extends SenderRole> {
     if (this.options.keepalive !== false) {
       this.keepalive = new Keepalive(this.socket, {
         ...this.options.keepalive,
+        timers: this.options.keepalive.timers ?? this.options.timers ?? systemTimers,
         onTimeout: () => this.finish(CLOSE_CODES.abnormal, KEEPALIVE_TIMEOUT_REASON),
       });
     }
     for (const message of this.options.greeting) this.send(message);
   }
 
+  /**
+   * Destroys the socket without a close frame; `closed(code, reason)` follows from its close event.
+   * Not close(): the close frame would queue behind the backlog the peer is not reading, so it would
+   * never arrive, and ws would keep the socket and that backlog for its 30 s closing handshake
+   * (`closeTimeout`) — long enough for a few sockets to hold many MiB each. The peer sees the
+   * connection drop (1006), as when its network goes away; a peer that is reading never gets here.
+   */
+  private terminate(code: number, reason: string): void {
+    this.state = { kind: 'terminating', code, reason };
+    this.keepalive?.stop();
+    this.socket.terminate();
+  }
+
   private onFrame(data: RawData, isBinary: boolean): void {
-    if (this.state !== 'open') return;
+    if (this.state.kind !== 'open') return;
+    // Counted before parsing: a frame costs us work (and perhaps a reply) whatever it holds.
+    if (this.inbound !== undefined && !this.inbound.take()) {
+      this.handlers.protocolError(TOO_MANY_MESSAGES_REASON);
+      this.close(CLOSE_CODES.policyViolation, TOO_MANY_MESSAGES_REASON);
+      return;
+    }
     const parsed = parseSignallingMessage(data, this.role, { binary: isBinary, maxBytes: this.options.maxMessageBytes });
     if (!parsed.ok) {
       this.handlers.protocolError(parsed.reason);
@@ -99,8 +160,8 @@ export class SignallingSocket<R extends SenderRole> {
   }
 
   private finish(code: number, reason: string): void {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
+    if (this.state.kind === 'closed') return;
+    this.state = { kind: 'closed' };
     this.keepalive?.stop();
     this.handlers.closed(code, reason);
   }

@@ -195,4 +195,41 @@ describe('StreamerEndpoint', () => {
     timers.advance(10_000);
     expect(await closed).toEqual([1006, 'keepalive timeout']);
   });
+
+  it('limits the rate of messages only when asked', async () => {
+    const first = await identified();
+    for (let i = 0; i < 500; i++) sendJson(first.client, { type: 'ping', time: i });
+    for (let i = 0; i < 500; i++) expect(await first.inbox.next()).toStrictEqual({ type: 'pong', time: i });
+    await first.dispose();
+
+    const timers = new ManualTimers();
+    const { endpoint, client, inbox, clientClosed } = await connect({ rateLimit: { burst: 3, perSecond: 1 }, timers });
+    const errors = recordEvents(endpoint, 'protocolError');
+    for (let i = 0; i < 4; i++) sendJson(client, { type: 'ping', time: i });
+    expect(await clientClosed).toEqual({ code: 1008, reason: 'too many messages' });
+    expect([await inbox.next(), await inbox.next(), await inbox.next(), await inbox.next(), await inbox.next()]).toEqual([
+      { type: 'config', peerConnectionOptions: {}, protocolVersion: '1.3.0' },
+      { type: 'identify' },
+      { type: 'pong', time: 0 },
+      { type: 'pong', time: 1 },
+      { type: 'pong', time: 2 },
+    ]);
+    expect(errors).toEqual([['too many messages']]);
+  });
+
+  it("terminates an app that stops reading once its unsent data passes maxBufferedBytes, reported as 1008 'not reading: too much unsent data'", async () => {
+    const { endpoint, client, clientClosed } = await identified({ maxBufferedBytes: 16 * 1024 });
+    endpoint.connectPlayer('Player0');
+    const closed = nextEvent(endpoint, 'closed');
+    client.pause(); // a hung app: nothing read
+    let sent = 0;
+    while (endpoint.isOpen && sent < 500_000) {
+      endpoint.sendIceCandidate('Player0', RELAY_CANDIDATE);
+      sent += 1;
+    }
+    expect(endpoint.isOpen).toBe(false);
+    expect(await closed).toEqual([1008, 'not reading: too much unsent data']);
+    client.resume();
+    expect((await clientClosed).code).toBe(1006);
+  });
 });

@@ -20,6 +20,8 @@ import {
 } from './messages';
 import { FIELD_LIMITS, isValidId } from './schemas';
 import { SignallingSocket, type EndpointKeepaliveOptions } from './signalling-socket';
+import type { Timers } from './timers';
+import type { RateLimitOptions } from './token-bucket';
 
 export interface StreamerEndpointOptions {
   /** Sent in `config` (default `{}`: no ICE servers are needed on loopback). */
@@ -31,6 +33,18 @@ export interface StreamerEndpointOptions {
    * and a long hitch (shader compile, level load) must not end a session. Pass `{}` for defaults.
    */
   readonly keepalive?: EndpointKeepaliveOptions | false;
+  /**
+   * Messages the streamer may send, off by default: the streamer is the app we launched, on
+   * loopback, and a false alarm would end a paid session. More closes with 1008 'too many messages'.
+   */
+  readonly rateLimit?: RateLimitOptions | false;
+  /**
+   * Unsent bytes the socket may hold (default 1 MiB); past that the app is not reading, and the
+   * socket is terminated, reported as `closed(1008, 'not reading: too much unsent data')`.
+   */
+  readonly maxBufferedBytes?: number;
+  /** Time source of the rate limit and the keepalive (default real, unref'd timers). */
+  readonly timers?: Timers;
 }
 
 export type StreamerEndpointEvents = {
@@ -75,6 +89,9 @@ export class StreamerEndpoint extends EventEmitter<StreamerEndpointEvents> {
         greeting: [createConfig(options.peerConnectionOptions ?? {}), createIdentify()],
         maxMessageBytes: options.maxMessageBytes,
         keepalive: options.keepalive ?? false,
+        rateLimit: options.rateLimit ?? false,
+        maxBufferedBytes: options.maxBufferedBytes,
+        timers: options.timers,
       },
     );
   }

@@ -1,11 +1,14 @@
-// The injected timer source of this package: keepalive reads it instead of setTimeout, so tests
-// drive liveness with ManualTimers instead of sleeping. Shaped like control-plane's Clock.
+// The injected time source of this package: keepalive and the inbound rate limit read it instead
+// of setTimeout and the system clock, so tests drive them with ManualTimers instead of sleeping.
+// Shaped like control-plane's Clock.
 
 export interface TimerHandle {
   cancel(): void;
 }
 
 export interface Timers {
+  /** A monotonic time in ms; only differences between two readings mean anything. */
+  now(): number;
   /** Runs fn once after delayMs. */
   setTimeout(fn: () => void, delayMs: number): TimerHandle;
   /** Runs fn every intervalMs until cancelled. */
@@ -14,6 +17,7 @@ export interface Timers {
 
 /** Real timers, unref'd so that a keepalive never holds the process open. */
 export const systemTimers: Timers = {
+  now: () => performance.now(),
   setTimeout(fn, delayMs) {
     const t = setTimeout(fn, delayMs);
     t.unref();
@@ -38,6 +42,10 @@ export class ManualTimers implements Timers {
   private current = 0;
   private nextId = 1;
   private readonly timers = new Map<number, PendingTimer>();
+
+  now(): number {
+    return this.current;
+  }
 
   setTimeout(fn: () => void, delayMs: number): TimerHandle {
     return this.add(fn, delayMs, undefined);

@@ -3,7 +3,8 @@
 // scripted. Queue positions, the relayed offer/answer/ICE, promotion, and every refusal code.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
-import { QUEUE_FULL, TOO_MANY_FROM_ADDRESS } from '@pixelfleet/control-plane';
+import { MAX_ICE_CANDIDATES_PER_SESSION, QUEUE_FULL, TOO_MANY_FROM_ADDRESS } from '@pixelfleet/control-plane';
+import { DEFAULT_PLAYER_RATE_LIMIT } from '@pixelfleet/signaling';
 import { VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
@@ -157,6 +158,38 @@ describe('refusals', () => {
     expect(closed.code).toBe(1008);
     expect(closed.reason).toContain('endpointId');
     await expect.poll(() => t.cp.sessions.get(sessionId).status).not.toBe('Enqueued');
+  });
+});
+
+describe('flood limits', () => {
+  it("a viewer's ICE candidates past MAX_ICE_CANDIDATES_PER_SESSION never reach the agent: 1008 'too many ICE candidates'", async () => {
+    const { t, script, connect, agentSignals } = await setup();
+    expect(MAX_ICE_CANDIDATES_PER_SESSION).toBe(64);
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([sessionId]);
+    for (let i = 0; i <= MAX_ICE_CANDIDATES_PER_SESSION; i++) {
+      player.send({ type: 'iceCandidate', candidate: { candidate: `candidate:${i} 1 udp 1 127.0.0.1 ${40_000 + i} typ host`, sdpMid: '0', sdpMLineIndex: 0 } });
+    }
+    expect(await player.closed).toEqual({ code: 1008, reason: 'too many ICE candidates' });
+    await expect.poll(() => script.stopped).toEqual([sessionId]);
+    expect(agentSignals('iceCandidate')).toHaveLength(MAX_ICE_CANDIDATES_PER_SESSION);
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
+    expect(t.logs.text()).toContain('viewer closed: too many ICE candidates');
+  });
+
+  it("a viewer flooding pings without reading is closed with 1008 'too many messages' and its session ends", async () => {
+    const { t, connect } = await setup();
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    player.socket.pause(); // reads nothing from here on
+    for (let i = 0; i < 1_000; i++) player.send({ type: 'ping', time: i });
+    await expect.poll(() => t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
+    expect(t.cp.gateway.size).toBe(0);
+    player.socket.resume();
+    expect(await player.closed).toEqual({ code: 1008, reason: 'too many messages' });
+    // Answered up to the default burst (DEFAULT_PLAYER_RATE_LIMIT), then nothing.
+    expect(player.received.filter((m) => m.type === 'pong').length).toBeLessThanOrEqual(DEFAULT_PLAYER_RATE_LIMIT.burst + 5);
   });
 });
 

@@ -3,7 +3,7 @@
 // it back over a new socket. Real gateway, scheduler and agent link; the relay is scripted; the
 // grace runs on the injected clock.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, RESUME_REFUSED } from '@pixelfleet/control-plane';
+import { ManualClock, MAX_ICE_CANDIDATES_PER_SESSION, RESUME_REFUSED } from '@pixelfleet/control-plane';
 import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
@@ -218,22 +218,60 @@ describe('resuming a dropped viewer socket', () => {
     expect(gateway().detached).toBe(0);
   });
 
-  it('a resuming socket must ask first, and soon', async () => {
-    const { clock, streaming, drop, resume, connect } = await setup();
-    const { player, sessionId } = await streaming();
+  it('a resuming socket must send its token first, and soon', async () => {
+    const { t, clock, status, gateway, streaming, drop, resume, connect } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
     await drop(player);
 
-    // Epic's frontend would send listStreamers on open: it reaches no session, and the clock runs.
-    const chatty = await connect(`?resume=${sessionId}`);
-    chatty.send({ type: 'listStreamers' });
-    chatty.send({ type: 'subscribe', streamerId: 'streamer_r' });
-    expect(await chatty.next('subscribeFailed')).toMatchObject({ type: 'subscribeFailed' });
+    // Epic's frontend would send listStreamers on open; a flood would start with ping or subscribe.
+    // Each is refused at once, unanswered, and the token sent after it comes too late.
+    for (const first of [{ type: 'listStreamers' }, { type: 'ping', time: 1 }, { type: 'subscribe', streamerId: 'streamer_r' }]) {
+      const chatty = await connect(`?resume=${sessionId}`);
+      chatty.send(first);
+      chatty.send({ type: 'pixelfleetResume', viewerToken });
+      expect(await chatty.closed).toEqual({ code: 4008, reason: 'the first message must be pixelfleetResume' });
+      expect(chatty.received).toEqual([]);
+    }
+    expect(t.logs.text()).toContain('ping before pixelfleetResume on a resuming socket');
+    // Whatever project id the URL names: nothing is answered before the token.
+    const elsewhere = await FakePlayer.connect(`${t.started.publicUrls.share.replace(/^http/, 'ws')}/prj_nope/signalling?resume=${sessionId}`);
+    cleanups.push(() => elsewhere.socket.terminate());
+    elsewhere.send({ type: 'ping', time: 2 });
+    expect(await elsewhere.closed).toEqual({ code: 4008, reason: 'the first message must be pixelfleetResume' });
+    expect(elsewhere.received).toEqual([]);
+    expect(status(sessionId)).toBe('Running');
+    expect(gateway().detached).toBe(1);
+
+    const silent = await connect(`?resume=${sessionId}`);
     clock.advance(10_000);
-    expect(await chatty.closed).toEqual({ code: 4008, reason: 'no resume request' });
-    expect(chatty.received.map((m) => m.type)).toEqual(['subscribeFailed']);
+    expect(await silent.closed).toEqual({ code: 4008, reason: 'no resume request' });
 
     const malformed = await resume('not-a-session', 'pfv_x');
     expect(await malformed.closed).toEqual({ code: 4008, reason: 'session cannot be resumed' });
+
+    const owner = await resume(sessionId, viewerToken);
+    expect(await owner.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed' });
+  });
+
+  it("the cap on a session's ICE candidates spans its resumed sockets", async () => {
+    const { t, script, status, streaming, drop, resume } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
+    const relayed = () => script.signals.filter((s) => s.sessionId === sessionId && s.json.includes('"iceCandidate"')).length;
+    const candidate = (i: number) => ({ candidate: `candidate:${i} 1 udp 1 127.0.0.1 ${40_000 + i} typ host`, sdpMid: '0', sdpMLineIndex: 0 });
+    for (let i = 0; i < MAX_ICE_CANDIDATES_PER_SESSION - 1; i++) player.send({ type: 'iceCandidate', candidate: candidate(i) });
+    await expect.poll(relayed).toBe(MAX_ICE_CANDIDATES_PER_SESSION - 1);
+    await drop(player);
+
+    const again = await resume(sessionId, viewerToken);
+    await again.next('pixelfleetResumed');
+    again.send({ type: 'iceCandidate', candidate: candidate(100) });
+    again.send({ type: 'iceCandidate', candidate: candidate(101) });
+    expect(await again.closed).toEqual({ code: 1008, reason: 'too many ICE candidates' });
+    await expect.poll(() => status(sessionId)).toBe('Terminated');
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
+    // The agent heard the stop after every signal sent before it: the 65th candidate was never sent.
+    await expect.poll(() => script.stopped).toEqual([sessionId]);
+    expect(relayed()).toBe(MAX_ICE_CANDIDATES_PER_SESSION);
   });
 
   it('a resume message on a socket that is already attached is refused as a protocol violation', async () => {

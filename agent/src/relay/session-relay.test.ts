@@ -1,5 +1,7 @@
 // The relay end to end on 127.0.0.1: a fake Unreal app (werift, real H.264 RTP, Pixel Streaming
 // start-up messages) on the ingest and fake browsers (werift) as viewers.
+import pino from 'pino';
+import { RTCPeerConnection } from 'werift';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { APP_H264_42E01F_PT, FakeApp, INITIAL_SETTINGS, PROTOCOL_FROM_STREAMER, PROTOCOL_TO_STREAMER, STARTUP_MESSAGES } from './test-support/fake-app';
 import { FakeViewer } from './test-support/fake-viewer';
@@ -7,6 +9,7 @@ import { connectApp, connectViewer, createRelay, relayEvents, TEST_BITRATE, unti
 import { fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps } from './sdp-text';
 import { RelayError } from './relay-error';
 import type { SessionRelay } from './session-relay';
+import { MAX_REMOTE_CANDIDATES } from './viewer-leg';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -263,6 +266,21 @@ describe('SessionRelay', () => {
     a.send(Buffer.from([1, 0x41, 0]));
     await until(() => stay.video.length >= base + frame.length && stay.messages.length >= 4, [(l) => stay.onChange(l)], 'media and data at the remaining viewer');
     expect(leave.video.length).toBe(0);
+  });
+
+  it("passes at most MAX_REMOTE_CANDIDATES of a viewer's candidates to werift, dropping the rest with one warning", async () => {
+    const lines: string[] = [];
+    const { relay } = setup({ log: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }) });
+    const added = vi.spyOn(RTCPeerConnection.prototype, 'addIceCandidate');
+    cleanups.push(() => added.mockRestore());
+    await relay.addViewer('flood'); // no answer yet: werift would queue every candidate
+    for (let i = 0; i < MAX_REMOTE_CANDIDATES + 100; i++) {
+      await relay.addViewerCandidate('flood', { candidate: `candidate:${i} 1 udp 2122260223 127.0.0.1 ${40_000 + i} typ host`, sdpMid: '0', sdpMLineIndex: 0 });
+    }
+    expect(MAX_REMOTE_CANDIDATES).toBe(64);
+    expect(added).toHaveBeenCalledTimes(MAX_REMOTE_CANDIDATES);
+    const warnings = lines.map((line) => JSON.parse(line) as { msg: string; viewerId?: string; limit?: number }).filter((l) => l.msg.includes('too many ICE candidates'));
+    expect(warnings).toEqual([expect.objectContaining({ viewerId: 'flood', limit: 64 })]);
   });
 
   it('replaces the ingest on a new offer; viewers keep one continuous stream', async () => {

@@ -27,6 +27,13 @@ export const DATA_CHANNEL_LABEL = 'datachannel';
 /** RTCP PSFB FMT of a Full Intra Request (RFC 5104); werift does not export its class. */
 const FIR_FMT = 4;
 
+/**
+ * Remote ICE candidates one viewer leg passes to werift. werift queues every candidate added before
+ * the answer, without limit, and gets slower with each one it holds (8 000 took 51 s of the shared
+ * agent's event loop); a browser trickles a handful per interface and ICE server, tens at most.
+ */
+export const MAX_REMOTE_CANDIDATES = 64;
+
 /** RTP clock ticks of one frame, to keep timestamps moving when the app's stream restarts. */
 const FRAME_TICKS: Record<MediaKind, number> = { video: 90_000 / 30, audio: 960 };
 
@@ -78,6 +85,8 @@ export class ViewerLeg {
   private readonly outputs: Record<MediaKind, Output>;
   private mediaReady = false;
   private offerReturned = false;
+  /** Remote candidates received, those dropped over MAX_REMOTE_CANDIDATES included. */
+  private remoteCandidates = 0;
   private readonly disposers: (() => void)[] = [];
   private closing: Promise<void> | undefined;
 
@@ -165,8 +174,21 @@ export class ViewerLeg {
     this.maybeConnected();
   }
 
+  /**
+   * Passes a remote candidate to werift. Past MAX_REMOTE_CANDIDATES they are dropped, with one
+   * warning, rather than failing the viewer: the first 64 hold every candidate a browser has, so a
+   * stream that works keeps working, and the viewer's signalling (where a close can say why) is the
+   * control plane's, which closes a viewer over its own cap before this one is reached.
+   */
   async addCandidate(candidate: RelayIceCandidate): Promise<void> {
     if (this.isFinished()) return;
+    this.remoteCandidates += 1;
+    if (this.remoteCandidates > MAX_REMOTE_CANDIDATES) {
+      if (this.remoteCandidates === MAX_REMOTE_CANDIDATES + 1) {
+        this.log.warn({ viewerId: this.viewerId, limit: MAX_REMOTE_CANDIDATES }, 'viewer sent too many ICE candidates; dropping the rest');
+      }
+      return;
+    }
     try {
       await this.pc.addIceCandidate({ candidate: candidate.candidate, sdpMid: candidate.sdpMid ?? null, sdpMLineIndex: candidate.sdpMLineIndex ?? null });
     } catch (err) {

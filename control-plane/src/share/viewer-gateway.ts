@@ -9,6 +9,10 @@
 // for too long), and a socket opened with `?resume=<sessionId>` whose first message is
 // `pixelfleetResume` with the session's viewer token takes its place. The media never went
 // through this socket, so the browser's peer connection carries on untouched.
+//
+// Nothing a viewer sends may grow without bound past this gateway: PlayerEndpoint bounds the rate
+// of messages and the unsent data per socket, a resuming socket gets no answer to anything before
+// its token, and a session's ICE candidates to the agent are capped.
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { CLOSE_CODES, PlayerEndpoint, SignallingUsageError, type IceCandidateInit, type PeerConnectionOptions } from '@pixelfleet/signaling';
@@ -29,8 +33,21 @@ export const TOO_MANY_FROM_ADDRESS: ViewerClose = { code: VIEWER_CLOSE_CODES.too
 /** Our close for a viewer arriving when the project's queue already holds `limits.queuedPerProject` sessions. */
 export const QUEUE_FULL: ViewerClose = { code: VIEWER_CLOSE_CODES.queueFull.code, reason: 'the queue for this stream is full' };
 
+/** Our close for a resuming socket whose first message is anything but `pixelfleetResume`. */
+export const RESUME_NOT_FIRST: ViewerClose = { code: RESUME_REFUSED.code, reason: 'the first message must be pixelfleetResume' };
+
 /** How long a resuming socket may take to send its `pixelfleetResume`. */
 export const RESUME_HANDSHAKE_MS = 10_000;
+
+/**
+ * ICE candidates a session's viewer may send to its agent, over all its sockets. A browser
+ * gathers a handful per interface and ICE server (tens at most) for the one negotiation a session
+ * has; every candidate crosses the gRPC link and costs the shared agent's werift more than the last.
+ */
+export const MAX_ICE_CANDIDATES_PER_SESSION = 64;
+
+/** Our close for a viewer past MAX_ICE_CANDIDATES_PER_SESSION; the session ends as the viewer leaving. */
+export const TOO_MANY_ICE_CANDIDATES: ViewerClose = { code: CLOSE_CODES.policyViolation, reason: 'too many ICE candidates' };
 
 /** Messages an agent's relay sends toward a viewer (JSON in SignalMessage). */
 export type RelayToViewer =
@@ -76,6 +93,8 @@ interface Viewer {
   readonly address: string;
   endpoint: PlayerEndpoint | undefined;
   lastPosition: number | undefined;
+  /** ICE candidates relayed to the agent so far (resumed sockets included). */
+  iceCandidates: number;
   /** Set while detached: ends the session when the grace runs out. */
   graceTimer: TimerHandle | undefined;
   readonly log: Logger;
@@ -155,8 +174,10 @@ export class ViewerGateway {
    * a socket that must prove with its first message that it is that session's viewer.
    */
   accept(socket: WebSocket, projectId: string, arrival: ViewerArrival): void {
-    const endpoint = new PlayerEndpoint(socket, { peerConnectionOptions: 'deferred' });
     const { address, resumeSessionId } = arrival;
+    // A resuming socket belongs to no session until its token has been checked: until then it may
+    // only send the token, and hears nothing back (not even a pong) for any project id it names.
+    const endpoint = new PlayerEndpoint(socket, { peerConnectionOptions: 'deferred', ...(resumeSessionId === undefined ? {} : { resumeFirst: RESUME_NOT_FIRST }) });
     const { perAddress, queuedPerProject } = this.deps.limits;
     const turnAway = (close: ViewerClose, why: string) => {
       this.deps.log.warn({ projectId, address }, why);
@@ -182,6 +203,7 @@ export class ViewerGateway {
       address,
       endpoint: undefined,
       lastPosition: undefined,
+      iceCandidates: 0,
       graceTimer: undefined,
       log: this.deps.log.child({ sessionId: session.sessionId, projectId }),
     };
@@ -227,7 +249,12 @@ export class ViewerGateway {
     endpoint.on('subscribe', (streamerId) => toAgent({ type: 'subscribe', streamerId }));
     endpoint.on('unsubscribe', () => toAgent({ type: 'unsubscribe' }));
     endpoint.on('answer', (a) => toAgent({ type: 'answer', ...a }));
-    endpoint.on('iceCandidate', (candidate) => toAgent({ type: 'iceCandidate', candidate }));
+    endpoint.on('iceCandidate', (candidate) => {
+      viewer.iceCandidates += 1;
+      if (viewer.iceCandidates <= MAX_ICE_CANDIDATES_PER_SESSION) return toAgent({ type: 'iceCandidate', candidate });
+      viewer.log.warn({ limit: MAX_ICE_CANDIDATES_PER_SESSION }, 'viewer closed: too many ICE candidates');
+      endpoint.close(TOO_MANY_ICE_CANDIDATES.code, TOO_MANY_ICE_CANDIDATES.reason);
+    });
     endpoint.on('resume', () => endpoint.close(CLOSE_CODES.policyViolation, 'pixelfleetResume is only accepted first on a resuming socket'));
     endpoint.on('protocolError', (reason) => viewer.log.warn({ reason }, 'viewer signalling rejected'));
     endpoint.on('closed', (code, reason) => {
@@ -282,7 +309,7 @@ export class ViewerGateway {
       this.pending.delete(endpoint);
     });
     endpoint.on('protocolError', (reason) => this.deps.log.warn({ sessionId, reason }, 'resuming viewer signalling rejected'));
-    // Until the token arrives the socket belongs to no session: whatever else it sends reaches nobody.
+    // The endpoint closes a socket whose first message is anything else (RESUME_NOT_FIRST).
     endpoint.once('resume', (viewerToken) => {
       handshake.cancel();
       this.pending.delete(endpoint);

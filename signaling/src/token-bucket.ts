@@ -1,0 +1,35 @@
+// The inbound rate limit of one signalling socket: a token bucket that holds `burst` messages and
+// refills at `perSecond`, on the injected time source, so that a peer may send a burst (trickled
+// ICE) but not a stream of frames that each cost the server a reply.
+import type { Timers } from './timers';
+
+export interface RateLimitOptions {
+  /** Messages accepted back to back from a full bucket (the bucket's size). */
+  readonly burst: number;
+  /** Messages added back to the bucket per second. */
+  readonly perSecond: number;
+}
+
+export class TokenBucket {
+  private tokens: number;
+  private at: number;
+
+  constructor(
+    private readonly options: RateLimitOptions,
+    private readonly time: Pick<Timers, 'now'>,
+  ) {
+    if (!(options.burst >= 1) || !(options.perSecond > 0)) throw new RangeError('rate limit burst must be at least 1 and perSecond positive');
+    this.tokens = options.burst;
+    this.at = time.now();
+  }
+
+  /** Takes one token; false (and nothing taken) when the bucket is empty. */
+  take(): boolean {
+    const now = this.time.now();
+    this.tokens = Math.min(this.options.burst, this.tokens + (Math.max(0, now - this.at) / 1000) * this.options.perSecond);
+    this.at = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
