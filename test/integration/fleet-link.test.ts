@@ -101,7 +101,7 @@ describe('control plane restart', () => {
     expect(sessionStatus(t.cp, queued).status).toBe('Enqueued');
   });
 
-  it('stops a session the agent runs but the control plane has ended; ids it never placed there are left alone', async () => {
+  it('stops the apps of sessions the control plane has ended, never placed there, or does not know', async () => {
     const t = await controlPlane();
     const first = await startTestAgent({ grpcAddress: t.started.grpcAddress });
     await linkReaches(first.agent, 'connected');
@@ -128,9 +128,9 @@ describe('control plane restart', () => {
     );
     await agentFor(t, { dataDir: first.dataDir, slots: 2, handlers, inventory: { runningSessions: () => running, cachedBuilds: () => [] } });
     await finished;
-    expect(stopped).toEqual([ended]);
+    await expect.poll(() => stopped).toEqual([ended, neverPlacedHere, 'session_1_1']);
     const stops = t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession'").all(workerId) as { payload: string }[];
-    expect(stops.map((c) => (JSON.parse(c.payload) as { sessionId: string }).sessionId)).toEqual([ended]);
+    expect(stops.map((c) => (JSON.parse(c.payload) as { sessionId: string }).sessionId)).toEqual([ended, neverPlacedHere, 'session_1_1']);
   });
 });
 

@@ -199,18 +199,19 @@ describe('a rogue Hello', () => {
     expect(t.cp.registry.get(w.workerId).link).toBe('disconnected');
   });
 
-  it('queues one stop, only for an ended session placed on this worker: never for malformed, unknown or other workers\' ids, nor twice', async () => {
+  it('queues one stop per orphan (ended, unknown, or another worker\'s session), none for malformed ids, never twice', async () => {
     const w = await enroll(TEST_JOIN_TOKEN, { slots: 4 });
     const other = await enroll(TEST_JOIN_TOKEN);
     const { projectId } = seedProject(t.cp);
     const mine = seedSession(t.cp, { projectId, status: 'Terminated', workerId: w.workerId });
     const theirs = seedSession(t.cp, { projectId, status: 'Terminated', workerId: other.workerId });
-    const listed = running([mine, mine, theirs, 'session_1700000000000_123456789', 'not-a-session', "session_1'; DROP TABLE x"]);
+    const unknown = 'session_1700000000000_123456789';
+    const listed = running([mine, mine, theirs, unknown, 'not-a-session', "session_1'; DROP TABLE x"]);
     await welcomed(w.workerToken, helloWith(w.workerId, { slots: 4, runningSessions: listed }));
-    expect(stopsOf(w.workerId)).toEqual([mine]);
-    // The stop is still pending (never acked): later Hellos resend it and add none.
+    expect(stopsOf(w.workerId)).toEqual([mine, theirs, unknown]);
+    // The stops are still pending (never acked): later Hellos resend them and add none.
     await welcomed(w.workerToken, helloWith(w.workerId, { slots: 4, runningSessions: listed }));
-    expect(stopsOf(w.workerId)).toEqual([mine]);
+    expect(stopsOf(w.workerId)).toEqual([mine, theirs, unknown]);
     expect(stopsOf(other.workerId)).toEqual([]);
   });
 

@@ -300,24 +300,26 @@ export class SessionService {
         this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
       }
     }
-    // Only sessions we placed on this worker are stopped on its word: any other id (malformed,
-    // unknown, another worker's) is ignored, so a Hello cannot make us queue commands at will.
-    // The registry caps the list's length; one pending stop per session is enough, as unfinished
-    // commands are resent on every Hello.
+    // An app the worker runs for a session that has ended, that we do not know (a database restored
+    // from an older backup) or that is not this worker's is an orphan holding a GPU: stop it there.
+    // Malformed ids are ignored. The registry caps the list's length, and one pending stop per
+    // session is enough (unfinished commands are resent on every Hello), so a Hello cannot make us
+    // queue commands at will.
     const pendingStops = this.registry.pendingStops(workerId);
-    let ignored = 0;
+    let malformed = 0;
     for (const r of hello.runningSessions) {
-      const s = isSessionId(r.sessionId) ? this.repo.findById(r.sessionId) : undefined;
-      if (!s || s.assignedWorker !== workerId) {
-        ignored += 1;
+      if (!isSessionId(r.sessionId)) {
+        malformed += 1;
         continue;
       }
-      if (s.status !== 'Terminated' || pendingStops.has(s.sessionId)) continue;
-      this.log.warn({ sessionId: s.sessionId, workerId }, 'worker runs a session that has ended; stopping it');
-      this.registry.sendCommand(workerId, { kind: 'stopSession', sessionId: s.sessionId, reason: 'session already ended', graceMs: STOP_GRACE_MS });
-      pendingStops.add(s.sessionId);
+      const s = this.repo.findById(r.sessionId);
+      const orphan = !s || s.status === 'Terminated' || s.assignedWorker !== workerId;
+      if (!orphan || pendingStops.has(r.sessionId)) continue;
+      this.log.warn({ sessionId: r.sessionId, workerId, known: s !== undefined }, 'worker runs a session that has ended or is not its own; stopping it');
+      this.registry.sendCommand(workerId, { kind: 'stopSession', sessionId: r.sessionId, reason: 'session already ended', graceMs: STOP_GRACE_MS });
+      pendingStops.add(r.sessionId);
     }
-    if (ignored > 0) this.log.warn({ workerId, ignored }, 'Hello lists sessions never placed on this worker; ignored');
+    if (malformed > 0) this.log.warn({ workerId, malformed }, 'Hello lists malformed session ids; ignored');
   }
 
   private onCommandFinished(_workerId: string, command: AgentCommand, ack: AgentAck): void {
