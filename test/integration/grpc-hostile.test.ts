@@ -236,6 +236,10 @@ describe('a rogue Hello', () => {
     });
     const stored = () => t.cp.db.prepare('SELECT phase, length(error_code) AS code, length(error_message) AS message FROM worker_commands WHERE command_id = ?').get(stop.commandId);
     await expect.poll(stored).toEqual({ phase: 'FAILED', code: 64, message: 1024 });
+    // An ack for a command never sent is logged, with its id cut.
+    call.write({ msg: { $case: 'ack', value: { seq: 999, commandId: 'x'.repeat(10_000), phase: agentV1.CommandPhase.COMMAND_PHASE_SUCCEEDED, errorCode: '', errorMessage: '', progressPercent: 0 } } });
+    await expect.poll(() => t.logs.text()).toContain(`"commandId":"${'x'.repeat(64)}"`);
+    expect(t.logs.text()).not.toContain('x'.repeat(65));
     call.cancel();
     await closed;
     expect(t.cp.registry.get(w.workerId).agentVersion).toBe('v'.repeat(64));

@@ -1,7 +1,7 @@
 // Content-addressed blob storage (builds, log files) in a local folder. Writes stream to a
-// temp file while hashing, then rename into place, so a crash never leaves a partial blob.
+// temp file while hashing, then fsync and rename into place, so a crash never leaves a partial blob.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync, existsSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
@@ -23,6 +23,24 @@ export interface BlobStore {
   has(sha256: string): boolean;
 }
 
+function syncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** fsync of a directory makes a rename durable; Windows cannot open a directory for it (the rename is journaled there). */
+function syncDirectory(dir: string): void {
+  try {
+    syncPath(dir);
+  } catch (err) {
+    if (process.platform !== 'win32') throw err;
+  }
+}
+
 export class LocalBlobStore implements BlobStore {
   constructor(private readonly root: string) {
     mkdirSync(join(root, 'tmp'), { recursive: true });
@@ -41,11 +59,16 @@ export class LocalBlobStore implements BlobStore {
         if (!out.write(chunk)) await once(out, 'drain');
       }
       out.end();
-      await once(out, 'finish');
+      await once(out, 'close');
       const sha256 = hash.digest('hex');
       const final = this.pathOf(sha256);
-      mkdirSync(join(final, '..'), { recursive: true });
+      const dir = join(final, '..');
+      mkdirSync(dir, { recursive: true });
+      // The bytes reach the disk before the name does, and the name before the caller records the
+      // blob: after a power loss a recorded blob is whole, never an empty file under its digest.
+      syncPath(tmp);
       renameSync(tmp, final);
+      syncDirectory(dir);
       return { sha256, size };
     } catch (err) {
       // The file is opened in the background: wait for the stream to close, or the open

@@ -24,6 +24,8 @@ export const MAX_AGENT_VERSION_CHARS = 64;
 /** Longest ack error code and error message kept, in characters. */
 export const MAX_ACK_ERROR_CODE_CHARS = 64;
 export const MAX_ACK_ERROR_MESSAGE_CHARS = 1024;
+/** Longest command id of an unknown ack that is logged (ours are short; an agent may send anything). */
+export const MAX_LOGGED_COMMAND_ID_CHARS = 64;
 
 /** The control plane's end of one agent Connect stream. */
 export interface AgentStream {
@@ -214,7 +216,7 @@ export class WorkerRegistry {
     };
     const command = this.repo.findCommand(ack.commandId);
     if (!command || command.workerId !== workerId || command.seq !== ack.seq) {
-      this.log.warn({ workerId, commandId: ack.commandId, seq: ack.seq }, 'ack for a command this worker was not sent; ignored');
+      this.log.warn({ workerId, commandId: ack.commandId.slice(0, MAX_LOGGED_COMMAND_ID_CHARS), seq: ack.seq }, 'ack for a command this worker was not sent; ignored');
       return;
     }
     if (command.phase === 'SUCCEEDED' || command.phase === 'FAILED') return; // a repeated final ack
