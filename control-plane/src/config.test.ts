@@ -138,6 +138,14 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     );
   });
 
+  it('accepts only addresses, CIDR ranges and named ranges as trusted proxies, naming the key', () => {
+    const load = (trustProxy: string[]) => loadControlPlaneConfig({ overrides: { ...TOKENS, http: { trustProxy } } });
+    expect(load(['10.0.0.0/8', '192.0.2.7', '2001:db8::/32', 'loopback']).http.trustProxy).toEqual(['10.0.0.0/8', '192.0.2.7', '2001:db8::/32', 'loopback']);
+    for (const bad of ['not-an-ip', '10.0.0.0/33', '10.0.0.0/8/1', '::1/129', '10.0.0.0/']) {
+      expect(() => load([bad]), bad).toThrow(/"http\.trustProxy\.0": must be an IP address, a CIDR range/);
+    }
+  });
+
   it('ignores environment variables that name no known key', () => {
     const c = loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_HTTP__PROT: 'x', PIXELFLEET_SOMETHING_ELSE: '1', HOME: '/root' } });
     expect(c.http.port).toBe(8080);

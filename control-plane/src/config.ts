@@ -1,10 +1,23 @@
 // The control plane's configuration: parsed once from a JSON file plus PIXELFLEET_* env
 // overrides, validated, every default applied here and nowhere else, then frozen.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { applyEnvOverrides, deepFreeze, deepMerge, parseWithSchema, readConfigFile } from './lib/config-loader';
 
 const port = z.number().int().min(0).max(65535);
+/** A trusted proxy as fastify's trustProxy takes it: an address, a CIDR range, or a named range. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+function isProxyRange(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address = '', prefix, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+const trustedProxy = z.string().refine(isProxyRange, 'must be an IP address, a CIDR range (address/prefix) or one of loopback, linklocal, uniquelocal');
+
 const secret = (what: string) => z.string().min(16, `${what} must be at least 16 characters`);
 const publicUrl = z
   .string()
@@ -22,7 +35,7 @@ const schema = z
          * Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client. Empty:
          * the client is the socket's peer. Per-address limits (fair use, viewers) key on the client.
          */
-        trustProxy: z.array(z.string().min(1)).default([]),
+        trustProxy: z.array(trustedProxy).default([]),
       })
       .strict()
       .default({ host: '127.0.0.1', port: 8080, trustProxy: [] }),

@@ -27,6 +27,7 @@ interface BucketSize {
 interface Bucket {
   tokens: number;
   at: number;
+  readonly size: BucketSize;
 }
 
 /** Buckets kept before full ones are dropped (a full bucket carries no information). */
@@ -34,20 +35,25 @@ const MAX_BUCKETS = 50_000;
 
 export class FairUse {
   private readonly buckets = new Map<string, Bucket>();
+  private readonly userSize: BucketSize;
+  private readonly addressSize: BucketSize;
 
   constructor(
     private readonly clock: Clock,
-    private readonly options: FairUseOptions,
-  ) {}
+    options: FairUseOptions,
+  ) {
+    this.userSize = { burst: options.burst, refillPerSecond: options.refillPerSecond };
+    this.addressSize = { burst: options.addressBurst, refillPerSecond: options.addressRefillPerSecond };
+  }
 
   /** Takes a token from a (client address, userId) bucket; returns the seconds to wait when it is empty. */
   take(address: string, userId: string): number | undefined {
-    return this.takeFrom(`u ${address} ${userId}`, { burst: this.options.burst, refillPerSecond: this.options.refillPerSecond });
+    return this.takeFrom(`u ${address} ${userId}`, this.userSize);
   }
 
   /** Takes a token from a client address's own bucket; returns the seconds to wait when it is empty. */
   takeForAddress(address: string): number | undefined {
-    return this.takeFrom(`a ${address}`, { burst: this.options.addressBurst, refillPerSecond: this.options.addressRefillPerSecond });
+    return this.takeFrom(`a ${address}`, this.addressSize);
   }
 
   /** onRequest hook: the address bucket for every request, and the (address, userId) bucket for reads (userId in the query). */
@@ -66,7 +72,7 @@ export class FairUse {
 
   private takeFrom(key: string, size: BucketSize): number | undefined {
     const now = this.clock.now();
-    const b = refilled(this.buckets.get(key), now, size);
+    const b = refilled(this.buckets.get(key) ?? { tokens: size.burst, at: now, size }, now);
     if (b.tokens < 1) {
       this.buckets.set(key, b);
       return Math.max(1, Math.ceil((1 - b.tokens) / size.refillPerSecond));
@@ -78,10 +84,7 @@ export class FairUse {
   }
 
   private prune(now: number): void {
-    for (const [key, b] of this.buckets) {
-      const size = key.startsWith('a ') ? { burst: this.options.addressBurst, refillPerSecond: this.options.addressRefillPerSecond } : this.options;
-      if (refilled(b, now, size).tokens >= size.burst) this.buckets.delete(key);
-    }
+    for (const [key, b] of this.buckets) if (refilled(b, now).tokens >= b.size.burst) this.buckets.delete(key);
   }
 }
 
@@ -93,7 +96,7 @@ function refusal(wait: number | undefined): ApiError | undefined {
   return wait === undefined ? undefined : new ApiError('fairUseRateLimited', { seconds: wait }, { 'retry-after': String(wait) });
 }
 
-function refilled(b: Bucket | undefined, now: number, size: BucketSize): Bucket {
-  if (!b) return { tokens: size.burst, at: now };
-  return { tokens: Math.min(size.burst, b.tokens + ((now - b.at) / 1000) * size.refillPerSecond), at: now };
+function refilled(b: Bucket, now: number): Bucket {
+  const { size } = b;
+  return { tokens: Math.min(size.burst, b.tokens + ((now - b.at) / 1000) * size.refillPerSecond), at: now, size };
 }
