@@ -20,12 +20,13 @@ export const CHROMIUM_ARGS = [
   '--disable-features=WebRtcHideLocalIpsWithMdns',
 ];
 
-export async function launchChromium(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+/** extraArgs: e.g. the fake media flags of a page that must gather host candidates (realistic-stream.ts). */
+export async function launchChromium(extraArgs: readonly string[] = []): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`${CHROMIUM_PATH} is missing: install Debian's chromium (apt-get install chromium); .ci/run does this`);
   }
   const profile = mkdtempSync(join(tmpdir(), 'pf-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
   return {
     context,
     close: async () => {
