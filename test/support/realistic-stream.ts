@@ -55,6 +55,13 @@ export interface ViewerStats {
   firCount: number;
   frameWidth: number;
   frameHeight: number;
+  framesReceived: number;
+  framesDropped: number;
+  freezeCount: number;
+  /** Seconds summed over emitted frames; divide by jitterBufferEmittedCount. */
+  jitterBufferDelay: number;
+  jitterBufferEmittedCount: number;
+  totalDecodeTime: number;
 }
 
 export interface Candidate {
@@ -71,32 +78,35 @@ const W = Number(params.get('w')), H = Number(params.get('h')), FPS = Number(par
 const canvas = document.getElementById('c');
 canvas.width = W; canvas.height = H;
 const g = canvas.getContext('2d', { alpha: false });
-// Noise tiles made once (crypto randomness, 64 KiB a call), drawn at new offsets every frame: the
-// encoder sees new detail everywhere, every frame, like a fast camera move over a detailed scene.
+// A fast camera move over a detailed scene: a colour field and a full-frame layer of fine detail
+// (noise, like foliage) panning smoothly — new detail at every edge, motion the encoder can follow,
+// so no frame looks like a scene cut — plus a region of fresh noise every frame (particles, film
+// grain) that soaks up whatever bitrate is left. Noise from crypto (64 KiB a call).
+const random = (bytes) => { for (let i = 0; i < bytes.length; i += 65536) crypto.getRandomValues(bytes.subarray(i, Math.min(i + 65536, bytes.length))); return bytes; };
 const tile = (w, h, grey) => {
   const c = document.createElement('canvas'); c.width = w; c.height = h;
   const cg = c.getContext('2d'); const img = cg.createImageData(w, h);
-  for (let i = 0; i < img.data.length; i += 65536) crypto.getRandomValues(img.data.subarray(i, Math.min(i + 65536, img.data.length)));
-  for (let i = 3; i < img.data.length; i += 4) img.data[i] = 255;
-  if (grey) for (let i = 0; i < img.data.length; i += 4) { img.data[i + 1] = img.data[i]; img.data[i + 2] = img.data[i]; }
+  random(img.data);
+  for (let i = 0; i < img.data.length; i += 4) { if (grey) { img.data[i + 1] = img.data[i]; img.data[i + 2] = img.data[i]; } img.data[i + 3] = 255; }
   cg.putImageData(img, 0, 0);
   return c;
 };
 const coarse = tile(Math.ceil(W / 8), Math.ceil(H / 8), false);
-const fine = [tile(512, 512, true), tile(512, 512, true), tile(512, 512, true)];
+const fine = tile(1024, 1024, true);
+const fresh = g.createImageData(Math.round(W / 4), Math.round(H / 4));
 let n = 0;
 const draw = () => {
   n++;
-  // A smooth colour field panning (big structures, like terrain)...
-  const dx = (n * 13) % W, dy = (n * 7) % H;
-  g.imageSmoothingEnabled = true;
-  for (const x of [-dx, W - dx]) for (const y of [-dy, H - dy]) g.drawImage(coarse, x, y, W, H);
-  // ...under fine noise that is new every frame (foliage, particles, film grain).
-  g.globalAlpha = 0.35;
-  const t = fine[n % fine.length];
-  const ox = (n * 197) % 512, oy = (n * 91) % 512;
-  for (let x = -ox; x < W; x += 512) for (let y = -oy; y < H; y += 512) g.drawImage(t, x, y);
+  const dx = (n * 5) % W, dy = (n * 2) % H;
   g.globalAlpha = 1;
+  for (const x of [-dx, W - dx]) for (const y of [-dy, H - dy]) g.drawImage(coarse, x, y, W, H);
+  g.globalAlpha = 0.35;
+  const fx = (n * 7) % 1024, fy = (n * 3) % 1024;
+  for (let x = -fx; x < W; x += 1024) for (let y = -fy; y < H; y += 1024) g.drawImage(fine, x, y);
+  g.globalAlpha = 1;
+  random(fresh.data);
+  for (let i = 3; i < fresh.data.length; i += 4) fresh.data[i] = 255;
+  g.putImageData(fresh, Math.round(W / 2 + (W / 4) * Math.sin(n / 40)), Math.round(H / 8));
   g.fillStyle = '#fff'; g.fillRect((n * 23) % (W - 120), H / 2 + (H / 3) * Math.sin(n / 11), 120, 120);
   g.fillStyle = '#000'; g.fillRect(20, 20, 360, 50); g.fillStyle = '#fff'; g.font = '36px monospace'; g.fillText('frame ' + n, 30, 58);
 };
@@ -182,12 +192,13 @@ window.pfAnswer = async (sdp) => {
 window.pfAddCandidate = async (c) => { if (!pc || !pc.remoteDescription) pending.push(c); else await pc.addIceCandidate(c); };
 window.pfStats = async () => {
   const out = { at: performance.now(), firstFrameAt: marks.firstFrameAt, connectedAt: marks.connectedAt, framesDecoded: 0, keyFramesDecoded: 0,
-    packetsReceived: 0, packetsLost: 0, bytesReceived: 0, nackCount: 0, pliCount: 0, firCount: 0, frameWidth: 0, frameHeight: 0 };
+    packetsReceived: 0, packetsLost: 0, bytesReceived: 0, nackCount: 0, pliCount: 0, firCount: 0, frameWidth: 0, frameHeight: 0,
+    framesReceived: 0, framesDropped: 0, freezeCount: 0, jitterBufferDelay: 0, jitterBufferEmittedCount: 0, totalDecodeTime: 0 };
   if (!pc) return out;
   const report = await pc.getStats();
   report.forEach((s) => {
     if (s.type === 'inbound-rtp' && s.kind === 'video') {
-      for (const k of ['framesDecoded', 'keyFramesDecoded', 'packetsReceived', 'packetsLost', 'bytesReceived', 'nackCount', 'pliCount', 'firCount', 'frameWidth', 'frameHeight']) out[k] += s[k] || 0;
+      for (const k of ['framesDecoded', 'keyFramesDecoded', 'packetsReceived', 'packetsLost', 'bytesReceived', 'nackCount', 'pliCount', 'firCount', 'frameWidth', 'frameHeight', 'framesReceived', 'framesDropped', 'freezeCount', 'jitterBufferDelay', 'jitterBufferEmittedCount', 'totalDecodeTime']) out[k] += s[k] || 0;
     }
   });
   return out;

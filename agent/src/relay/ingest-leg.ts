@@ -2,19 +2,25 @@
 // channel), the relay answers with exactly one H.264 format and bitrate hints. RTP and the app's
 // channel go to the relay; keyframe requests and REMB go back to the app from this leg's receiver.
 import {
+  GenericNack,
   RTCPeerConnection,
   RtcpPacketConverter,
+  RtcpTransportLayerFeedback,
   type RTCDataChannel,
   type RTCRtpReceiver,
   type RtcpPacket,
   type RtpPacket,
 } from 'werift';
 import type { Logger } from 'pino';
+import type { Clock as RelayClock } from '../lib/clock';
+import { startsKeyframe } from './h264-keyframe';
+import { IngestLossTracker, type IngestLossStats } from './ingest-loss';
 import { addBitrateHints, planStreamerOffer, type BitrateHints, type StreamerOfferPlan } from './ingest-sdp';
 import { ingestPeerConfig } from './peer-config';
 import { RelayError } from './relay-error';
 import { rembPacket } from './remb';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
+import { growSocketBuffers, INGEST_RECV_BUFFER_BYTES, type SocketBufferSizes } from './socket-buffers';
 
 /** 'failed' is the ingest going away on its own (ICE/DTLS failed, peer closed); 'closed' is the relay releasing it. */
 export type IngestState = 'new' | 'answering' | 'answered' | 'connected' | 'failed' | 'closed';
@@ -37,6 +43,10 @@ export interface IngestLegHooks {
   failed(reason: string): void;
   /** A local candidate gathered after the answer was returned (earlier ones are in the answer). */
   candidate(candidate: RelayIceCandidate): void;
+  /** Video packets went missing on this host ('missing', being NACKed) or were given up ('abandoned'). */
+  loss(kind: 'missing' | 'abandoned', count: number): void;
+  /** The last packet of a keyframe arrived from the app. */
+  keyframeArrived(): void;
 }
 
 export class IngestLeg {
@@ -47,6 +57,11 @@ export class IngestLeg {
   /** SSRC of the app's video as last received (the offer's a=ssrc until the first packet). */
   private videoSsrc: number | undefined;
   private firSequence = 0;
+  /** RTP timestamp of the keyframe arriving now (its first packet seen, its last not yet). */
+  private keyframeTimestamp: number | undefined;
+  private readonly loss: IngestLossTracker;
+  /** What the kernel granted the ingest's sockets (undefined before the answer). */
+  socketBuffers: SocketBufferSizes | undefined;
   private answerReturned = false;
   private readonly disposers: (() => void)[] = [];
   private closing: Promise<void> | undefined;
@@ -54,8 +69,16 @@ export class IngestLeg {
   constructor(
     private readonly hooks: IngestLegHooks,
     private readonly log: Logger,
+    clock: RelayClock,
   ) {
     this.pc = new RTCPeerConnection(ingestPeerConfig());
+    this.loss = new IngestLossTracker(
+      {
+        nack: (lost) => this.sendNack(lost),
+        abandoned: (count) => this.guard('loss', () => hooks.loss('abandoned', count)),
+      },
+      clock,
+    );
     // Attached before the offer is applied: werift fires these from inside setRemoteDescription
     // (tracks) and from the SCTP receive path (the channel, then its messages, synchronously).
     this.subscribe(
@@ -100,7 +123,17 @@ export class IngestLeg {
   }
 
   private readonly onVideoRtp = (rtp: RtpPacket): void => {
-    this.videoSsrc = rtp.header.ssrc;
+    const { header } = rtp;
+    this.videoSsrc = header.ssrc;
+    // Retransmissions arrive here too, unwrapped from RTX by werift, under their own numbers.
+    const missingBefore = this.loss.pending;
+    this.loss.received(header.sequenceNumber);
+    if (this.loss.pending > missingBefore) this.guard('loss', () => this.hooks.loss('missing', this.loss.pending - missingBefore));
+    if (startsKeyframe(rtp.payload)) this.keyframeTimestamp = header.timestamp;
+    if (header.marker && header.timestamp === this.keyframeTimestamp) {
+      this.keyframeTimestamp = undefined;
+      this.guard('keyframe', () => this.hooks.keyframeArrived());
+    }
     this.relayRtp('video', rtp);
   };
 
@@ -110,6 +143,11 @@ export class IngestLeg {
 
   get currentState(): IngestState {
     return this.state;
+  }
+
+  /** Loss and repair on this leg so far. */
+  lossStats(): IngestLossStats {
+    return this.loss.stats();
   }
 
   /** The app's payload types as negotiated (undefined before accept). */
@@ -129,8 +167,17 @@ export class IngestLeg {
     let answer: string | undefined;
     try {
       await this.pc.setRemoteDescription({ type: 'offer', sdp: plan.sdp });
+      this.disableWeriftNack();
       await this.pc.setLocalDescription(await this.pc.createAnswer());
       answer = this.pc.localDescription?.sdp;
+      // werift bound its sockets while gathering: room for keyframe bursts while the relay is busy.
+      this.socketBuffers = growSocketBuffers(this.pc, { recvBytes: INGEST_RECV_BUFFER_BYTES });
+      if (this.socketBuffers.recvBytes < INGEST_RECV_BUFFER_BYTES) {
+        this.log.warn(
+          { grantedBytes: this.socketBuffers.recvBytes, wantedBytes: INGEST_RECV_BUFFER_BYTES },
+          "the OS capped the ingest's UDP receive buffer: keyframe bursts may be dropped (Linux: sysctl net.core.rmem_max=4194304 or more)",
+        );
+      }
     } catch (err) {
       throw new RelayError('NEGOTIATION_FAILED', `werift could not answer the app's offer: ${String(err)}`);
     }
@@ -188,6 +235,7 @@ export class IngestLeg {
   close(): Promise<void> {
     if (this.closing) return this.closing;
     this.move('closed');
+    this.loss.close();
     for (const dispose of this.disposers.splice(0)) dispose();
     this.closing = this.pc.close().catch((err: unknown) => this.log.warn({ err }, 'closing the ingest peer failed'));
     return this.closing;
@@ -199,6 +247,30 @@ export class IngestLeg {
     const receiver = this.pc.getTransceivers().find((t) => t.kind === 'video')?.receiver;
     if (receiver === undefined || receiver.dtlsTransport.state !== 'connected') return undefined;
     return { receiver, senderSsrc: receiver.rtcpSsrc, mediaSsrc };
+  }
+
+  /** One generic NACK to the app for its video stream (nothing before the leg is connected). */
+  private sendNack(lost: number[]): void {
+    const target = this.rtcpTarget();
+    if (target === undefined) return;
+    const nack = new GenericNack({ senderSsrc: target.senderSsrc, mediaSourceSsrc: target.mediaSsrc, lost });
+    this.sendRtcp(target.receiver, [new RtcpTransportLayerFeedback({ feedback: nack })]);
+  }
+
+  /**
+   * The ingest's NACKs are this leg's own (ingest-loss.ts): werift's receiver NACK handler is made
+   * inert. It is not part of werift's typed API, so its shape is checked; a werift that changed it
+   * keeps its own handler (both would NACK: wasteful, not wrong) and says so once.
+   */
+  private disableWeriftNack(): void {
+    const receiver = this.pc.getTransceivers().find((t) => t.kind === 'video')?.receiver;
+    const handler: unknown = (receiver as unknown as { nack?: unknown } | undefined)?.nack;
+    if (typeof handler === 'object' && handler !== null && typeof (handler as { addPacket?: unknown }).addPacket === 'function' && typeof (handler as { close?: unknown }).close === 'function') {
+      (handler as { close(): void }).close();
+      (handler as { addPacket: (packet: unknown) => void }).addPacket = () => undefined;
+    } else {
+      this.log.warn("werift's receiver NACK handler was not found; werift and the relay both NACK the app");
+    }
   }
 
   private sendRtcp(receiver: RTCRtpReceiver, packets: RtcpPacket[]): void {

@@ -51,14 +51,15 @@ const LIBWEBRTC_VIDEO = [
 const OPUS_AUDIO = ['a=rtpmap:111 opus/48000/2', 'a=fmtp:111 minptime=10;useinbandfec=1', 'a=rtpmap:63 red/48000/2', 'a=rtpmap:126 telephone-event/8000'];
 
 describe('planStreamerOffer', () => {
-  it('keeps only H.264 42e01f packetization-mode=1 (profile-level-id case-insensitive) with its feedback, minus transport-cc', () => {
+  it('keeps only H.264 42e01f packetization-mode=1 (profile-level-id case-insensitive) with its feedback and its RTX format, minus transport-cc', () => {
     const plan = planStreamerOffer(offer(LIBWEBRTC_VIDEO, OPUS_AUDIO));
-    expect(plan).toMatchObject({ videoPayloadType: 106, pli: true, fir: true, audioPayloadType: 111, videoSsrc: 1111 });
+    expect(plan).toMatchObject({ videoPayloadType: 106, videoRtxPayloadType: 107, pli: true, fir: true, audioPayloadType: 111, videoSsrc: 1111 });
     const sections = parseSdp(plan.sdp).media;
     const video = sections.find((s) => mediaKind(s) === 'video') ?? [];
-    expect(mediaFormats(video)).toEqual([106]);
-    expect([...rtpmaps(video).keys()]).toEqual([106]);
-    expect([...fmtps(video).keys()]).toEqual([106]);
+    expect(mediaFormats(video)).toEqual([106, 107]);
+    expect([...rtpmaps(video).keys()]).toEqual([106, 107]);
+    expect([...fmtps(video).keys()]).toEqual([106, 107]);
+    expect(fmtps(video).get(107)?.get('apt')).toBe('106');
     expect(video.filter((l) => l.startsWith('a=rtcp-fb:'))).toEqual(['a=rtcp-fb:* nack', 'a=rtcp-fb:106 goog-remb', 'a=rtcp-fb:106 ccm fir', 'a=rtcp-fb:106 nack', 'a=rtcp-fb:106 nack pli']);
     // Everything else in the section is untouched.
     expect(video).toContain('a=ssrc-group:FID 1111 2222');
@@ -66,6 +67,13 @@ describe('planStreamerOffer', () => {
     expect(mediaFormats(audio)).toEqual([111]);
     expect(audio).toContain('a=fmtp:111 minptime=10;useinbandfec=1');
     expect(sections.find((s) => mediaKind(s) === 'application')).toEqual(['m=application 9 UDP/DTLS/SCTP webrtc-datachannel', 'a=mid:1', 'a=sctp-port:5000']);
+  });
+
+  it('keeps no RTX format when the app offers none for the chosen H.264', () => {
+    const withoutRtx = LIBWEBRTC_VIDEO.filter((l) => !/:107 /.test(l)).map((l) => l.replace(' 106 107 ', ' 106 '));
+    const plan = planStreamerOffer(offer(withoutRtx));
+    expect(plan.videoRtxPayloadType).toBeUndefined();
+    expect(mediaFormats(parseSdp(plan.sdp).media[0] ?? [])).toEqual([106]);
   });
 
   it('refuses an offer whose H.264 is not 42e01f with packetization-mode=1, naming what was offered', () => {

@@ -1,6 +1,7 @@
 // The ingest leg's SDP policy: the app's offer is narrowed before werift sees it (werift would
 // accept every H.264 variant, werift-notes §5.6) to one H.264 42e01f packetization-mode=1 format
-// and Opus, without transport-cc (§5.7); the answer gets bitrate hints for the app's encoder.
+// (with its RTX format) and Opus, without transport-cc (§5.7); the answer gets bitrate hints for
+// the app's encoder.
 import { RelayError } from './relay-error';
 import { attributePayloadType, fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps, serializeSdp } from './sdp-text';
 
@@ -12,6 +13,8 @@ export interface StreamerOfferPlan {
   sdp: string;
   /** The app's payload type for H.264 42e01f packetization-mode=1 (the only one left in the offer). */
   videoPayloadType: number;
+  /** The app's RTX payload type for it (apt), when offered: retransmissions come on it. */
+  videoRtxPayloadType: number | undefined;
   /** The app offered `nack pli` / `ccm fir` for that payload type: the relay sends PLI / FIR. */
   pli: boolean;
   fir: boolean;
@@ -32,6 +35,7 @@ export function planStreamerOffer(offerSdp: string): StreamerOfferPlan {
   const sdp = parseSdp(offerSdp);
   let video: { pt: number; pli: boolean; fir: boolean; ssrc: number | undefined } | undefined;
   let audioPayloadType: number | undefined;
+  let videoRtx: number | undefined;
   for (const [index, section] of sdp.media.entries()) {
     const kind = mediaKind(section);
     if ((kind !== 'video' && kind !== 'audio') || isRejected(section)) continue;
@@ -44,9 +48,13 @@ export function planStreamerOffer(offerSdp: string): StreamerOfferPlan {
           : `The app's offer has audio without Opus (offered: ${describeCodecs(section)})`,
       );
     }
-    const narrowed = keepOnlyPayloadType(section, pt);
+    // Video keeps its RTX format (apt = the chosen one): libwebrtc then resends NACKed packets on
+    // their own SSRC, and werift unwraps them back into the stream.
+    const rtx = kind === 'video' ? pickRtx(section, pt) : undefined;
+    const narrowed = keepOnlyPayloadTypes(section, rtx === undefined ? [pt] : [pt, rtx]);
     sdp.media[index] = narrowed;
     if (kind === 'video' && video === undefined) {
+      videoRtx = rtx;
       const feedback = narrowed.filter((line) => line.startsWith(`a=rtcp-fb:${pt} `) || line.startsWith('a=rtcp-fb:* '));
       const ssrc = narrowed.map((line) => /^a=ssrc:(\d+) /.exec(line)?.[1]).find((v) => v !== undefined);
       video = { pt, pli: feedback.some((l) => / nack pli$/.test(l)), fir: feedback.some((l) => / ccm fir$/.test(l)), ssrc: ssrc === undefined ? undefined : Number(ssrc) };
@@ -54,7 +62,7 @@ export function planStreamerOffer(offerSdp: string): StreamerOfferPlan {
     if (kind === 'audio') audioPayloadType ??= pt;
   }
   if (video === undefined) throw new RelayError('UNSUPPORTED_CODEC', "The app's offer has no video section");
-  return { sdp: serializeSdp(sdp), videoPayloadType: video.pt, pli: video.pli, fir: video.fir, audioPayloadType, videoSsrc: video.ssrc };
+  return { sdp: serializeSdp(sdp), videoPayloadType: video.pt, videoRtxPayloadType: videoRtx, pli: video.pli, fir: video.fir, audioPayloadType, videoSsrc: video.ssrc };
 }
 
 /**
@@ -106,21 +114,27 @@ function pickH264(section: string[]): number | undefined {
   });
 }
 
+function pickRtx(section: string[], apt: number): number | undefined {
+  const maps = rtpmaps(section);
+  const params = fmtps(section);
+  return mediaFormats(section).find((pt) => maps.get(pt)?.toLowerCase() === 'rtx/90000' && params.get(pt)?.get('apt') === String(apt));
+}
+
 function pickOpus(section: string[]): number | undefined {
   const maps = rtpmaps(section);
   return mediaFormats(section).find((pt) => maps.get(pt)?.toLowerCase().startsWith('opus/48000'));
 }
 
 /** Drops every other payload type and transport-cc feedback from one m= section. */
-function keepOnlyPayloadType(section: string[], pt: number): string[] {
+function keepOnlyPayloadTypes(section: string[], pts: number[]): string[] {
   const [mLine = '', ...rest] = section;
   const head = mLine.split(' ').slice(0, 3).join(' ');
   return [
-    `${head} ${pt}`,
+    `${head} ${pts.join(' ')}`,
     ...rest.filter((line) => {
       const owner = attributePayloadType(line);
       if (owner === undefined) return true;
-      if (owner !== '*' && owner !== pt) return false;
+      if (owner !== '*' && !pts.includes(owner)) return false;
       return !/^a=rtcp-fb:\S+ transport-cc/.test(line);
     }),
   ];

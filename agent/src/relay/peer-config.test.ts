@@ -5,7 +5,7 @@ import { INGEST_TRANSITIONS, type IngestState } from './ingest-leg';
 import { VIEWER_TRANSITIONS, type ViewerState } from './viewer-leg';
 
 describe('werift settings', () => {
-  it('ingest: no ICE servers (never werift’s default public STUN), max-bundle, IPv4 only, loopback gathered, no header extensions', () => {
+  it('ingest: no ICE servers (never werift’s default public STUN), max-bundle, IPv4 only, loopback gathered, no header extensions, H.264 with RTX', () => {
     const config = ingestPeerConfig();
     expect(config.iceServers).toEqual([]);
     expect(config.bundlePolicy).toBe('max-bundle');
@@ -13,7 +13,7 @@ describe('werift settings', () => {
     expect(config.iceUseIpv6).toBe(false);
     expect(config.iceAdditionalHostAddresses).toEqual(['127.0.0.1']);
     expect(config.headerExtensions).toEqual({ video: [], audio: [] });
-    expect(config.codecs?.video?.map((c) => c.mimeType.toLowerCase())).toEqual(['video/h264']);
+    expect(config.codecs?.video?.map((c) => c.mimeType.toLowerCase())).toEqual(['video/h264', 'video/rtx']);
   });
 
   it('viewer: the project’s ICE servers and port range, loopback always among the host addresses, one H.264 42e01f format with its feedback', () => {

@@ -1,7 +1,7 @@
 // werift settings for both legs (werift-notes §7.3). Ingest (loopback): no ICE servers, never
 // werift's default public STUN; loopback gathered explicitly. Viewers: the project's STUN/TURN and
 // port range. Both: max-bundle, IPv4 only.
-import { useFIR, useH264, useNACK, useOPUS, usePLI, useREMB, type RTCPeerConnectionConfig } from 'werift';
+import { RTCRtpCodecParameters, useFIR, useH264, useNACK, useOPUS, usePLI, useREMB, type RTCPeerConnectionConfig } from 'werift';
 import { RELAY_H264 } from './ingest-sdp';
 
 export interface RelayIceServer {
@@ -34,7 +34,9 @@ export function ingestPeerConfig(): RTCPeerConnectionConfig {
     // Matched by mime type against the narrowed offer (ingest-sdp.ts); werift then answers with the
     // app's own payload type, parameters and feedback. No header extensions: none is needed, and
     // transport-wide-cc stalls libwebrtc's estimate at 300 kbps (werift-notes §5.7).
-    codecs: { video: [useH264()], audio: [useOPUS()] },
+    // RTX is matched the same way (its apt must name the H.264 format kept): NACKed packets come
+    // back on the app's RTX SSRC and werift's receiver unwraps them.
+    codecs: { video: [useH264(), new RTCRtpCodecParameters({ mimeType: 'video/rtx', clockRate: 90_000 })], audio: [useOPUS()] },
     headerExtensions: { video: [], audio: [] },
     iceServers: [],
     bundlePolicy: 'max-bundle',

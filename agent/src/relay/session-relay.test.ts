@@ -149,7 +149,7 @@ describe('SessionRelay', () => {
     expect(v.audio[0]?.payloadType).toBe(111);
   });
 
-  it('asks the app for a keyframe when a viewer joins and forwards its PLI and FIR (rate-limited)', async () => {
+  it('asks the app for a keyframe when a viewer joins and forwards its PLI and FIR (rate-limited, one at a time)', async () => {
     const { relay } = setup({ keyframeMinIntervalMs: 200 });
     const a = app();
     await connectApp(relay, a);
@@ -157,40 +157,112 @@ describe('SessionRelay', () => {
     const v = await connectedViewer(relay, 'v');
     // The join request(s): PLI plus FIR, since the app offered `ccm fir`.
     await until(() => a.rtcp.pli >= 1 && a.rtcp.fir >= 1, [(l) => a.onChange(l)], 'keyframe request on join');
-
-    a.writeFrame();
+    // The app answers with a keyframe: the relay may ask again.
+    a.writeKeyframe();
     await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'video at the viewer');
+
     const before = { pli: a.rtcp.pli, fir: a.rtcp.fir };
     v.sendPli();
     await until(() => a.rtcp.pli > before.pli, [(l) => a.onChange(l)], 'PLI forwarded to the app');
+    const seen = v.video.length;
+    const keyframe = a.writeKeyframe();
+    await until(() => v.video.length >= seen + keyframe.length, [(l) => v.onChange(l)], 'the keyframe through the relay');
     const afterPli = { pli: a.rtcp.pli, fir: a.rtcp.fir };
     v.sendFir();
     await until(() => a.rtcp.fir > afterPli.fir, [(l) => a.onChange(l)], 'FIR forwarded to the app');
 
-    // A burst of requests inside one quiet period becomes one trailing request.
-    const burst = { pli: a.rtcp.pli };
+    // No keyframe comes this time: a burst of requests while the asked-for keyframe is still on its
+    // way is folded into it, with nothing trailing (the app is not made to encode frame after frame).
+    const burst = { pli: a.rtcp.pli, fromViewers: relay.stats().keyframeRequestsFromViewers, coalesced: relay.stats().keyframeRequestsCoalesced };
     for (let i = 0; i < 10; i++) v.sendPli();
-    await until(() => a.rtcp.pli > burst.pli, [(l) => a.onChange(l)], 'trailing request after the burst');
-    expect(a.rtcp.pli - burst.pli).toBeLessThanOrEqual(2);
+    await expect.poll(() => relay.stats().keyframeRequestsFromViewers, { timeout: 5_000 }).toBe(burst.fromViewers + 10);
+    expect(relay.stats().keyframeRequestsCoalesced - burst.coalesced).toBe(10);
+    expect(a.rtcp.pli).toBe(burst.pli);
     expect(relay.stats().keyframeRequestsToApp).toBe(a.rtcp.pli);
   });
 
-  it('sends REMB to the app every period: maxBps without viewer estimates, then the lowest viewer estimate clamped to [minBps, maxBps]', async () => {
+  it("sends REMB to the app every period: startBps before a viewer estimate, maxBps while the viewer loses nothing, its estimate (clamped) while its leg loses packets", async () => {
     const { relay } = setup({ rembIntervalMs: 100 });
     const a = app();
     await connectApp(relay, a);
     a.writeFrame();
     await until(() => a.rtcp.remb.length >= 2, [(l) => a.onChange(l)], 'two REMBs');
-    expect(a.rtcp.remb.slice(0, 2)).toEqual([TEST_BITRATE.maxBps, TEST_BITRATE.maxBps]);
+    expect(a.rtcp.remb.slice(0, 2)).toEqual([TEST_BITRATE.startBps, TEST_BITRATE.startBps]);
 
     const v = await connectedViewer(relay, 'v');
     a.writeFrame();
     await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'video at the viewer');
+    // A low estimate with no loss behind it (a delay-only reading) leaves the app free.
     v.sendRemb(3_000_000);
-    await until(() => a.rtcp.remb.at(-1) === 3_000_000, [(l) => a.onChange(l)], 'REMB following the viewer');
+    await until(() => a.rtcp.remb.at(-1) === TEST_BITRATE.maxBps, [(l) => a.onChange(l)], 'REMB at max while the viewer is clean');
+    expect(relay.stats().bitratePhase).toBe('viewer-clean');
+
+    // The viewer NACKs more than 2 % of what it got in a period: its estimate steers the app.
+    const packets = a.writeFrame().length;
+    await until(() => v.video.length >= packets + 1, [(l) => v.onChange(l)], 'the frame at the viewer');
+    v.sendNack(v.video.slice(-packets).map((r) => r.sequenceNumber));
+    v.sendRemb(3_000_000);
+    await until(() => a.rtcp.remb.at(-1) === 3_000_000, [(l) => a.onChange(l)], 'REMB following the losing viewer');
+    expect(relay.stats().bitratePhase).toBe('viewer-losing');
     v.sendRemb(100_000);
     await until(() => a.rtcp.remb.at(-1) === TEST_BITRATE.minBps, [(l) => a.onChange(l)], 'REMB clamped to minBps');
     expect(relay.stats().rembBps).toBe(TEST_BITRATE.minBps);
+  });
+
+  it('answers a viewer NACK from its own send history, to that viewer only; an unknown sequence number is ignored', async () => {
+    const { relay } = setup();
+    const a = app();
+    await connectApp(relay, a);
+    const v1 = await connectedViewer(relay, 'v1', { keepPayloads: true });
+    const v2 = await connectedViewer(relay, 'v2', { keepPayloads: true });
+    const frame = a.writeKeyframe();
+    await until(() => v1.video.length >= frame.length && v2.video.length >= frame.length, [(l) => v1.onChange(l), (l) => v2.onChange(l)], 'the frame at both viewers');
+    const before = { v1: v1.video.length, v2: v2.video.length, stats: relay.stats() };
+    const asked = v1.video[1]!;
+    // One packet it had (as if lost on the way), and one that was never sent.
+    v1.sendNack([asked.sequenceNumber, (asked.sequenceNumber + 30_000) & 0xffff]);
+    await until(() => v1.video.length > before.v1, [(l) => v1.onChange(l)], 'the resent packet at v1');
+    const resent = v1.video.at(-1)!;
+    expect(resent.sequenceNumber).toBe(asked.sequenceNumber);
+    expect(resent.ssrc).toBe(asked.ssrc);
+    expect(resent.payload.equals(asked.payload)).toBe(true);
+    await expect.poll(() => relay.stats().viewerNackMisses).toBe(before.stats.viewerNackMisses + 1);
+    expect(relay.stats().viewerNacksReceived).toBe(before.stats.viewerNacksReceived + 1);
+    expect(relay.stats().viewerPacketsResent).toBe(before.stats.viewerPacketsResent + 1);
+    // Nothing reached the other viewer, and the app was not asked for anything.
+    expect(v2.video.length).toBe(before.v2);
+    expect(a.rtcp.nacks).toEqual([]);
+  });
+
+  it('NACKs a packet missing from the app at once and relays its retransmission; a packet never resent is given up and a keyframe asked for', async () => {
+    const { relay } = setup({ keyframeMinIntervalMs: 50 });
+    const a = app();
+    await connectApp(relay, a);
+    const v = await connectedViewer(relay, 'v', { keepPayloads: true });
+    const [first, second, third] = a.writeKeyframe();
+    await until(() => v.video.length >= 1, [(l) => v.onChange(l)], 'the keyframe at the viewer');
+    const pliBefore = a.rtcp.pli;
+    a.nextFrame();
+    a.writeVideo(first!, false);
+    const lostSeq = a.loseNextVideo(second!, false);
+    a.writeVideo(third!, true);
+    await until(() => a.rtcp.nacks.some((n) => n.includes(lostSeq)), [(l) => a.onChange(l)], 'a NACK for the lost packet');
+    expect(relay.stats()).toMatchObject({ ingestPacketsMissing: 1, ingestNacksSent: 1 });
+    const seen = v.video.length;
+    a.resend(lostSeq);
+    await until(() => v.video.length > seen, [(l) => v.onChange(l)], 'the retransmission at the viewer');
+    expect(v.video.at(-1)!.payload.equals(second!)).toBe(true);
+    await expect.poll(() => relay.stats().ingestPacketsRecovered).toBe(1);
+
+    // Lost for good: NACKed again and again (DEFAULT_INGEST_LOSS: every 30 ms, 8 times), then given up.
+    a.nextFrame();
+    a.writeVideo(first!, false);
+    const goneSeq = a.loseNextVideo(second!, false);
+    a.writeVideo(third!, true);
+    await expect.poll(() => relay.stats().ingestPacketsAbandoned, { timeout: 5_000 }).toBe(1);
+    expect(a.rtcp.nacks.filter((n) => n.includes(goneSeq))).toHaveLength(8);
+    await until(() => a.rtcp.pli > pliBefore, [(l) => a.onChange(l)], 'a keyframe request for the hole');
+    expect(relay.stats().bitratePhase).toBe('recovering-relay-loss');
   });
 
   it('passes data-channel bytes through unchanged both ways and replays the start-up messages to a late viewer', async () => {

@@ -12,7 +12,8 @@ import { systemClock as systemRelayClock, type Clock as RelayClock, type TimerHa
 import { RelayError } from './relay-error';
 import { Listeners } from './relay-events';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
-import { rembTargetBps, type ViewerEstimate } from './remb';
+import { BitratePolicy, viewerLegLosing, type BitratePhase, type ViewerEstimate } from './bitrate-policy';
+import type { IngestLossStats } from './ingest-loss';
 import { StartupReplay } from './startup-replay';
 import { ViewerLeg } from './viewer-leg';
 
@@ -81,10 +82,34 @@ export interface RelayStats {
   dataChannelEarlyMessagesFromViewers: number;
   /** Data-channel messages given up (a queue overflowed while its channel was not open, or werift refused them). */
   dataChannelMessagesDropped: number;
+  /** Keyframe requests made: viewers' PLI/FIR, viewers joining, the relay's own unrepairable loss. */
+  keyframeRequestsMade: number;
+  /** Of those, the ones from viewers (PLI/FIR). */
+  keyframeRequestsFromViewers: number;
   /** Keyframe requests (PLI, plus FIR when negotiated) sent to the app. */
   keyframeRequestsToApp: number;
+  /** Requests folded into a keyframe already asked for (rate limit, or one still arriving). */
+  keyframeRequestsCoalesced: number;
+  /** Video packets from the app found missing on this host (ingest gaps), NACKed to the app. */
+  ingestPacketsMissing: number;
+  /** NACK packets sent to the app. */
+  ingestNacksSent: number;
+  /** Missing ingest packets that arrived after all (retransmitted). */
+  ingestPacketsRecovered: number;
+  /** Missing ingest packets given up (the app could not resend them: a keyframe is asked for). */
+  ingestPacketsAbandoned: number;
+  /** The ingest socket's receive buffer as the OS granted it, bytes (0 before the first answer). */
+  ingestRecvBufferBytes: number;
+  /** NACK packets from viewers. */
+  viewerNacksReceived: number;
+  /** Packets resent to a viewer from its send history. */
+  viewerPacketsResent: number;
+  /** Packets a viewer NACKed that its history no longer held. */
+  viewerNackMisses: number;
   /** Last REMB value sent to the app, bits per second (0 before the first). */
   rembBps: number;
+  /** The bitrate policy's phase now (bitrate-policy.ts). */
+  bitratePhase: BitratePhase;
 }
 
 const STREAMER_CANDIDATE_BUFFER = 64;
@@ -97,6 +122,8 @@ export class SessionRelay {
   private readonly viewerCandidateListeners = new Set<(viewerId: string, c: RelayIceCandidate) => void>();
   private readonly viewers = new Map<string, ViewerLeg>();
   private readonly estimates = new Map<string, ViewerEstimate>();
+  /** Each viewer leg's counts at the last REMB, to judge its loss over one period. */
+  private readonly legCounts = new Map<string, { forwarded: number; nacked: number }>();
   private readonly replay = new StartupReplay();
   private readonly toApp: ChannelOutbox;
   private readonly keyframes: KeyframeRequester;
@@ -106,7 +133,10 @@ export class SessionRelay {
   private rembTimer: TimerHandle | undefined;
   private readonly closings = new Set<Promise<void>>();
   private closed = false;
-  private readonly counters: Omit<RelayStats, 'viewers'> = {
+  private readonly bitrate: BitratePolicy;
+  /** Loss counters of ingests already released (a re-offer replaces the leg). */
+  private readonly pastIngestLoss: IngestLossStats = { packetsMissing: 0, nacksSent: 0, packetsRecovered: 0, packetsAbandoned: 0 };
+  private readonly counters: Omit<RelayStats, 'viewers' | 'keyframeRequestsMade' | 'keyframeRequestsCoalesced' | 'bitratePhase' | `ingest${string}`> = {
     packetsIn: 0,
     packetsOut: 0,
     bytesIn: 0,
@@ -115,7 +145,11 @@ export class SessionRelay {
     dataChannelMessagesToViewers: 0,
     dataChannelEarlyMessagesFromViewers: 0,
     dataChannelMessagesDropped: 0,
+    keyframeRequestsFromViewers: 0,
     keyframeRequestsToApp: 0,
+    viewerNacksReceived: 0,
+    viewerPacketsResent: 0,
+    viewerNackMisses: 0,
     rembBps: 0,
   };
 
@@ -131,11 +165,14 @@ export class SessionRelay {
     });
     this.keyframes = new KeyframeRequester(
       () => {
-        if (this.ingest?.requestKeyframe()) this.counters.keyframeRequestsToApp++;
+        if (!this.ingest?.requestKeyframe()) return false;
+        this.counters.keyframeRequestsToApp++;
+        return true;
       },
       options.keyframeMinIntervalMs ?? 500,
       this.clock,
     );
+    this.bitrate = new BitratePolicy(options.bitrate);
   }
 
   on<K extends keyof SessionRelayEvents>(event: K, listener: (...args: SessionRelayEvents[K]) => void): () => void {
@@ -162,8 +199,19 @@ export class SessionRelay {
         candidate: (c) => {
           if (this.ingest === leg) this.emitStreamerCandidate(c);
         },
+        loss: (kind) => {
+          if (this.ingest !== leg) return;
+          // This host dropped the packets (the app is local): the viewer's loss will be ours, not
+          // the network's. Given-up packets leave a hole only a keyframe fills.
+          this.bitrate.relayLoss(this.clock.now());
+          if (kind === 'abandoned') this.keyframes.request();
+        },
+        keyframeArrived: () => {
+          if (this.ingest === leg) this.keyframes.keyframeArrived();
+        },
       },
       this.log.child({ leg: 'ingest' }),
+      this.clock,
     );
     this.ingest = leg;
     const early = this.earlyStreamerCandidates.splice(0);
@@ -215,8 +263,17 @@ export class SessionRelay {
         },
         messageSent: () => this.counters.dataChannelMessagesToViewers++,
         messageDropped: (reason) => this.dropped(viewerId, reason),
-        keyframeRequest: () => this.keyframes.request(),
+        keyframeRequest: () => {
+          this.counters.keyframeRequestsFromViewers++;
+          this.keyframes.request();
+        },
         estimate: (bps) => this.estimates.set(viewerId, { bps, atMs: this.clock.now() }),
+        nack: (resent, missed) => {
+          this.counters.viewerNacksReceived++;
+          this.counters.viewerPacketsResent += resent;
+          this.counters.viewerNackMisses += missed;
+          if (missed > 0) this.bitrate.relayLoss(this.clock.now());
+        },
         mediaReady: () => this.keyframes.request(),
         connected: () => {
           this.log.info({ viewerId }, 'viewer connected');
@@ -265,7 +322,21 @@ export class SessionRelay {
   }
 
   stats(): RelayStats {
-    return { viewers: this.viewers.size, ...this.counters };
+    const keyframes = this.keyframes.stats();
+    const current = this.ingest?.lossStats();
+    const loss = (key: keyof IngestLossStats): number => this.pastIngestLoss[key] + (current?.[key] ?? 0);
+    return {
+      viewers: this.viewers.size,
+      ...this.counters,
+      keyframeRequestsMade: keyframes.requested,
+      keyframeRequestsCoalesced: keyframes.coalesced,
+      ingestPacketsMissing: loss('packetsMissing'),
+      ingestNacksSent: loss('nacksSent'),
+      ingestPacketsRecovered: loss('packetsRecovered'),
+      ingestPacketsAbandoned: loss('packetsAbandoned'),
+      ingestRecvBufferBytes: this.ingest?.socketBuffers?.recvBytes ?? 0,
+      bitratePhase: this.bitrate.phase(this.estimates.values(), this.clock.now()),
+    };
   }
 
   /** Releases everything (peers, sockets, timers, listeners). Idempotent. */
@@ -338,7 +409,15 @@ export class SessionRelay {
   }
 
   private sendRemb(): void {
-    const bps = rembTargetBps(this.estimates.values(), this.clock.now(), this.options.bitrate);
+    const now = this.clock.now();
+    // One REMB period is the window over which each viewer's leg is judged for loss.
+    for (const [viewerId, leg] of this.viewers) {
+      const counts = { ...leg.counts };
+      const before = this.legCounts.get(viewerId);
+      if (before !== undefined && viewerLegLosing(before, counts)) this.bitrate.viewerLoss(now);
+      this.legCounts.set(viewerId, counts);
+    }
+    const bps = this.bitrate.targetBps(this.estimates.values(), now);
     if (this.ingest?.sendRemb(bps)) this.counters.rembBps = bps;
   }
 
@@ -351,6 +430,8 @@ export class SessionRelay {
   private dropIngest(leg: IngestLeg, reason: string, report: boolean): void {
     if (this.ingest !== leg) return;
     this.ingest = undefined;
+    const loss = leg.lossStats();
+    for (const key of Object.keys(loss) as (keyof IngestLossStats)[]) this.pastIngestLoss[key] += loss[key];
     this.stopRemb();
     this.toApp.detach();
     this.track(leg.close());
@@ -370,6 +451,7 @@ export class SessionRelay {
   private releaseViewer(viewerId: string, leg: ViewerLeg): void {
     this.viewers.delete(viewerId);
     this.estimates.delete(viewerId);
+    this.legCounts.delete(viewerId);
     this.track(leg.close());
   }
 

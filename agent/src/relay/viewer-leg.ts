@@ -2,12 +2,14 @@
 // Ingest RTP is cloned onto this leg's senders (which rewrite SSRC, PT, sequence numbers); the
 // browser's keyframe requests and bitrate estimates go back up to the relay.
 import {
+  GenericNack,
   MediaStream,
   MediaStreamTrack,
   PictureLossIndication,
   ReceiverEstimatedMaxBitrate,
   RTCPeerConnection,
   RtcpPayloadSpecificFeedback,
+  RtcpTransportLayerFeedback,
   uint16Add,
   uint32Add,
   type RTCDataChannel,
@@ -20,6 +22,8 @@ import type { Logger } from 'pino';
 import { ChannelOutbox, type ChannelPayload, type OutboxLimits } from './channel-outbox';
 import { RelayError } from './relay-error';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
+import { SendHistory } from './send-history';
+import { growSocketBuffers, VIEWER_SEND_BUFFER_BYTES, type SocketBufferSizes } from './socket-buffers';
 
 /** Pixel Streaming's channel label (the app's channel has the same one). */
 export const DATA_CHANNEL_LABEL = 'datachannel';
@@ -63,6 +67,8 @@ export interface ViewerLegHooks {
   keyframeRequest(kind: 'PLI' | 'FIR'): void;
   /** REMB from the browser, bits per second. */
   estimate(bps: number): void;
+  /** A NACK from the browser: `resent` packets answered from this leg's history, `missed` no longer held. */
+  nack(resent: number, missed: number): void;
   /** DTLS is up: packets written from now on reach the viewer. */
   mediaReady(): void;
   connected(): void;
@@ -83,8 +89,14 @@ export class ViewerLeg {
   private readonly channel: RTCDataChannel;
   private readonly outbox: ChannelOutbox;
   private readonly outputs: Record<MediaKind, Output>;
+  /** Video packets as this viewer got them, to answer its NACKs (audio is not NACKed). */
+  private readonly history = new SendHistory();
   private mediaReady = false;
   private offerReturned = false;
+  /** Video packets written to this viewer, and sequence numbers it NACKed (answered or not). */
+  readonly counts = { forwarded: 0, nacked: 0 };
+  /** What the kernel granted this leg's sockets (undefined before the offer). */
+  socketBuffers: SocketBufferSizes | undefined;
   /** Remote candidates received, those dropped over MAX_REMOTE_CANDIDATES included. */
   private remoteCandidates = 0;
   private readonly disposers: (() => void)[] = [];
@@ -104,6 +116,7 @@ export class ViewerLeg {
     const video = this.pc.addTransceiver(new MediaStreamTrack({ kind: 'video' }), { direction: 'sendonly', streams: [stream] });
     const audio = this.pc.addTransceiver(new MediaStreamTrack({ kind: 'audio' }), { direction: 'sendonly', streams: [stream] });
     this.outputs = { video: { sender: video.sender, sourceSsrc: undefined }, audio: { sender: audio.sender, sourceSsrc: undefined } };
+    this.answerNacksFromHistory(video.sender);
 
     // Start-up race guard (README "Data-channel start-up race"): the channel exists before the
     // offer, and its listeners are attached now, not on 'open'. werift delivers the browser's first
@@ -153,6 +166,8 @@ export class ViewerLeg {
     } catch (err) {
       throw new RelayError('NEGOTIATION_FAILED', `Could not create the offer for viewer ${this.viewerId}: ${String(err)}`);
     }
+    // werift bound its sockets while gathering: room for a keyframe leaving at once.
+    this.socketBuffers = growSocketBuffers(this.pc, { sendBytes: VIEWER_SEND_BUFFER_BYTES });
     const sdp = this.pc.localDescription?.sdp;
     if (this.isFinished()) throw new RelayError('VIEWER_REMOVED', `Viewer ${this.viewerId} was removed while its offer was being made`);
     if (sdp === undefined) throw new RelayError('NEGOTIATION_FAILED', `werift produced no offer for viewer ${this.viewerId}`);
@@ -219,7 +234,48 @@ export class ViewerLeg {
     packet.header.extensions = [];
     packet.header.extension = false;
     output.sender.sendRtp(packet).catch(this.onSendFailed);
+    // sendRtp rewrote the header synchronously (before its first await): this is the packet as
+    // the viewer gets it. It returns early, unchanged, when werift's DTLS is not up: not sent.
+    if (kind === 'video' && packet.header.ssrc === output.sender.ssrc) {
+      this.history.put(packet);
+      this.counts.forwarded++;
+    }
     return true;
+  }
+
+  /**
+   * Answers the viewer's NACKs from this leg's history instead of werift's (128 packets, less than
+   * half a 1080p keyframe). werift routes a generic NACK to the sender by its media SSRC and calls
+   * handleRtcpPacket; everything else still goes to werift's own handling (SR/RR bookkeeping).
+   */
+  private answerNacksFromHistory(sender: RTCRtpSender): void {
+    const werift = sender.handleRtcpPacket.bind(sender);
+    sender.handleRtcpPacket = (packet: RtcpPacket): void => {
+      if (packet instanceof RtcpTransportLayerFeedback && packet.feedback instanceof GenericNack) {
+        this.guard('nack', () => this.resend(sender, packet.feedback as GenericNack));
+        return;
+      }
+      werift(packet);
+    };
+  }
+
+  /** Resends what this viewer lost, to this viewer only (same SSRC and sequence number). */
+  private resend(sender: RTCRtpSender, nack: GenericNack): void {
+    if (!this.mediaReady || nack.mediaSourceSsrc !== sender.ssrc) return;
+    let resent = 0;
+    let missed = 0;
+    for (const lost of nack.lost) {
+      // werift's parser adds bit offsets without wrapping them (65535 + 1 = 65536).
+      const packet = this.history.get(lost & 0xffff);
+      if (packet === undefined) {
+        missed++;
+        continue;
+      }
+      resent++;
+      sender.dtlsTransport.sendRtp(packet.payload, packet.header).catch(this.onSendFailed);
+    }
+    this.counts.nacked += resent + missed;
+    this.hooks.nack(resent, missed);
   }
 
   /** One handler for every packet's send promise (none is allocated per packet). */
@@ -239,6 +295,7 @@ export class ViewerLeg {
     this.mediaReady = false;
     for (const dispose of this.disposers.splice(0)) dispose();
     this.outbox.close();
+    this.history.clear();
     this.closing = this.pc.close().catch((err: unknown) => this.log.warn({ err }, 'closing a viewer peer failed'));
     return this.closing;
   }

@@ -2,11 +2,13 @@
 // variants, like libwebrtc), Opus and one data channel; it writes real H.264 RTP, sends Unreal's
 // start-up messages (255 ×2, 7) when the channel opens, and records RTCP and messages it gets.
 import {
+  GenericNack,
   MediaStreamTrack,
   ReceiverEstimatedMaxBitrate,
   PictureLossIndication,
   RTCPeerConnection,
   RtcpPayloadSpecificFeedback,
+  RtcpTransportLayerFeedback,
   RtpHeader,
   RtpPacket,
   useFIR,
@@ -32,6 +34,8 @@ export const STARTUP_MESSAGES: readonly Buffer[] = [PROTOCOL_TO_STREAMER, PROTOC
 
 export interface AppRtcp {
   pli: number;
+  /** Sequence numbers of each generic NACK received, in order. */
+  nacks: number[][];
   fir: number;
   /** REMB bitrates received, bps, in order. */
   remb: number[];
@@ -45,7 +49,7 @@ export function loopbackPeer(): RTCPeerConnectionConfig {
 export class FakeApp {
   readonly pc: RTCPeerConnection;
   readonly channel: RTCDataChannel;
-  readonly rtcp: AppRtcp = { pli: 0, fir: 0, remb: [] };
+  readonly rtcp: AppRtcp = { pli: 0, fir: 0, remb: [], nacks: [] };
   /** Messages the app received on its channel. */
   readonly messages: Buffer[] = [];
   /** Payloads (and PTs) of the RTP the app wrote, in order. */
@@ -57,6 +61,7 @@ export class FakeApp {
   private sequenceNumber = Math.floor(Math.random() * 65_536);
   private timestamp = Math.floor(Math.random() * 2 ** 32);
   private frameIndex = 0;
+  private readonly lost = new Map<number, { payload: Buffer; marker: boolean; timestamp: number }>();
   private readonly listeners = new Set<() => void>();
 
   constructor(options: { sendStartupMessages?: boolean } = {}) {
@@ -104,6 +109,11 @@ export class FakeApp {
   async acceptAnswer(sdp: string): Promise<void> {
     await this.pc.setRemoteDescription({ type: 'answer', sdp });
     this.videoSender.dtlsTransport.onRtcp.subscribe((packet) => {
+      if (packet instanceof RtcpTransportLayerFeedback && packet.feedback instanceof GenericNack) {
+        this.rtcp.nacks.push([...packet.feedback.lost]);
+        this.notify();
+        return;
+      }
       if (!(packet instanceof RtcpPayloadSpecificFeedback)) return;
       const { feedback } = packet;
       if (feedback instanceof ReceiverEstimatedMaxBitrate) this.rtcp.remb.push(Number(feedback.bitrate));
@@ -145,6 +155,30 @@ export class FakeApp {
     this.nextFrame();
     for (const { payload, marker } of frame) this.writeVideo(payload, marker);
     return frame.map((p) => p.payload);
+  }
+
+  /**
+   * Loses the next video packet on the way out (as a full socket buffer on the receiving host
+   * would): its sequence number is used, nothing is sent, and resend() sends it later.
+   */
+  loseNextVideo(payload: Buffer, marker: boolean): number {
+    this.sequenceNumber = (this.sequenceNumber + 1) & 0xffff;
+    this.lost.set(this.sequenceNumber, { payload, marker, timestamp: this.timestamp });
+    return this.sequenceNumber;
+  }
+
+  /** Sends a packet kept by loseNextVideo under its own sequence number (a retransmission). */
+  resend(sequenceNumber: number): void {
+    const lost = this.lost.get(sequenceNumber);
+    if (lost === undefined) return;
+    const header = new RtpHeader({ payloadType: this.videoPayloadType ?? 0, sequenceNumber, timestamp: lost.timestamp, marker: lost.marker });
+    header.ssrc = this.videoSender.ssrc;
+    void this.videoSender.dtlsTransport.sendRtp(lost.payload, header);
+  }
+
+  /** Writes the pattern's keyframe (its first access unit: SPS, PPS, IDR), as an app answering a PLI does. */
+  writeKeyframe(): Buffer[] {
+    return this.writeFrame(this.frames[0]);
   }
 
   /** Moves the RTP timestamp on by one frame (30 fps); writeVideo then writes that frame's packets. */

@@ -2,10 +2,12 @@
 // relay's offer (H.264 42e01f and Opus, like Chromium), records the RTP and channel messages it
 // gets, can send a message the moment its channel opens, and sends PLI / FIR / REMB on demand.
 import {
+  GenericNack,
   RTCPeerConnection,
   RtcpPacketConverter,
   ReceiverEstimatedMaxBitrate,
   RtcpPayloadSpecificFeedback,
+  RtcpTransportLayerFeedback,
   useH264,
   useNACK,
   useOPUS,
@@ -112,6 +114,13 @@ export class FakeViewer {
     packet.writeUInt32BE(0, 8);
     packet.writeUInt32BE(mediaSsrc, 12);
     this.sendRtcp(receiver, RtcpPacketConverter.deSerialize(packet));
+  }
+
+  /** A generic NACK for the video stream, as a browser sends for packets it misses. */
+  sendNack(sequenceNumbers: number[]): void {
+    const { receiver, mediaSsrc } = this.videoReceiver();
+    const nack = new GenericNack({ senderSsrc: receiver.rtcpSsrc, mediaSourceSsrc: mediaSsrc, lost: sequenceNumbers });
+    this.sendRtcp(receiver, [new RtcpTransportLayerFeedback({ feedback: nack })]);
   }
 
   sendRemb(bps: number): void {
