@@ -46,8 +46,10 @@ describe('StreamerEndpoint', () => {
     expect(endpoint.streamerId).toBe('DefaultStreamer');
     expect(await inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'DefaultStreamer' });
 
+    expect(endpoint.hasPlayer('Player0')).toBe(false);
     endpoint.connectPlayer('Player0');
     expect(await inbox.next()).toStrictEqual({ type: 'playerConnected', playerId: 'Player0', dataChannel: true, sfu: false });
+    expect(endpoint.hasPlayer('Player0')).toBe(true);
 
     const offered = nextEvent(endpoint, 'offer');
     sendJson(client, { type: 'offer', playerId: 'Player0', sdp: UE_OFFER_SDP });
@@ -72,6 +74,7 @@ describe('StreamerEndpoint', () => {
 
     endpoint.disconnectPlayer('Player0');
     expect(await inbox.next()).toStrictEqual({ type: 'playerDisconnected', playerId: 'Player0' });
+    expect(endpoint.hasPlayer('Player0')).toBe(false);
     expect(endpoint.isOpen).toBe(true);
   });
 
@@ -135,6 +138,7 @@ describe('StreamerEndpoint', () => {
     await serverClosed;
     expect(closes).toEqual([[1001, 'UE exiting']]);
     expect(endpoint.isOpen).toBe(false);
+    expect(endpoint.hasPlayer('Player0')).toBe(false);
 
     endpoint.sendAnswer('Player0', BROWSER_ANSWER_SDP);
     endpoint.connectPlayer('Player1');

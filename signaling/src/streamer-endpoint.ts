@@ -105,6 +105,11 @@ export class StreamerEndpoint extends EventEmitter<StreamerEndpointEvents> {
     return this.connection.isOpen;
   }
 
+  /** True between connectPlayer(playerId) and disconnectPlayer(playerId) (or the socket's close). */
+  hasPlayer(playerId: string): boolean {
+    return this.players.has(playerId);
+  }
+
   /** Sends `playerConnected{playerId, dataChannel:true, sfu:false}`; the streamer answers with an offer. */
   connectPlayer(playerId: string): void {
     if (!this.connection.isOpen) return;

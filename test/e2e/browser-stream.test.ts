@@ -2,7 +2,8 @@
 // whose agent launched the mock Unreal app, decodes the H.264 stream through the werift relay,
 // round-trips a UIInteraction via the iframe embedding API, and a second viewer waits in line
 // and is promoted to streaming when the first page closes. A signalling drop mid-stream is bridged
-// without touching the media.
+// without touching the media. An app that kicks its viewer (disconnectPlayer) ends the session with
+// the page's own sentence.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Frame, Page } from 'playwright-core';
@@ -27,7 +28,8 @@ beforeAll(async () => {
   const projectId = t.cp.accounts.createProject(owner.userId, 'Browser', 'europe').projectId;
   t.cp.registerLocalBuild(projectId);
   t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
-  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand() })).agent;
+  // Kick mode: only a UIInteraction {"kick": …} makes the app disconnect its viewer; the others are echoed.
+  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand('-MockKickOnUIInteraction') })).agent;
   await linkReaches(agent, 'connected');
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;
   host = createServer((_req, res) => {
@@ -66,7 +68,14 @@ async function embed(page: Page): Promise<void> {
   await page.waitForSelector('#player');
 }
 
-const playerMessages = (page: Page) => page.evaluate(() => (window as unknown as { fromPlayer: { type: string; state?: string; data?: unknown }[] }).fromPlayer);
+const playerMessages = (page: Page) =>
+  page.evaluate(() => (window as unknown as { fromPlayer: { type: string; state?: string; data?: unknown; code?: number; reason?: string; message?: string }[] }).fromPlayer);
+
+/** The host page sends a UIInteraction through the embedding API. */
+const postUiInteraction = (page: Page, data: unknown) =>
+  page.evaluate((d) => {
+    (document.getElementById('player') as HTMLIFrameElement).contentWindow!.postMessage({ source: 'pixelfleet-host', type: 'uiInteraction', data: d }, '*');
+  }, data);
 
 describe('a viewer in chromium', () => {
   it('decodes the stream, round-trips a UIInteraction, and a queued second viewer is promoted when the first leaves', async () => {
@@ -83,6 +92,11 @@ describe('a viewer in chromium', () => {
       (document.getElementById('player') as HTMLIFrameElement).contentWindow!.postMessage({ source: 'pixelfleet-host', type: 'uiInteraction', data: { ping: 'e2e' } }, '*');
     });
     await expect.poll(async () => (await playerMessages(first)).filter((m) => m.type === 'response').map((m) => m.data), { timeout: 10_000 }).toContainEqual('{"ping":"e2e"}');
+
+    // window.pixelStreaming, where Epic's stock player puts it, is the object driving this stream.
+    const sent = await playerFrame(first).evaluate(() => (window as unknown as { pixelStreaming?: { emitUIInteraction(data: object): boolean } }).pixelStreaming?.emitUIInteraction({ ping: 'window' }));
+    expect(sent).toBe(true);
+    await expect.poll(async () => (await playerMessages(first)).filter((m) => m.type === 'response').map((m) => m.data), { timeout: 10_000 }).toContainEqual('{"ping":"window"}');
 
     // A second viewer waits and sees its position.
     const second = await browser.context.newPage();
@@ -125,5 +139,22 @@ describe('a viewer in chromium', () => {
     expect(statusHistory(t.cp, sessionId)).toEqual(['Enqueued', 'Starting', 'Running']);
     await page.close();
     await expect.poll(() => t.cp.sessions.get(sessionId).status, { timeout: 10_000 }).toBe('Terminated');
+  }, 90_000);
+
+  it("an app that disconnects its viewer ends the session with 4012: the page shows its sentence and tells the embedding page why", async () => {
+    const page = await browser.context.newPage();
+    await embed(page);
+    await expect.poll(() => framesDecoded(page), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    await expect.poll(() => t.cp.sessions.list({ limit: 10 }).filter((s) => s.status === 'Running').length, { timeout: 10_000 }).toBe(1);
+    const sessionId = t.cp.sessions.list({ limit: 10 }).find((s) => s.status === 'Running')?.sessionId;
+
+    await postUiInteraction(page, { kick: 'game over' });
+    await expect.poll(async () => (await playerMessages(page)).filter((m) => m.state === 'disconnected'), { timeout: 10_000 }).toEqual([
+      { source: 'pixelfleet', type: 'state', state: 'disconnected', code: 4012, reason: 'the app disconnected the viewer: game over', message: 'The application ended your session.' },
+    ]);
+    expect(await playerText(page)).toContain('The application ended your session.');
+    await expect.poll(() => t.cp.sessions.get(sessionId!).status, { timeout: 15_000 }).toBe('Terminated');
+    expect(t.cp.sessions.get(sessionId!).endReason).toBe('app disconnected the viewer');
+    await page.close();
   }, 90_000);
 });

@@ -91,6 +91,18 @@ describe('when the app misbehaves', () => {
     await expect.poll(() => status(t, viewer.sessionId)).toBe('Terminated');
   });
 
+  it("an app that disconnects its player ends the session with 4012 and the app's reason, and is stopped", async () => {
+    const { t, watch } = await streamingWorld({ flags: ['-MockKickOnUIInteraction'] });
+    const viewer = await watch();
+    await viewer.until(() => viewer.dataMessages.some((m) => m[0] === 7));
+    await expect.poll(() => status(t, viewer.sessionId)).toBe('Running');
+    // The mock answers this UIInteraction with disconnectPlayer, as a game kicking its player would.
+    viewer.send(uiInteraction('{"kick":"game over"}'));
+    expect(await viewer.signalling.closed).toEqual({ code: 4012, reason: 'the app disconnected the viewer: game over' });
+    await expect.poll(() => status(t, viewer.sessionId), { timeout: 15_000 }).toBe('Terminated');
+    expect(t.cp.sessions.get(viewer.sessionId).endReason).toBe('app disconnected the viewer');
+  });
+
   it('an app that never identifies itself fails the launch with 4003', async () => {
     const { t, wsUrl } = await streamingWorld({ flags: ['-MockNeverConnect'], settings: { startupTimeoutSeconds: 2 } });
     const player = await FakePlayer.connect(wsUrl);

@@ -121,6 +121,31 @@ describe('signalling through the gateway', () => {
     expect(await player.closed).toEqual({ code: 4006, reason: 'app closed or crashed' });
   });
 
+  it("the app's disconnectPlayer → 4012 with the app's reason; the session ends as the app disconnecting the viewer and its app is stopped", async () => {
+    const { t, script, connect } = await setup();
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([sessionId]);
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_abc' });
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => t.cp.sessions.get(sessionId).status).toBe('Running');
+
+    script.report(sessionId, 'appDisconnectedViewer', { message: 'kicked by the host' });
+    expect(await player.closed).toEqual({ code: 4012, reason: 'the app disconnected the viewer: kicked by the host' });
+    await expect.poll(() => script.stopped).toEqual([sessionId]);
+    await expect.poll(() => t.cp.sessions.get(sessionId).status).toBe('Terminated');
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('app disconnected the viewer');
+  });
+
+  it('an app that disconnects the viewer without a reason → 4012 with ours alone', async () => {
+    const { script, connect } = await setup();
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([sessionId]);
+    script.report(sessionId, 'appDisconnectedViewer');
+    expect(await player.closed).toEqual({ code: 4012, reason: 'the app disconnected the viewer' });
+  });
+
   it('drops relay messages a viewer must not receive', async () => {
     const { t, script, connect } = await setup();
     const player = await connect();

@@ -13,6 +13,11 @@ export interface MockFailureModes {
   readonly neverConnect: boolean;
   /** Exit with code 1 right after start, before connecting. */
   readonly exitEarly: boolean;
+  /**
+   * A UIInteraction `{"kick": "<reason>"}` from a player makes the app send `disconnectPlayer` for
+   * it (with that reason; none for a missing or empty one), as a game kicking a player would.
+   */
+  readonly kickOnUIInteraction: boolean;
 }
 
 export interface MockUnrealConfig {
@@ -52,6 +57,7 @@ export const FAILURE_ENV = {
   hangOnStop: 'MOCK_UNREAL_HANG_ON_STOP',
   neverConnect: 'MOCK_UNREAL_NEVER_CONNECT',
   exitEarly: 'MOCK_UNREAL_EXIT_EARLY',
+  kickOnUIInteraction: 'MOCK_UNREAL_KICK_ON_UI_INTERACTION',
 } as const;
 
 const KNOWN_VALUES = new Set([
@@ -66,7 +72,7 @@ const KNOWN_VALUES = new Set([
 const KNOWN_FLAGS = new Set([
   'renderoffscreen', 'forceres', 'unattended', 'windowed', 'fullscreen', 'log', 'stdout', 'fullstdoutlogoutput',
   'audiomixer', 'nosound', 'nosplash', 'allowpixelstreamingcommands', 'mockhangonstop', 'mockneverconnect',
-  'mockexitearly',
+  'mockexitearly', 'mockkickonuiinteraction',
 ]);
 
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on']);
@@ -215,6 +221,7 @@ export function parseCommandLine(
       hangOnStop: flag('mockhangonstop') || envFlag(FAILURE_ENV.hangOnStop),
       neverConnect: flag('mockneverconnect') || envFlag(FAILURE_ENV.neverConnect),
       exitEarly: flag('mockexitearly') || envFlag(FAILURE_ENV.exitEarly),
+      kickOnUIInteraction: flag('mockkickonuiinteraction') || envFlag(FAILURE_ENV.kickOnUIInteraction),
     }),
     notes: Object.freeze([...notes]),
   };

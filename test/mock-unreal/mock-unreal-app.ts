@@ -61,6 +61,7 @@ export function createMockUnrealApp(config: MockUnrealConfig, clip: H264Clip, lo
       clip,
       settings: config,
       icePortRange: config.icePortRange,
+      kickOnUIInteraction: config.failure.kickOnUIInteraction,
       log,
       signal: send,
       onEnded: (id, reason) => {

@@ -249,6 +249,27 @@ describe('mock Unreal app failure modes', () => {
     expect(await app.exited).toEqual({ code: null, signal: 'SIGKILL' });
   });
 
+  it('kick (-MockKickOnUIInteraction): a UIInteraction {"kick": reason} is answered with disconnectPlayer; others are echoed', async () => {
+    const { app, stub } = await launch('Kick', ['-MockKickOnUIInteraction']);
+    await app.waitForLine(MOCK_UNREAL_LOG.identified('Kick'));
+    const player = new WeriftPlayer('Player0', stub);
+    try {
+      player.connect();
+      await player.waitUntil(() => player.channel !== undefined && player.dataMessages.length >= 3, 'the data channel and the announcement');
+      player.send(encodeToStreamer.string(TO_STREAMER.UIInteraction.id, '{"a":1}'));
+      await player.waitUntil(() => player.dataMessages.some((m) => m[0] === 1 && text(m) === '{"a":1}'), 'the Response');
+      player.send(encodeToStreamer.string(TO_STREAMER.UIInteraction.id, '{"kick":"game over"}'));
+      expect(await stub.waitForMessage((m) => m.type === 'disconnectPlayer')).toEqual({ type: 'disconnectPlayer', playerId: 'Player0', reason: 'game over' });
+      await app.waitForLine('LogPixelStreaming: Kicking player Player0: game over');
+      // The channel is ordered: a Response to the kick would arrive before this one's.
+      player.send(encodeToStreamer.string(TO_STREAMER.UIInteraction.id, '{"b":2}'));
+      await player.waitUntil(() => player.dataMessages.some((m) => m[0] === 1 && text(m) === '{"b":2}'), 'the next Response');
+      expect(player.dataMessages.filter((m) => m[0] === 1).map(text)).toEqual(['{"a":1}', '{"b":2}']);
+    } finally {
+      await player.close();
+    }
+  });
+
   it('exits with code 0, logging why, when the signalling server drops it', async () => {
     const { app, logPath, stub } = await launch('Dropped');
     await app.waitForLine(MOCK_UNREAL_LOG.identified('Dropped'));

@@ -20,6 +20,9 @@
 //                                                        only SIGKILL stops it
 //   MOCK_UNREAL_NEVER_CONNECT=1   / -MockNeverConnect    start and log, never dial signalling; stays up
 //   MOCK_UNREAL_EXIT_EARLY=1      / -MockExitEarly       exit with code 1 right after start, before connecting
+//   MOCK_UNREAL_KICK_ON_UI_INTERACTION=1 / -MockKickOnUIInteraction
+//                                                        a UIInteraction {"kick":"<reason>"} makes the app send
+//                                                        disconnectPlayer for that player (reason optional)
 //
 // Exit codes: 0 clean stop (SIGTERM/SIGINT, or the signalling socket closed: no reconnect, unlike PS2),
 // 1 exit-early mode or a startup error (bad fixture, unwritable log), 3 simulated crash,

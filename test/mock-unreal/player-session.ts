@@ -67,6 +67,8 @@ export interface PlayerSessionOptions {
   readonly clip: H264Clip;
   readonly settings: InitialSettingsValues;
   readonly icePortRange: readonly [number, number] | undefined;
+  /** A UIInteraction `{"kick": "<reason>"}` makes the app send disconnectPlayer for this player (-MockKickOnUIInteraction). */
+  readonly kickOnUIInteraction: boolean;
   readonly log: UnrealLog;
   /** Sends a message to the signalling server. */
   readonly signal: (message: StreamerMessage) => void;
@@ -244,9 +246,17 @@ export class PlayerSession {
 
   private respond(message: ToStreamerMessage): void {
     switch (message.type) {
-      case 'UIInteraction':
-        this.sendData(encodeTextMessage(FROM_STREAMER.Response.id, message.text));
+      case 'UIInteraction': {
+        const kick = this.options.kickOnUIInteraction ? kickRequest(message.text) : undefined;
+        if (kick === undefined) {
+          this.sendData(encodeTextMessage(FROM_STREAMER.Response.id, message.text));
+          break;
+        }
+        // As a game kicking a player: the signalling server drops it and answers with playerDisconnected.
+        this.log.log('LogPixelStreaming', `Kicking player ${this.playerId}${kick.reason === undefined ? '' : `: ${kick.reason}`}`);
+        this.options.signal({ type: 'disconnectPlayer', playerId: this.playerId, ...kick });
         break;
+      }
       case 'RequestInitialSettings': {
         const sinceLast = performance.now() - this.lastAnnouncementAt;
         if (sinceLast >= ANNOUNCEMENT_RESEND_MIN_INTERVAL_MS && this.announcementResends < MAX_ANNOUNCEMENT_RESENDS) {
@@ -289,4 +299,17 @@ export class PlayerSession {
         break; // input: logged by the caller, nothing to answer
     }
   }
+}
+
+/** `{"kick": "<reason>"}` → the disconnectPlayer fields (no reason for a missing or empty one); undefined for anything else. */
+function kickRequest(text: string): { reason?: string } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || !Object.hasOwn(value, 'kick')) return undefined;
+  const reason = (value as { kick: unknown }).kick;
+  return typeof reason === 'string' && reason !== '' ? { reason } : {};
 }

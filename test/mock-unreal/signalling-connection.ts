@@ -50,7 +50,7 @@ export type StreamerMessage =
   | { readonly type: 'endpointId'; readonly id: string; readonly protocolVersion: string }
   | { readonly type: 'offer'; readonly playerId: string; readonly sdp: string }
   | { readonly type: 'iceCandidate'; readonly playerId: string; readonly candidate: IceCandidateInit }
-  | { readonly type: 'disconnectPlayer'; readonly playerId: string; readonly reason: string }
+  | { readonly type: 'disconnectPlayer'; readonly playerId: string; readonly reason?: string }
   | { readonly type: 'ping' | 'pong'; readonly time: number };
 
 export type ParseResult =

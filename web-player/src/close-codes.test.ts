@@ -10,6 +10,7 @@ describe('close codes', () => {
     [4004, 'maxRunTimeReached', 'Your session reached its maximum run time.'],
     [4005, 'streamerNotFound', 'The stream could not be found. Please try again.'],
     [4006, 'appClosed', 'The application closed unexpectedly.'],
+    [4012, 'disconnectedByApp', 'The application ended your session.'],
     [1000, 'normalClosure', 'The session has ended.'],
     [1001, 'goingAway', 'The session has ended.'],
     [1006, 'connectionLost', 'The connection to the server was lost.'],

@@ -28,6 +28,8 @@ export const VIEWER_CLOSE_CODES = Object.freeze({
   // Ours: admission limits (control plane config viewers.maxPerAddress, viewers.maxQueuedPerProject).
   tooManyConnections: { code: 4010, sentence: 'Too many streams are open from your network. Close one and try again.' },
   queueFull: { code: 4011, sentence: 'Too many viewers are waiting for this stream. Please try again later.' },
+  // Ours: the app sent Pixel Streaming's `disconnectPlayer`; the close reason carries its own words.
+  disconnectedByApp: { code: 4012, sentence: 'The application ended your session.' },
 } as const satisfies Record<string, CloseCodeEntry>);
 
 /** Stable name of a known close code, as written to telemetry `reasonName`. */

@@ -108,6 +108,7 @@ const EVENT_TO_PROTO: Record<SessionEventKind, agentV1.SessionEventKind> = {
   launchFailed: agentV1.SessionEventKind.SESSION_EVENT_KIND_LAUNCH_FAILED,
   appExited: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_EXITED,
   appStopped: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_STOPPED,
+  appDisconnectedViewer: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER,
 };
 
 export function sessionEventToProto(e: SessionEventReport): agentV1.ConnectRequest {

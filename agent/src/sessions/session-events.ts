@@ -8,7 +8,9 @@ export type SessionEventKind =
   | 'viewerDisconnected'
   | 'launchFailed'
   | 'appExited'
-  | 'appStopped';
+  | 'appStopped'
+  /** The app sent `disconnectPlayer` for the viewer's player; message is its reason ('' for none). */
+  | 'appDisconnectedViewer';
 
 export interface SessionEventReport {
   sessionId: string;

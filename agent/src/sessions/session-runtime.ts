@@ -1,7 +1,8 @@
 // One streaming session on this worker: a loopback signalling server where the agent plays
-// Wilbur toward the Unreal app and is its one player, the app process (launcher), and the
-// werift relay between the app and the session's viewer, whose signalling travels over the
-// control link. Reports every phase as a session event.
+// Wilbur toward the Unreal app and is its one player (announced when the viewer subscribes, as
+// Wilbur announces a player on its `subscribe`), the app process (launcher), and the werift relay
+// between the app and the session's viewer, whose signalling travels over the control link.
+// Reports every phase as a session event.
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -45,7 +46,13 @@ export interface SessionRuntimeOptions {
   log: Logger;
 }
 
-type Phase = 'launching' | 'identified' | 'stopping' | 'finished';
+/**
+ * launching: the app has not identified itself yet. identified: it has, and no viewer is
+ * subscribed. subscribed: the viewer subscribed, so the app has our player: playerConnected went
+ * out then, and goes out again whenever the app identifies anew (a re-dialled signalling socket).
+ * stopping: stop() was called. finished: the app is gone and everything is released.
+ */
+type Phase = 'launching' | 'identified' | 'subscribed' | 'stopping' | 'finished';
 
 export class SessionRuntime {
   readonly sessionId: string;
@@ -178,6 +185,8 @@ export class SessionRuntime {
     try {
       switch (m.type) {
         case 'subscribe': {
+          // Before the relay's own offer is made: the app's offer and the viewer's negotiation run side by side.
+          this.onViewerSubscribed();
           const sdp = await relay.addViewer(this.viewerId);
           this.options.signal({ type: 'offer', sdp });
           break;
@@ -189,6 +198,7 @@ export class SessionRuntime {
           await relay.addViewerCandidate(this.viewerId, m.candidate);
           break;
         case 'unsubscribe':
+          this.onViewerUnsubscribed();
           relay.removeViewer(this.viewerId);
           break;
         default:
@@ -208,6 +218,33 @@ export class SessionRuntime {
     else await this.release();
   }
 
+  /**
+   * The viewer subscribed: the app hears of our player now (playerConnected; it answers with its
+   * offer), as Wilbur tells a streamer of a player when that player subscribes, not when it connects.
+   */
+  private onViewerSubscribed(): void {
+    if (this.phase !== 'identified' && this.phase !== 'subscribed') {
+      // The gateway lists the streamer only once the app has identified, so this is a client out of turn.
+      this.options.log.warn({ phase: this.phase }, 'the viewer subscribed before the app identified; the app is not told');
+      return;
+    }
+    this.phase = 'subscribed';
+    this.connectRelayPlayer();
+  }
+
+  /** As Wilbur on `unsubscribe`: the app hears playerDisconnected and closes its peer connection. */
+  private onViewerUnsubscribed(): void {
+    if (this.phase === 'subscribed') this.phase = 'identified';
+    this.streamer?.disconnectPlayer(RELAY_PLAYER_ID);
+  }
+
+  /** playerConnected for our player, unless the app has it already or has not identified. */
+  private connectRelayPlayer(): void {
+    const streamer = this.streamer;
+    if (streamer?.streamerId === undefined || streamer.hasPlayer(RELAY_PLAYER_ID)) return;
+    streamer.connectPlayer(RELAY_PLAYER_ID);
+  }
+
   private onStreamerSocket(socket: WebSocket): void {
     if (this.streamer !== undefined) {
       socket.close(1008, 'this session already has a streamer');
@@ -221,7 +258,9 @@ export class SessionRuntime {
       if (this.phase === 'launching') this.phase = 'identified';
       log.info({ streamerId }, 'app identified');
       this.options.report('appIdentified', { streamingId: streamerId });
-      streamer.connectPlayer(RELAY_PLAYER_ID);
+      // No player yet: the app hears of ours when the viewer subscribes. An app that re-dialled its
+      // signalling while the viewer watches gets it back at once.
+      if (this.phase === 'subscribed') this.connectRelayPlayer();
       this.resolveIdentified();
     });
     streamer.on('offer', (playerId, sdp) => {
@@ -234,6 +273,17 @@ export class SessionRuntime {
     streamer.on('iceCandidate', (playerId, candidate) => {
       if (playerId === RELAY_PLAYER_ID) void this.relay?.addStreamerCandidate(candidate).catch((err: unknown) => log.debug({ err }, 'app candidate refused'));
     });
+    streamer.on('disconnectPlayer', (playerId, reason) => {
+      if (playerId !== RELAY_PLAYER_ID) return;
+      log.info({ reason }, 'the app disconnected the viewer');
+      if (this.phase === 'subscribed') this.phase = 'identified';
+      // As Wilbur, which closes that player's socket: the app hears playerDisconnected, and a repeat
+      // is dropped by the endpoint. The viewer's peer stays until the control plane has closed the
+      // viewer's signalling with the app's reason and stopped the session, so the page shows that
+      // close, not a failed video connection.
+      streamer.disconnectPlayer(RELAY_PLAYER_ID);
+      this.options.report('appDisconnectedViewer', { message: reason ?? '' });
+    });
     streamer.on('protocolError', (reason) => log.warn({ reason }, 'app signalling rejected'));
     streamer.on('closed', (code, reason) => {
       log.info({ code, reason }, 'app signalling closed');
@@ -243,7 +293,7 @@ export class SessionRuntime {
 
   private async onAppExited(exit: AppExit): Promise<void> {
     clearTimeout(this.startupTimer);
-    const wasIdentified = this.phase === 'identified' || this.phase === 'stopping';
+    const wasIdentified = this.phase === 'identified' || this.phase === 'subscribed' || this.phase === 'stopping';
     const expected = exit.expected || this.stopRequested;
     this.phase = 'finished';
     const exitCode = exit.code ?? -1;

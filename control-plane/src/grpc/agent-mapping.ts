@@ -35,6 +35,7 @@ const EVENT_FROM_PROTO: Partial<Record<agentV1.SessionEventKind, SessionEventKin
   [agentV1.SessionEventKind.SESSION_EVENT_KIND_LAUNCH_FAILED]: 'launchFailed',
   [agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_EXITED]: 'appExited',
   [agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_STOPPED]: 'appStopped',
+  [agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER]: 'appDisconnectedViewer',
 };
 
 /** A message the agent sent that cannot be understood; the stream is ended with its text. */

@@ -1,5 +1,6 @@
 // Why a session ends, and what the viewer's WebSocket is closed with. The 40xx codes follow
 // the hosted-service convention (architecture §2): one table, used by the gateway and tests.
+import { limitCloseReason } from '@pixelfleet/signaling';
 
 export type SessionEndCause =
   | 'viewerLeft'
@@ -14,6 +15,7 @@ export type SessionEndCause =
   | 'streamerNotFound'
   | 'appExited'
   | 'workerLost'
+  | 'appDisconnectedViewer'
   | 'controlPlaneRestarted';
 
 export interface ViewerClose {
@@ -36,10 +38,26 @@ export const SESSION_END: Readonly<Record<SessionEndCause, { endReason: string; 
   streamerNotFound: { endReason: 'streamer not found', close: { code: 4005, reason: 'streamer not found' } },
   appExited: { endReason: 'app closed or crashed', close: { code: 4006, reason: 'app closed or crashed' } },
   workerLost: { endReason: 'worker lost the session', close: { code: 4006, reason: 'streaming server lost' } },
+  // Ours: the app sent Pixel Streaming's `disconnectPlayer` (Wilbur closes that player with 1011,
+  // which the page could not tell from a server fault). The app's own reason follows (viewerCloseFor).
+  appDisconnectedViewer: { endReason: 'app disconnected the viewer', close: { code: 4012, reason: 'the app disconnected the viewer' } },
   controlPlaneRestarted: { endReason: 'control plane restarted', close: { code: 1012, reason: 'service restarting' } },
 };
 
 const CLOSE_BY_END_REASON: ReadonlyMap<string, ViewerClose> = new Map(Object.values(SESSION_END).map((e) => [e.endReason, e.close]));
+
+/**
+ * The close a viewer hears for cause. A detail (the app's reason for appDisconnectedViewer: free
+ * text from the app) follows the table's reason after ': ', with control characters and runs of
+ * white space made one space, and the whole is cut to the 123 bytes a close frame carries, never
+ * inside a character. An empty detail leaves the table's close as it is.
+ */
+export function viewerCloseFor(cause: SessionEndCause, detail = ''): ViewerClose {
+  const { close } = SESSION_END[cause];
+  const words = detail.replace(/[\p{Cc}\s]+/gu, ' ').trim();
+  if (words === '') return close;
+  return { code: close.code, reason: limitCloseReason(`${close.reason}: ${words}`).trimEnd() };
+}
 
 /** The close a viewer hears for a session that ended with endReason; undefined for a reason not in the table. */
 export function closeForEndReason(endReason: string): ViewerClose | undefined {

@@ -14,7 +14,7 @@ import type { Project } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope } from '../workers/agent-messages';
 import { SNAPSHOT_STATUSES, canMoveSession, isLive, type SessionStatus } from './session-status';
-import { SESSION_END, type SessionEndCause, type ViewerClose } from './session-end';
+import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';
 
 /** How long an agent gets to stop an app gracefully before it kills the process tree. */
@@ -170,12 +170,14 @@ export class SessionService {
   /**
    * Ends a session for a cause. Idempotent: an ending or ended session is returned as it is.
    * A session without an app yet ends at once; one with an app moves to Terminating until the
-   * agent confirms the stop. The viewer hears the cause's close code at once either way.
+   * agent confirms the stop. The viewer hears the cause's close code at once either way, its
+   * reason followed by detail when one is given (viewerCloseFor); the recorded endReason is the table's.
    */
-  end(sessionId: string, cause: SessionEndCause): SessionRecord {
+  end(sessionId: string, cause: SessionEndCause, detail?: string): SessionRecord {
     const s = this.get(sessionId);
     if (s.status === 'Terminated' || s.status === 'Terminating') return s;
-    const { endReason, close } = SESSION_END[cause];
+    const { endReason } = SESSION_END[cause];
+    const close = viewerCloseFor(cause, detail);
     this.clearTimers(sessionId);
     let ended: SessionRecord;
     if (s.status === 'Enqueued' || s.assignedWorker === undefined) {
@@ -237,6 +239,11 @@ export class SessionService {
         break;
       case 'launchFailed':
         this.finishOnWorker(s, 'launchFailed');
+        break;
+      case 'appDisconnectedViewer':
+        // The app is still running: stop it as for any other end, and tell the viewer in the app's words.
+        this.log.info({ sessionId: s.sessionId, reason: event.message }, 'the app disconnected the viewer');
+        this.end(s.sessionId, 'appDisconnectedViewer', event.message);
         break;
       case 'appExited':
         this.finishOnWorker(s, 'appExited');

@@ -68,7 +68,9 @@ export type SessionEventKind =
   | 'viewerDisconnected'
   | 'launchFailed'
   | 'appExited'
-  | 'appStopped';
+  | 'appStopped'
+  /** The app asked to drop the viewer (`disconnectPlayer`); message is its reason ('' for none). */
+  | 'appDisconnectedViewer';
 
 export interface AgentSessionEvent {
   sessionId: string;

@@ -1,5 +1,6 @@
 // The viewer page in a real Chromium (Debian's, never a downloaded one), against a stub signalling
-// server: queue positions, the close sentence, the iframe API and telemetry delivery.
+// server: queue positions, the close sentence, the iframe API, telemetry delivery and the
+// PixelStreaming object on `window.pixelStreaming`.
 
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -181,6 +182,32 @@ describe('viewer page in Chromium', () => {
     expect(row?.browser).toMatch(/^Chrome \d+$/);
     expect(new Date(row?.timestamp ?? '').toISOString()).toBe(row?.timestamp);
     expect(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)).toEqual([]);
+    await page.close();
+  });
+
+  it("exposes the page's live PixelStreaming object as window.pixelStreaming, as Epic's stock player does", async () => {
+    const page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${port}/share/${PROJECT}`);
+    const socket = await signalling.next();
+    expect(
+      await page.evaluate(() => {
+        const stream = window.pixelStreaming;
+        return ['emitUIInteraction', 'emitCommand', 'addResponseEventListener', 'addEventListener', 'disconnect'].filter((name) => typeof (stream as unknown as Record<string, unknown> | undefined)?.[name] !== 'function');
+      }),
+    ).toEqual([]);
+    // The very instance on the page's socket: its events fire for what that socket receives.
+    await page.evaluate(() => {
+      const store = window as unknown as { listed: string[][] };
+      store.listed = [];
+      window.pixelStreaming?.addEventListener('streamerListMessage', (event) => store.listed.push(event.data.messageStreamerList.ids));
+    });
+    expect(signalling.received.get(socket)).toContainEqual({ type: 'listStreamers' });
+    send(socket, { type: 'config', peerConnectionOptions: {} }); // first, as the gateway sends it: subscribing replaces the peer connection config made
+    send(socket, { type: 'streamerList', ids: ['streamer_1'] });
+    await expect.poll(() => page.evaluate(() => (window as unknown as { listed: string[][] }).listed), { timeout: WAIT_MS }).toEqual([['streamer_1']]);
+    await expect.poll(() => signalling.received.get(socket), { timeout: WAIT_MS }).toContainEqual({ type: 'subscribe', streamerId: 'streamer_1' });
+    expect(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)).toEqual([]);
+    socket.close(1000, 'done');
     await page.close();
   });
 

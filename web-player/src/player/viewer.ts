@@ -24,6 +24,17 @@ const RESPONSE_LISTENER = 'pixelfleet-embed';
 
 const WEBRTC_FAILED_SENTENCE = 'The video connection could not be established. Your network may block it.';
 
+declare global {
+  interface Window {
+    /**
+     * The page's live PixelStreaming object, where Epic's stock player puts it, so scripts and
+     * tooling written for that page (console, automation) find it. Same-origin only: an embedding
+     * page on another origin cannot reach it and uses the iframe API.
+     */
+    pixelStreaming?: PixelStreaming;
+  }
+}
+
 export interface ViewerOptions {
   /** The page's `<main>` element (it carries `data-project-id`). */
   readonly root: HTMLElement;
@@ -78,6 +89,7 @@ export class Viewer {
     // AutoConnect opens the socket inside this constructor; its events arrive on later tasks, so the
     // listeners below are in place before the first message.
     this.stream = new PixelStreaming(config, { videoElementParent: this.view.videoParent });
+    win.pixelStreaming = this.stream;
     const transport: unknown = this.stream.signallingProtocol.transport;
     if (isLibraryTransport(transport)) {
       this.resume = new SignallingResume(transport, {

@@ -162,6 +162,11 @@ export enum SessionEventKind {
   SESSION_EVENT_KIND_APP_EXITED = 6,
   /** SESSION_EVENT_KIND_APP_STOPPED - The app was stopped as asked. */
   SESSION_EVENT_KIND_APP_STOPPED = 7,
+  /**
+   * SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER - The app asked to drop the viewer (Pixel Streaming `disconnectPlayer`); `message` is the
+   * app's reason, empty when it gave none.
+   */
+  SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER = 8,
   UNRECOGNIZED = -1,
 }
 
@@ -191,6 +196,9 @@ export function sessionEventKindFromJSON(object: any): SessionEventKind {
     case 7:
     case "SESSION_EVENT_KIND_APP_STOPPED":
       return SessionEventKind.SESSION_EVENT_KIND_APP_STOPPED;
+    case 8:
+    case "SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER":
+      return SessionEventKind.SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -216,6 +224,8 @@ export function sessionEventKindToJSON(object: SessionEventKind): string {
       return "SESSION_EVENT_KIND_APP_EXITED";
     case SessionEventKind.SESSION_EVENT_KIND_APP_STOPPED:
       return "SESSION_EVENT_KIND_APP_STOPPED";
+    case SessionEventKind.SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER:
+      return "SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER";
     case SessionEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -485,7 +495,10 @@ export interface SessionEvent {
     | undefined;
   /** Process exit code, on APP_EXITED and APP_STOPPED; -1 when killed by a signal. */
   exitCode: number;
-  /** Detail for humans (for example the signal name or the launch error). */
+  /**
+   * Detail for humans (for example the signal name or the launch error; the app's reason on
+   * APP_DISCONNECTED_VIEWER).
+   */
   message: string;
   /** The streamer id the app identified with, on APP_IDENTIFIED. */
   streamingId: string;

@@ -1,0 +1,227 @@
+// SessionRuntime with a real launch, its real loopback signalling server and relay; the test plays
+// the Unreal app message by message. The launched stand-in only hands the test the
+// -PixelStreamingURL it was given, so every frame the "app" sees is the runtime's own.
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { StartSessionCommand } from '../commands/command';
+import type { AppExit } from '../launcher/app-process';
+import { RELAY_PLAYER_ID, SessionRuntime } from './session-runtime';
+import type { SessionEventKind } from './session-events';
+
+/** Connects to the test's port (argv[1]), writes the signalling URL it was launched with, and idles until stopped. */
+const STAND_IN = `
+const url = process.argv.find((a) => a.startsWith('-PixelStreamingURL=')).slice('-PixelStreamingURL='.length);
+const tap = require('node:net').connect(Number(process.argv[1]), '127.0.0.1', () => tap.end(url));
+setInterval(() => undefined, 60000);
+`;
+
+const COMMAND: StartSessionCommand = {
+  kind: 'startSession',
+  sessionId: 'session_1_1',
+  projectId: 'prj_1',
+  uploadId: 'upl_1',
+  streamingId: 'streamer_1',
+  playerId: 'player_1_1',
+  codec: 'H264',
+  minBitrateBps: 1_000_000,
+  maxBitrateBps: 8_000_000,
+  resX: 1280,
+  resY: 720,
+  fps: 30,
+  launchArgs: [],
+  maxRunTimeMinutes: 0,
+  startupTimeoutSeconds: 30,
+};
+
+/** Values in arrival order; next() waits for the first not yet taken. */
+class Queue<T> {
+  private readonly items: T[] = [];
+  private readonly waiters: ((item: T) => void)[] = [];
+
+  push(item: T): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(item);
+    else this.items.push(item);
+  }
+
+  next(): Promise<T> {
+    const item = this.items.shift();
+    if (item !== undefined) return Promise.resolve(item);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** The test's side of the app's signalling socket. */
+interface FakeApp {
+  readonly inbox: Queue<Record<string, unknown>>;
+  send(message: Record<string, unknown>): void;
+  readonly socket: WebSocket;
+}
+
+async function dialAsApp(url: string): Promise<FakeApp> {
+  const socket = new WebSocket(url);
+  const inbox = new Queue<Record<string, unknown>>();
+  socket.on('message', (data) => inbox.push(JSON.parse((data as Buffer).toString('utf8')) as Record<string, unknown>));
+  socket.on('error', () => undefined); // the runtime closing the socket at the end is not a failure
+  await once(socket, 'open');
+  return { inbox, socket, send: (message) => socket.send(JSON.stringify(message)) };
+}
+
+interface Session {
+  readonly runtime: SessionRuntime;
+  readonly signallingUrl: string;
+  readonly reports: Queue<{ kind: SessionEventKind; extra: { message?: string; streamingId?: string } | undefined }>;
+  /** Messages toward the viewer. */
+  readonly signals: Queue<Record<string, unknown>>;
+  /** The app's socket, identified as streamer_1 (config, identify, endpointId, endpointIdConfirm done). */
+  readonly app: FakeApp;
+  /** The viewer's `subscribe` / `unsubscribe`, relayed by the control plane. */
+  readonly subscribe: () => Promise<void>;
+  readonly unsubscribe: () => Promise<void>;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The app answers a ping with pong in order: whatever it was sent before now has arrived first. */
+async function nextAfterPing(app: FakeApp, time: number): Promise<Record<string, unknown>> {
+  app.send({ type: 'ping', time });
+  return app.inbox.next();
+}
+
+/** Completes the Wilbur handshake as Unreal does and checks what the app hears. */
+async function identify(app: FakeApp): Promise<void> {
+  expect(await app.inbox.next()).toStrictEqual({ type: 'config', peerConnectionOptions: {}, protocolVersion: '1.3.0' });
+  expect(await app.inbox.next()).toStrictEqual({ type: 'identify' });
+  app.send({ type: 'endpointId', id: 'streamer_1' });
+  expect(await app.inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'streamer_1' });
+}
+
+async function startSession(): Promise<Session> {
+  const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-runtime-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const tap: Server = createServer();
+  tap.listen(0, '127.0.0.1');
+  await once(tap, 'listening');
+  cleanups.push(() => new Promise<void>((resolve) => tap.close(() => resolve())));
+  const urlArrived = new Promise<string>((resolve) => {
+    tap.once('connection', (connection) => {
+      let text = '';
+      connection.setEncoding('utf8');
+      connection.on('data', (chunk: string) => (text += chunk));
+      connection.on('end', () => resolve(text));
+    });
+  });
+
+  const reports: Session['reports'] = new Queue();
+  const signals: Session['signals'] = new Queue();
+  let finished!: (exit: AppExit) => void;
+  const exited = new Promise<AppExit>((resolve) => (finished = resolve));
+  const runtime = new SessionRuntime({
+    command: COMMAND,
+    launcherCommand: [process.execPath, '-e', STAND_IN, '--', String((tap.address() as AddressInfo).port)],
+    buildDir: undefined,
+    sessionDir: join(dir, 'session'),
+    appEnv: {},
+    ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
+    report: (kind, extra) => reports.push({ kind, extra }),
+    signal: (message) => signals.push(message),
+    onFinished: (exit) => finished(exit),
+    log: pino({ level: 'silent' }),
+  });
+  const started = runtime.start();
+  cleanups.push(async () => {
+    await runtime.stop(2_000);
+    await exited;
+  });
+  const signallingUrl = await urlArrived;
+  expect(signallingUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+  const app = await dialAsApp(signallingUrl);
+  cleanups.push(() => app.socket.terminate());
+  await identify(app);
+  await started;
+  expect(await reports.next()).toEqual({ kind: 'appStarted', extra: undefined });
+  expect(await reports.next()).toEqual({ kind: 'appIdentified', extra: { streamingId: 'streamer_1' } });
+  expect(await signals.next()).toEqual({ type: 'config', peerConnectionOptions: { iceServers: [] } });
+
+  const viewerSignal = (message: Record<string, unknown>) =>
+    runtime.handleViewerSignal({ sessionId: COMMAND.sessionId, playerId: COMMAND.playerId, json: JSON.stringify(message) });
+  return {
+    runtime,
+    signallingUrl,
+    reports,
+    signals,
+    app,
+    subscribe: () => viewerSignal({ type: 'subscribe', streamerId: 'streamer_1' }),
+    unsubscribe: () => viewerSignal({ type: 'unsubscribe' }),
+  };
+}
+
+const PLAYER_CONNECTED = { type: 'playerConnected', playerId: RELAY_PLAYER_ID, dataChannel: true, sfu: false };
+const PLAYER_DISCONNECTED = { type: 'playerDisconnected', playerId: RELAY_PLAYER_ID };
+
+describe('SessionRuntime toward the app', () => {
+  it('sends playerConnected when the viewer subscribes, not when the app identifies; playerDisconnected on unsubscribe', async () => {
+    const { app, signals, subscribe, unsubscribe } = await startSession();
+    // Identified, and no playerConnected: the pong is the next thing the app hears.
+    expect(await nextAfterPing(app, 1)).toStrictEqual({ type: 'pong', time: 1 });
+
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+    expect(await signals.next()).toMatchObject({ type: 'offer', sdp: expect.stringMatching(/^v=0\r\n/) as unknown });
+
+    await unsubscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_DISCONNECTED);
+    expect(await nextAfterPing(app, 2)).toStrictEqual({ type: 'pong', time: 2 });
+
+    // Subscribing again announces the player again, as Wilbur does.
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+  });
+
+  it('an app that re-dials its signalling while the viewer is subscribed gets the player back once it identifies', async () => {
+    const { app, signallingUrl, subscribe } = await startSession();
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+
+    app.socket.close(1001, 'signalling reconnect');
+    await once(app.socket, 'close');
+    const again = await dialAsApp(signallingUrl);
+    cleanups.push(() => again.socket.terminate());
+    await identify(again);
+    expect(await again.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+  });
+
+  it("the app's disconnectPlayer for the viewer is reported once with its reason, and answered with playerDisconnected", async () => {
+    const { app, reports, subscribe, unsubscribe } = await startSession();
+    // Before the viewer subscribes the app has no such player: dropped, nothing reported.
+    app.send({ type: 'disconnectPlayer', playerId: RELAY_PLAYER_ID, reason: 'too early' });
+    expect(await nextAfterPing(app, 1)).toStrictEqual({ type: 'pong', time: 1 });
+
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+    app.send({ type: 'disconnectPlayer', playerId: 'someone-else', reason: 'not ours' });
+    app.send({ type: 'disconnectPlayer', playerId: RELAY_PLAYER_ID, reason: 'kicked by the game' });
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_DISCONNECTED);
+    expect(await reports.next()).toEqual({ kind: 'appDisconnectedViewer', extra: { message: 'kicked by the game' } });
+
+    // A repeat finds no player: no second report (the next report is the one below).
+    app.send({ type: 'disconnectPlayer', playerId: RELAY_PLAYER_ID, reason: 'again' });
+    expect(await nextAfterPing(app, 2)).toStrictEqual({ type: 'pong', time: 2 });
+    await unsubscribe(); // the app has no player left to hear of
+    expect(await nextAfterPing(app, 3)).toStrictEqual({ type: 'pong', time: 3 });
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+    app.send({ type: 'disconnectPlayer', playerId: RELAY_PLAYER_ID });
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_DISCONNECTED);
+    expect(await reports.next()).toEqual({ kind: 'appDisconnectedViewer', extra: { message: '' } });
+  });
+});
