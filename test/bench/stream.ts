@@ -1,5 +1,5 @@
 // Streaming benchmark (`npm run bench:stream`, inside a loopback-only network namespace): prints
-// figures next to the targets of issue 3; never fails on slowness. Three parts:
+// figures next to the targets of issues 3 and 9; never fails on slowness. Four parts:
 //  (a) cold first frame: Debian chromium opens the share URL of an in-process control plane +
 //      agent whose launcher runs the mock Unreal app, and the control plane's part of it;
 //  (b) relay cost: SessionRelay alone in a child process, one 720p30 H.264 stream at 4 Mbps,
@@ -7,8 +7,12 @@
 //      app and viewers in child processes of their own on both paths;
 //  (c) libwebrtc ramp: a headless chromium page streams a canvas into the relay's ingest the way
 //      Unreal does (offer → relay answer, trickled ICE) with one viewer; its outgoing bitrate.
+//  (d) a realistic Unreal sender (high-entropy 1080p30 and 720p30 from chromium's libwebrtc) to a
+//      chromium viewer, through the relay (in a child process) and direct, alternating: first
+//      frame, viewer bitrate, loss, NACKs and keyframe requests, relay CPU (stream-realistic.ts).
 // `--relay-process`, `--app-process`, `--viewers-process` are part (b)'s child modes. Options:
-// --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,
+// --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,d,
+// --realistic-runs N (d, runs per size and path; default 20), --realistic-sizes 1080,720 (d),
 // --cpu-prof (b: a V8 CPU profile of the relay process), --split-fanout (b: also 4 viewers with the
 // fan-out split over two relay processes, the best a two-way parallel fan-out could do here).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,6 +33,7 @@ import { TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
+import { benchRealistic, REALISTIC_SIZES, type RealisticSize } from './stream-realistic';
 import { arg, BenchChild, f, mbps, median, percentile, serveParent, until, waitMs } from './bench-support';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -761,7 +766,12 @@ async function main(): Promise<void> {
   const windowMs = Number(arg('--seconds', '8')) * 1000;
   relayWarmupMs = Number(arg('--warmup', '6')) * 1000;
   if (process.argv.includes('--cpu-prof')) relayCpuProfDir = mkdtempSync(join(tmpdir(), 'pf-bench-relay-prof-'));
-  const only = new Set(arg('--only', 'a,b,c').split(','));
+  const only = new Set(arg('--only', 'a,b,c,d').split(','));
+  const realisticRuns = Number(arg('--realistic-runs', '20'));
+  const realisticSizes = arg('--realistic-sizes', '1080,720').split(',').map(Number);
+  if (!(Number.isInteger(realisticRuns) && realisticRuns > 0) || !realisticSizes.every((s): s is RealisticSize => s in REALISTIC_SIZES)) {
+    throw new Error(`--realistic-runs takes a positive integer, --realistic-sizes a list of ${Object.keys(REALISTIC_SIZES).join(', ')}`);
+  }
   const began = performance.now();
   const summary: string[] = [];
   console.log(`bench:stream — ${new Date().toISOString()}, Node ${process.version}, ${cpus().length} CPUs, netns=${process.env.PIXELFLEET_NETNS === '1' ? 'loopback-only' : 'host (not isolated!)'}`);
@@ -857,6 +867,8 @@ async function main(): Promise<void> {
       );
     }
   }
+
+  if (only.has('d')) summary.push(...(await benchRealistic({ runs: realisticRuns, sizes: realisticSizes })));
 
   console.log(`\nSummary (figures, not pass/fail; whole run ${f((performance.now() - began) / 1000, 0)} s)`);
   console.log('| figure | measured | target | |');
