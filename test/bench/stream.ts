@@ -1,5 +1,5 @@
 // Streaming benchmark (`npm run bench:stream`, inside a loopback-only network namespace): prints
-// figures next to the targets of issue 3; never fails on slowness. Three parts:
+// figures next to the targets of issues 3 and 9; never fails on slowness. Four parts:
 //  (a) cold first frame: Debian chromium opens the share URL of an in-process control plane +
 //      agent whose launcher runs the mock Unreal app, and the control plane's part of it;
 //  (b) relay cost: SessionRelay alone in a child process, one 720p30 H.264 stream at 4 Mbps,
@@ -7,11 +7,14 @@
 //      app and viewers in child processes of their own on both paths;
 //  (c) libwebrtc ramp: a headless chromium page streams a canvas into the relay's ingest the way
 //      Unreal does (offer → relay answer, trickled ICE) with one viewer; its outgoing bitrate.
+//  (d) a realistic Unreal sender (high-entropy 1080p30 and 720p30 from chromium's libwebrtc) to a
+//      chromium viewer, through the relay (in a child process) and direct, alternating: first
+//      frame, viewer bitrate, loss, NACKs and keyframe requests, relay CPU (stream-realistic.ts).
 // `--relay-process`, `--app-process`, `--viewers-process` are part (b)'s child modes. Options:
-// --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,
+// --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,d,
+// --realistic-runs N (d, runs per size and path; default 20), --realistic-sizes 1080,720 (d),
 // --cpu-prof (b: a V8 CPU profile of the relay process), --split-fanout (b: also 4 viewers with the
 // fan-out split over two relay processes, the best a two-way parallel fan-out could do here).
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
@@ -30,6 +33,8 @@ import { TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
+import { benchRealistic, REALISTIC_SIZES, type RealisticSize } from './stream-realistic';
+import { arg, BenchChild, f, mbps, median, percentile, serveParent, until, waitMs } from './bench-support';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** The mock app's clip: 1280x720, 30 fps, IDR every 15 frames, ≈ 386 kbit/s. */
@@ -52,36 +57,8 @@ const RAMP_SECONDS = 15;
 // ---------------------------------------------------------------------------------------------
 // Small helpers.
 
-const waitMs = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /** Wall-clock epoch ms with sub-ms resolution; comparable with a page's timeOrigin + now. */
 const epochNow = (): number => performance.timeOrigin + performance.now();
-
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const rank = (p / 100) * (sorted.length - 1);
-  const lo = Math.floor(rank);
-  const hi = Math.ceil(rank);
-  return (sorted[lo] ?? NaN) + ((sorted[hi] ?? NaN) - (sorted[lo] ?? NaN)) * (rank - lo);
-}
-const median = (values: readonly number[]): number => percentile(values, 50);
-const f = (v: number, digits = 1): string => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
-const mbps = (bps: number): string => `${f(bps / 1e6, 2)} Mbps`;
-
-async function until<T>(read: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs: number, everyMs = 20): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (v !== undefined) return v;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await waitMs(everyMs);
-  }
-}
-
-function arg(name: string, fallback: string): string {
-  const at = process.argv.indexOf(name);
-  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
-}
 
 // ---------------------------------------------------------------------------------------------
 // (a) Cold first frame in chromium, and the control plane's part.
@@ -315,9 +292,6 @@ async function benchFirstFrame(runs: number): Promise<{ warmup: FirstFrameRun | 
 // the machine) written into each packet just before the app hands it to werift, read when the
 // viewer's werift delivers it.
 
-/** Requests to a child and its replies travel as `{ id, body }`; events as `{ event }`. */
-type ChildReply = { id: number; body?: unknown; error?: string } | { event: string };
-
 type ToApp = { type: 'offer' } | { type: 'answer'; index: number; sdp: string } | { type: 'connected' } | { type: 'start' } | { type: 'stop' };
 type ToViewers = { type: 'answer'; sdp: string } | { type: 'connected' } | { type: 'reset' } | { type: 'samples' };
 type ToRelay =
@@ -341,85 +315,10 @@ let relayCpuProfDir: string | undefined;
 /** Byte offset of the send stamp in each RTP payload (after the FU-A indicator and header). */
 const STAMP_OFFSET = 2;
 
-/** One bench child process, driven by request/reply over IPC. */
-class BenchChild<Request extends { type: string }> {
-  private readonly proc: ChildProcess;
-  private readonly replies = new Map<number, { resolve: (body: unknown) => void; reject: (err: Error) => void }>();
-  private readonly events = new Map<string, () => void>();
-  private readonly seen = new Set<string>();
-  private nextId = 0;
-  private readonly exited: Promise<void>;
-
-  constructor(mode: keyof typeof CHILD_MODES) {
-    const profile = mode === 'relay' && relayCpuProfDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', relayCpuProfDir] : [];
-    this.proc = fork(fileURLToPath(import.meta.url), [CHILD_MODES[mode]], { execArgv: ['--import', 'tsx', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    this.exited = new Promise((r) => this.proc.once('exit', () => r()));
-    this.proc.on('message', (raw) => {
-      const m = raw as ChildReply;
-      if ('event' in m) {
-        this.seen.add(m.event);
-        this.events.get(m.event)?.();
-        return;
-      }
-      const waiter = this.replies.get(m.id);
-      this.replies.delete(m.id);
-      if (m.error !== undefined) waiter?.reject(new Error(`${mode} process: ${m.error}`));
-      else waiter?.resolve(m.body);
-    });
-  }
-
-  request<T = undefined>(body: Request, timeoutMs = 20_000): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolvePromise, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no reply to ${body.type} within ${timeoutMs} ms`)), timeoutMs);
-      this.replies.set(id, {
-        resolve: (reply) => {
-          clearTimeout(timer);
-          resolvePromise(reply as T);
-        },
-        reject: (err) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      });
-      this.proc.send({ id, body });
-    });
-  }
-
-  /** Resolves when the child has reported `event` (also if it already has). */
-  event(event: string, timeoutMs = 20_000): Promise<void> {
-    if (this.seen.has(event)) return Promise.resolve();
-    return new Promise((resolvePromise, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${event} within ${timeoutMs} ms`)), timeoutMs);
-      this.events.set(event, () => {
-        clearTimeout(timer);
-        resolvePromise();
-      });
-    });
-  }
-
-  /** Disconnects; the child closes its peers and exits (killed after 5 s). */
-  async close(): Promise<void> {
-    if (this.proc.connected) this.proc.disconnect();
-    await Promise.race([this.exited, waitMs(5_000)]);
-    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL');
-  }
-}
-
-/** The child side: answers each request with handle's result; closes and exits when the parent disconnects. */
-function serveParent<Request>(handle: (request: Request) => Promise<unknown>, close: () => Promise<void>): { emit(event: string): void } {
-  const send = (m: ChildReply): void => void process.send?.(m);
-  process.on('message', (raw) => {
-    const { id, body } = raw as { id: number; body: Request };
-    handle(body).then(
-      (reply) => send({ id, body: reply }),
-      (err: unknown) => send({ id, error: err instanceof Error ? err.message : String(err) }),
-    );
-  });
-  process.on('disconnect', () => {
-    void close().finally(() => process.exit(0));
-  });
-  return { emit: (event) => send({ event }) };
+/** A child of this script in one of part (b)'s modes. */
+function benchChild<Request extends { type: string }>(mode: keyof typeof CHILD_MODES): BenchChild<Request> {
+  const profile = mode === 'relay' && relayCpuProfDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', relayCpuProfDir] : [];
+  return new BenchChild<Request>({ script: fileURLToPath(import.meta.url), args: [CHILD_MODES[mode]], execArgv: profile, label: mode });
 }
 
 function runAppProcess(): void {
@@ -603,7 +502,7 @@ async function measureWindow(viewers: BenchChild<ToViewers>[], windowMs: number,
 
 /** A viewer in a process of its own, like a browser on its own machine: no viewer waits for another's packets. */
 async function addViewerProcess(viewers: BenchChild<ToViewers>[], offerSdp: string): Promise<string> {
-  const viewer = new BenchChild<ToViewers>('viewers');
+  const viewer = benchChild<ToViewers>('viewers');
   viewers.push(viewer);
   const { sdp } = await viewer.request<{ sdp: string }>({ type: 'answer', sdp: offerSdp });
   return sdp;
@@ -612,7 +511,7 @@ async function addViewerProcess(viewers: BenchChild<ToViewers>[], offerSdp: stri
 async function directLatency(counts: number[], windowMs: number): Promise<LatencyRow[]> {
   const rows: LatencyRow[] = [];
   for (const count of counts) {
-    const app = new BenchChild<ToApp>('app');
+    const app = benchChild<ToApp>('app');
     const viewers: BenchChild<ToViewers>[] = [];
     try {
       for (let i = 0; i < count; i++) {
@@ -646,8 +545,8 @@ async function addRelayViewer(relay: BenchChild<ToRelay>, viewers: BenchChild<To
 }
 
 async function relayCost(counts: number[], windowMs: number): Promise<RelayRow[]> {
-  const relay = new BenchChild<ToRelay>('relay');
-  const app = new BenchChild<ToApp>('app');
+  const relay = benchChild<ToRelay>('relay');
+  const app = benchChild<ToApp>('app');
   const viewers: BenchChild<ToViewers>[] = [];
   const rows: RelayRow[] = [];
   try {
@@ -688,8 +587,8 @@ async function relayCost(counts: number[], windowMs: number): Promise<RelayRow[]
  * do on this machine. The app pays one more send per packet, as it would not with workers.
  */
 async function splitFanoutLatency(windowMs: number): Promise<LatencyRow> {
-  const relays = [new BenchChild<ToRelay>('relay'), new BenchChild<ToRelay>('relay')];
-  const app = new BenchChild<ToApp>('app');
+  const relays = [benchChild<ToRelay>('relay'), benchChild<ToRelay>('relay')];
+  const app = benchChild<ToApp>('app');
   const viewers: BenchChild<ToViewers>[] = [];
   try {
     for (const relay of relays) await connectIngest(app, relay);
@@ -867,7 +766,12 @@ async function main(): Promise<void> {
   const windowMs = Number(arg('--seconds', '8')) * 1000;
   relayWarmupMs = Number(arg('--warmup', '6')) * 1000;
   if (process.argv.includes('--cpu-prof')) relayCpuProfDir = mkdtempSync(join(tmpdir(), 'pf-bench-relay-prof-'));
-  const only = new Set(arg('--only', 'a,b,c').split(','));
+  const only = new Set(arg('--only', 'a,b,c,d').split(','));
+  const realisticRuns = Number(arg('--realistic-runs', '20'));
+  const realisticSizes = arg('--realistic-sizes', '1080,720').split(',').map(Number);
+  if (!(Number.isInteger(realisticRuns) && realisticRuns > 0) || !realisticSizes.every((s): s is RealisticSize => s in REALISTIC_SIZES)) {
+    throw new Error(`--realistic-runs takes a positive integer, --realistic-sizes a list of ${Object.keys(REALISTIC_SIZES).join(', ')}`);
+  }
   const began = performance.now();
   const summary: string[] = [];
   console.log(`bench:stream — ${new Date().toISOString()}, Node ${process.version}, ${cpus().length} CPUs, netns=${process.env.PIXELFLEET_NETNS === '1' ? 'loopback-only' : 'host (not isolated!)'}`);
@@ -963,6 +867,8 @@ async function main(): Promise<void> {
       );
     }
   }
+
+  if (only.has('d')) summary.push(...(await benchRealistic({ runs: realisticRuns, sizes: realisticSizes })));
 
   console.log(`\nSummary (figures, not pass/fail; whole run ${f((performance.now() - began) / 1000, 0)} s)`);
   console.log('| figure | measured | target | |');
