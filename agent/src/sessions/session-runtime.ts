@@ -314,6 +314,9 @@ export class SessionRuntime {
   /** Releases the relay and the signalling server. */
   private async release(): Promise<void> {
     this.streamer?.close(1001, 'session ended');
+    // One line per session with what the relay did (loss, repair, keyframe requests, bitrate), for
+    // operators reading an agent's log after a viewer complained.
+    if (this.relay) this.options.log.info({ relay: this.relay.stats() }, 'relay summary');
     this.relay?.close();
     for (const client of this.wss?.clients ?? []) client.terminate();
     await new Promise<void>((resolve) => (this.wss ? this.wss.close(() => resolve()) : resolve()));
