@@ -56,10 +56,12 @@ async function watch(sender: SenderPage, viewer: ViewerPage): Promise<PathResult
 }
 
 async function direct(): Promise<PathResult> {
-  let viewer: ViewerPage | undefined;
+  // The sender's candidates may come before the viewer's page exists: held until then.
+  const to: { viewer?: ViewerPage } = {};
   const early: Candidate[] = [];
-  const sender = await lab.sender(SIZE, (c) => (viewer ? void viewer.addCandidate(c).catch(() => undefined) : early.push(c)));
-  viewer = await lab.viewer((c) => void sender.addCandidate(c).catch(() => undefined));
+  const sender = await lab.sender(SIZE, (c) => (to.viewer ? void to.viewer.addCandidate(c).catch(() => undefined) : early.push(c)));
+  const viewer = await lab.viewer((c) => void sender.addCandidate(c).catch(() => undefined));
+  to.viewer = viewer;
   try {
     const offer = await sender.offer();
     // The viewer's answer gets the relay's own bitrate hints: both paths start the encoder alike.
