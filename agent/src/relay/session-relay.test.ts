@@ -181,32 +181,35 @@ describe('SessionRelay', () => {
     expect(relay.stats().keyframeRequestsToApp).toBe(a.rtcp.pli);
   });
 
-  it("sends REMB to the app every period: startBps before a viewer estimate, maxBps while the viewer loses nothing, its estimate (clamped) while its leg loses packets", async () => {
+  it('sends REMB to the app every period: the start bitrate while nothing is known, stepping down once the viewer NACKs more than 2 % of a period', async () => {
     const { relay } = setup({ rembIntervalMs: 100 });
     const a = app();
     await connectApp(relay, a);
     a.writeFrame();
     await until(() => a.rtcp.remb.length >= 2, [(l) => a.onChange(l)], 'two REMBs');
     expect(a.rtcp.remb.slice(0, 2)).toEqual([TEST_BITRATE.startBps, TEST_BITRATE.startBps]);
-
-    const v = await connectedViewer(relay, 'v');
-    a.writeFrame();
-    await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'video at the viewer');
-    // A low estimate with no loss behind it (a delay-only reading) leaves the app free.
-    v.sendRemb(3_000_000);
-    await until(() => a.rtcp.remb.at(-1) === TEST_BITRATE.maxBps, [(l) => a.onChange(l)], 'REMB at max while the viewer is clean');
     expect(relay.stats().bitratePhase).toBe('viewer-clean');
 
-    // The viewer NACKs more than 2 % of what it got in a period: its estimate steers the app.
+    const v = await connectedViewer(relay, 'v');
     const packets = a.writeFrame().length;
-    await until(() => v.video.length >= packets + 1, [(l) => v.onChange(l)], 'the frame at the viewer');
-    v.sendNack(v.video.slice(-packets).map((r) => r.sequenceNumber));
-    v.sendRemb(3_000_000);
-    await until(() => a.rtcp.remb.at(-1) === 3_000_000, [(l) => a.onChange(l)], 'REMB following the losing viewer');
-    expect(relay.stats().bitratePhase).toBe('viewer-losing');
-    v.sendRemb(100_000);
-    await until(() => a.rtcp.remb.at(-1) === TEST_BITRATE.minBps, [(l) => a.onChange(l)], 'REMB clamped to minBps');
+    await until(() => v.video.length >= packets, [(l) => v.onChange(l)], 'the frame at the viewer');
+    // A low estimate alone (a delay-only reading on a clean leg) does not pull the app down.
+    v.sendRemb(300_000);
+    await until(() => a.rtcp.remb.length >= 6, [(l) => a.onChange(l)], 'more REMBs');
+    expect(a.rtcp.remb.at(-1)).toBe(TEST_BITRATE.startBps);
+    // The viewer NACKs each frame it gets: its leg is losing, and the app is stepped down (the test
+    // stream is a few kbit/s, so to the floor). Frame and NACK fall in one REMB period or the next.
+    for (let i = 0; i < 30 && a.rtcp.remb.at(-1) !== TEST_BITRATE.minBps; i++) {
+      const seen = v.video.length;
+      const sent = a.writeFrame().length;
+      await until(() => v.video.length >= seen + sent, [(l) => v.onChange(l)], 'the frame at the viewer');
+      v.sendNack(v.video.slice(-sent).map((r) => r.sequenceNumber));
+      const rembs = a.rtcp.remb.length;
+      await until(() => a.rtcp.remb.length > rembs, [(l) => a.onChange(l)], 'the next REMB');
+    }
+    expect(a.rtcp.remb.at(-1)).toBe(TEST_BITRATE.minBps);
     expect(relay.stats().rembBps).toBe(TEST_BITRATE.minBps);
+    expect(['viewer-losing', 'viewer-recovering']).toContain(relay.stats().bitratePhase);
   });
 
   it('answers a viewer NACK from its own send history, to that viewer only; an unknown sequence number is ignored', async () => {
@@ -262,7 +265,7 @@ describe('SessionRelay', () => {
     await expect.poll(() => relay.stats().ingestPacketsAbandoned, { timeout: 5_000 }).toBe(1);
     expect(a.rtcp.nacks.filter((n) => n.includes(goneSeq))).toHaveLength(8);
     await until(() => a.rtcp.pli > pliBefore, [(l) => a.onChange(l)], 'a keyframe request for the hole');
-    expect(relay.stats().bitratePhase).toBe('recovering-relay-loss');
+    await expect.poll(() => relay.stats().bitratePhase, { timeout: 3_000 }).toBe('recovering-relay-loss');
   });
 
   it('passes data-channel bytes through unchanged both ways and replays the start-up messages to a late viewer', async () => {

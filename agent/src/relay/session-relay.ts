@@ -12,7 +12,7 @@ import { systemClock as systemRelayClock, type Clock as RelayClock, type TimerHa
 import { RelayError } from './relay-error';
 import { Listeners } from './relay-events';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
-import { BitratePolicy, viewerLegLosing, type BitratePhase, type ViewerEstimate } from './bitrate-policy';
+import { BitratePolicy, lowestFreshEstimate, viewerLegLosing, type BitratePhase, type ViewerEstimate } from './bitrate-policy';
 import type { IngestLossStats } from './ingest-loss';
 import { StartupReplay } from './startup-replay';
 import { ViewerLeg } from './viewer-leg';
@@ -108,7 +108,7 @@ export interface RelayStats {
   viewerNackMisses: number;
   /** Last REMB value sent to the app, bits per second (0 before the first). */
   rembBps: number;
-  /** The bitrate policy's phase now (bitrate-policy.ts). */
+  /** The bitrate policy's phase in its last period (bitrate-policy.ts). */
   bitratePhase: BitratePhase;
 }
 
@@ -122,8 +122,9 @@ export class SessionRelay {
   private readonly viewerCandidateListeners = new Set<(viewerId: string, c: RelayIceCandidate) => void>();
   private readonly viewers = new Map<string, ViewerLeg>();
   private readonly estimates = new Map<string, ViewerEstimate>();
-  /** Each viewer leg's counts at the last REMB, to judge its loss over one period. */
-  private readonly legCounts = new Map<string, { forwarded: number; nacked: number }>();
+  /** Each viewer leg's counts at the last REMB, to judge its loss and rate over one period. */
+  private readonly legCounts = new Map<string, { forwarded: number; bytes: number; nacked: number }>();
+  private lastRembMs: number | undefined;
   private readonly replay = new StartupReplay();
   private readonly toApp: ChannelOutbox;
   private readonly keyframes: KeyframeRequester;
@@ -335,7 +336,7 @@ export class SessionRelay {
       ingestPacketsRecovered: loss('packetsRecovered'),
       ingestPacketsAbandoned: loss('packetsAbandoned'),
       ingestRecvBufferBytes: this.ingest?.socketBuffers?.recvBytes ?? 0,
-      bitratePhase: this.bitrate.phase(this.estimates.values(), this.clock.now()),
+      bitratePhase: this.bitrate.phase,
     };
   }
 
@@ -403,21 +404,33 @@ export class SessionRelay {
     if (this.ingest !== leg) return;
     this.log.info('ingest connected');
     this.stopRemb();
+    this.lastRembMs = undefined;
     this.rembTimer = this.clock.setInterval(() => this.sendRemb(), this.options.rembIntervalMs ?? 1_000);
     this.sendRemb();
     this.listeners.emit('ingestConnected');
   }
 
+  /** One REMB period ended: the bitrate policy takes a step from what each viewer leg got and lost in it. */
   private sendRemb(): void {
     const now = this.clock.now();
-    // One REMB period is the window over which each viewer's leg is judged for loss.
+    const seconds = this.lastRembMs === undefined ? 0 : (now - this.lastRembMs) / 1000;
+    this.lastRembMs = now;
+    let viewerLost = false;
+    let forwardedBps = Infinity;
     for (const [viewerId, leg] of this.viewers) {
       const counts = { ...leg.counts };
       const before = this.legCounts.get(viewerId);
-      if (before !== undefined && viewerLegLosing(before, counts)) this.bitrate.viewerLoss(now);
       this.legCounts.set(viewerId, counts);
+      if (before === undefined || seconds <= 0) continue;
+      if (viewerLegLosing(before, counts)) viewerLost = true;
+      forwardedBps = Math.min(forwardedBps, ((counts.bytes - before.bytes) * 8) / seconds);
     }
-    const bps = this.bitrate.targetBps(this.estimates.values(), now);
+    const bps = this.bitrate.step({
+      nowMs: now,
+      forwardedBps: Number.isFinite(forwardedBps) ? forwardedBps : 0,
+      viewerLost,
+      lowestEstimateBps: lowestFreshEstimate(this.estimates.values(), now),
+    });
     if (this.ingest?.sendRemb(bps)) this.counters.rembBps = bps;
   }
 

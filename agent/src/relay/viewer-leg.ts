@@ -28,6 +28,9 @@ import { growSocketBuffers, VIEWER_SEND_BUFFER_BYTES, type SocketBufferSizes } f
 /** Pixel Streaming's channel label (the app's channel has the same one). */
 export const DATA_CHANNEL_LABEL = 'datachannel';
 
+/** An RTP header without CSRCs or extensions (what the viewer leg sends). */
+const RTP_HEADER_BYTES = 12;
+
 /** RTCP PSFB FMT of a Full Intra Request (RFC 5104); werift does not export its class. */
 const FIR_FMT = 4;
 
@@ -93,8 +96,8 @@ export class ViewerLeg {
   private readonly history = new SendHistory();
   private mediaReady = false;
   private offerReturned = false;
-  /** Video packets written to this viewer, and sequence numbers it NACKed (answered or not). */
-  readonly counts = { forwarded: 0, nacked: 0 };
+  /** Video packets (and their RTP bytes) written to this viewer, and sequence numbers it NACKed (answered or not). */
+  readonly counts = { forwarded: 0, bytes: 0, nacked: 0 };
   /** What the kernel granted this leg's sockets (undefined before the offer). */
   socketBuffers: SocketBufferSizes | undefined;
   /** Remote candidates received, those dropped over MAX_REMOTE_CANDIDATES included. */
@@ -239,6 +242,7 @@ export class ViewerLeg {
     if (kind === 'video' && packet.header.ssrc === output.sender.ssrc) {
       this.history.put(packet);
       this.counts.forwarded++;
+      this.counts.bytes += packet.payload.length + RTP_HEADER_BYTES;
     }
     return true;
   }
