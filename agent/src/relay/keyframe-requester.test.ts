@@ -120,4 +120,20 @@ describe('KeyframeRequester', () => {
     expect(sent).toBe(1);
     expect(requester.stats()).toEqual({ requested: 2, sent: 1, coalesced: 0 });
   });
+
+  it('a request a keyframe already arriving cannot serve (a viewer that came up in its middle) waits only for the interval', () => {
+    const clock = new ManualClock();
+    const sent: number[] = [];
+    const requester = new KeyframeRequester(() => sent.push(clock.now()) > 0, 500, clock, 1_000);
+    requester.request(); // the join request: sent at 1000, its keyframe starts arriving
+    clock.advance(300);
+    requester.request(false); // media up mid-keyframe: trails to the end of the interval
+    expect(clock.pending).toBe(1);
+    clock.advance(200);
+    expect(sent).toEqual([1_000, 1_500]);
+    // Ordinary requests still fold into the keyframe now on its way.
+    clock.advance(600);
+    requester.request();
+    expect(sent).toEqual([1_000, 1_500]);
+  });
 });

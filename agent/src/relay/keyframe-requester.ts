@@ -32,11 +32,16 @@ export class KeyframeRequester {
     private readonly awaitMs = Math.max(1_000, 2 * minIntervalMs),
   ) {}
 
-  request(): void {
+  /**
+   * Asks for a keyframe. servedByArriving false: a keyframe already arriving cannot serve this one
+   * (a viewer whose media came up in the middle of it got only its tail), so only the interval
+   * applies.
+   */
+  request(servedByArriving = true): void {
     if (this.closed) return;
     this.counters.requested++;
     const now = this.clock.now();
-    if (this.trailing !== undefined || now < this.awaitingUntilMs) {
+    if (this.trailing !== undefined || (servedByArriving && now < this.awaitingUntilMs)) {
       this.counters.coalesced++;
       return;
     }
@@ -47,7 +52,8 @@ export class KeyframeRequester {
     }
     this.trailing = this.clock.setTimeout(() => {
       this.trailing = undefined;
-      if (this.clock.now() < this.awaitingUntilMs) return; // a keyframe is on its way already
+      // A keyframe asked for since is on its way, and it serves this request too.
+      if (servedByArriving && this.clock.now() < this.awaitingUntilMs) return;
       this.fire();
     }, wait);
   }

@@ -10,6 +10,8 @@ import { fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps } from './sdp-text';
 import { RelayError } from './relay-error';
 import type { SessionRelay } from './session-relay';
 import { MAX_REMOTE_CANDIDATES } from './viewer-leg';
+import { INGEST_RECV_BUFFER_BYTES } from './socket-buffers';
+import { readFileSync } from 'node:fs';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -210,6 +212,28 @@ describe('SessionRelay', () => {
     expect(a.rtcp.remb.at(-1)).toBe(TEST_BITRATE.minBps);
     expect(relay.stats().rembBps).toBe(TEST_BITRATE.minBps);
     expect(['viewer-losing', 'viewer-recovering']).toContain(relay.stats().bitratePhase);
+  });
+
+  it('asks for no keyframe for a viewer that is up before the app sends video (its stream opens with one), and for one that joins later', async () => {
+    const { relay } = setup({ keyframeMinIntervalMs: 50 });
+    const a = app();
+    await connectApp(relay, a);
+    await connectedViewer(relay, 'first');
+    // viewerConnected follows the viewer's DTLS (mediaReady): every request it could cause is made.
+    expect(relay.stats().keyframeRequestsMade).toBe(0);
+    a.writeKeyframe();
+    await connectedViewer(relay, 'late');
+    expect(relay.stats().keyframeRequestsMade).toBeGreaterThanOrEqual(1);
+    await until(() => a.rtcp.pli >= 1, [(l) => a.onChange(l)], 'a keyframe request for the late viewer');
+  });
+
+  it("sizes the ingest socket's receive buffer for keyframe bursts, as far as the kernel allows", async () => {
+    const { relay } = setup();
+    expect(relay.stats().ingestRecvBufferBytes).toBe(0);
+    await connectApp(relay, app());
+    // Linux caps the request at net.core.rmem_max and reports twice what it set (its bookkeeping).
+    const rmemMax = Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8'));
+    expect(relay.stats().ingestRecvBufferBytes).toBe(2 * Math.min(INGEST_RECV_BUFFER_BYTES, rmemMax));
   });
 
   it('answers a viewer NACK from its own send history, to that viewer only; an unknown sequence number is ignored', async () => {

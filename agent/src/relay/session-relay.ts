@@ -130,6 +130,8 @@ export class SessionRelay {
   private readonly keyframes: KeyframeRequester;
   private readonly outboxLimits: OutboxLimits;
   private ingest: IngestLeg | undefined;
+  /** The current ingest has sent video: its opening keyframe is past, a new viewer needs another. */
+  private ingestVideoStarted = false;
   private earlyStreamerCandidates: RelayIceCandidate[] = [];
   private rembTimer: TimerHandle | undefined;
   private readonly closings = new Set<Promise<void>>();
@@ -215,6 +217,7 @@ export class SessionRelay {
       this.clock,
     );
     this.ingest = leg;
+    this.ingestVideoStarted = false;
     const early = this.earlyStreamerCandidates.splice(0);
     for (const c of early) leg.addCandidate(c).catch((err: unknown) => this.log.warn({ err }, 'an early candidate from the app was refused'));
     try {
@@ -275,7 +278,12 @@ export class SessionRelay {
           this.counters.viewerNackMisses += missed;
           if (missed > 0) this.bitrate.relayLoss(this.clock.now());
         },
-        mediaReady: () => this.keyframes.request(),
+        // This viewer's media just came up. An app that has not sent video yet starts with a
+        // keyframe anyway (asking for another would double the start-up burst); one that has needs
+        // to send one, and a keyframe already arriving reaches this viewer only in part.
+        mediaReady: () => {
+          if (this.ingestVideoStarted) this.keyframes.request(false);
+        },
         connected: () => {
           this.log.info({ viewerId }, 'viewer connected');
           this.listeners.emit('viewerConnected', viewerId);
@@ -287,7 +295,7 @@ export class SessionRelay {
     );
     this.viewers.set(viewerId, leg);
     // A viewer joining mid-stream needs a keyframe; another request follows when its DTLS is up.
-    this.keyframes.request();
+    if (this.ingestVideoStarted) this.keyframes.request();
     try {
       const sdp = await leg.offer();
       if (this.viewers.get(viewerId) !== leg) throw new RelayError('VIEWER_REMOVED', `Viewer ${viewerId} was removed while its offer was being made`);
@@ -365,6 +373,7 @@ export class SessionRelay {
 
   private onIngestRtp(leg: IngestLeg, kind: MediaKind, rtp: RtpPacket): void {
     if (this.ingest !== leg) return;
+    if (kind === 'video') this.ingestVideoStarted = true;
     this.counters.packetsIn++;
     this.counters.bytesIn += rtp.serializeSize;
     // werift already drops payload types it did not negotiate; this keeps that promise explicit.
