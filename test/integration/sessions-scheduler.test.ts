@@ -263,11 +263,11 @@ describe('on fake time', () => {
 
     clock.advance(30_000);
     // The agent's heartbeat says input arrived (a new last-input value).
-    w.cp.registry.heartbeat(agent.workerId, epoch, [{ sessionId: s.sessionId, lastInputAtMs: 1 }]);
+    w.cp.registry.heartbeat(agent.workerId, epoch, [{ sessionId: s.sessionId, lastInputAtMs: 1, relay: undefined }]);
     clock.advance(59_000);
     expect(status(w, s.sessionId)).toBe('Running');
     // The same value again is not new input.
-    w.cp.registry.heartbeat(agent.workerId, epoch, [{ sessionId: s.sessionId, lastInputAtMs: 1 }]);
+    w.cp.registry.heartbeat(agent.workerId, epoch, [{ sessionId: s.sessionId, lastInputAtMs: 1, relay: undefined }]);
     clock.advance(1_000);
     expect(w.closes.get(s.sessionId)).toEqual({ code: 4007, reason: 'ended after a period without input' });
     await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');

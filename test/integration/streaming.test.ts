@@ -132,6 +132,22 @@ describe('limits', () => {
   });
 });
 
+describe('relay counters', () => {
+  it("reach the control plane's /metrics with the heartbeats: a viewer's keyframe request is counted", async () => {
+    const { t, watch } = await streamingWorld({ heartbeatSeconds: 1 });
+    const viewer = await watch();
+    await viewer.until(() => viewer.rtpPackets > 10);
+    const metric = async (name: string): Promise<number> => {
+      const text = await (await fetch(`${t.started.httpOrigin}/metrics`)).text();
+      return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    };
+    const before = await metric('pixelfleet_relay_keyframe_requests_total');
+    viewer.sendPli();
+    await expect.poll(() => metric('pixelfleet_relay_keyframe_requests_total'), { timeout: 10_000, interval: 200 }).toBeGreaterThan(before);
+    expect(await metric('pixelfleet_relay_ingest_packets_abandoned_total')).toBe(0);
+  }, 30_000);
+});
+
 describe('idle viewers', () => {
   it('input from the viewer keeps the session alive; without input it ends after afkTimeout (4007)', async () => {
     const { t, watch } = await streamingWorld({ settings: { afkTimeout: 3 }, heartbeatSeconds: 1 });

@@ -12,6 +12,7 @@ export class WeriftViewer {
   readonly dataMessages: Buffer[] = [];
   channel: RTCDataChannel | undefined;
   sessionId = '';
+  private videoSsrc: number | undefined;
   private readonly waiters: { test: () => boolean; resolve: () => void }[] = [];
 
   private constructor(signalling: FakePlayer) {
@@ -24,13 +25,14 @@ export class WeriftViewer {
       iceUseIpv6: false,
       iceAdditionalHostAddresses: ['127.0.0.1'],
     });
-    this.pc.onTrack.subscribe((track) =>
+    this.pc.onTrack.subscribe((track) => {
+      if (track.kind === 'video') this.videoSsrc = track.ssrc;
       track.onReceiveRtp.subscribe((rtp) => {
         this.rtpPackets += 1;
         this.payloadTypes.add(rtp.header.payloadType);
         this.check();
-      }),
-    );
+      });
+    });
     this.pc.onDataChannel.subscribe((channel) => {
       this.channel = channel;
       channel.onMessage.subscribe((data) => {
@@ -64,6 +66,13 @@ export class WeriftViewer {
 
   send(bytes: Buffer): void {
     this.channel?.send(bytes);
+  }
+
+  /** A keyframe request (PLI) for the video, as a browser sends when it cannot decode. */
+  sendPli(): void {
+    const receiver = this.pc.getTransceivers().find((t) => t.kind === 'video')?.receiver;
+    if (receiver === undefined || this.videoSsrc === undefined) throw new Error('no video yet');
+    void receiver.sendRtcpPLI(this.videoSsrc);
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
 import { agentV1 } from '@pixelfleet/proto';
 import type { AckPhase, AgentCommand, Codec, CommandAck, DeliveredCommand } from '../commands/command';
 import type { SessionEventKind, SessionEventReport, SignalEnvelope } from '../sessions/session-events';
+import type { SessionActivityReport } from '../agent-inventory';
 
 const CODEC_FROM_PROTO: Record<agentV1.Codec, Codec> = {
   [agentV1.Codec.CODEC_UNSPECIFIED]: 'H264',
@@ -84,7 +85,7 @@ export function helloToProto(h: HelloState): agentV1.ConnectRequest {
 
 export interface HeartbeatState {
   runningSessions: number;
-  activity: { sessionId: string; lastInputAtMs: number | undefined }[];
+  activity: SessionActivityReport[];
 }
 
 export function heartbeatToProto(h: HeartbeatState): agentV1.ConnectRequest {
@@ -94,7 +95,11 @@ export function heartbeatToProto(h: HeartbeatState): agentV1.ConnectRequest {
       value: {
         sentAt: new Date(),
         runningSessions: h.runningSessions,
-        sessionActivity: h.activity.map((a) => ({ sessionId: a.sessionId, lastInputAt: a.lastInputAtMs === undefined ? undefined : new Date(a.lastInputAtMs) })),
+        sessionActivity: h.activity.map((a) => ({
+          sessionId: a.sessionId,
+          lastInputAt: a.lastInputAtMs === undefined ? undefined : new Date(a.lastInputAtMs),
+          relay: a.relay === undefined ? undefined : { ...a.relay },
+        })),
       },
     },
   };

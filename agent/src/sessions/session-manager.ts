@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { CommandFailure, type CommandHandlers, type StartSessionCommand, type StopSessionCommand } from '../commands/command';
-import type { AgentInventory } from '../agent-inventory';
+import type { AgentInventory, SessionActivityReport } from '../agent-inventory';
 import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
 import type { SessionEventReport, SignalEnvelope } from './session-events';
 
@@ -44,9 +44,9 @@ export class SessionManager implements AgentInventory {
     return [];
   }
 
-  sessionActivity(): { sessionId: string; lastInputAtMs: number | undefined }[] {
+  sessionActivity(): SessionActivityReport[] {
     const now = Date.now();
-    return [...this.sessions.values()].map((s) => ({ sessionId: s.sessionId, lastInputAtMs: s.lastInputAt(now) }));
+    return [...this.sessions.values()].map((s) => ({ sessionId: s.sessionId, lastInputAtMs: s.lastInputAt(now), relay: s.relayCounters() }));
   }
 
   onSignal(signal: SignalEnvelope): void {

@@ -5,6 +5,7 @@
 // Reports every phase as a session event.
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
+import type { RelayCounters } from '../agent-inventory';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DEFAULT_MAX_MESSAGE_BYTES, parseSignallingMessage, StreamerEndpoint } from '@pixelfleet/signaling';
 import type { StartSessionCommand } from '../commands/command';
@@ -170,6 +171,14 @@ export class SessionRuntime {
       this.lastInputAtMs = nowMs;
     }
     return this.lastInputAtMs;
+  }
+
+  /** The relay's counters for the fleet's metrics; undefined before the relay exists. */
+  relayCounters(): RelayCounters | undefined {
+    const stats = this.relay?.stats();
+    if (stats === undefined) return undefined;
+    const { keyframeRequestsMade, keyframeRequestsToApp, keyframeRequestsCoalesced, ingestPacketsMissing, ingestPacketsAbandoned, viewerPacketsResent, viewerNackMisses, rembBps } = stats;
+    return { keyframeRequestsMade, keyframeRequestsToApp, keyframeRequestsCoalesced, ingestPacketsMissing, ingestPacketsAbandoned, viewerPacketsResent, viewerNackMisses, rembBps };
   }
 
   /** A viewer's signalling message relayed by the control plane. */

@@ -64,7 +64,7 @@ export function fromAgentProto(m: agentV1.ConnectRequest): FromAgent {
         type: 'heartbeat',
         sentAtMs: msg.value.sentAt?.getTime(),
         runningSessions: msg.value.runningSessions,
-        activity: msg.value.sessionActivity.map((a) => ({ sessionId: a.sessionId, lastInputAtMs: a.lastInputAt?.getTime() })),
+        activity: msg.value.sessionActivity.map((a) => ({ sessionId: a.sessionId, lastInputAtMs: a.lastInputAt?.getTime(), relay: a.relay === undefined ? undefined : { ...a.relay } })),
       };
     case 'ack': {
       const phase = PHASE_FROM_PROTO[msg.value.phase];

@@ -1,6 +1,7 @@
-// Prometheus metrics: process defaults plus fleet gauges read at scrape time and HTTP
-// request counts by route.
+// Prometheus metrics: process defaults plus fleet gauges read at scrape time, HTTP request counts
+// by route, and the session relays' counters as the agents report them.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RelayCounters, SessionActivity } from '../workers/agent-messages';
 import type { WorkerRegistry } from '../workers/registry';
 
 export interface Metrics {
@@ -36,5 +37,48 @@ export function createMetrics(workers: WorkerRegistry): Metrics {
       this.set(workers.liveStreamCount());
     },
   });
+  const relay = new RelayMetrics(registry);
+  workers.subscribe({ sessionActivity: (workerId, activity) => relay.record(workerId, activity) });
   return { registry, httpRequests };
+}
+
+/** Relay counters summed over the fleet: name → (help, which RelayCounters total feeds it). */
+const RELAY_COUNTERS: Readonly<Record<string, { help: string; from: keyof RelayCounters }>> = {
+  pixelfleet_relay_keyframe_requests_total: { help: 'Keyframe requests made by session relays (viewers, joins, unrepairable loss)', from: 'keyframeRequestsMade' },
+  pixelfleet_relay_keyframe_requests_to_app_total: { help: 'Keyframe requests session relays sent to the app', from: 'keyframeRequestsToApp' },
+  pixelfleet_relay_keyframe_requests_coalesced_total: { help: 'Keyframe requests folded into one already asked for', from: 'keyframeRequestsCoalesced' },
+  pixelfleet_relay_ingest_packets_missing_total: { help: 'Video packets from apps found missing on workers (NACKed to the app)', from: 'ingestPacketsMissing' },
+  pixelfleet_relay_ingest_packets_abandoned_total: { help: 'Missing video packets apps could not resend', from: 'ingestPacketsAbandoned' },
+  pixelfleet_relay_viewer_packets_resent_total: { help: 'Packets resent to viewers from relay send histories', from: 'viewerPacketsResent' },
+  pixelfleet_relay_viewer_nack_misses_total: { help: 'Packets viewers asked for that a relay no longer held', from: 'viewerNackMisses' },
+};
+
+/**
+ * Turns the per-session totals of each heartbeat into fleet counters: each session's growth since
+ * its worker's previous report is added. A worker's report lists all its running sessions, so an
+ * ended session drops out with its worker's next report; the last seconds of a session, between
+ * its last heartbeat and its end, are not counted.
+ */
+class RelayMetrics {
+  private readonly counters: { counter: Counter; from: keyof RelayCounters }[];
+  private readonly byWorker = new Map<string, Map<string, RelayCounters>>();
+
+  constructor(registry: Registry) {
+    this.counters = Object.entries(RELAY_COUNTERS).map(([name, { help, from }]) => ({ counter: new Counter({ name, help, registers: [registry] }), from }));
+  }
+
+  record(workerId: string, activity: readonly SessionActivity[]): void {
+    const previous = this.byWorker.get(workerId);
+    const latest = new Map<string, RelayCounters>();
+    for (const { sessionId, relay } of activity) {
+      if (relay === undefined) continue;
+      const before = previous?.get(sessionId);
+      for (const { counter, from } of this.counters) {
+        const grown = relay[from] - (before?.[from] ?? 0);
+        if (grown > 0) counter.inc(grown);
+      }
+      latest.set(sessionId, relay);
+    }
+    this.byWorker.set(workerId, latest);
+  }
 }

@@ -81,10 +81,24 @@ export interface AgentSessionEvent {
   streamingId: string;
 }
 
-/** The latest viewer input a worker saw for one of its sessions (agent clock). */
+/** The latest viewer input a worker saw for one of its sessions (agent clock), and its relay's totals. */
 export interface SessionActivity {
   sessionId: string;
   lastInputAtMs: number | undefined;
+  /** Undefined from an agent whose session has no relay yet (or an older agent). */
+  relay: RelayCounters | undefined;
+}
+
+/** One session relay's totals so far, as the agent counts them (for the fleet's metrics). */
+export interface RelayCounters {
+  keyframeRequestsMade: number;
+  keyframeRequestsToApp: number;
+  keyframeRequestsCoalesced: number;
+  ingestPacketsMissing: number;
+  ingestPacketsAbandoned: number;
+  viewerPacketsResent: number;
+  viewerNackMisses: number;
+  rembBps: number;
 }
 
 /** Agent → control plane, after the Hello. */

@@ -343,12 +343,36 @@ export interface Heartbeat {
   sessionActivity: SessionActivity[];
 }
 
-/** SessionActivity is the latest viewer input seen by a session's relay. */
+/** SessionActivity is the latest viewer input seen by a session's relay, and the relay's counters. */
 export interface SessionActivity {
   /** The session id. */
   sessionId: string;
   /** Agent clock of the latest viewer-to-app data-channel message; unset when none yet. */
-  lastInputAt?: Date | undefined;
+  lastInputAt?:
+    | Date
+    | undefined;
+  /** What the session's relay did so far (totals since the session started); unset before it has a relay. */
+  relay?: RelayCounters | undefined;
+}
+
+/** RelayCounters are one session relay's totals: loss and repair, keyframe requests, bitrate. */
+export interface RelayCounters {
+  /** Keyframe requests made (viewers' PLI/FIR, viewers joining, unrepairable loss). */
+  keyframeRequestsMade: number;
+  /** Keyframe requests sent to the app. */
+  keyframeRequestsToApp: number;
+  /** Keyframe requests folded into one already asked for. */
+  keyframeRequestsCoalesced: number;
+  /** Video packets from the app found missing on the worker (NACKed to the app). */
+  ingestPacketsMissing: number;
+  /** Missing packets the app could not resend (given up). */
+  ingestPacketsAbandoned: number;
+  /** Packets resent to viewers from the relay's send history. */
+  viewerPacketsResent: number;
+  /** Packets viewers asked for that the history no longer held. */
+  viewerNackMisses: number;
+  /** The bitrate last told the app (REMB), bits per second. */
+  rembBps: number;
 }
 
 /** Welcome accepts a stream and tells the agent how to behave on it. */
@@ -1598,7 +1622,7 @@ export const Heartbeat: MessageFns<Heartbeat> = {
 };
 
 function createBaseSessionActivity(): SessionActivity {
-  return { sessionId: "", lastInputAt: undefined };
+  return { sessionId: "", lastInputAt: undefined, relay: undefined };
 }
 
 export const SessionActivity: MessageFns<SessionActivity> = {
@@ -1608,6 +1632,9 @@ export const SessionActivity: MessageFns<SessionActivity> = {
     }
     if (message.lastInputAt !== undefined) {
       Timestamp.encode(toTimestamp(message.lastInputAt), writer.uint32(18).fork()).join();
+    }
+    if (message.relay !== undefined) {
+      RelayCounters.encode(message.relay, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -1641,6 +1668,14 @@ export const SessionActivity: MessageFns<SessionActivity> = {
             message.lastInputAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.relay = RelayCounters.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1665,6 +1700,7 @@ export const SessionActivity: MessageFns<SessionActivity> = {
         : isSet(object.last_input_at)
         ? fromJsonTimestamp(object.last_input_at)
         : undefined,
+      relay: isSet(object.relay) ? RelayCounters.fromJSON(object.relay) : undefined,
     };
   },
 
@@ -1676,6 +1712,9 @@ export const SessionActivity: MessageFns<SessionActivity> = {
     if (message.lastInputAt !== undefined) {
       obj.lastInputAt = message.lastInputAt.toISOString();
     }
+    if (message.relay !== undefined) {
+      obj.relay = RelayCounters.toJSON(message.relay);
+    }
     return obj;
   },
 
@@ -1686,6 +1725,231 @@ export const SessionActivity: MessageFns<SessionActivity> = {
     const message = createBaseSessionActivity();
     message.sessionId = object.sessionId ?? "";
     message.lastInputAt = object.lastInputAt ?? undefined;
+    message.relay = (object.relay !== undefined && object.relay !== null)
+      ? RelayCounters.fromPartial(object.relay)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRelayCounters(): RelayCounters {
+  return {
+    keyframeRequestsMade: 0,
+    keyframeRequestsToApp: 0,
+    keyframeRequestsCoalesced: 0,
+    ingestPacketsMissing: 0,
+    ingestPacketsAbandoned: 0,
+    viewerPacketsResent: 0,
+    viewerNackMisses: 0,
+    rembBps: 0,
+  };
+}
+
+export const RelayCounters: MessageFns<RelayCounters> = {
+  encode(message: RelayCounters, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.keyframeRequestsMade !== 0) {
+      writer.uint32(8).uint64(message.keyframeRequestsMade);
+    }
+    if (message.keyframeRequestsToApp !== 0) {
+      writer.uint32(16).uint64(message.keyframeRequestsToApp);
+    }
+    if (message.keyframeRequestsCoalesced !== 0) {
+      writer.uint32(24).uint64(message.keyframeRequestsCoalesced);
+    }
+    if (message.ingestPacketsMissing !== 0) {
+      writer.uint32(32).uint64(message.ingestPacketsMissing);
+    }
+    if (message.ingestPacketsAbandoned !== 0) {
+      writer.uint32(40).uint64(message.ingestPacketsAbandoned);
+    }
+    if (message.viewerPacketsResent !== 0) {
+      writer.uint32(48).uint64(message.viewerPacketsResent);
+    }
+    if (message.viewerNackMisses !== 0) {
+      writer.uint32(56).uint64(message.viewerNackMisses);
+    }
+    if (message.rembBps !== 0) {
+      writer.uint32(64).uint64(message.rembBps);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RelayCounters {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRelayCounters();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.keyframeRequestsMade = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.keyframeRequestsToApp = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.keyframeRequestsCoalesced = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.ingestPacketsMissing = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.ingestPacketsAbandoned = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.viewerPacketsResent = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.viewerNackMisses = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.rembBps = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RelayCounters {
+    return {
+      keyframeRequestsMade: isSet(object.keyframeRequestsMade)
+        ? globalThis.Number(object.keyframeRequestsMade)
+        : isSet(object.keyframe_requests_made)
+        ? globalThis.Number(object.keyframe_requests_made)
+        : 0,
+      keyframeRequestsToApp: isSet(object.keyframeRequestsToApp)
+        ? globalThis.Number(object.keyframeRequestsToApp)
+        : isSet(object.keyframe_requests_to_app)
+        ? globalThis.Number(object.keyframe_requests_to_app)
+        : 0,
+      keyframeRequestsCoalesced: isSet(object.keyframeRequestsCoalesced)
+        ? globalThis.Number(object.keyframeRequestsCoalesced)
+        : isSet(object.keyframe_requests_coalesced)
+        ? globalThis.Number(object.keyframe_requests_coalesced)
+        : 0,
+      ingestPacketsMissing: isSet(object.ingestPacketsMissing)
+        ? globalThis.Number(object.ingestPacketsMissing)
+        : isSet(object.ingest_packets_missing)
+        ? globalThis.Number(object.ingest_packets_missing)
+        : 0,
+      ingestPacketsAbandoned: isSet(object.ingestPacketsAbandoned)
+        ? globalThis.Number(object.ingestPacketsAbandoned)
+        : isSet(object.ingest_packets_abandoned)
+        ? globalThis.Number(object.ingest_packets_abandoned)
+        : 0,
+      viewerPacketsResent: isSet(object.viewerPacketsResent)
+        ? globalThis.Number(object.viewerPacketsResent)
+        : isSet(object.viewer_packets_resent)
+        ? globalThis.Number(object.viewer_packets_resent)
+        : 0,
+      viewerNackMisses: isSet(object.viewerNackMisses)
+        ? globalThis.Number(object.viewerNackMisses)
+        : isSet(object.viewer_nack_misses)
+        ? globalThis.Number(object.viewer_nack_misses)
+        : 0,
+      rembBps: isSet(object.rembBps)
+        ? globalThis.Number(object.rembBps)
+        : isSet(object.remb_bps)
+        ? globalThis.Number(object.remb_bps)
+        : 0,
+    };
+  },
+
+  toJSON(message: RelayCounters): unknown {
+    const obj: any = {};
+    if (message.keyframeRequestsMade !== 0) {
+      obj.keyframeRequestsMade = Math.round(message.keyframeRequestsMade);
+    }
+    if (message.keyframeRequestsToApp !== 0) {
+      obj.keyframeRequestsToApp = Math.round(message.keyframeRequestsToApp);
+    }
+    if (message.keyframeRequestsCoalesced !== 0) {
+      obj.keyframeRequestsCoalesced = Math.round(message.keyframeRequestsCoalesced);
+    }
+    if (message.ingestPacketsMissing !== 0) {
+      obj.ingestPacketsMissing = Math.round(message.ingestPacketsMissing);
+    }
+    if (message.ingestPacketsAbandoned !== 0) {
+      obj.ingestPacketsAbandoned = Math.round(message.ingestPacketsAbandoned);
+    }
+    if (message.viewerPacketsResent !== 0) {
+      obj.viewerPacketsResent = Math.round(message.viewerPacketsResent);
+    }
+    if (message.viewerNackMisses !== 0) {
+      obj.viewerNackMisses = Math.round(message.viewerNackMisses);
+    }
+    if (message.rembBps !== 0) {
+      obj.rembBps = Math.round(message.rembBps);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RelayCounters>, I>>(base?: I): RelayCounters {
+    return RelayCounters.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RelayCounters>, I>>(object: I): RelayCounters {
+    const message = createBaseRelayCounters();
+    message.keyframeRequestsMade = object.keyframeRequestsMade ?? 0;
+    message.keyframeRequestsToApp = object.keyframeRequestsToApp ?? 0;
+    message.keyframeRequestsCoalesced = object.keyframeRequestsCoalesced ?? 0;
+    message.ingestPacketsMissing = object.ingestPacketsMissing ?? 0;
+    message.ingestPacketsAbandoned = object.ingestPacketsAbandoned ?? 0;
+    message.viewerPacketsResent = object.viewerPacketsResent ?? 0;
+    message.viewerNackMisses = object.viewerNackMisses ?? 0;
+    message.rembBps = object.rembBps ?? 0;
     return message;
   },
 };

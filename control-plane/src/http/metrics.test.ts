@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { createMetrics } from './metrics';
+import type { RelayCounters, SessionActivity } from '../workers/agent-messages';
+import type { RegistryListener, WorkerRegistry } from '../workers/registry';
+
+/** A worker registry that only lets the test play heartbeats to its listeners. */
+function heartbeats(): { registry: WorkerRegistry; beat: (workerId: string, activity: SessionActivity[]) => void } {
+  const listeners: RegistryListener[] = [];
+  const registry = { list: () => [], liveStreamCount: () => 0, subscribe: (l: RegistryListener) => listeners.push(l) } as unknown as WorkerRegistry;
+  return { registry, beat: (workerId, activity) => listeners.forEach((l) => l.sessionActivity?.(workerId, activity)) };
+}
+
+const counters = (over: Partial<RelayCounters> = {}): RelayCounters => ({
+  keyframeRequestsMade: 0,
+  keyframeRequestsToApp: 0,
+  keyframeRequestsCoalesced: 0,
+  ingestPacketsMissing: 0,
+  ingestPacketsAbandoned: 0,
+  viewerPacketsResent: 0,
+  viewerNackMisses: 0,
+  rembBps: 0,
+  ...over,
+});
+
+async function value(metrics: ReturnType<typeof createMetrics>, name: string): Promise<number> {
+  const text = await metrics.registry.metrics();
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+}
+
+describe('relay counters in /metrics', () => {
+  it("add each session's growth between heartbeats, across sessions and workers", async () => {
+    const { registry, beat } = heartbeats();
+    const metrics = createMetrics(registry);
+    beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 2, ingestPacketsMissing: 40 }) }]);
+    beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 3, ingestPacketsMissing: 40 }) }]);
+    beat('w2', [
+      { sessionId: 's2', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 1 }) },
+      { sessionId: 's3', lastInputAtMs: undefined, relay: undefined },
+    ]);
+    expect(await value(metrics, 'pixelfleet_relay_keyframe_requests_to_app_total')).toBe(4);
+    expect(await value(metrics, 'pixelfleet_relay_ingest_packets_missing_total')).toBe(40);
+    expect(await value(metrics, 'pixelfleet_relay_viewer_nack_misses_total')).toBe(0);
+  });
+
+  it('forget a session its worker no longer reports, so a new session of that id counts from zero', async () => {
+    const { registry, beat } = heartbeats();
+    const metrics = createMetrics(registry);
+    beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 10 }) }]);
+    beat('w1', [{ sessionId: 's9', lastInputAtMs: undefined, relay: counters() }]);
+    beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 4 }) }]);
+    expect(await value(metrics, 'pixelfleet_relay_viewer_packets_resent_total')).toBe(14);
+  });
+});
