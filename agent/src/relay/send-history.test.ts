@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RtpHeader, RtpPacket } from 'werift';
-import { SendHistory } from './send-history';
+import { MAX_RESENDS_PER_PACKET, SendHistory } from './send-history';
 
 const packet = (sequenceNumber: number): RtpPacket => new RtpPacket(new RtpHeader({ sequenceNumber, payloadType: 96 }), Buffer.from([sequenceNumber & 0xff]));
 
@@ -26,5 +26,16 @@ describe('SendHistory', () => {
     history.put(packet(3));
     history.clear();
     expect(history.get(3)).toBeUndefined();
+  });
+
+  it(`resends one packet at most ${MAX_RESENDS_PER_PACKET} times, and a new packet in its slot starts afresh`, () => {
+    const history = new SendHistory(4);
+    history.put(packet(1));
+    const taken = Array.from({ length: MAX_RESENDS_PER_PACKET + 2 }, () => history.takeForResend(1));
+    expect(taken.filter((t) => t === 'spent')).toHaveLength(2);
+    expect(taken.slice(0, MAX_RESENDS_PER_PACKET).every((t) => typeof t === 'object')).toBe(true);
+    expect(history.takeForResend(2)).toBe('gone');
+    history.put(packet(5));
+    expect(typeof history.takeForResend(5)).toBe('object');
   });
 });

@@ -11,6 +11,7 @@ import { RelayError } from './relay-error';
 import type { SessionRelay } from './session-relay';
 import { MAX_REMOTE_CANDIDATES } from './viewer-leg';
 import { INGEST_RECV_BUFFER_BYTES } from './socket-buffers';
+import { MAX_RESENDS_PER_PACKET } from './send-history';
 import { readFileSync } from 'node:fs';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -259,6 +260,10 @@ describe('SessionRelay', () => {
     // Nothing reached the other viewer, and the app was not asked for anything.
     expect(v2.video.length).toBe(before.v2);
     expect(a.rtcp.nacks).toEqual([]);
+    // A viewer NACKing the same packet over and over gets it MAX_RESENDS_PER_PACKET times in all.
+    for (let i = 0; i < 5; i++) v1.sendNack([asked.sequenceNumber]);
+    await expect.poll(() => relay.stats().viewerNacksReceived).toBe(before.stats.viewerNacksReceived + 6);
+    expect(relay.stats().viewerPacketsResent).toBe(before.stats.viewerPacketsResent + MAX_RESENDS_PER_PACKET);
   });
 
   it('NACKs a packet missing from the app at once and relays its retransmission; a packet never resent is given up and a keyframe asked for', async () => {

@@ -270,11 +270,9 @@ export class ViewerLeg {
     let missed = 0;
     for (const lost of nack.lost) {
       // werift's parser adds bit offsets without wrapping them (65535 + 1 = 65536).
-      const packet = this.history.get(lost & 0xffff);
-      if (packet === undefined) {
-        missed++;
-        continue;
-      }
+      const packet = this.history.takeForResend(lost & 0xffff);
+      if (packet === 'gone') missed++;
+      if (typeof packet === 'string') continue; // 'spent': resent enough; a viewer asking on is ignored
       resent++;
       sender.dtlsTransport.sendRtp(packet.payload, packet.header).catch(this.onSendFailed);
     }
