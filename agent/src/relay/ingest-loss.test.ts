@@ -1,41 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { IngestLossTracker, type IngestLossOptions } from './ingest-loss';
-import type { Clock as RelayClock, TimerHandle } from '../lib/clock';
+import { ManualClock } from './test-support/manual-clock';
 
-class ManualClock implements RelayClock {
-  nowMs = 0;
-  private timers: { at: number; fn: () => void; live: boolean }[] = [];
-  now(): number {
-    return this.nowMs;
-  }
-  setTimeout(fn: () => void, delayMs: number): TimerHandle {
-    const timer = { at: this.nowMs + delayMs, fn, live: true };
-    this.timers.push(timer);
-    return { cancel: () => (timer.live = false) };
-  }
-  setInterval(): TimerHandle {
-    throw new Error('not used');
-  }
-  get pending(): number {
-    return this.timers.filter((t) => t.live).length;
-  }
-  advance(ms: number): void {
-    const end = this.nowMs + ms;
-    for (;;) {
-      const next = this.timers.filter((t) => t.live && t.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (!next) break;
-      this.nowMs = next.at;
-      next.live = false;
-      next.fn();
-    }
-    this.nowMs = end;
-  }
-}
 
 const options: IngestLossOptions = { retryMs: 30, maxNacks: 3, maxMissing: 100, maxGap: 3_000 };
 
 function tracker() {
-  const clock = new ManualClock();
+  const clock = new ManualClock(0);
   const nacks: number[][] = [];
   const abandoned: number[] = [];
   const loss = new IngestLossTracker({ nack: (s) => nacks.push(s), abandoned: (n) => abandoned.push(n) }, clock, options);

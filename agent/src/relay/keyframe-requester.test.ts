@@ -1,38 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { KeyframeRequester } from './keyframe-requester';
-import type { Clock as RelayClock, TimerHandle } from '../lib/clock';
+import { ManualClock } from './test-support/manual-clock';
 
-class ManualClock implements RelayClock {
-  nowMs = 1_000;
-  private timers: { at: number; fn: () => void; live: boolean }[] = [];
-  now(): number {
-    return this.nowMs;
-  }
-  setTimeout(fn: () => void, delayMs: number): TimerHandle {
-    const timer = { at: this.nowMs + delayMs, fn, live: true };
-    this.timers.push(timer);
-    return { cancel: () => (timer.live = false) };
-  }
-  setInterval(): TimerHandle {
-    throw new Error('not used');
-  }
-  get pending(): number {
-    return this.timers.filter((t) => t.live).length;
-  }
-  advance(ms: number): void {
-    this.nowMs += ms;
-    for (const t of this.timers) {
-      if (t.live && t.at <= this.nowMs) {
-        t.live = false;
-        t.fn();
-      }
-    }
-  }
-}
 
 describe('KeyframeRequester', () => {
   it('sends at once, then at most once per interval, with one trailing request for a burst (no keyframe awaited)', () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(1_000);
     const sent: number[] = [];
     const requester = new KeyframeRequester(() => sent.push(clock.now()) > 0, 500, clock, 0);
     requester.request();
@@ -52,7 +25,7 @@ describe('KeyframeRequester', () => {
   });
 
   it('drops a pending request on close and ignores later ones', () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(1_000);
     let sent = 0;
     const requester = new KeyframeRequester(() => ++sent > 0, 500, clock, 0);
     requester.request();
@@ -66,7 +39,7 @@ describe('KeyframeRequester', () => {
   });
 
   it('does not ask again while a keyframe it asked for is still arriving; asks again once it arrived', () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(1_000);
     const sent: number[] = [];
     const requester = new KeyframeRequester(() => sent.push(clock.now()) > 0, 500, clock, 1_000);
     requester.request();
@@ -83,7 +56,7 @@ describe('KeyframeRequester', () => {
   });
 
   it('asks again after the await time when the app never sends the keyframe', () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(1_000);
     const sent: number[] = [];
     const requester = new KeyframeRequester(() => sent.push(clock.now()) > 0, 500, clock, 1_000);
     requester.request();
@@ -96,7 +69,7 @@ describe('KeyframeRequester', () => {
   });
 
   it('a trailing request is dropped when the keyframe is already on its way', () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(1_000);
     const sent: number[] = [];
     const requester = new KeyframeRequester(() => sent.push(clock.now()) > 0, 500, clock, 400);
     requester.request(); // sent at 1000, awaited until 1400
@@ -108,7 +81,7 @@ describe('KeyframeRequester', () => {
   });
 
   it('a request that could not be sent (no ingest yet) is not awaited', () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(1_000);
     let ingest = false;
     let sent = 0;
     const requester = new KeyframeRequester(() => ingest && ++sent > 0, 500, clock, 1_000);
@@ -122,7 +95,7 @@ describe('KeyframeRequester', () => {
   });
 
   it('a request a keyframe already arriving cannot serve (a viewer that came up in its middle) waits only for the interval', () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(1_000);
     const sent: number[] = [];
     const requester = new KeyframeRequester(() => sent.push(clock.now()) > 0, 500, clock, 1_000);
     requester.request(); // the join request: sent at 1000, its keyframe starts arriving

@@ -3,7 +3,8 @@
 // packets, and every datagram costs its truesize (~2.3 KB for 1,200 bytes on Linux), so a default
 // buffer holds under 100 packets — a few milliseconds of the relay being busy elsewhere — and the
 // kernel drops the rest (`RcvbufErrors` in /proc/net/snmp). Linux caps a request at
-// net.core.rmem_max / wmem_max (and reports twice the value set); Windows takes what is asked.
+// net.core.rmem_max / wmem_max and reports twice the value set (its bookkeeping), so a report at
+// least the size asked means the request was granted; Windows takes what is asked.
 import type { Socket } from 'node:dgram';
 import type { RTCPeerConnection } from 'werift';
 
@@ -40,11 +41,6 @@ export function growSocketBuffers(pc: RTCPeerConnection, wanted: { recvBytes?: n
     }
   }
   return { sockets: sockets.length, recvBytes: Number.isFinite(recvBytes) ? recvBytes : 0, sendBytes: Number.isFinite(sendBytes) ? sendBytes : 0 };
-}
-
-/** Linux reports twice the size it granted (the rest is its bookkeeping); Windows reports it as set. */
-export function grantedAtLeast(reportedBytes: number, wantedBytes: number): boolean {
-  return reportedBytes >= wantedBytes;
 }
 
 /**
