@@ -114,6 +114,11 @@ export interface RelayStats {
 
 const STREAMER_CANDIDATE_BUFFER = 64;
 
+/** libwebrtc's start phase: in its first 2 s a sender takes a higher REMB at once. */
+const START_PHASE_MS = 2_000;
+/** REMB period during the start phase (the controller's steps come this often then). */
+const START_PHASE_REMB_INTERVAL_MS = 250;
+
 export class SessionRelay {
   private readonly log: Logger;
   private readonly clock: RelayClock;
@@ -134,6 +139,7 @@ export class SessionRelay {
   private ingestVideoStarted = false;
   private earlyStreamerCandidates: RelayIceCandidate[] = [];
   private rembTimer: TimerHandle | undefined;
+  private startPhaseTimer: TimerHandle | undefined;
   private readonly closings = new Set<Promise<void>>();
   private closed = false;
   private readonly bitrate: BitratePolicy;
@@ -414,7 +420,19 @@ export class SessionRelay {
     this.log.info('ingest connected');
     this.stopRemb();
     this.lastRembMs = undefined;
-    this.rembTimer = this.clock.setInterval(() => this.sendRemb(), this.options.rembIntervalMs ?? 1_000);
+    // libwebrtc takes a higher REMB at once only in its first ~2 s (its start phase), then climbs
+    // by 8 %/s: the controller steps every START_PHASE_REMB_INTERVAL_MS until then, so the app can
+    // reach what a clean path carries while it still listens.
+    const period = this.options.rembIntervalMs ?? 1_000;
+    const startPeriod = Math.min(period, START_PHASE_REMB_INTERVAL_MS);
+    this.rembTimer = this.clock.setInterval(() => this.sendRemb(), startPeriod);
+    if (startPeriod < period) {
+      this.startPhaseTimer = this.clock.setTimeout(() => {
+        this.startPhaseTimer = undefined;
+        this.rembTimer?.cancel();
+        this.rembTimer = this.clock.setInterval(() => this.sendRemb(), period);
+      }, START_PHASE_MS);
+    }
     this.sendRemb();
     this.listeners.emit('ingestConnected');
   }
@@ -446,6 +464,8 @@ export class SessionRelay {
   private stopRemb(): void {
     this.rembTimer?.cancel();
     this.rembTimer = undefined;
+    this.startPhaseTimer?.cancel();
+    this.startPhaseTimer = undefined;
   }
 
   /** Releases the ingest; `report` fires ingestFailed (not for a replacement or close()). */
