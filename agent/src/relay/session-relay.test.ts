@@ -228,6 +228,25 @@ describe('SessionRelay', () => {
     await until(() => a.rtcp.pli >= 1, [(l) => a.onChange(l)], 'a keyframe request for the late viewer');
   });
 
+  it("steps the REMB every 250 ms in libwebrtc's 2 s start phase, then every rembIntervalMs", async () => {
+    // The relay's timers are held, not run: the schedule itself is what is checked.
+    const timers: { kind: 'timeout' | 'interval'; ms: number; fn: () => void; live: boolean }[] = [];
+    const hold = (kind: 'timeout' | 'interval') => (fn: () => void, ms: number) => {
+      const timer = { kind, ms, fn, live: true };
+      timers.push(timer);
+      return { cancel: () => void (timer.live = false) };
+    };
+    const { relay } = setup({ clock: { now: () => Date.now(), setTimeout: hold('timeout'), setInterval: hold('interval') } });
+    const a = app();
+    await connectApp(relay, a);
+    await until(() => a.rtcp.remb.length >= 1, [(l) => a.onChange(l)], 'the first REMB');
+    const live = (kind: 'timeout' | 'interval') => timers.filter((t) => t.live && t.kind === kind).map((t) => t.ms);
+    expect(live('interval')).toEqual([250]);
+    expect(live('timeout')).toContain(2_000);
+    timers.find((t) => t.live && t.kind === 'timeout' && t.ms === 2_000)!.fn();
+    expect(live('interval')).toEqual([1_000]);
+  });
+
   it("sizes the ingest socket's receive buffer for keyframe bursts, as far as the kernel allows", async () => {
     const { relay } = setup();
     expect(relay.stats().ingestRecvBufferBytes).toBe(0);
