@@ -23,7 +23,7 @@ import { EventLog } from './events/event-log';
 import { AccountService } from './accounts/account-service';
 import { WorkerRegistry } from './workers/registry';
 import { SessionService } from './sessions/session-service';
-import { Scheduler } from './sessions/scheduler';
+import type { Scheduler } from './sessions/scheduler';
 import { registerLocalBuild } from './builds/local-build';
 import { LogUploads } from './sessions/log-uploads';
 import { createAgentService } from './grpc/agent-service';
@@ -101,14 +101,13 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
   const logFiles = new SqliteLogFilesRepository(db);
   const blobs = new LocalBlobStore(join(config.dataDir, 'blobs'));
 
-  const events = new EventLog(new SqliteEventsRepository(db), clock);
+  const events = new EventLog(new SqliteEventsRepository(db), clock, log.child({ component: 'events' }));
   const accounts = new AccountService(users, projects, events, clock, ids);
   const registry = new WorkerRegistry(workersRepo, events, clock, ids, log.child({ component: 'workers' }), {
     heartbeatIntervalMs: config.workers.heartbeatIntervalSeconds * 1000,
     leaseTtlMs: config.workers.leaseSeconds * 1000,
   });
-  const sessions = new SessionService(sessionsRepo, registry, events, clock, ids, log.child({ component: 'sessions' }));
-  const scheduler = new Scheduler(sessions, registry, projects, log.child({ component: 'scheduler' }));
+  const sessions = new SessionService({ repo: sessionsRepo, projects, registry, events, clock, ids, log: log.child({ component: 'sessions' }) });
   const logUploads = new LogUploads(sessionsRepo, logFiles, blobs, clock, ids);
 
   const agentService = createAgentService({
@@ -183,7 +182,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     accounts,
     registry,
     sessions,
-    scheduler,
+    scheduler: sessions.scheduler,
     events,
     gateway,
     http,
@@ -228,8 +227,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
         // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
         await webhooks.idle();
         // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
-        scheduler.close();
-        sessions.close();
+        sessions.close(); // and its scheduler
         registry.close();
         admin.endWatches();
         await grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS);

@@ -79,6 +79,15 @@ export { CLOSE_CODES, MAX_CLOSE_REASON_BYTES, limitCloseReason, type CloseCode }
 export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
 export { systemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';
 export { TokenBucket, type RateLimitOptions } from './token-bucket';
+export { Listeners, type EventMap, type ListenerErrorHandler } from './listeners';
+export {
+  encodeRelayedSignal,
+  decodeViewerToRelay,
+  decodeRelayToViewer,
+  type ViewerToRelaySignal,
+  type RelayToViewerSignal,
+  type DecodedSignal,
+} from './relayed-signals';
 export {
   Keepalive,
   DEFAULT_KEEPALIVE_INTERVAL_MS,

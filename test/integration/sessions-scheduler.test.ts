@@ -31,7 +31,7 @@ async function world(options: { clock?: ManualClock; region?: 'europe' | 'asia-p
     t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(project.projectId);
   }
   const closes = new Map<string, { code: number; reason: string }>();
-  t.cp.sessions.subscribe({ ended: (s, close) => closes.set(s.sessionId, close) });
+  t.cp.sessions.on('ended', (s, close) => closes.set(s.sessionId, close));
   return { t, cp: t.cp, projectId: project.projectId, closes };
 }
 

@@ -156,6 +156,7 @@ describe('signalling through the gateway', () => {
     await player.next('config');
     expect(player.received.map((m) => m.type)).not.toContain('playerConnected');
     expect(t.logs.text()).toContain('agent sent a signal a viewer may not receive');
+    expect(t.logs.text()).toContain('signal of type \\"playerConnected\\" is not relayed in this direction');
   });
 });
 

@@ -10,7 +10,7 @@ import { viewerPeerConfig, type RelayIceServer } from './peer-config';
 import { advertisePublicIp, publicIpCandidate } from './public-ip';
 import { systemClock as systemRelayClock, type Clock as RelayClock, type TimerHandle } from '../lib/clock';
 import { RelayError } from './relay-error';
-import { Listeners } from './relay-events';
+import { Listeners } from '@pixelfleet/signaling';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
 import { BitratePolicy, lowestFreshEstimate, viewerLegLosing, type BitratePhase, type ViewerEstimate } from './bitrate-policy';
 import type { IngestLossStats } from './ingest-loss';

@@ -15,11 +15,10 @@
 // its token, and a session's ICE candidates to the agent are capped.
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { CLOSE_CODES, PlayerEndpoint, SignallingUsageError, type IceCandidateInit, type PeerConnectionOptions } from '@pixelfleet/signaling';
+import { CLOSE_CODES, PlayerEndpoint, SignallingUsageError, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
 import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
 import type { Clock, TimerHandle } from '../lib/clock';
 import type { ProjectsRepository } from '../repositories/projects';
-import type { SessionRecord } from '../repositories/sessions';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
@@ -48,42 +47,6 @@ export const MAX_ICE_CANDIDATES_PER_SESSION = 64;
 
 /** Our close for a viewer past MAX_ICE_CANDIDATES_PER_SESSION; the session ends as the viewer leaving. */
 export const TOO_MANY_ICE_CANDIDATES: ViewerClose = { code: CLOSE_CODES.policyViolation, reason: 'too many ICE candidates' };
-
-/** Messages an agent's relay sends toward a viewer (JSON in SignalMessage). */
-export type RelayToViewer =
-  | { type: 'config'; peerConnectionOptions: PeerConnectionOptions }
-  | { type: 'offer'; sdp: string }
-  | { type: 'iceCandidate'; candidate: IceCandidateInit };
-
-/** Parses what the agent relayed; undefined for anything a viewer must not receive. */
-export function parseRelayToViewer(json: string): RelayToViewer | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(json) as unknown;
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const m = value as Record<string, unknown>;
-  if (m.type === 'config' && typeof m.peerConnectionOptions === 'object' && m.peerConnectionOptions !== null) {
-    const peerConnectionOptions: PeerConnectionOptions = m.peerConnectionOptions;
-    return { type: 'config', peerConnectionOptions };
-  }
-  if (m.type === 'offer' && typeof m.sdp === 'string' && m.sdp.length > 0 && m.sdp.length <= 32_768) return { type: 'offer', sdp: m.sdp };
-  if (m.type === 'iceCandidate' && typeof m.candidate === 'object' && m.candidate !== null) {
-    const c = m.candidate as Record<string, unknown>;
-    if (typeof c.candidate !== 'string' || c.candidate.length > 1024) return undefined;
-    return {
-      type: 'iceCandidate',
-      candidate: {
-        candidate: c.candidate,
-        sdpMid: typeof c.sdpMid === 'string' ? c.sdpMid : null,
-        sdpMLineIndex: typeof c.sdpMLineIndex === 'number' ? c.sdpMLineIndex : null,
-      } as IceCandidateInit,
-    };
-  }
-  return undefined;
-}
 
 /** A session's viewer: its socket, or none while a dropped socket may be resumed. */
 interface Viewer {
@@ -142,18 +105,17 @@ export class ViewerGateway {
   private readonly pending = new Map<PlayerEndpoint, string>();
 
   constructor(private readonly deps: ViewerGatewayDeps) {
-    deps.sessions.subscribe({
-      queueChanged: (projectId) => this.sendPositions(projectId),
-      placed: (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }),
-      streamerReady: (s, streamerId) => this.viewers.get(s.sessionId)?.endpoint?.setStreamerAvailable(streamerId),
-      signal: (s, json) => this.relayToViewer(s, json),
-      ended: (s, close) => {
-        const viewer = this.viewers.get(s.sessionId);
-        if (!viewer) return;
-        this.viewers.delete(s.sessionId);
-        viewer.graceTimer?.cancel();
-        viewer.endpoint?.close(close.code, close.reason);
-      },
+    const sessions = deps.sessions;
+    sessions.on('queueChanged', (projectId) => this.sendPositions(projectId));
+    sessions.on('placed', (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }));
+    sessions.on('streamerReady', (s, streamerId) => this.viewers.get(s.sessionId)?.endpoint?.setStreamerAvailable(streamerId));
+    sessions.on('signal', (sessionId, signal) => this.relayToViewer(sessionId, signal));
+    sessions.on('ended', (s, close) => {
+      const viewer = this.viewers.get(s.sessionId);
+      if (!viewer) return;
+      this.viewers.delete(s.sessionId);
+      viewer.graceTimer?.cancel();
+      viewer.endpoint?.close(close.code, close.reason);
     });
   }
 
@@ -241,9 +203,9 @@ export class ViewerGateway {
   private attach(viewer: Viewer, endpoint: PlayerEndpoint): void {
     viewer.endpoint = endpoint;
     const { sessionId } = viewer;
-    const toAgent = (message: Record<string, unknown>) => {
-      if (!this.deps.sessions.signalToAgent(sessionId, JSON.stringify(message))) {
-        viewer.log.debug({ type: message.type }, 'viewer signal not relayed: session has no live worker link');
+    const toAgent = (signal: ViewerToRelaySignal) => {
+      if (!this.deps.sessions.signalToAgent(sessionId, signal)) {
+        viewer.log.debug({ type: signal.type }, 'viewer signal not relayed: session has no live worker link');
       }
     };
     endpoint.on('subscribe', (streamerId) => toAgent({ type: 'subscribe', streamerId }));
@@ -345,38 +307,33 @@ export class ViewerGateway {
     log.info('viewer signalling resumed');
   }
 
-  private relayToViewer(s: SessionRecord, json: string): void {
-    const viewer = this.viewers.get(s.sessionId);
+  private relayToViewer(sessionId: string, signal: RelayToViewerSignal): void {
+    const viewer = this.viewers.get(sessionId);
     if (!viewer) return;
     const endpoint = viewer.endpoint;
     if (endpoint === undefined) {
       viewer.log.debug('relay signal dropped: the viewer is resuming');
       return;
     }
-    const message = parseRelayToViewer(json);
-    if (!message) {
-      this.deps.log.warn({ sessionId: s.sessionId }, 'agent sent a signal a viewer may not receive; dropped');
-      return;
-    }
     try {
-      switch (message.type) {
+      switch (signal.type) {
         case 'config':
-          endpoint.sendConfig(message.peerConnectionOptions);
+          endpoint.sendConfig(signal.peerConnectionOptions);
           break;
         case 'offer':
-          endpoint.sendOffer(message.sdp);
+          endpoint.sendOffer(signal.sdp);
           break;
         case 'iceCandidate':
-          endpoint.sendIceCandidate(message.candidate);
+          endpoint.sendIceCandidate(signal.candidate);
           break;
         default: {
-          const unreachable: never = message;
-          throw new Error(`unknown relay message ${String(unreachable)}`);
+          const unreachable: never = signal;
+          throw new Error(`unknown relay signal ${String(unreachable)}`);
         }
       }
     } catch (err) {
       if (!(err instanceof SignallingUsageError)) throw err;
-      this.deps.log.warn({ sessionId: s.sessionId, err: err.message }, 'relay signal out of order; dropped');
+      viewer.log.warn({ err: err.message }, 'relay signal out of order; dropped');
     }
   }
 
