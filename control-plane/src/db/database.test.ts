@@ -152,22 +152,24 @@ describe('schema constraints', () => {
 
 describe('migration 5: the CHECK on builds.status', () => {
   const before5 = MIGRATIONS.filter((m) => m.version < 5);
-  const seed = (db: Db, status: string) => {
+  const rows = (db: Db) => db.prepare('SELECT * FROM builds ORDER BY upload_id').all();
+  /** A version-4 database file holding two builds, the second in `status`; returns its path and rows. */
+  const atVersion4 = (status: string) => {
+    const path = join(dir, 'cp.sqlite');
+    const db = new Database(path);
+    migrate(db, before5);
     db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
     db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
     const insert = db.prepare('INSERT INTO builds (upload_id, project_id, file_url, status, objection, auto_release, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     insert.run('upl_a', 'prj_1', 'https://example.com/a.zip', 'Reject', 'bad archive', 1, 10, 20);
     insert.run('upl_b', 'prj_1', null, status, null, 0, 30, 40);
+    const kept = rows(db);
+    db.close();
+    return { path, kept };
   };
-  const rows = (db: Db) => db.prepare('SELECT * FROM builds ORDER BY upload_id').all();
 
   it('rebuilds the table keeping every row, the index and the foreign key', () => {
-    const path = join(dir, 'cp.sqlite');
-    const old = new Database(path);
-    migrate(old, before5);
-    seed(old, 'pending');
-    const kept = rows(old);
-    old.close();
+    const { path, kept } = atVersion4('pending');
 
     const db = track(openDatabase(path));
     expect(versions(db)).toContain(5);
@@ -184,12 +186,7 @@ describe('migration 5: the CHECK on builds.status', () => {
   });
 
   it('rolls back, leaving version 4 and its rows, when a stored status is not a build status', () => {
-    const path = join(dir, 'cp.sqlite');
-    const old = new Database(path);
-    migrate(old, before5);
-    seed(old, 'Uploaded');
-    const kept = rows(old);
-    old.close();
+    const { path, kept } = atVersion4('Uploaded');
 
     expect(() => openDatabase(path)).toThrow(/CHECK constraint failed/);
     const db = track(new Database(path));
