@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { DomainError } from '../errors';
@@ -17,6 +18,7 @@ import { BuildCallLimit } from './build-call-limit';
 import { BuildService } from './build-service';
 import type { BuildStatus } from './build-stages';
 
+const silent = pino({ level: 'silent' });
 let dir: string;
 let db: Db;
 let clock: ManualClock;
@@ -38,7 +40,7 @@ beforeEach(() => {
   clock = new ManualClock();
   builds = new SqliteBuildsRepository(db);
   fired = [];
-  const events = new EventLog(new SqliteEventsRepository(db), clock);
+  const events = new EventLog(new SqliteEventsRepository(db), clock, silent);
   events.follow(0, (e) => fired.push({ kind: 'event', name: e.type, stored: stored(String(e.data.uploadId)), data: e.data }));
   const webhooks = { emit: (_projectId: string, envelope: WebhookEnvelope) => void fired.push({ kind: 'webhook', name: envelope.event, stored: stored(envelope.uploadId ?? ''), envelope }) };
   service = new BuildService({ builds, events, webhooks, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
@@ -109,7 +111,7 @@ describe('BuildService', () => {
     builds.moveStatus(uploadId, 'pending', 'Downloading Files', undefined, clock.now());
     const racing = new SqliteBuildsRepository(db);
     racing.findById = () => read;
-    const stale = new BuildService({ builds: racing, events: new EventLog(new SqliteEventsRepository(db), clock), webhooks: { emit: () => undefined }, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
+    const stale = new BuildService({ builds: racing, events: new EventLog(new SqliteEventsRepository(db), clock, silent), webhooks: { emit: () => undefined }, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
     expect(() => stale.advance(uploadId, 'Downloading Files')).toThrow(new DomainError('conflict', `Build ${uploadId} changed status while moving to Downloading Files`));
     expect(builds.findById(uploadId)?.status).toBe('Downloading Files');
   });

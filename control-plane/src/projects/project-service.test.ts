@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { EventLog } from '../events/event-log';
@@ -15,6 +16,7 @@ import type { WebhookEnvelope } from '../webhooks/webhook-envelope';
 import { ProjectService } from './project-service';
 import { parseSettingsPatch } from './settings-patch';
 
+const silent = pino({ level: 'silent' });
 let dir: string;
 let db: Db;
 let projects: SqliteProjectsRepository;
@@ -38,7 +40,7 @@ beforeEach(() => {
   service = new ProjectService({
     projects,
     sessions: { endProjectSessions: (projectId) => ended.push(projectId) },
-    events: new EventLog(new SqliteEventsRepository(db), clock),
+    events: new EventLog(new SqliteEventsRepository(db), clock, silent),
     webhooks: { deliver: (_projectId, url, envelope) => (delivered.push({ url, envelope }), Promise.resolve(outcome)) },
     urlPolicy: { allowPrivateUrls: false, resolve: () => Promise.resolve(['93.184.216.34']) },
     clock,
