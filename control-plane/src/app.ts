@@ -43,7 +43,9 @@ import { systemResolver, type HostResolver } from './webhooks/url-policy';
 import { FairUse } from './http/fair-use';
 import { registerOpenApi } from './http/openapi';
 import { registerApiRoutes } from './http/api/api-routes';
-import { BuildCallLimit } from './http/api/build-call-limit';
+import { BuildCallLimit } from './builds/build-call-limit';
+import { BuildService } from './builds/build-service';
+import { ProjectService } from './projects/project-service';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -143,23 +145,16 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
   registerApiRoutes(http, {
     auth: new ApiKeyAuth(users),
     access: new ProjectAccess(projects),
-    projects,
-    builds,
     accessFacts: new SqliteAccessFactsRepository(db),
+    projects: new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock }),
+    builds: new BuildService({ builds, events, webhooks, buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds), urlPolicy, clock, ids }),
     sessions,
-    events,
-    webhooks,
-    buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds),
     fairUse: new FairUse(clock, {
       burst: config.limits.fairUseBurst,
       refillPerSecond: config.limits.fairUsePerSecond,
       addressBurst: config.limits.fairUseAddressBurst,
       addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
     }),
-    urlPolicy,
-    clock,
-    ids,
-    log: log.child({ component: 'api' }),
   });
   let publicUrls: PublicUrls | undefined;
   const gateway = new ViewerGateway({
