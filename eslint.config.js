@@ -46,10 +46,17 @@ export default tseslint.config(
     },
   },
   {
-    // Packages talk to each other only through their doors (src/index.ts).
-    files: ['proto/**/*.ts', 'signaling/**/*.ts', 'control-plane/**/*.ts', 'agent/**/*.ts', 'web-player/**/*.ts'],
+    // Packages talk to each other only through their doors (src/index.ts). The one exception is the
+    // browser bundle's dependency-free table of viewer closes (signaling's `./viewer-closes` export).
+    files: ['proto/**/*.ts', 'signaling/**/*.ts', 'control-plane/**/*.ts', 'agent/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: ['@pixelfleet/*/*'] }],
+    },
+  },
+  {
+    files: ['web-player/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes'] }],
     },
   },
   {

@@ -4,8 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
 import { MAX_ICE_CANDIDATES_PER_SESSION, QUEUE_FULL, TOO_MANY_FROM_ADDRESS } from '@pixelfleet/control-plane';
-import { DEFAULT_PLAYER_RATE_LIMIT } from '@pixelfleet/signaling';
-import { VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
+import { DEFAULT_PLAYER_RATE_LIMIT, VIEWER_CLOSES } from '@pixelfleet/signaling';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
@@ -221,8 +220,8 @@ describe('flood limits', () => {
 
 describe('admission limits', () => {
   it('the page has a sentence for each admission close code', () => {
-    expect(TOO_MANY_FROM_ADDRESS.code).toBe(VIEWER_CLOSE_CODES.tooManyConnections.code);
-    expect(QUEUE_FULL.code).toBe(VIEWER_CLOSE_CODES.queueFull.code);
+    expect(TOO_MANY_FROM_ADDRESS.code).toBe(VIEWER_CLOSES.tooManyConnections.code);
+    expect(QUEUE_FULL.code).toBe(VIEWER_CLOSES.queueFull.code);
   });
 
   it('an address with viewers.maxPerAddress viewers is turned away with 4010 and no session; a slot frees when one leaves', async () => {
