@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { randomIds, type IdSource } from './lib/ids';
-import { createLogger } from './lib/logger';
+import { createLogger } from '@pixelfleet/signaling';
 import { openDatabase, type Db } from './db/database';
 import { SqliteUsersRepository } from './repositories/users';
 import { SqliteProjectsRepository } from './repositories/projects';

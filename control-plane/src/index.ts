@@ -4,7 +4,7 @@ export { loadControlPlaneConfig, resolvePublicUrls, type ControlPlaneConfig, typ
 export { ConfigError } from './lib/config-loader';
 export { ApiError, HTTP_ERRORS, type HttpErrorName } from './errors';
 export { ManualClock, systemClock, type Clock } from './lib/clock';
-export { createLogger, redactUrl } from './lib/logger';
+export { createLogger, redactUrl } from '@pixelfleet/signaling';
 export { runAdminCli } from './admin-cli/admin-cli';
 export { runControlPlaneCli } from './main';
 export { EventLog } from './events/event-log';

@@ -1,0 +1,160 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger, redactSecrets, redactUrl } from './logger';
+
+/** A logger writing into memory; pino writes to a plain Writable synchronously. */
+function memoryLogger(level = 'info') {
+  const chunks: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      chunks.push(chunk.toString());
+      callback();
+    },
+  });
+  const log = createLogger(level, sink);
+  const text = () => chunks.join('');
+  const lines = () =>
+    text()
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { log, text, lines };
+}
+
+describe('createLogger redaction', () => {
+  it('removes apiKey, token, authorization and x-api-key values but keeps other fields', () => {
+    const { log, text, lines } = memoryLogger();
+    log.info(
+      {
+        apiKey: 'SECRET-API-KEY',
+        token: 'SECRET-TOKEN',
+        authorization: 'Bearer SECRET-AUTH',
+        headers: { 'x-api-key': 'SECRET-X-API-KEY', authorization: 'Bearer SECRET-HEADER-AUTH', accept: 'application/json' },
+        userId: 'user-visible',
+      },
+      'request handled',
+    );
+    const out = text();
+    for (const secret of ['SECRET-API-KEY', 'SECRET-TOKEN', 'SECRET-AUTH', 'SECRET-X-API-KEY', 'SECRET-HEADER-AUTH']) {
+      expect(out).not.toContain(secret);
+    }
+    const [line] = lines();
+    expect(line).toMatchObject({
+      msg: 'request handled',
+      userId: 'user-visible',
+      apiKey: '[Redacted]',
+      token: '[Redacted]',
+      authorization: '[Redacted]',
+      headers: { 'x-api-key': '[Redacted]', authorization: '[Redacted]', accept: 'application/json' },
+    });
+  });
+
+  it('removes secret query parameters from a logged req url and drops its headers', () => {
+    const { log, text, lines } = memoryLogger();
+    log.info(
+      { req: { method: 'GET', url: '/api/v1/sessions?apikey=SECRET-QUERY&userId=u', id: 'req-1', headers: { authorization: 'SECRET-REQ-AUTH' } } },
+      'incoming',
+    );
+    expect(text()).not.toContain('SECRET-QUERY');
+    expect(text()).not.toContain('SECRET-REQ-AUTH');
+    expect(lines()[0]).toMatchObject({
+      req: { method: 'GET', url: '/api/v1/sessions?apikey=[Redacted]&userId=u', id: 'req-1' },
+    });
+  });
+
+  it('redacts one level down under any key, the secret config keys and worker/join tokens', () => {
+    const { log, text } = memoryLogger();
+    log.info(
+      {
+        user: { apiKey: 'SECRET-NESTED-KEY', email: 'a@example.com' },
+        config: { adminToken: 'SECRET-ADMIN', agentJoinToken: 'SECRET-JOIN', http: { port: 8080 } },
+        worker: { workerToken: 'SECRET-WORKER' },
+        joinToken: 'SECRET-JOIN-TOP',
+        body: { apiKey: 'SECRET-BODY' },
+      },
+      'nested',
+    );
+    const out = text();
+    for (const secret of ['SECRET-NESTED-KEY', 'SECRET-ADMIN', 'SECRET-JOIN', 'SECRET-WORKER', 'SECRET-JOIN-TOP', 'SECRET-BODY']) {
+      expect(out).not.toContain(secret);
+    }
+    expect(out).toContain('a@example.com');
+    expect(out).toContain('"port":8080');
+  });
+
+  it('redacts deeper down, inside arrays, and in child bindings, leaving the logged object untouched', () => {
+    const { log, text, lines } = memoryLogger();
+    const logged = { a: { b: { c: { token: 'SECRET-DEEP' } } }, list: [{ viewerToken: 'SECRET-IN-ARRAY', n: 1 }], plain: { ok: true } };
+    log.child({ viewerToken: 'SECRET-BINDING', 'x-api-key': 'SECRET-BINDING-2' }).child({ apiKey: 'SECRET-GRANDCHILD' }).info(logged, 'deep');
+    expect(text()).not.toMatch(/SECRET-/);
+    expect(lines()[0]).toMatchObject({ a: { b: { c: { token: '[Redacted]' } } }, list: [{ viewerToken: '[Redacted]', n: 1 }], plain: { ok: true } });
+    expect(logged.a.b.c.token).toBe('SECRET-DEEP'); // the caller's object is copied, never written
+  });
+
+  it("redacts an error's own fields, a fastify-style query object, class instances and nested child bindings", () => {
+    const { log, text, lines } = memoryLogger();
+    const err = Object.assign(new Error('boom'), { apiKey: 'SECRET-ERR-KEY', code: 'E1' });
+    log.error({ err }, 'failed');
+    log.error(Object.assign(new Error('bare'), { token: 'SECRET-BARE-ERR' }));
+    const query = Object.assign(Object.create({ inherited: 1 }) as object, { apikey: 'SECRET-QUERY-OBJ', userId: 'u' });
+    class Context {
+      constructor(readonly workerToken: string) {}
+    }
+    log.info({ query, ctx: new Context('SECRET-CLASS') }, 'objects');
+    log.child({ meta: { viewerToken: 'SECRET-NESTED-BINDING' } }).child({ token: 'SECRET-GRANDCHILD-TOP' }).info('bound');
+    expect(text()).not.toMatch(/SECRET-/);
+    expect(lines()[0]).toMatchObject({ err: { message: 'boom', code: 'E1', apiKey: '[Redacted]' } });
+    expect(lines()[2]).toMatchObject({ query: { apikey: '[Redacted]', userId: 'u' }, ctx: { workerToken: '[Redacted]' } });
+    expect(lines()[3]).toMatchObject({ meta: { viewerToken: '[Redacted]' }, token: '[Redacted]', msg: 'bound' });
+  });
+
+  it('returns an object without secrets as it is (no copy on the hot path)', () => {
+    const clean = { req: { method: 'GET', url: '/x' }, res: { statusCode: 200 }, responseTime: 1.2 };
+    expect(redactSecrets(clean)).toBe(clean);
+    const withSecret = { headers: { 'x-api-key': 'k' } };
+    expect(redactSecrets(withSecret)).toEqual({ headers: { 'x-api-key': '[Redacted]' } });
+  });
+
+  it('redacts in child loggers too', () => {
+    const { log, text } = memoryLogger();
+    log.child({ component: 'grpc' }).warn({ token: 'SECRET-CHILD', req: { url: '/x?token=SECRET-CHILD-URL&a=1' } }, 'child');
+    expect(text()).not.toContain('SECRET-CHILD');
+    expect(text()).toContain('"component":"grpc"');
+    expect(text()).toContain('a=1');
+  });
+
+  it('serializes errors with their message', () => {
+    const { log, lines } = memoryLogger();
+    log.error({ err: new Error('disk full') }, 'failed');
+    expect(lines()[0]).toMatchObject({ level: 50, msg: 'failed', err: { type: 'Error', message: 'disk full' } });
+  });
+
+  it('honours the level', () => {
+    const { log, lines } = memoryLogger('warn');
+    log.info('not written');
+    log.warn('written');
+    expect(lines().map((l) => l.msg)).toEqual(['written']);
+  });
+});
+
+describe('redactUrl', () => {
+  it('replaces the values of apikey, apiKey, token and viewerToken only', () => {
+    expect(redactUrl('/a?apikey=S1&userId=u')).toBe('/a?apikey=[Redacted]&userId=u');
+    expect(redactUrl('/a?userId=u&apiKey=S2')).toBe('/a?userId=u&apiKey=[Redacted]');
+    expect(redactUrl('/a?token=S3&x=1&viewerToken=S4#frag')).toBe('/a?token=[Redacted]&x=1&viewerToken=[Redacted]#frag');
+    expect(redactUrl('/a?token=&b=2')).toBe('/a?token=[Redacted]&b=2');
+  });
+
+  it('compares names decoded and case-insensitively (the query parser decodes api%6Bey to apikey)', () => {
+    expect(redactUrl('/a?userId=u&api%6Bey=S1')).toBe('/a?userId=u&api%6Bey=[Redacted]');
+    expect(redactUrl('/a?APIKEY=S2&x=1')).toBe('/a?APIKEY=[Redacted]&x=1');
+    expect(redactUrl('/a?x-api-key=S3&ViewerToken=S4')).toBe('/a?x-api-key=[Redacted]&ViewerToken=[Redacted]');
+    expect(redactUrl('/a?%E0%A4%A=1&apikey=S5')).toBe('/a?%E0%A4%A=1&apikey=[Redacted]'); // a malformed escape elsewhere changes nothing
+  });
+
+  it('leaves URLs without secret parameters unchanged', () => {
+    expect(redactUrl('/share/abc?userId=u&mytoken=visible')).toBe('/share/abc?userId=u&mytoken=visible');
+    expect(redactUrl('/token=notaquery')).toBe('/token=notaquery');
+    expect(redactUrl('')).toBe('');
+  });
+});
