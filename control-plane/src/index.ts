@@ -1,4 +1,5 @@
-// The one door of @pixelfleet/control-plane.
+// The one door of @pixelfleet/control-plane. Test-only handles (the raw database, limits tests push
+// against) are at `@pixelfleet/control-plane/test-support`, not here.
 export { buildControlPlane, type ControlPlane, type ControlPlaneDeps, type StartedControlPlane } from './app';
 export { loadControlPlaneConfig, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 export { ConfigError } from './lib/config-loader';
@@ -11,4 +12,3 @@ export { EventLog } from './events/event-log';
 export type { FleetEvent } from './repositories/events';
 export type { WorkerView } from './workers/registry';
 export type { SessionRecord } from './repositories/sessions';
-export { MAX_ICE_CANDIDATES_PER_SESSION, QUEUE_FULL, RESUME_NOT_FIRST, RESUME_REFUSED, TOO_MANY_FROM_ADDRESS, TOO_MANY_ICE_CANDIDATES } from './share/viewer-gateway';
