@@ -87,7 +87,7 @@ export {
   type ViewerCloseName,
 } from './viewer-closes';
 export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
-export { createLogger, redactSecrets, redactUrl, SECRET_KEYS, type Logger } from './logger';
+export { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, SECRET_KEYS, type Logger } from './logger';
 export { systemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';
 export { TokenBucket, type RateLimitOptions } from './token-bucket';
 export { Listeners, type EventMap, type ListenerErrorHandler } from './listeners';

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, redactSecrets, redactUrl } from './logger';
+import { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, type Logger } from './logger';
 
 /** A logger writing into memory; pino writes to a plain Writable synchronously. */
 function memoryLogger(level = 'info') {
@@ -134,6 +134,34 @@ describe('createLogger redaction', () => {
     log.info('not written');
     log.warn('written');
     expect(lines().map((l) => l.msg)).toEqual(['written']);
+  });
+});
+
+describe('createRequestLoggerFactory', () => {
+  it('writes the same lines as logger.child(bindings, opts), at the route level, redacted', () => {
+    const direct = memoryLogger();
+    const factory = memoryLogger();
+    const make = createRequestLoggerFactory<Logger>();
+    for (const child of [
+      (b: Record<string, unknown>, o: { level?: string }) => direct.log.child(b, o),
+      (b: Record<string, unknown>, o: { level?: string }) => make(factory.log, b, o),
+    ]) {
+      const quiet = child({ reqId: 'req-1' }, { level: 'warn' });
+      quiet.info({ apiKey: 'SECRET-1' }, 'not written');
+      quiet.warn({ apiKey: 'SECRET-2', user: { token: 'SECRET-3' } }, 'written at warn');
+      child({ reqId: 'req-2' }, { level: 'warn' }).error('second request, same level');
+      child({ reqId: 'req-3' }, {}).info({ req: { method: 'GET', url: '/a?apikey=SECRET-4', id: 'req-3' } }, 'default level');
+      child({ reqId: 'req-4' }, { level: 'debug' }).debug('debug route');
+    }
+    const strip = (t: string) => t.replace(/"time":"[^"]*",/g, '');
+    expect(strip(factory.text())).toBe(strip(direct.text()));
+    expect(factory.text()).not.toContain('SECRET');
+    expect(factory.lines().map((l) => [l.reqId, l.msg])).toEqual([
+      ['req-1', 'written at warn'],
+      ['req-2', 'second request, same level'],
+      ['req-3', 'default level'],
+      ['req-4', 'debug route'],
+    ]);
   });
 });
 
