@@ -1,7 +1,8 @@
 // Every close a viewer's signalling socket can end with, once: the code, the reason the server
 // sends, and the sentence the page shows. The gateway and the session ends close with these
-// entries; the page describes a close from them. Dependency-free, so that the browser bundle can
-// import it on its own (`@pixelfleet/signaling/viewer-closes`).
+// entries; the page describes a close from them. Free of Node and of the rest of the package (but
+// the RFC codes), so that the browser bundle can import it on its own (`@pixelfleet/signaling/viewer-closes`).
+import { CLOSE_CODES } from './close-codes';
 
 /** What a close frame carries: a code and a reason (at most 123 bytes of UTF-8). */
 export interface ViewerClose {
@@ -31,25 +32,25 @@ const REJECTED = 'The connection was closed after a signalling error. Please rel
  */
 export const VIEWER_CLOSES = Object.freeze({
   // 1000: a session that ended normally (the viewer left, the API or an operator ended it).
-  normalClosure: { code: 1000, reason: 'session ended', sentence: ENDED },
-  viewerLeft: { code: 1000, reason: 'viewer left', sentence: ENDED },
-  endedByOperator: { code: 1000, reason: 'session ended by an operator', sentence: ENDED },
+  normalClosure: { code: CLOSE_CODES.normal, reason: 'session ended', sentence: ENDED },
+  viewerLeft: { code: CLOSE_CODES.normal, reason: 'viewer left', sentence: ENDED },
+  endedByOperator: { code: CLOSE_CODES.normal, reason: 'session ended by an operator', sentence: ENDED },
   // 1001: the control plane is shutting down (its open sockets).
-  goingAway: { code: 1001, reason: 'service restarting', sentence: ENDED },
+  goingAway: { code: CLOSE_CODES.goingAway, reason: 'service restarting', sentence: ENDED },
   // 1002, 1003, 1007, 1008, 1009: a frame the server rejected (signaling's parser, ws, the gateway's bounds).
-  protocolError: { code: 1002, reason: '', sentence: REJECTED },
-  unsupportedData: { code: 1003, reason: 'binary frames are not accepted', sentence: REJECTED },
+  protocolError: { code: CLOSE_CODES.protocolError, reason: '', sentence: REJECTED },
+  unsupportedData: { code: CLOSE_CODES.unsupportedData, reason: 'binary frames are not accepted', sentence: REJECTED },
   // 1005, 1006: reported by the browser, never sent: a close frame without a code, or no close frame.
-  noStatus: { code: 1005, reason: '', sentence: LOST },
-  connectionLost: { code: 1006, reason: '', sentence: LOST },
-  invalidPayload: { code: 1007, reason: '', sentence: REJECTED },
-  policyViolation: { code: 1008, reason: '', sentence: REJECTED },
-  tooManyMessages: { code: 1008, reason: 'too many messages', sentence: REJECTED },
-  tooManyIceCandidates: { code: 1008, reason: 'too many ICE candidates', sentence: REJECTED },
-  resumeNotResuming: { code: 1008, reason: 'pixelfleetResume is only accepted first on a resuming socket', sentence: REJECTED },
-  messageTooBig: { code: 1009, reason: '', sentence: REJECTED },
+  noStatus: { code: CLOSE_CODES.noStatus, reason: '', sentence: LOST },
+  connectionLost: { code: CLOSE_CODES.abnormal, reason: '', sentence: LOST },
+  invalidPayload: { code: CLOSE_CODES.invalidPayload, reason: '', sentence: REJECTED },
+  policyViolation: { code: CLOSE_CODES.policyViolation, reason: '', sentence: REJECTED },
+  tooManyMessages: { code: CLOSE_CODES.policyViolation, reason: 'too many messages', sentence: REJECTED },
+  tooManyIceCandidates: { code: CLOSE_CODES.policyViolation, reason: 'too many ICE candidates', sentence: REJECTED },
+  resumeNotResuming: { code: CLOSE_CODES.policyViolation, reason: 'pixelfleetResume is only accepted first on a resuming socket', sentence: REJECTED },
+  messageTooBig: { code: CLOSE_CODES.messageTooBig, reason: '', sentence: REJECTED },
   // 1012: a session held for a viewer who was away when the control plane restarted.
-  serviceRestarting: { code: 1012, reason: 'service restarting', sentence: 'The service is restarting. Please try again in a minute.' },
+  serviceRestarting: { code: CLOSE_CODES.serviceRestart, reason: 'service restarting', sentence: 'The service is restarting. Please try again in a minute.' },
   projectDisabled: {
     code: 4000,
     reason: 'project disabled',
