@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { randomIds, type IdSource } from './lib/ids';
-import { createLogger } from './lib/logger';
+import { createLogger } from '@pixelfleet/signaling';
 import { openDatabase, type Db } from './db/database';
 import { SqliteUsersRepository } from './repositories/users';
 import { SqliteProjectsRepository } from './repositories/projects';
@@ -68,7 +68,6 @@ export interface StartedControlPlane {
 export interface ControlPlane {
   readonly config: ControlPlaneConfig;
   readonly log: Logger;
-  readonly db: Db;
   readonly accounts: AccountService;
   readonly registry: WorkerRegistry;
   readonly sessions: SessionService;
@@ -88,7 +87,16 @@ export interface ControlPlane {
 /** How long gRPC calls may take to finish at shutdown before they are cut. */
 const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
 
+/** The app and its raw database handle, for tests and benches that seed or read rows (`@pixelfleet/control-plane/test-support`). */
+export interface ControlPlaneWithDb extends ControlPlane {
+  readonly db: Db;
+}
+
 export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlane {
+  return buildControlPlaneWithDb(config, deps);
+}
+
+export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlaneWithDb {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? randomIds;
   const log = deps.logger ?? createLogger(config.logLevel);

@@ -5,7 +5,7 @@
 //
 // A short signalling drop does not kill a healthy stream (architecture §2): when a Running
 // session's socket vanishes (1006: no close frame, or the keepalive gave up) the session is held
-// for `resumeGraceMs` (so is one the page closed with RESUMING_CLOSE_CODE after hearing nothing
+// for `resumeGraceMs` (so is one the page closed with 4009, `resuming`, after hearing nothing
 // for too long), and a socket opened with `?resume=<sessionId>` whose first message is
 // `pixelfleetResume` with the session's viewer token takes its place. The media never went
 // through this socket, so the browser's peer connection carries on untouched.
@@ -15,8 +15,7 @@
 // its token, and a session's ICE candidates to the agent are capped.
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { CLOSE_CODES, PlayerEndpoint, SignallingUsageError, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
-import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
+import { PlayerEndpoint, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
 import type { Clock, TimerHandle } from '../lib/clock';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
@@ -24,16 +23,16 @@ import type { SessionService } from '../sessions/session-service';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
-export const RESUME_REFUSED: ViewerClose = { code: 4008, reason: 'session cannot be resumed' };
+export const RESUME_REFUSED: ViewerClose = viewerClose('resumeRefused');
 
 /** Our close for a viewer from an address that already has `limits.perAddress` sockets or sessions here. */
-export const TOO_MANY_FROM_ADDRESS: ViewerClose = { code: VIEWER_CLOSE_CODES.tooManyConnections.code, reason: 'too many viewer connections from this address' };
+export const TOO_MANY_FROM_ADDRESS: ViewerClose = viewerClose('tooManyConnections');
 
 /** Our close for a viewer arriving when the project's queue already holds `limits.queuedPerProject` sessions. */
-export const QUEUE_FULL: ViewerClose = { code: VIEWER_CLOSE_CODES.queueFull.code, reason: 'the queue for this stream is full' };
+export const QUEUE_FULL: ViewerClose = viewerClose('queueFull');
 
 /** Our close for a resuming socket whose first message is anything but `pixelfleetResume`. */
-export const RESUME_NOT_FIRST: ViewerClose = { code: RESUME_REFUSED.code, reason: 'the first message must be pixelfleetResume' };
+export const RESUME_NOT_FIRST: ViewerClose = viewerClose('resumeNotFirst');
 
 /** How long a resuming socket may take to send its `pixelfleetResume`. */
 export const RESUME_HANDSHAKE_MS = 10_000;
@@ -46,7 +45,7 @@ export const RESUME_HANDSHAKE_MS = 10_000;
 export const MAX_ICE_CANDIDATES_PER_SESSION = 64;
 
 /** Our close for a viewer past MAX_ICE_CANDIDATES_PER_SESSION; the session ends as the viewer leaving. */
-export const TOO_MANY_ICE_CANDIDATES: ViewerClose = { code: CLOSE_CODES.policyViolation, reason: 'too many ICE candidates' };
+export const TOO_MANY_ICE_CANDIDATES: ViewerClose = viewerClose('tooManyIceCandidates');
 
 /** A session's viewer: its socket, or none while a dropped socket may be resumed. */
 interface Viewer {
@@ -151,7 +150,7 @@ export class ViewerGateway {
     }
     const refuse = (cause: SessionEndCause) => endpoint.close(SESSION_END[cause].close.code, SESSION_END[cause].close.reason);
     const project = this.deps.projects.findById(projectId);
-    if (!project) return endpoint.close(4000, 'project not found');
+    if (!project) return endpoint.close(VIEWER_CLOSES.projectNotFound.code, VIEWER_CLOSES.projectNotFound.reason);
     if (!project.enabled) return refuse('projectDisabled');
     if (project.liveUploadId === undefined) return refuse('appNotFound');
     if (!this.deps.registry.hasServiceableWorker(project.region)) return refuse('noWorker');
@@ -186,12 +185,12 @@ export class ViewerGateway {
    * held for a viewer who is away ends too: nobody will be here to take it back.
    */
   close(): void {
-    for (const endpoint of [...this.pending.keys()]) endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
+    for (const endpoint of [...this.pending.keys()]) endpoint.close(VIEWER_CLOSES.goingAway.code, VIEWER_CLOSES.goingAway.reason);
     for (const viewer of [...this.viewers.values()]) {
       viewer.graceTimer?.cancel();
       viewer.graceTimer = undefined;
       if (viewer.endpoint) {
-        viewer.endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
+        viewer.endpoint.close(VIEWER_CLOSES.goingAway.code, VIEWER_CLOSES.goingAway.reason);
       } else {
         this.viewers.delete(viewer.sessionId);
         this.deps.sessions.end(viewer.sessionId, 'controlPlaneRestarted');
@@ -217,15 +216,15 @@ export class ViewerGateway {
       viewer.log.warn({ limit: MAX_ICE_CANDIDATES_PER_SESSION }, 'viewer closed: too many ICE candidates');
       endpoint.close(TOO_MANY_ICE_CANDIDATES.code, TOO_MANY_ICE_CANDIDATES.reason);
     });
-    endpoint.on('resume', () => endpoint.close(CLOSE_CODES.policyViolation, 'pixelfleetResume is only accepted first on a resuming socket'));
+    endpoint.on('resume', () => endpoint.close(VIEWER_CLOSES.resumeNotResuming.code, VIEWER_CLOSES.resumeNotResuming.reason));
     endpoint.on('protocolError', (reason) => viewer.log.warn({ reason }, 'viewer signalling rejected'));
     endpoint.on('closed', (code, reason) => {
       // Ours when the session ended or a resumed socket replaced this one.
       if (this.viewers.get(sessionId) !== viewer || viewer.endpoint !== endpoint) return;
       viewer.endpoint = undefined;
-      // 1006: the socket vanished (no close frame, or our keepalive gave up). RESUMING_CLOSE_CODE: the
+      // 1006: the socket vanished (no close frame, or our keepalive gave up). 4009 (resuming): the
       // page gave the socket up as silent and is already resuming. Any other close is the viewer leaving.
-      const dropped = code === CLOSE_CODES.abnormal || code === RESUMING_CLOSE_CODE;
+      const dropped = code === VIEWER_CLOSES.connectionLost.code || code === VIEWER_CLOSES.resuming.code;
       if (dropped && this.resumable(sessionId)) return this.detach(viewer, reason);
       this.viewers.delete(sessionId);
       viewer.log.info({ code, reason }, 'viewer left');
@@ -265,7 +264,7 @@ export class ViewerGateway {
 
   private awaitResume(endpoint: PlayerEndpoint, address: string, projectId: string, sessionId: string): void {
     this.pending.set(endpoint, address);
-    const handshake = this.deps.clock.setTimeout(() => endpoint.close(RESUME_REFUSED.code, 'no resume request'), RESUME_HANDSHAKE_MS);
+    const handshake = this.deps.clock.setTimeout(() => endpoint.close(VIEWER_CLOSES.resumeNotRequested.code, VIEWER_CLOSES.resumeNotRequested.reason), RESUME_HANDSHAKE_MS);
     endpoint.on('closed', () => {
       handshake.cancel();
       this.pending.delete(endpoint);
@@ -298,7 +297,7 @@ export class ViewerGateway {
       if (!this.resumable(sessionId)) return endpoint.close(RESUME_REFUSED.code, RESUME_REFUSED.reason);
       const old = viewer.endpoint;
       viewer.endpoint = undefined;
-      old.close(RESUME_REFUSED.code, 'replaced by a resumed connection');
+      old.close(VIEWER_CLOSES.resumeReplaced.code, VIEWER_CLOSES.resumeReplaced.reason);
     }
     viewer.graceTimer?.cancel();
     viewer.graceTimer = undefined;
