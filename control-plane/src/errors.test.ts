@@ -1,17 +1,13 @@
 // The error catalog against the spec: every per-endpoint row and every example message of the
 // build & project API is in HTTP_ERRORS with the same status and exact text. The spec's part is
-// committed (fixtures/service-spec-errors.md), so the check runs in every clone; where the spec
-// itself lies beside the repository, the fixture must still be its text, word for word.
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// committed (spec-errors.fixture.md), so the check runs in every clone; where the spec itself lies
+// beside the repository, the copy must still be its text, word for word (lib/spec-sections.ts).
 import { describe, expect, it } from 'vitest';
 import { ApiError, HTTP_ERRORS, type HttpErrorName } from './errors';
+import { specSection } from './lib/spec-sections';
 
-const SPEC_PATH = fileURLToPath(new URL('../../../shared/spec/service-spec.md', import.meta.url));
 /** The spec from `### HTTP status codes` up to `Analytics endpoints:` (the build & project API's errors). */
-const SPEC_ERRORS = readFileSync(fileURLToPath(new URL('./fixtures/service-spec-errors.md', import.meta.url)), 'utf8');
-const FIXTURE_START = '### HTTP status codes';
-const FIXTURE_END = 'Analytics endpoints:';
+const errorsSection = specSection(new URL('./spec-errors.fixture.md', import.meta.url), '### HTTP status codes', 'Analytics endpoints:');
 
 /** The spec's rows (status, exact message) and the catalog entry that must carry each. */
 const SPEC_ROWS: [HttpErrorName, number, string][] = [
@@ -37,17 +33,14 @@ describe('the error catalog', () => {
     expect(new ApiError('buildCallRateLimited', { wait: '2 minutes' })).toMatchObject({ status: 429, message: 'Rate limit exceeded. Try again in 2 minutes.' });
   });
 
-  it("has a fixture that is the spec's part, when the spec is beside the repository", () => {
-    expect(SPEC_ERRORS.startsWith(FIXTURE_START)).toBe(true);
-    expect(SPEC_ERRORS).not.toContain(FIXTURE_END);
-    // CI clones may not carry ../shared: there the committed fixture stands for it.
-    if (!existsSync(SPEC_PATH)) return;
-    const spec = readFileSync(SPEC_PATH, 'utf8');
-    expect(spec.slice(spec.indexOf(FIXTURE_START), spec.indexOf(FIXTURE_END))).toBe(SPEC_ERRORS);
+  it("has a committed copy that is the spec's part, word for word, when the spec is beside the repository", () => {
+    expect(errorsSection.fromCopy.startsWith('### HTTP status codes')).toBe(true);
+    // CI clones may not carry ../shared: there the committed copy stands for it.
+    if (errorsSection.fromSpec !== undefined) expect(errorsSection.fromCopy).toBe(errorsSection.fromSpec);
   });
 
   it('matches the spec text, row by row', () => {
-    const spec = SPEC_ERRORS;
+    const spec = errorsSection.text;
     // Table rows start `| 401 |` and quote the message; prose reads 401 `Invalid User`.
     for (const [, status, message] of SPEC_ROWS) {
       const inTable = spec.split('\n').some((line) => line.startsWith(`| ${status} |`) && line.includes(`\`${message}\``));
