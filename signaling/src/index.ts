@@ -77,7 +77,7 @@ export {
 export { FIELD_LIMITS } from './schemas';
 export { CLOSE_CODES, MAX_CLOSE_REASON_BYTES, limitCloseReason, type CloseCode } from './close-codes';
 export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
-export { systemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';
+export { systemClock, ManualClock, type Clock, type TimerHandle } from './clock';
 export { TokenBucket, type RateLimitOptions } from './token-bucket';
 export {
   Keepalive,

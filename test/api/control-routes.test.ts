@@ -2,7 +2,8 @@
 // actions with the write rules; disabling ends the project's sessions. Plus the fair-use buckets
 // (per address and userId, per address alone) and the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_ERRORS, ManualClock } from '@pixelfleet/control-plane';
+import { HTTP_ERRORS } from '@pixelfleet/control-plane';
+import { ManualClock } from '@pixelfleet/signaling';
 import { seedEndedSessions, seedSession, sessionStatus } from '../support/seed';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 

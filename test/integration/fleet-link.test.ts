@@ -3,7 +3,7 @@
 // command delivery answered from the agent's journal; drain/undrain; lease expiry on fake time.
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandFailure, type Agent, type CommandHandlers } from '@pixelfleet/agent';
-import { ManualClock } from '@pixelfleet/control-plane';
+import { ManualClock } from '@pixelfleet/signaling';
 import { nextEvent, startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { commandPhase, seedProject, seedSession, sessionStatus } from '../support/seed';

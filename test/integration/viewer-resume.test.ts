@@ -3,7 +3,8 @@
 // it back over a new socket. Real gateway, scheduler and agent link; the relay is scripted; the
 // grace runs on the injected clock.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, MAX_ICE_CANDIDATES_PER_SESSION, RESUME_REFUSED } from '@pixelfleet/control-plane';
+import { MAX_ICE_CANDIDATES_PER_SESSION, RESUME_REFUSED } from '@pixelfleet/control-plane';
+import { ManualClock } from '@pixelfleet/signaling';
 import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';

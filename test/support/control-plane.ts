@@ -8,11 +8,11 @@ import {
   buildControlPlane,
   createLogger,
   loadControlPlaneConfig,
-  type Clock,
   type ControlPlane,
   type FleetEvent,
   type StartedControlPlane,
 } from '@pixelfleet/control-plane';
+import type { Clock } from '@pixelfleet/signaling';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const TEST_JOIN_TOKEN = 'test-join-token-0123456789abcdef';

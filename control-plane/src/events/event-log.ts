@@ -1,5 +1,5 @@
 // Records fleet events durably and fans them out to live watchers (admin WatchEvents).
-import type { Clock } from '../lib/clock';
+import type { Clock } from '@pixelfleet/signaling';
 import type { EventsRepository, FleetEvent } from '../repositories/events';
 
 export type EventListener = (event: FleetEvent) => void;

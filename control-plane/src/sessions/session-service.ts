@@ -3,7 +3,7 @@
 // cause in SESSION_END. Every status change goes through SESSION_TRANSITIONS and writes a
 // snapshot row; the gateway hears of each change through SessionListener.
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../lib/clock';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import { isSessionId, type IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';

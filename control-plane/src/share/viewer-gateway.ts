@@ -17,7 +17,7 @@ import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { CLOSE_CODES, PlayerEndpoint, SignallingUsageError, type IceCandidateInit, type PeerConnectionOptions } from '@pixelfleet/signaling';
 import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
-import type { Clock, TimerHandle } from '../lib/clock';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { SessionRecord } from '../repositories/sessions';
 import type { WorkerRegistry } from '../workers/registry';

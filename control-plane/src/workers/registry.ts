@@ -2,7 +2,7 @@
 // heartbeats, drain/undrain, and at-least-once command delivery with acks. Link state
 // changes go through WORKER_LINK_TABLE; every change is a fleet event.
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../lib/clock';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex } from '../lib/secrets';
 import { DomainError, invalid, notFound } from '../errors';

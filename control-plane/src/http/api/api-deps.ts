@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { ApiKeyAuth } from '../../auth/api-key-auth';
 import type { ProjectAccess } from '../../auth/project-access';
-import type { Clock } from '../../lib/clock';
+import type { Clock } from '@pixelfleet/signaling';
 import type { IdSource } from '../../lib/ids';
 import type { EventLog } from '../../events/event-log';
 import type { ProjectsRepository } from '../../repositories/projects';
