@@ -24,7 +24,8 @@ import pino from 'pino';
 import type { Page } from 'playwright-core';
 import type { RtpPacket } from 'werift';
 import { buildControlPlane, createLogger, loadControlPlaneConfig, type ControlPlane, type FleetEvent } from '@pixelfleet/control-plane';
-import type { Agent, DeliveredCommand, SessionEventReport } from '@pixelfleet/agent';
+import type { Agent } from '@pixelfleet/agent';
+import type { AgentSessionEvent, DeliveredCommand } from '@pixelfleet/proto';
 import { SessionRelay } from '../../agent/src/relay/session-relay';
 import { FakeApp } from '../../agent/src/relay/test-support/fake-app';
 import { FakeViewer } from '../../agent/src/relay/test-support/fake-viewer';
@@ -183,7 +184,7 @@ async function coldWorld(): Promise<ColdWorld> {
   };
   const link = agent.link;
   const sendSessionEvent = link.sendSessionEvent.bind(link);
-  link.sendSessionEvent = (event: SessionEventReport) => {
+  link.sendSessionEvent = (event: AgentSessionEvent) => {
     const m = mark(event.sessionId);
     if (event.kind === 'appStarted') m.appStarted = epochNow();
     else if (event.kind === 'appIdentified') m.appIdentified = epochNow();

@@ -4,7 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import { posix, win32 } from 'node:path';
 import type { Logger } from 'pino';
-import type { StartSessionCommand } from '../commands/command';
+import type { StartSessionCommand } from '@pixelfleet/proto';
 import { AppProcess } from './app-process';
 import type { Clock } from '@pixelfleet/signaling';
 import { resolveExecutable, type ResolvedExecutable } from './executable';

@@ -9,10 +9,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import type { StartSessionCommand } from '../commands/command';
+import type { SessionEventKind, StartSessionCommand } from '@pixelfleet/proto';
 import type { AppExit } from '../launcher/app-process';
 import { RELAY_PLAYER_ID, SessionRuntime } from './session-runtime';
-import type { SessionEventKind } from './session-events';
 
 /** Connects to the test's port (argv[1]), writes the signalling URL it was launched with, and idles until stopped. */
 const STAND_IN = `

@@ -12,7 +12,7 @@ import type { EventLog } from '../events/event-log';
 import type { SessionRecord, SessionsRepository, SnapshotData } from '../repositories/sessions';
 import type { Project } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
-import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope } from '../workers/agent-messages';
+import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope } from '@pixelfleet/proto';
 import { SNAPSHOT_STATUSES, canMoveSession, isLive, type SessionStatus } from './session-status';
 import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';
