@@ -30,7 +30,7 @@ export function decodeStoredCommand(payload: string): AgentCommand {
   }
   if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) throw new AgentContractError('INVALID_MESSAGE', 'stored command is not an object');
   const legacy = 'kind' in stored;
-  const command = agentCommandFromProto(agentV1.Command.fromJSON(legacy ? legacyToProtoJson(stored as Record<string, unknown>) : stored).kind, 'stored');
+  const command = agentCommandFromProto(agentV1.Command.fromJSON(legacy ? legacyToProtoJson(stored as Record<string, unknown>) : stored).kind, '(stored)');
   const written: unknown = legacy ? JSON.parse(JSON.stringify(command)) : protoJson(command);
   if (!isDeepStrictEqual(written, stored)) throw new AgentContractError('INVALID_MESSAGE', `stored ${command.kind} command does not match the contract`);
   return command;
