@@ -8,46 +8,12 @@ import * as agentV1 from './gen/pixelfleet/agent/v1/agent';
 export const CODECS = ['H264', 'VP8', 'VP9', 'AV1'] as const;
 export type Codec = (typeof CODECS)[number];
 
-export interface StartSessionCommand {
-  kind: 'startSession';
-  sessionId: string;
-  projectId: string;
-  uploadId: string;
-  streamingId: string;
-  playerId: string;
-  codec: Codec;
-  minBitrateBps: number;
-  maxBitrateBps: number;
-  resX: number;
-  resY: number;
-  fps: number;
-  /** Extra Unreal arguments, each passing checkLaunchArgs (launch-args.ts). */
-  launchArgs: string[];
-  /** 0: no cap. Enforced by the control plane. */
-  maxRunTimeMinutes: number;
-  startupTimeoutSeconds: number;
-}
-
-export interface StopSessionCommand {
-  kind: 'stopSession';
-  sessionId: string;
-  reason: string;
-  graceMs: number;
-}
-
-export interface PrepareBuildCommand {
-  kind: 'prepareBuild';
-  uploadId: string;
-  projectId: string;
-  downloadUrl: string;
-  sizeBytes: number;
-  sha256: string;
-}
-
-export interface DeleteBuildCommand {
-  kind: 'deleteBuild';
-  uploadId: string;
-}
+// The command kinds are the proto's messages (their fields documented in agent.proto), tagged
+// with `kind`; only the codec is a domain value.
+export type StartSessionCommand = { kind: 'startSession' } & Omit<agentV1.StartSession, 'codec'> & { codec: Codec };
+export type StopSessionCommand = { kind: 'stopSession' } & agentV1.StopSession;
+export type PrepareBuildCommand = { kind: 'prepareBuild' } & agentV1.PrepareBuild;
+export type DeleteBuildCommand = { kind: 'deleteBuild' } & agentV1.DeleteBuild;
 
 export type AgentCommand = StartSessionCommand | StopSessionCommand | PrepareBuildCommand | DeleteBuildCommand;
 export type AgentCommandKind = AgentCommand['kind'];
@@ -107,18 +73,8 @@ export interface SignalEnvelope {
   json: string;
 }
 
-/** One session relay's totals so far (the fleet's metrics): loss and repair, keyframe requests, bitrate. */
-export interface RelayCounters {
-  keyframeRequestsMade: number;
-  keyframeRequestsToApp: number;
-  keyframeRequestsCoalesced: number;
-  ingestPacketsMissing: number;
-  ingestPacketsAbandoned: number;
-  viewerPacketsResent: number;
-  viewerNackMisses: number;
-  /** The bitrate last told the app (REMB), bits per second. */
-  rembBps: number;
-}
+/** One session relay's totals so far (the fleet's metrics): loss and repair, keyframe requests, bitrate (fields in agent.proto). */
+export type RelayCounters = agentV1.RelayCounters;
 
 /** The latest viewer input a worker saw for one of its sessions (agent clock), and its relay's totals. */
 export interface SessionActivity {
@@ -134,22 +90,11 @@ export interface RunningSession {
   startedAtMs: number | undefined;
 }
 
-export interface CachedBuild {
-  uploadId: string;
-  sha256: string;
-  ready: boolean;
-}
+/** A build in the agent's cache (fields in agent.proto). */
+export type CachedBuild = agentV1.CachedBuild;
 
-/** The agent's whole state, first on every stream. */
-export interface AgentHello {
-  workerId: string;
-  agentVersion: string;
-  region: string;
-  slots: number;
-  lastAckedSeq: number;
-  runningSessions: RunningSession[];
-  cachedBuilds: CachedBuild[];
-}
+/** The agent's whole state, first on every stream (fields in agent.proto; times in ms since the epoch). */
+export type AgentHello = Omit<agentV1.Hello, 'runningSessions'> & { runningSessions: RunningSession[] };
 
 export interface Heartbeat {
   /** Agent clock when sent, ms since the epoch. */
