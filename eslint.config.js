@@ -3,6 +3,12 @@
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
+/** A relative import that climbs to a package folder and into its src/ (`../../agent/src/relay/x`). */
+const NO_DEEP_RELATIVE = {
+  regex: String.raw`^(\.\./)+(proto|signaling|control-plane|agent|web-player)/src(/|$)`,
+  message: "Import another package through its door (@pixelfleet/<name>, or its /test-support subpath), not its src/.",
+};
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', 'proto/src/gen/**', '**/dist/**', 'web-player/public/**'] },
   {
@@ -39,23 +45,33 @@ export default tseslint.config(
     },
   },
   {
+    // No relative import reaches into another package's src/ (from test/ or across packages):
+    // other code goes through the package's door (`@pixelfleet/agent`, its `/test-support` subpath).
+    files: ['**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [NO_DEEP_RELATIVE] }],
+    },
+  },
+  {
     // The agent ships alone to Windows servers: it must not reach into the control plane.
+    // Packages talk to each other only through their doors (src/index.ts).
     files: ['agent/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@pixelfleet/control-plane', '**/control-plane/**'] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/control-plane', '@pixelfleet/*/*', '**/control-plane/**'] }, NO_DEEP_RELATIVE] }],
     },
   },
   {
     // Packages talk to each other only through their doors (src/index.ts).
-    files: ['proto/**/*.ts', 'signaling/**/*.ts', 'control-plane/**/*.ts', 'agent/**/*.ts', 'web-player/**/*.ts'],
+    files: ['proto/**/*.ts', 'signaling/**/*.ts', 'control-plane/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@pixelfleet/*/*'] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*'] }, NO_DEEP_RELATIVE] }],
     },
   },
   {
-    files: ['agent/**/*.ts'],
+    // The one exception: the browser bundle takes signaling's dependency-free table of viewer closes alone.
+    files: ['web-player/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@pixelfleet/control-plane', '@pixelfleet/*/*', '**/control-plane/**'] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes'] }, NO_DEEP_RELATIVE] }],
     },
   },
 );

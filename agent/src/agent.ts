@@ -1,9 +1,9 @@
 // The agent's composition root: from one parsed config, enroll if needed, then keep the
 // control link up. main.ts reads flags and env, calls this and wires signals; tests build the
 // same agent against a control plane on port 0.
-import pino, { type Logger } from 'pino';
+import type { DestinationStream } from 'pino';
 import type { agentV1, SignalEnvelope } from '@pixelfleet/proto';
-import { systemClock, type Clock } from '@pixelfleet/signaling';
+import { createLogger, systemClock, type Clock, type Logger } from '@pixelfleet/signaling';
 import type { AgentConfig } from './config';
 import { CredentialStore, type WorkerCredentials } from './credentials';
 import { CommandJournal } from './commands/journal';
@@ -21,7 +21,10 @@ export const AGENT_VERSION: string = agentPackage.version;
 
 
 export interface AgentDeps {
+  /** Default: the shared root logger (signaling's createLogger, its redaction) at config.logLevel. */
   logger?: Logger;
+  /** Where that default logger writes (default stdout). */
+  logDestination?: DestinationStream;
   /** The agent's own environment; apps get it without PIXELFLEET_* variables (default: none). */
   env?: Readonly<Record<string, string | undefined>>;
   /** Replaces the session manager's handlers (tests that script sessions). */
@@ -49,7 +52,7 @@ export interface Agent {
 }
 
 export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
-  const log = deps.logger ?? pino({ level: config.logLevel, redact: { paths: ['workerToken', 'joinToken', '*.workerToken', '*.joinToken'], censor: '[Redacted]' } });
+  const log = deps.logger ?? createLogger(config.logLevel, deps.logDestination);
   const backoff = deps.backoff ?? DEFAULT_BACKOFF;
   const clock = deps.clock ?? systemClock;
   const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane);

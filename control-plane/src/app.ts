@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { randomIds, type IdSource } from './lib/ids';
-import { createLogger } from './lib/logger';
+import { createLogger } from '@pixelfleet/signaling';
 import { openDatabase, type Db } from './db/database';
 import { SqliteUsersRepository } from './repositories/users';
 import { SqliteProjectsRepository } from './repositories/projects';
@@ -23,7 +23,7 @@ import { EventLog } from './events/event-log';
 import { AccountService } from './accounts/account-service';
 import { WorkerRegistry } from './workers/registry';
 import { SessionService } from './sessions/session-service';
-import { Scheduler } from './sessions/scheduler';
+import type { Scheduler } from './sessions/scheduler';
 import { registerLocalBuild } from './builds/local-build';
 import { LogUploads } from './sessions/log-uploads';
 import { createAgentService } from './grpc/agent-service';
@@ -43,7 +43,9 @@ import { systemResolver, type HostResolver } from './webhooks/url-policy';
 import { FairUse } from './http/fair-use';
 import { registerOpenApi } from './http/openapi';
 import { registerApiRoutes } from './http/api/api-routes';
-import { BuildCallLimit } from './http/api/build-call-limit';
+import { BuildCallLimit } from './builds/build-call-limit';
+import { BuildService } from './builds/build-service';
+import { ProjectService } from './projects/project-service';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -66,7 +68,6 @@ export interface StartedControlPlane {
 export interface ControlPlane {
   readonly config: ControlPlaneConfig;
   readonly log: Logger;
-  readonly db: Db;
   readonly accounts: AccountService;
   readonly registry: WorkerRegistry;
   readonly sessions: SessionService;
@@ -86,7 +87,16 @@ export interface ControlPlane {
 /** How long gRPC calls may take to finish at shutdown before they are cut. */
 const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
 
+/** The app and its raw database handle, for tests and benches that seed or read rows (`@pixelfleet/control-plane/test-support`). */
+export interface ControlPlaneWithDb extends ControlPlane {
+  readonly db: Db;
+}
+
 export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlane {
+  return buildControlPlaneWithDb(config, deps);
+}
+
+export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlaneWithDb {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? randomIds;
   const log = deps.logger ?? createLogger(config.logLevel);
@@ -101,14 +111,13 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
   const logFiles = new SqliteLogFilesRepository(db);
   const blobs = new LocalBlobStore(join(config.dataDir, 'blobs'));
 
-  const events = new EventLog(new SqliteEventsRepository(db), clock);
+  const events = new EventLog(new SqliteEventsRepository(db), clock, log.child({ component: 'events' }));
   const accounts = new AccountService(users, projects, events, clock, ids);
   const registry = new WorkerRegistry(workersRepo, events, clock, ids, log.child({ component: 'workers' }), {
     heartbeatIntervalMs: config.workers.heartbeatIntervalSeconds * 1000,
     leaseTtlMs: config.workers.leaseSeconds * 1000,
   });
-  const sessions = new SessionService(sessionsRepo, registry, events, clock, ids, log.child({ component: 'sessions' }));
-  const scheduler = new Scheduler(sessions, registry, projects, log.child({ component: 'scheduler' }));
+  const sessions = new SessionService({ repo: sessionsRepo, projects, registry, events, clock, ids, log: log.child({ component: 'sessions' }) });
   const logUploads = new LogUploads(sessionsRepo, logFiles, blobs, clock, ids);
 
   const agentService = createAgentService({
@@ -144,23 +153,16 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
   registerApiRoutes(http, {
     auth: new ApiKeyAuth(users),
     access: new ProjectAccess(projects),
-    projects,
-    builds,
     accessFacts: new SqliteAccessFactsRepository(db),
+    projects: new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock }),
+    builds: new BuildService({ builds, events, webhooks, buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds), urlPolicy, clock, ids }),
     sessions,
-    events,
-    webhooks,
-    buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds),
     fairUse: new FairUse(clock, {
       burst: config.limits.fairUseBurst,
       refillPerSecond: config.limits.fairUsePerSecond,
       addressBurst: config.limits.fairUseAddressBurst,
       addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
     }),
-    urlPolicy,
-    clock,
-    ids,
-    log: log.child({ component: 'api' }),
   });
   let publicUrls: PublicUrls | undefined;
   const gateway = new ViewerGateway({
@@ -183,7 +185,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
     accounts,
     registry,
     sessions,
-    scheduler,
+    scheduler: sessions.scheduler,
     events,
     gateway,
     http,
@@ -228,8 +230,7 @@ export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlane
         // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
         await webhooks.idle();
         // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
-        scheduler.close();
-        sessions.close();
+        sessions.close(); // and its scheduler
         registry.close();
         admin.endWatches();
         await grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS);

@@ -1,5 +1,5 @@
 // The one error catalog. Domain code throws DomainError (kind + message); the HTTP edge writes
-// catalog entries as `{ message }` bodies and the gRPC edge maps kinds to status codes.
+// catalog entries and domain errors as `{ message }` bodies, and the gRPC edge maps kinds to status codes.
 // Spec rows for the REST API are added here, each with a test against the spec's text.
 
 /** Why a domain operation refused; each kind maps to one gRPC status and one HTTP status. */
@@ -14,6 +14,20 @@ export class DomainError extends Error {
     super(message);
   }
 }
+
+/**
+ * The HTTP status of each kind, as the gRPC edge gives each kind one status code (grpc/status.ts):
+ * the standard gRPC → HTTP mapping (FAILED_PRECONDITION is 400, ALREADY_EXISTS 409). The HTTP
+ * error handler writes a DomainError as this status and `{ message }`.
+ */
+export const DOMAIN_ERROR_HTTP_STATUS: Readonly<Record<DomainErrorKind, number>> = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  precondition: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+};
 
 export const invalid = (message: string) => new DomainError('invalid', message);
 export const notFound = (message: string) => new DomainError('not_found', message);

@@ -10,6 +10,8 @@ export const CLOSE_CODES = {
   protocolError: 1002,
   /** A binary frame on a text-only protocol. */
   unsupportedData: 1003,
+  /** A close frame without a code, as a browser reports it. Reported, never sent. */
+  noStatus: 1005,
   /** No close frame at all (peer vanished, keepalive timeout). Reported, never sent. */
   abnormal: 1006,
   /** A text frame that is not valid UTF-8. */
@@ -20,6 +22,8 @@ export const CLOSE_CODES = {
   messageTooBig: 1009,
   /** The server ended the connection on purpose (Wilbur uses it for `disconnectPlayer`). */
   internalError: 1011,
+  /** The service is restarting; the client may try again. */
+  serviceRestart: 1012,
 } as const;
 
 export type CloseCode = (typeof CLOSE_CODES)[keyof typeof CLOSE_CODES];

@@ -1,5 +1,6 @@
 // The one door of @pixelfleet/signaling: the Pixel Streaming signalling protocol (messages,
-// edge parser, keepalive, and the server-side endpoints facing a streamer and a player).
+// edge parser, keepalive, the server-side endpoints facing a streamer and a player, and the
+// table of viewer closes, which the browser page imports alone as `@pixelfleet/signaling/viewer-closes`).
 export {
   SIGNALLING_PROTOCOL_VERSION,
   MESSAGE_TYPES,
@@ -76,9 +77,28 @@ export {
 } from './parser';
 export { FIELD_LIMITS } from './schemas';
 export { CLOSE_CODES, MAX_CLOSE_REASON_BYTES, limitCloseReason, type CloseCode } from './close-codes';
+export {
+  VIEWER_CLOSES,
+  VIEWER_CLOSE_NAME_BY_CODE,
+  VIEWER_CLOSE_SENTENCES,
+  viewerClose,
+  type ViewerClose,
+  type ViewerCloseEntry,
+  type ViewerCloseName,
+} from './viewer-closes';
 export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
+export { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, SECRET_KEYS, type Logger } from './logger';
 export { systemClock, ManualClock, type Clock, type TimerHandle } from './clock';
 export { TokenBucket, type RateLimitOptions } from './token-bucket';
+export { Listeners, type EventMap, type ListenerErrorHandler } from './listeners';
+export {
+  encodeRelayedSignal,
+  decodeViewerToRelay,
+  decodeRelayToViewer,
+  type ViewerToRelaySignal,
+  type RelayToViewerSignal,
+  type DecodedSignal,
+} from './relayed-signals';
 export {
   Keepalive,
   DEFAULT_KEEPALIVE_INTERVAL_MS,

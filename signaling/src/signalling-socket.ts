@@ -9,6 +9,7 @@ import { Keepalive, type KeepaliveOptions } from './keepalive';
 import { parseSignallingMessage, type MessageFrom, type SenderRole } from './parser';
 import { systemClock, type Clock } from './clock';
 import { TokenBucket, type RateLimitOptions } from './token-bucket';
+import { VIEWER_CLOSES } from './viewer-closes';
 
 export interface SignallingSocketHandlers<R extends SenderRole> {
   message(message: MessageFrom<R>): void;
@@ -49,7 +50,7 @@ export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 export const NOT_READING_REASON = 'not reading: too much unsent data';
 
 /** The close reason (with 1008) for a peer that sent faster than its rate limit. */
-export const TOO_MANY_MESSAGES_REASON = 'too many messages';
+export const TOO_MANY_MESSAGES_REASON = VIEWER_CLOSES.tooManyMessages.reason;
 
 /** 'terminating': the socket is being destroyed for the code and reason that `closed` will report. */
 type SocketState = { readonly kind: 'open' } | { readonly kind: 'terminating'; readonly code: number; readonly reason: string } | { readonly kind: 'closed' };

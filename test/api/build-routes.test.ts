@@ -223,6 +223,26 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
     expect(answer(await f.post('/projects/set-active-build', body))).toEqual([200, { uploadId, status: 'Distributing to Servers' }]);
   });
 
+  it('starts from Approved too (roll back or redo); refuses every other status with 400 naming it (the stage table)', async () => {
+    nextWindow();
+    const a = f.account();
+    const uploadId = (await f.post('/projects/upload-file', upload(a))).json<{ uploadId: string }>().uploadId;
+    const body = { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, uploadId };
+    setStatus(f, uploadId, 'Approved');
+    nextWindow();
+    expect(answer(await f.post('/projects/distribute-file', body))).toEqual([200, { uploadId, status: 'Distributing to Servers' }]);
+    for (const status of ['Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Reject', 'Download Failed']) {
+      setStatus(f, uploadId, status);
+      nextWindow();
+      expect([status, ...answer(await f.post('/projects/distribute-file', body))]).toEqual([status, 400, { message: `Build ${uploadId} cannot be distributed while its status is ${status}` }]);
+    }
+    const rows = f.t.cp.db.prepare("SELECT type, data FROM events WHERE project_id = ? AND type LIKE 'build.%' ORDER BY id").all(a.projectId);
+    expect(rows).toEqual([
+      { type: 'build.uploaded', data: JSON.stringify({ uploadId, autoRelease: false }) },
+      { type: 'build.distributing', data: JSON.stringify({ uploadId, by: a.userId }) },
+    ]);
+  });
+
   it('answers 400 per missing field, 404 for an unknown upload or one of another project, 400 for a pending build', async () => {
     nextWindow();
     const a = f.account();

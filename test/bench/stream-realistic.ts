@@ -14,8 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Level } from 'pino';
-import { SessionRelay } from '../../agent/src/relay/session-relay';
-import { addBitrateHints, planStreamerOffer, type BitrateHints } from '../../agent/src/relay/ingest-sdp';
+import { SessionRelay, addBitrateHints, planStreamerOffer, type BitrateHints } from '@pixelfleet/agent/test-support';
 import { RealisticStreamLab, type Candidate, type SenderPage, type SenderStats, type ViewerPage, type ViewerStats } from '../support/realistic-stream';
 import { BenchChild, f, median, percentile, serveParent, waitMs } from './bench-support';
 

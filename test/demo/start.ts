@@ -58,10 +58,8 @@ function startAgent(grpcAddress: string, joinToken: string): Promise<void> {
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.on('exit', (code) => reject(new Error(`the agent exited with code ${code}:\n${seen}`)));
-    cp?.registry.subscribe({
-      linkChanged: (workerId, link) => {
-        if (link === 'connected' && cp?.registry.get(workerId).hostname === 'demo-worker') resolveReady();
-      },
+    cp?.registry.on('linkChanged', (workerId, link) => {
+      if (link === 'connected' && cp?.registry.get(workerId).hostname === 'demo-worker') resolveReady();
     });
   });
 }

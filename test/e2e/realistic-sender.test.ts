@@ -5,8 +5,7 @@
 // (`npm run bench:stream -- --only d`) holds the real targets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { SessionRelay } from '../../agent/src/relay/session-relay';
-import { addBitrateHints, planStreamerOffer } from '../../agent/src/relay/ingest-sdp';
+import { SessionRelay, addBitrateHints, planStreamerOffer } from '@pixelfleet/agent/test-support';
 import { RealisticStreamLab, type Candidate, type SenderPage, type SenderStats, type ViewerPage, type ViewerStats } from '../support/realistic-stream';
 
 const BITRATE = { startBps: 10_000_000, minBps: 1_000_000, maxBps: 20_000_000 };

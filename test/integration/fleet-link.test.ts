@@ -102,6 +102,31 @@ describe('control plane restart', () => {
     expect(sessionStatus(t.cp, queued).status).toBe('Enqueued');
   });
 
+  it('a throwing Hello listener is logged and skipped: later listeners, reconcile and the command resend still run', async () => {
+    const t = await controlPlane();
+    const first = await startTestAgent({ grpcAddress: t.started.grpcAddress });
+    await linkReaches(first.agent, 'connected');
+    const workerId = first.agent.workerId;
+    await first.agent.close();
+    const { projectId } = seedProject(t.cp);
+    const lost = seedSession(t.cp, { projectId, status: 'Running', workerId });
+    // Queued while the agent is away: delivered by the Hello's resend, after the listeners ran.
+    const command = t.cp.registry.sendCommand(workerId, { kind: 'deleteBuild', uploadId: 'upl_1' });
+    t.cp.registry.on('helloAccepted', () => {
+      throw new Error('listener broke');
+    });
+    const later: string[] = [];
+    t.cp.registry.on('helloAccepted', (id) => later.push(id));
+
+    const again = await agentFor(t, { dataDir: first.dataDir });
+    await linkReaches(again, 'connected');
+    await expect.poll(() => commandPhase(t.cp, command.commandId)).toBe('SUCCEEDED');
+    expect(later).toEqual([workerId]);
+    expect(sessionStatus(t.cp, lost)).toEqual({ status: 'Terminated', endReason: 'worker lost the session' });
+    expect(t.logs.text()).toContain('registry listener threw');
+    expect(t.logs.text()).toContain('listener broke');
+  });
+
   it('stops the apps of sessions the control plane has ended, never placed there, or does not know', async () => {
     const t = await controlPlane();
     const first = await startTestAgent({ grpcAddress: t.started.grpcAddress });
@@ -125,7 +150,7 @@ describe('control plane restart', () => {
       deleteBuild: () => Promise.resolve(),
     };
     const finished = new Promise<void>((resolve) =>
-      t.cp.registry.subscribe({ commandFinished: (_w, c, ack) => c.kind === 'stopSession' && ack.phase === 'SUCCEEDED' && resolve() }),
+      t.cp.registry.on('commandFinished', (_w, c, ack) => c.kind === 'stopSession' && ack.phase === 'SUCCEEDED' && resolve()),
     );
     await agentFor(t, { dataDir: first.dataDir, slots: 2, handlers, inventory: { runningSessions: () => running, cachedBuilds: () => [] } });
     await finished;
@@ -169,7 +194,7 @@ describe('at-least-once commands', () => {
     const restarted = await startTestControlPlane({ dataDir: t.dataDir, grpcPort: t.started.grpcPort, logs: t.logs });
     cleanups.push(() => restarted.stop());
     const finished = new Promise<string>((resolve) =>
-      restarted.cp.registry.subscribe({ commandFinished: (_w, c, ack) => c.kind === 'startSession' && resolve(ack.phase) }),
+      restarted.cp.registry.on('commandFinished', (_w, c, ack) => c.kind === 'startSession' && resolve(ack.phase)),
     );
     expect(await finished).toBe('SUCCEEDED');
     expect(commandPhase(restarted.cp, command.commandId)).toBe('SUCCEEDED');
@@ -182,7 +207,7 @@ describe('at-least-once commands', () => {
     const agent = await agentFor(t);
     await linkReaches(agent, 'connected');
     const finished = new Promise<{ phase: string; errorCode: string }>((resolve) =>
-      t.cp.registry.subscribe({ commandFinished: (_w, _c, ack) => resolve({ phase: ack.phase, errorCode: ack.errorCode }) }),
+      t.cp.registry.on('commandFinished', (_w, _c, ack) => resolve({ phase: ack.phase, errorCode: ack.errorCode })),
     );
     t.cp.registry.sendCommand(agent.workerId, { kind: 'prepareBuild', uploadId: 'upl_1', projectId: 'prj_1', downloadUrl: 'http://127.0.0.1/x.zip', sizeBytes: 1, sha256: 'a'.repeat(64) });
     expect(await finished).toEqual({ phase: 'FAILED', errorCode: 'UNSUPPORTED' });

@@ -3,8 +3,9 @@
 // its viewer gets, snapshots in the spec's order, and lost workers on fake time.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
-import { runAdminCli, type ControlPlane, type SessionRecord } from '@pixelfleet/control-plane';
+import { runAdminCli, type SessionRecord } from '@pixelfleet/control-plane';
 import { ManualClock } from '@pixelfleet/signaling';
+import type { ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
@@ -17,7 +18,7 @@ afterEach(async () => {
 
 interface World {
   t: TestControlPlane;
-  cp: ControlPlane;
+  cp: ControlPlaneWithDb;
   projectId: string;
   closes: Map<string, { code: number; reason: string }>;
 }
@@ -32,7 +33,7 @@ async function world(options: { clock?: ManualClock; region?: 'europe' | 'asia-p
     t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(project.projectId);
   }
   const closes = new Map<string, { code: number; reason: string }>();
-  t.cp.sessions.subscribe({ ended: (s, close) => closes.set(s.sessionId, close) });
+  t.cp.sessions.on('ended', (s, close) => closes.set(s.sessionId, close));
   return { t, cp: t.cp, projectId: project.projectId, closes };
 }
 

@@ -3,9 +3,8 @@
 // it back over a new socket. Real gateway, scheduler and agent link; the relay is scripted; the
 // grace runs on the injected clock.
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_ICE_CANDIDATES_PER_SESSION, RESUME_REFUSED } from '@pixelfleet/control-plane';
-import { ManualClock } from '@pixelfleet/signaling';
-import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
+import { MAX_ICE_CANDIDATES_PER_SESSION } from '@pixelfleet/control-plane/test-support';
+import { ManualClock, VIEWER_CLOSES } from '@pixelfleet/signaling';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
@@ -173,7 +172,7 @@ describe('resuming a dropped viewer socket', () => {
   it('a page that gave its socket up as silent (4009) is held like a drop; a deliberate close is not', async () => {
     const { status, gateway, streaming, resume } = await setup();
     const { player, sessionId, viewerToken } = await streaming();
-    player.socket.close(RESUMING_CLOSE_CODE, 'no message from the server');
+    player.socket.close(VIEWER_CLOSES.resuming.code, VIEWER_CLOSES.resuming.reason);
     await expect.poll(() => gateway().detached).toBe(1);
     expect(status(sessionId)).toBe('Running');
     const again = await resume(sessionId, viewerToken);
@@ -196,7 +195,7 @@ describe('resuming a dropped viewer socket', () => {
   });
 
   it('the page and the server agree on the refusal code', () => {
-    expect(VIEWER_CLOSE_CODES.resumeRefused.code).toBe(RESUME_REFUSED.code);
+    expect(VIEWER_CLOSES.resumeRefused).toEqual({ code: 4008, reason: 'session cannot be resumed', sentence: 'The connection to the server was lost.' });
   });
 
   it('a drop before the stream is up ends the session at once (its negotiation went with the socket)', async () => {

@@ -2,11 +2,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { buildAgent, loadAgentConfig, type Agent, type AgentDeps, type LinkState } from '@pixelfleet/agent';
+import { createLogger } from '@pixelfleet/signaling';
 import { TEST_JOIN_TOKEN, type LogCapture } from './control-plane';
 
-export interface TestAgentOptions extends Omit<AgentDeps, 'logger'> {
+export interface TestAgentOptions extends Omit<AgentDeps, 'logger' | 'logDestination'> {
   grpcAddress: string;
   region?: 'us-east-1' | 'europe' | 'asia-pacific';
   slots?: number;
@@ -31,7 +31,8 @@ export async function startTestAgent(options: TestAgentOptions): Promise<{ agent
       ...(options.launcherCommand ? { PIXELFLEET_AGENT_LAUNCHER__COMMAND: JSON.stringify(options.launcherCommand) } : {}),
     },
   });
-  const logger = options.logs ? pino({ level: 'debug' }, options.logs.stream) : pino({ level: 'silent' });
+  // The agent's own logger (the shared redaction), at debug into the capture, or silent.
+  const logger = options.logs ? createLogger('debug', options.logs.stream) : createLogger('silent');
   const agent = buildAgent(config, {
     backoff: options.backoff ?? { initialMs: 50, maxMs: 200 },
     ...(options.handlers ? { handlers: options.handlers } : {}),

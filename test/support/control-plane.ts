@@ -4,15 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import {
-  buildControlPlane,
-  createLogger,
-  loadControlPlaneConfig,
-  type ControlPlane,
-  type FleetEvent,
-  type StartedControlPlane,
-} from '@pixelfleet/control-plane';
 import type { Clock } from '@pixelfleet/signaling';
+import { createLogger, loadControlPlaneConfig, type ControlPlane, type FleetEvent, type StartedControlPlane } from '@pixelfleet/control-plane';
+import { buildControlPlaneWithDb, type ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const TEST_JOIN_TOKEN = 'test-join-token-0123456789abcdef';
@@ -33,7 +27,8 @@ export class LogCapture {
 }
 
 export interface TestControlPlane {
-  cp: ControlPlane;
+  /** The app, with its raw database for seeding and checking rows. */
+  cp: ControlPlaneWithDb;
   started: StartedControlPlane;
   dataDir: string;
   logs: LogCapture;
@@ -68,7 +63,7 @@ export async function startTestControlPlane(options: TestControlPlaneOptions = {
       ...options.overrides,
     },
   });
-  const cp = buildControlPlane(config, { logger: createLogger('debug', logs.stream), ...(options.clock ? { clock: options.clock } : {}) });
+  const cp = buildControlPlaneWithDb(config, { logger: createLogger('debug', logs.stream), ...(options.clock ? { clock: options.clock } : {}) });
   const started = await cp.start();
   let stopped = false;
   const stop = async () => {

@@ -22,7 +22,7 @@ export type EmbedStateMessage =
       readonly source: typeof EMBED_SOURCE;
       readonly type: 'state';
       readonly state: 'disconnected';
-      /** WebSocket close code (4000–4006 Pixelfleet, 1000/1001 normal, 1006 lost). */
+      /** WebSocket close code (VIEWER_CLOSES in @pixelfleet/signaling; other codes possible). */
       readonly code: number;
       /** The reason text the server sent with the close (may be empty). */
       readonly reason: string;

@@ -1,19 +1,11 @@
 // The one door of @pixelfleet/web-player: the viewer page served at {share_url}/<projectId> (HTML
-// shell, CSP, in-memory bundle) and the wire contracts the control plane shares with it: close
-// codes, signalling extension messages, the iframe API and telemetry rows.
+// shell, CSP, in-memory bundle) and the wire contracts the control plane shares with it:
+// signalling extension messages, the iframe API and telemetry rows. Close codes live in
+// `@pixelfleet/signaling` (viewer-closes.ts); describeClose is how the page reads them.
 
 export { bundlePlayer, type PlayerBundle } from './bundle';
-export { RESUMING_CLOSE_CODE } from './player/signalling-resume';
 export { escapeHtml, playerContentSecurityPolicy, renderPlayerPage, type PlayerCspOptions, type PlayerPageOptions } from './page';
-export {
-  CLOSE_CODE_SENTENCES,
-  VIEWER_CLOSE_CODES,
-  describeClose,
-  type CloseCodeEntry,
-  type CloseDescription,
-  type CloseReasonName,
-  type ViewerCloseReasonName,
-} from './close-codes';
+export { describeClose, type CloseDescription, type ViewerCloseReasonName } from './close-codes';
 export {
   ExtensionMessageError,
   PIXELFLEET_MESSAGE_TYPES,

@@ -49,8 +49,8 @@ function videoSection(sdp: string): string[] {
 async function connectedViewer(relay: SessionRelay, id: string, options?: ConstructorParameters<typeof FakeViewer>[0]): Promise<FakeViewer> {
   const v = viewer(options);
   let connected = false;
-  const off = relay.on('viewerConnected', (viewerId) => {
-    if (viewerId === id) connected = true;
+  const off = relay.on('viewerConnected', (playerId) => {
+    if (playerId === id) connected = true;
   });
   await connectViewer(relay, id, v);
   await until(() => connected, [relayEvents(relay)], `viewer ${id} connected`);
@@ -402,8 +402,8 @@ describe('SessionRelay', () => {
     }
     expect(MAX_REMOTE_CANDIDATES).toBe(64);
     expect(added).toHaveBeenCalledTimes(MAX_REMOTE_CANDIDATES);
-    const warnings = lines.map((line) => JSON.parse(line) as { msg: string; viewerId?: string; limit?: number }).filter((l) => l.msg.includes('too many ICE candidates'));
-    expect(warnings).toEqual([expect.objectContaining({ viewerId: 'flood', limit: 64 })]);
+    const warnings = lines.map((line) => JSON.parse(line) as { msg: string; playerId?: string; limit?: number }).filter((l) => l.msg.includes('too many ICE candidates'));
+    expect(warnings).toEqual([expect.objectContaining({ playerId: 'flood', limit: 64 })]);
   });
 
   it('replaces the ingest on a new offer; viewers keep one continuous stream', async () => {

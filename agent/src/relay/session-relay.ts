@@ -10,7 +10,7 @@ import { viewerPeerConfig, type RelayIceServer } from './peer-config';
 import { advertisePublicIp, publicIpCandidate } from './public-ip';
 import { systemClock as systemRelayClock, type Clock as RelayClock, type TimerHandle } from '@pixelfleet/signaling';
 import { RelayError } from './relay-error';
-import { Listeners } from './relay-events';
+import { Listeners } from '@pixelfleet/signaling';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
 import { BitratePolicy, lowestFreshEstimate, viewerLegLosing, type BitratePhase, type ViewerEstimate } from './bitrate-policy';
 import type { IngestLossStats } from './ingest-loss';
@@ -52,12 +52,12 @@ export interface SessionRelayEvents extends Record<string, unknown[]> {
   /** The ingest is gone (offer refused, ICE/DTLS failed, app closed). Viewers stay; a new offer may follow. */
   ingestFailed: [reason: string];
   /** The viewer's media AND data channel are up. */
-  viewerConnected: [viewerId: string];
+  viewerConnected: [playerId: string];
   /**
    * The viewer went away on its own (ICE/DTLS failed, peer or channel closed); it is already
    * released. Not fired for removeViewer() or close().
    */
-  viewerDisconnected: [viewerId: string, reason: string];
+  viewerDisconnected: [playerId: string, reason: string];
 }
 
 export interface RelayStats {
@@ -124,7 +124,7 @@ export class SessionRelay {
   private readonly clock: RelayClock;
   private readonly listeners: Listeners<SessionRelayEvents>;
   private readonly streamerCandidateListeners = new Set<(c: RelayIceCandidate) => void>();
-  private readonly viewerCandidateListeners = new Set<(viewerId: string, c: RelayIceCandidate) => void>();
+  private readonly viewerCandidateListeners = new Set<(playerId: string, c: RelayIceCandidate) => void>();
   private readonly viewers = new Map<string, ViewerLeg>();
   private readonly estimates = new Map<string, ViewerEstimate>();
   /** Each viewer leg's counts at the last REMB, to judge its loss and rate over one period. */
@@ -255,14 +255,14 @@ export class SessionRelay {
     };
   }
 
-  // ---- viewers (browsers) ----
+  // ---- viewers (browsers), each known by its Pixel Streaming player id ----
 
   /** A viewer subscribed: creates its peer and returns the relay's offer. Throws RelayError. */
-  async addViewer(viewerId: string): Promise<string> {
+  async addViewer(playerId: string): Promise<string> {
     this.assertOpen();
-    if (this.viewers.has(viewerId)) throw new RelayError('DUPLICATE_VIEWER', `Viewer ${viewerId} already exists`);
+    if (this.viewers.has(playerId)) throw new RelayError('DUPLICATE_VIEWER', `Viewer ${playerId} already exists`);
     const leg = new ViewerLeg(
-      viewerId,
+      playerId,
       viewerPeerConfig(this.options),
       this.outboxLimits,
       this.replay.snapshot(),
@@ -272,12 +272,12 @@ export class SessionRelay {
           this.toApp.send(payload);
         },
         messageSent: () => this.counters.dataChannelMessagesToViewers++,
-        messageDropped: (reason) => this.dropped(viewerId, reason),
+        messageDropped: (reason) => this.dropped(playerId, reason),
         keyframeRequest: () => {
           this.counters.keyframeRequestsFromViewers++;
           this.keyframes.request();
         },
-        estimate: (bps) => this.estimates.set(viewerId, { bps, atMs: this.clock.now() }),
+        estimate: (bps) => this.estimates.set(playerId, { bps, atMs: this.clock.now() }),
         nack: (resent, missed) => {
           this.counters.viewerNacksReceived++;
           this.counters.viewerPacketsResent += resent;
@@ -291,39 +291,39 @@ export class SessionRelay {
           if (this.ingestVideoStarted) this.keyframes.request(false);
         },
         connected: () => {
-          this.log.info({ viewerId }, 'viewer connected');
-          this.listeners.emit('viewerConnected', viewerId);
+          this.log.info({ playerId }, 'viewer connected');
+          this.listeners.emit('viewerConnected', playerId);
         },
         disconnected: (reason) => this.onViewerLost(leg, reason),
-        candidate: (c) => this.emitViewerCandidate(viewerId, c),
+        candidate: (c) => this.emitViewerCandidate(playerId, c),
       },
-      this.log.child({ viewerId }),
+      this.log.child({ playerId }),
     );
-    this.viewers.set(viewerId, leg);
+    this.viewers.set(playerId, leg);
     // A viewer joining mid-stream needs a keyframe; another request follows when its DTLS is up.
     if (this.ingestVideoStarted) this.keyframes.request();
     try {
       const sdp = await leg.offer();
-      if (this.viewers.get(viewerId) !== leg) throw new RelayError('VIEWER_REMOVED', `Viewer ${viewerId} was removed while its offer was being made`);
+      if (this.viewers.get(playerId) !== leg) throw new RelayError('VIEWER_REMOVED', `Viewer ${playerId} was removed while its offer was being made`);
       return this.options.publicIp ? advertisePublicIp(sdp, this.options.publicIp) : sdp;
     } catch (err) {
-      if (this.viewers.get(viewerId) === leg) this.releaseViewer(viewerId, leg);
+      if (this.viewers.get(playerId) === leg) this.releaseViewer(playerId, leg);
       throw err;
     }
   }
 
-  async acceptViewerAnswer(viewerId: string, sdp: string): Promise<void> {
+  async acceptViewerAnswer(playerId: string, sdp: string): Promise<void> {
     this.assertOpen();
-    await this.viewer(viewerId).acceptAnswer(sdp);
+    await this.viewer(playerId).acceptAnswer(sdp);
   }
 
-  async addViewerCandidate(viewerId: string, candidate: RelayIceCandidate): Promise<void> {
+  async addViewerCandidate(playerId: string, candidate: RelayIceCandidate): Promise<void> {
     this.assertOpen();
-    await this.viewer(viewerId).addCandidate(candidate);
+    await this.viewer(playerId).addCandidate(candidate);
   }
 
   /** Candidates to trickle to viewers; returns the unsubscribe function. */
-  onViewerCandidate(listener: (viewerId: string, candidate: RelayIceCandidate) => void): () => void {
+  onViewerCandidate(listener: (playerId: string, candidate: RelayIceCandidate) => void): () => void {
     this.viewerCandidateListeners.add(listener);
     return () => {
       this.viewerCandidateListeners.delete(listener);
@@ -331,9 +331,9 @@ export class SessionRelay {
   }
 
   /** Releases a viewer. No event fires; unknown ids are ignored (it may have disconnected already). */
-  removeViewer(viewerId: string): void {
-    const leg = this.viewers.get(viewerId);
-    if (leg) this.releaseViewer(viewerId, leg);
+  removeViewer(playerId: string): void {
+    const leg = this.viewers.get(playerId);
+    if (leg) this.releaseViewer(playerId, leg);
   }
 
   stats(): RelayStats {
@@ -360,7 +360,7 @@ export class SessionRelay {
     this.closed = true;
     this.keyframes.close();
     this.stopRemb();
-    for (const [viewerId, leg] of [...this.viewers]) this.releaseViewer(viewerId, leg);
+    for (const [playerId, leg] of [...this.viewers]) this.releaseViewer(playerId, leg);
     if (this.ingest) this.dropIngest(this.ingest, 'relay closed', false);
     this.toApp.close();
     this.replay.clear();
@@ -444,10 +444,10 @@ export class SessionRelay {
     this.lastRembMs = now;
     let viewerLost = false;
     let forwardedBps = Infinity;
-    for (const [viewerId, leg] of this.viewers) {
+    for (const [playerId, leg] of this.viewers) {
       const counts = { ...leg.counts };
-      const before = this.legCounts.get(viewerId);
-      this.legCounts.set(viewerId, counts);
+      const before = this.legCounts.get(playerId);
+      this.legCounts.set(playerId, counts);
       if (before === undefined || seconds <= 0) continue;
       if (viewerLegLosing(before, counts)) viewerLost = true;
       forwardedBps = Math.min(forwardedBps, ((counts.bytes - before.bytes) * 8) / seconds);
@@ -484,22 +484,22 @@ export class SessionRelay {
   }
 
   private onViewerLost(leg: ViewerLeg, reason: string): void {
-    if (this.viewers.get(leg.viewerId) !== leg) return;
-    this.releaseViewer(leg.viewerId, leg);
-    this.log.info({ viewerId: leg.viewerId, reason }, 'viewer disconnected');
-    this.listeners.emit('viewerDisconnected', leg.viewerId, reason);
+    if (this.viewers.get(leg.playerId) !== leg) return;
+    this.releaseViewer(leg.playerId, leg);
+    this.log.info({ playerId: leg.playerId, reason }, 'viewer disconnected');
+    this.listeners.emit('viewerDisconnected', leg.playerId, reason);
   }
 
-  private releaseViewer(viewerId: string, leg: ViewerLeg): void {
-    this.viewers.delete(viewerId);
-    this.estimates.delete(viewerId);
-    this.legCounts.delete(viewerId);
+  private releaseViewer(playerId: string, leg: ViewerLeg): void {
+    this.viewers.delete(playerId);
+    this.estimates.delete(playerId);
+    this.legCounts.delete(playerId);
     this.track(leg.close());
   }
 
-  private viewer(viewerId: string): ViewerLeg {
-    const leg = this.viewers.get(viewerId);
-    if (leg === undefined) throw new RelayError('UNKNOWN_VIEWER', `No viewer ${viewerId}`);
+  private viewer(playerId: string): ViewerLeg {
+    const leg = this.viewers.get(playerId);
+    if (leg === undefined) throw new RelayError('UNKNOWN_VIEWER', `No viewer ${playerId}`);
     return leg;
   }
 
@@ -507,10 +507,10 @@ export class SessionRelay {
     for (const listener of [...this.streamerCandidateListeners]) this.callListener(() => listener(candidate));
   }
 
-  private emitViewerCandidate(viewerId: string, candidate: RelayIceCandidate): void {
+  private emitViewerCandidate(playerId: string, candidate: RelayIceCandidate): void {
     const twin = this.options.publicIp ? publicIpCandidate(candidate.candidate, this.options.publicIp) : undefined;
     for (const c of twin === undefined ? [candidate] : [candidate, { ...candidate, candidate: twin }]) {
-      for (const listener of [...this.viewerCandidateListeners]) this.callListener(() => listener(viewerId, c));
+      for (const listener of [...this.viewerCandidateListeners]) this.callListener(() => listener(playerId, c));
     }
   }
 

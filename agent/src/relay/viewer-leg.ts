@@ -106,7 +106,7 @@ export class ViewerLeg {
   private closing: Promise<void> | undefined;
 
   constructor(
-    readonly viewerId: string,
+    readonly playerId: string,
     config: RTCPeerConnectionConfig,
     outboxLimits: OutboxLimits,
     /** App messages that predate this viewer (Protocol, InitialSettings): sent first, once the channel opens. */
@@ -167,24 +167,24 @@ export class ViewerLeg {
     try {
       await this.pc.setLocalDescription(await this.pc.createOffer());
     } catch (err) {
-      throw new RelayError('NEGOTIATION_FAILED', `Could not create the offer for viewer ${this.viewerId}: ${String(err)}`);
+      throw new RelayError('NEGOTIATION_FAILED', `Could not create the offer for viewer ${this.playerId}: ${String(err)}`);
     }
     // werift bound its sockets while gathering: room for a keyframe leaving at once.
     this.socketBuffers = growSocketBuffers(this.pc, { sendBytes: VIEWER_SEND_BUFFER_BYTES });
     const sdp = this.pc.localDescription?.sdp;
-    if (this.isFinished()) throw new RelayError('VIEWER_REMOVED', `Viewer ${this.viewerId} was removed while its offer was being made`);
-    if (sdp === undefined) throw new RelayError('NEGOTIATION_FAILED', `werift produced no offer for viewer ${this.viewerId}`);
+    if (this.isFinished()) throw new RelayError('VIEWER_REMOVED', `Viewer ${this.playerId} was removed while its offer was being made`);
+    if (sdp === undefined) throw new RelayError('NEGOTIATION_FAILED', `werift produced no offer for viewer ${this.playerId}`);
     this.offerReturned = true;
     this.move('offered');
     return sdp;
   }
 
   async acceptAnswer(sdp: string): Promise<void> {
-    if (this.state !== 'offered') throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.viewerId} is ${this.state}, not waiting for an answer`);
+    if (this.state !== 'offered') throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.playerId} is ${this.state}, not waiting for an answer`);
     try {
       await this.pc.setRemoteDescription({ type: 'answer', sdp });
     } catch (err) {
-      throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.viewerId}'s answer was refused: ${String(err)}`);
+      throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.playerId}'s answer was refused: ${String(err)}`);
     }
     if (this.state !== 'offered') return;
     this.move('answered');
@@ -203,14 +203,14 @@ export class ViewerLeg {
     this.remoteCandidates += 1;
     if (this.remoteCandidates > MAX_REMOTE_CANDIDATES) {
       if (this.remoteCandidates === MAX_REMOTE_CANDIDATES + 1) {
-        this.log.warn({ viewerId: this.viewerId, limit: MAX_REMOTE_CANDIDATES }, 'viewer sent too many ICE candidates; dropping the rest');
+        this.log.warn({ playerId: this.playerId, limit: MAX_REMOTE_CANDIDATES }, 'viewer sent too many ICE candidates; dropping the rest');
       }
       return;
     }
     try {
       await this.pc.addIceCandidate({ candidate: candidate.candidate, sdpMid: candidate.sdpMid ?? null, sdpMLineIndex: candidate.sdpMLineIndex ?? null });
     } catch (err) {
-      throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.viewerId}'s candidate was refused: ${String(err)}`);
+      throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.playerId}'s candidate was refused: ${String(err)}`);
     }
   }
 
@@ -346,7 +346,7 @@ export class ViewerLeg {
   private move(next: ViewerState): void {
     if (next === this.state) return;
     if (!VIEWER_TRANSITIONS[this.state].includes(next)) {
-      this.log.warn({ viewerId: this.viewerId, from: this.state, to: next }, 'ignored viewer state change');
+      this.log.warn({ playerId: this.playerId, from: this.state, to: next }, 'ignored viewer state change');
       return;
     }
     this.state = next;
@@ -361,7 +361,7 @@ export class ViewerLeg {
     try {
       fn();
     } catch (err) {
-      this.log.error({ err, viewerId: this.viewerId, what }, 'viewer event handler failed');
+      this.log.error({ err, playerId: this.playerId, what }, 'viewer event handler failed');
     }
   }
 }

@@ -1,49 +1,40 @@
 // Who may do what on a project: the account owner everything, FULL members their listed
 // projects, READONLY members reads only; writes also need an `active` subscription. Read from
-// the database on every request, so a removed member or a new status takes effect at once.
-import { ApiError, type HttpErrorName } from '../errors';
-import type { MemberAccess, Project, ProjectAccessFacts, ProjectsRepository } from '../repositories/projects';
-
-export type ProjectOperation = 'read' | 'write';
+// the database (or the access facts, dropped on every write to their tables) on every request,
+// so a removed member or a new status takes effect at once.
+import { ApiError } from '../errors';
+import type { ProjectAccessFacts } from '../repositories/access-facts';
+import type { MemberAccess, Project, ProjectsRepository } from '../repositories/projects';
 
 /** The subscription status that allows writes; anything else blocks them. */
 export const ACTIVE_SUBSCRIPTION = 'active';
-
-export interface ProjectGrant {
-  project: Project;
-  access: MemberAccess;
-  owner: boolean;
-}
 
 export class ProjectAccess {
   constructor(private readonly projects: ProjectsRepository) {}
 
   /**
-   * The project if `userId` may perform the operation: 404 Project not found, then `denied`
-   * (403; userStats says `Access denied`, the POST endpoints `Forbidden`) without access, then
-   * 403 for a READONLY member's write or a write while the subscription is not active.
+   * The project if `userId` may write to it: 404 Project not found, then 403 `Forbidden` without
+   * access, then 403 for a READONLY member or while the subscription is not active.
    */
-  require(userId: string, projectId: string, operation: ProjectOperation, denied: Extract<HttpErrorName, 'accessDenied' | 'forbidden'>): ProjectGrant {
+  requireWrite(userId: string, projectId: string): Project {
     const project = this.projects.findById(projectId);
     if (!project) throw new ApiError('projectNotFound');
-    const owner = project.ownerUserId === userId;
-    const access = owner ? 'FULL' : this.projects.memberAccess(projectId, userId);
-    if (access === undefined) throw new ApiError(denied);
-    if (operation === 'write') {
-      if (access === 'READONLY') throw new ApiError('readOnlyAccess');
-      if (project.subscriptionStatus !== ACTIVE_SUBSCRIPTION) throw new ApiError('subscriptionInactive');
-    }
-    return { project, access, owner };
+    const access = project.ownerUserId === userId ? 'FULL' : this.projects.memberAccess(projectId, userId);
+    if (access === undefined) throw new ApiError('forbidden');
+    if (access === 'READONLY') throw new ApiError('readOnlyAccess');
+    if (project.subscriptionStatus !== ACTIVE_SUBSCRIPTION) throw new ApiError('subscriptionInactive');
+    return project;
   }
 
-  /** The read check alone, in one query (the polled GET routes need no project record). */
-  requireRead(userId: string, projectId: string, denied: Extract<HttpErrorName, 'accessDenied' | 'forbidden'>): void {
-    this.checkRead(userId, this.projects.accessFacts(projectId, userId), denied);
-  }
-
-  /** requireRead on facts the caller already read (undefined: no such project). */
-  checkRead(userId: string, facts: ProjectAccessFacts | undefined, denied: Extract<HttpErrorName, 'accessDenied' | 'forbidden'>): void {
+  /**
+   * The reader's access (`FULL` for the owner) on facts already read (undefined: no such project):
+   * 404 Project not found, then 403 `Access denied` for anyone who is neither owner nor member.
+   * Reads need no active subscription.
+   */
+  checkRead(userId: string, facts: ProjectAccessFacts | undefined): MemberAccess {
     if (!facts) throw new ApiError('projectNotFound');
-    if (facts.ownerUserId !== userId && facts.memberAccess === undefined) throw new ApiError(denied);
+    if (facts.ownerUserId === userId) return 'FULL';
+    if (facts.memberAccess === undefined) throw new ApiError('accessDenied');
+    return facts.memberAccess;
   }
 }

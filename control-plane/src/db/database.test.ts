@@ -149,3 +149,49 @@ describe('schema constraints', () => {
     expect(() => db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_2', 'A@Example.com', 1)").run()).toThrow(/UNIQUE/);
   });
 });
+
+describe('migration 5: the CHECK on builds.status', () => {
+  const before5 = MIGRATIONS.filter((m) => m.version < 5);
+  const rows = (db: Db) => db.prepare('SELECT * FROM builds ORDER BY upload_id').all();
+  /** A version-4 database file holding two builds, the second in `status`; returns its path and rows. */
+  const atVersion4 = (status: string) => {
+    const path = join(dir, 'cp.sqlite');
+    const db = new Database(path);
+    migrate(db, before5);
+    db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+    const insert = db.prepare('INSERT INTO builds (upload_id, project_id, file_url, status, objection, auto_release, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    insert.run('upl_a', 'prj_1', 'https://example.com/a.zip', 'Reject', 'bad archive', 1, 10, 20);
+    insert.run('upl_b', 'prj_1', null, status, null, 0, 30, 40);
+    const kept = rows(db);
+    db.close();
+    return { path, kept };
+  };
+
+  it('rebuilds the table keeping every row, the index and the foreign key', () => {
+    const { path, kept } = atVersion4('pending');
+
+    const db = track(openDatabase(path));
+    expect(versions(db)).toContain(5);
+    expect(rows(db)).toEqual(kept);
+    expect(tables(db)).toEqual(ALL_TABLES);
+    expect(db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'builds_project_created'").get()).toEqual({
+      sql: 'CREATE INDEX builds_project_created ON builds(project_id, created_at DESC)',
+    });
+    expect(() => db.prepare("UPDATE builds SET status = 'Uploaded' WHERE upload_id = 'upl_b'").run()).toThrow(/CHECK constraint failed/);
+    // Still a child of projects: deleting the project deletes its builds.
+    db.prepare("DELETE FROM projects WHERE id = 'prj_1'").run();
+    expect(rows(db)).toEqual([]);
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+  });
+
+  it('rolls back, leaving version 4 and its rows, when a stored status is not a build status', () => {
+    const { path, kept } = atVersion4('Uploaded');
+
+    expect(() => openDatabase(path)).toThrow(/CHECK constraint failed/);
+    const db = track(new Database(path));
+    expect(Math.max(...versions(db))).toBe(4);
+    expect(rows(db)).toEqual(kept);
+    expect(tables(db)).not.toContain('builds_with_status_check');
+  });
+});

@@ -201,4 +201,30 @@ CREATE INDEX webhook_deliveries_project ON webhook_deliveries(project_id, id DES
 CREATE INDEX sessions_project_not_terminated ON sessions(project_id, created_at) WHERE status <> 'Terminated';
 `,
   },
+  {
+    version: 5,
+    name: 'builds.status limited to the build stages',
+    sql: `
+-- builds.status takes only the statuses of the build stage table (builds/build-stages.ts).
+-- SQLite cannot add a CHECK to a column, so the table is rebuilt in this migration's transaction:
+-- new table, rows copied, old table dropped, new one renamed, index recreated. No foreign key
+-- points at builds, so dropping it cascades nowhere; a stored status outside the list fails the
+-- copy and rolls the whole migration back.
+CREATE TABLE builds_with_status_check (
+  upload_id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  file_url TEXT,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Ready', 'Distributing to Servers', 'Approved', 'Reject', 'Download Failed')),
+  objection TEXT,
+  auto_release INTEGER NOT NULL DEFAULT 0 CHECK (auto_release IN (0, 1)),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+INSERT INTO builds_with_status_check (upload_id, project_id, file_url, status, objection, auto_release, created_at, updated_at)
+  SELECT upload_id, project_id, file_url, status, objection, auto_release, created_at, updated_at FROM builds;
+DROP TABLE builds;
+ALTER TABLE builds_with_status_check RENAME TO builds;
+CREATE INDEX builds_project_created ON builds(project_id, created_at DESC);
+`,
+  },
 ];

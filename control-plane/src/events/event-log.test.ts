@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { ManualClock } from '@pixelfleet/signaling';
@@ -11,12 +12,15 @@ let dir: string;
 let db: Db;
 let clock: ManualClock;
 let log: EventLog;
+let logged: { msg: string; err?: { message: string } }[];
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'pf-event-log-'));
   db = openDatabase(join(dir, 'cp.sqlite'));
   clock = new ManualClock(1_000);
-  log = new EventLog(new SqliteEventsRepository(db), clock);
+  logged = [];
+  const destination = { write: (line: string) => void logged.push(JSON.parse(line) as { msg: string; err?: { message: string } }) };
+  log = new EventLog(new SqliteEventsRepository(db), clock, pino({ level: 'error' }, destination));
 });
 
 afterEach(() => {
@@ -112,5 +116,17 @@ describe('EventLog.follow', () => {
     const b = log.record('b', {});
     expect(first.seen).toEqual([a]);
     expect(second.seen).toEqual([a, b]);
+  });
+
+  it('a throwing watcher is logged and skipped: the event is recorded and the other watchers hear it', () => {
+    const after = collector();
+    log.follow(0, () => {
+      throw new Error('watcher broke');
+    });
+    log.follow(0, after.listener);
+    const a = log.record('a', {});
+    expect(after.seen).toEqual([a]);
+    expect(logged.map((l) => [l.msg, l.err?.message])).toEqual([['fleet event watcher threw', 'watcher broke']]);
+    expect(new SqliteEventsRepository(db).listAfter(0, 10).map((e) => e.eventId)).toEqual([a.eventId]);
   });
 });

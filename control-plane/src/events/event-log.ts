@@ -1,16 +1,22 @@
 // Records fleet events durably and fans them out to live watchers (admin WatchEvents).
+import type { Logger } from 'pino';
+import { Listeners } from '@pixelfleet/signaling';
 import type { Clock } from '@pixelfleet/signaling';
 import type { EventsRepository, FleetEvent } from '../repositories/events';
 
 export type EventListener = (event: FleetEvent) => void;
 
 export class EventLog {
-  private readonly listeners = new Set<EventListener>();
+  /** A throwing watcher is logged and skipped: the event is already recorded, and the others still hear it. */
+  private readonly listeners: Listeners<{ recorded: [event: FleetEvent] }>;
 
   constructor(
     private readonly repo: EventsRepository,
     private readonly clock: Clock,
-  ) {}
+    log: Logger,
+  ) {
+    this.listeners = new Listeners((_event, err) => log.error({ err }, 'fleet event watcher threw'));
+  }
 
   record(type: string, about: { workerId?: string; sessionId?: string; projectId?: string }, data: Record<string, unknown> = {}): FleetEvent {
     const event = this.repo.append({
@@ -21,7 +27,7 @@ export class EventLog {
       projectId: about.projectId,
       data,
     });
-    for (const l of this.listeners) l(event);
+    this.listeners.emit('recorded', event);
     return event;
   }
 
@@ -39,7 +45,6 @@ export class EventLog {
       }
       if (page.length < 500) break;
     }
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.on('recorded', listener);
   }
 }

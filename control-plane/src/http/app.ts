@@ -1,7 +1,7 @@
 // The fastify app: health, metrics, the spec's error body format ({ message }) and the one
 // error handler. REST routes (build & project API, analytics, share page) register here.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ApiError, HTTP_ERRORS } from '../errors';
+import { ApiError, DOMAIN_ERROR_HTTP_STATUS, DomainError, HTTP_ERRORS } from '../errors';
 import { createRequestLoggerFactory } from '../lib/logger';
 import type { Metrics } from './metrics';
 
@@ -40,6 +40,8 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) return reply.status(err.status).headers(err.headers).send({ message: err.message });
+    // As the gRPC edge does: the kind picks the status, the message is the domain's sentence.
+    if (err instanceof DomainError) return reply.status(DOMAIN_ERROR_HTTP_STATUS[err.kind]).send({ message: err.message });
     if (err.validation) return reply.status(400).send({ message: err.message });
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ message: HTTP_ERRORS.unsupportedMediaType.message });
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ message: HTTP_ERRORS.bodyTooLarge.message });

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from './metrics';
 import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
-import type { RegistryListener, WorkerRegistry } from '../workers/registry';
+import type { RegistryEvents, WorkerRegistry } from '../workers/registry';
 
 /** A worker registry that only lets the test play heartbeats to its listeners. */
 function heartbeats(): { registry: WorkerRegistry; beat: (workerId: string, activity: SessionActivity[]) => void } {
-  const listeners: RegistryListener[] = [];
-  const registry = { list: () => [], liveStreamCount: () => 0, subscribe: (l: RegistryListener) => listeners.push(l) } as unknown as WorkerRegistry;
-  return { registry, beat: (workerId, activity) => listeners.forEach((l) => l.sessionActivity?.(workerId, activity)) };
+  type ActivityListener = (...args: RegistryEvents['sessionActivity']) => void;
+  const listeners: ActivityListener[] = [];
+  const on = (event: keyof RegistryEvents, l: ActivityListener) => (event === 'sessionActivity' ? listeners.push(l) : 0);
+  const registry = { list: () => [], liveStreamCount: () => 0, on } as unknown as WorkerRegistry;
+  return { registry, beat: (workerId, activity) => listeners.forEach((l) => l(workerId, activity)) };
 }
 
 const counters = (over: Partial<RelayCounters> = {}): RelayCounters => ({

@@ -38,7 +38,7 @@ export function createMetrics(workers: WorkerRegistry): Metrics {
     },
   });
   const relay = new RelayMetrics(registry);
-  workers.subscribe({ sessionActivity: (workerId, activity) => relay.record(workerId, activity) });
+  workers.on('sessionActivity', (workerId, activity) => relay.record(workerId, activity));
   return { registry, httpRequests };
 }
 

@@ -1,14 +1,21 @@
 // What the API's key and project checks need about one user and one project, read in one
 // statement: the user and their live key digest, the project's owner and subscription, and the
-// user's membership. For the polled GET routes, where three reads per request add up.
+// user's membership. Every project read route authorizes from these (http/api/project-read.ts).
 import type { Db } from '../db/database';
-import type { MemberAccess, ProjectAccessFacts } from './projects';
+import type { MemberAccess } from './projects';
 
 export interface KeyFacts {
   /** Whether `userId` names a user. */
   exists: boolean;
   /** The digest of the user's live key, if any. */
   liveKeyHash: string | undefined;
+}
+
+export interface ProjectAccessFacts {
+  ownerUserId: string;
+  subscriptionStatus: string;
+  /** The user's member access, when they are a member. */
+  memberAccess: MemberAccess | undefined;
 }
 
 export interface AccessFacts {

@@ -13,7 +13,7 @@ const build = (uploadId: string, projectId: string, createdAt: number, extra: Pa
   uploadId,
   projectId,
   fileUrl: undefined,
-  status: 'Uploaded',
+  status: 'pending',
   objection: undefined,
   autoRelease: false,
   createdAt,
@@ -41,7 +41,7 @@ afterEach(() => {
 
 describe('SqliteBuildsRepository', () => {
   it('lists a project\'s builds newest first, round-tripping every field', () => {
-    const old = build('upl_old', 'prj_1', 100, { fileUrl: 'https://files.example.com/a.zip', autoRelease: true, objection: 'too big', status: 'Failed', updatedAt: 150 });
+    const old = build('upl_old', 'prj_1', 100, { fileUrl: 'https://files.example.com/a.zip', autoRelease: true, objection: 'too big', status: 'Reject', updatedAt: 150 });
     const mid = build('upl_mid', 'prj_1', 200);
     const recent = build('upl_new', 'prj_1', 300);
     for (const b of [mid, old, recent]) builds.insert(b);
@@ -77,6 +77,16 @@ describe('SqliteBuildsRepository', () => {
     ]);
     setLive('prj_1', null);
     expect(builds.listByProject('prj_1').every((b) => !b.live)).toBe(true);
+  });
+
+  it('moves a status only from the status the caller read, stamping updated_at and the objection', () => {
+    builds.insert(build('upl_1', 'prj_1', 100));
+    expect(builds.moveStatus('upl_1', 'Ready', 'Distributing to Servers', undefined, 200)).toBe(false);
+    expect(builds.findById('upl_1')).toMatchObject({ status: 'pending', updatedAt: 100 });
+    expect(builds.moveStatus('upl_1', 'pending', 'Downloading Files', undefined, 200)).toBe(true);
+    expect(builds.moveStatus('upl_1', 'Downloading Files', 'Download Failed', 'expired URL', 300)).toBe(true);
+    expect(builds.findById('upl_1')).toMatchObject({ status: 'Download Failed', objection: 'expired URL', updatedAt: 300 });
+    expect(builds.moveStatus('upl_none', 'pending', 'Downloading Files', undefined, 400)).toBe(false);
   });
 
   it('refuses a build of an unknown project and a duplicate upload id', () => {

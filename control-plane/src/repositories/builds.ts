@@ -1,12 +1,13 @@
-// Builds (uploads) of a project. The pipeline that moves them arrives with the builds issue;
-// operators can already list them.
+// Builds (uploads) of a project. Statuses change only through builds/build-service.ts, which asks
+// the stage table; the table's CHECK holds the same list.
 import type { Db } from '../db/database';
+import type { BuildStatus } from '../builds/build-stages';
 
 export interface BuildRecord {
   uploadId: string;
   projectId: string;
   fileUrl: string | undefined;
-  status: string;
+  status: BuildStatus;
   objection: string | undefined;
   autoRelease: boolean;
   live: boolean;
@@ -19,14 +20,18 @@ export interface BuildsRepository {
   /** Newest first; `live` is true for the project's live build. */
   listByProject(projectId: string): BuildRecord[];
   findById(uploadId: string): BuildRecord | undefined;
-  setStatus(uploadId: string, status: string, objection: string | undefined, nowMs: number): void;
+  /**
+   * Moves the build from `from` to `to` with `objection` (cleared when undefined) and
+   * `updated_at = nowMs`, only if its status is still `from`; false when it was not (or no such build).
+   */
+  moveStatus(uploadId: string, from: BuildStatus, to: BuildStatus, objection: string | undefined, nowMs: number): boolean;
 }
 
 interface BuildRow {
   upload_id: string;
   project_id: string;
   file_url: string | null;
-  status: string;
+  status: BuildStatus;
   objection: string | null;
   auto_release: number;
   live: number;
@@ -67,7 +72,7 @@ export class SqliteBuildsRepository implements BuildsRepository {
          FROM builds b JOIN projects p ON p.id = b.project_id
          WHERE b.upload_id = ?`,
       ),
-      setStatus: db.prepare('UPDATE builds SET status = ?, objection = ?, updated_at = ? WHERE upload_id = ?'),
+      moveStatus: db.prepare('UPDATE builds SET status = ?, objection = ?, updated_at = ? WHERE upload_id = ? AND status = ?'),
     };
   }
 
@@ -84,7 +89,7 @@ export class SqliteBuildsRepository implements BuildsRepository {
     return r && toBuild(r);
   }
 
-  setStatus(uploadId: string, status: string, objection: string | undefined, nowMs: number): void {
-    this.stmts.setStatus.run(status, objection ?? null, nowMs, uploadId);
+  moveStatus(uploadId: string, from: BuildStatus, to: BuildStatus, objection: string | undefined, nowMs: number): boolean {
+    return this.stmts.moveStatus.run(to, objection ?? null, nowMs, uploadId, from).changes === 1;
   }
 }

@@ -31,19 +31,10 @@ export interface ProjectsRepository {
   /** Returns false when the user was not a member. */
   removeMember(projectId: string, userId: string): boolean;
   memberAccess(projectId: string, userId: string): MemberAccess | undefined;
-  /** What auth needs to know about a project and one user, in one read; undefined when no project. */
-  accessFacts(projectId: string, userId: string): ProjectAccessFacts | undefined;
   setName(projectId: string, name: string): void;
   /** The project's webhook receiver and event filter (undefined events = every event). */
   webhook(projectId: string): ProjectWebhook;
   setWebhook(projectId: string, webhook: ProjectWebhook): void;
-}
-
-export interface ProjectAccessFacts {
-  ownerUserId: string;
-  subscriptionStatus: string;
-  /** The user's member access, when they are a member. */
-  memberAccess: MemberAccess | undefined;
 }
 
 export interface ProjectWebhook {
@@ -99,10 +90,6 @@ export class SqliteProjectsRepository implements ProjectsRepository {
       ),
       removeMember: db.prepare('DELETE FROM project_members WHERE project_id = ? AND user_id = ?'),
       memberAccess: db.prepare('SELECT access FROM project_members WHERE project_id = ? AND user_id = ?'),
-      accessFacts: db.prepare(
-        `SELECT p.owner_user_id, p.subscription_status, m.access FROM projects p
-         LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = ? WHERE p.id = ?`,
-      ),
       setName: db.prepare('UPDATE projects SET name = ? WHERE id = ?'),
       webhook: db.prepare('SELECT webhook_url, webhook_events FROM projects WHERE id = ?'),
       setWebhook: db.prepare('UPDATE projects SET webhook_url = ?, webhook_events = ? WHERE id = ?'),
@@ -150,11 +137,6 @@ export class SqliteProjectsRepository implements ProjectsRepository {
   memberAccess(projectId: string, userId: string): MemberAccess | undefined {
     const r = this.stmts.memberAccess.get(projectId, userId) as { access: MemberAccess } | undefined;
     return r?.access;
-  }
-
-  accessFacts(projectId: string, userId: string): ProjectAccessFacts | undefined {
-    const r = this.stmts.accessFacts.get(userId, projectId) as { owner_user_id: string; subscription_status: string; access: MemberAccess | null } | undefined;
-    return r && { ownerUserId: r.owner_user_id, subscriptionStatus: r.subscription_status, memberAccess: r.access ?? undefined };
   }
 
   setName(projectId: string, name: string): void {

@@ -1,12 +1,23 @@
 // The scheduler: places the head of each project's line on a worker of the project's region
-// with a free slot, whenever capacity may have changed. Runs are coalesced (one per turn of
-// the event loop) and synchronous, so placements never race each other.
+// with a free slot. The session lifecycle asks for a run (requestRun) wherever a session may have
+// become placeable or a slot was freed: a viewer joined, a session ended, a worker said Hello,
+// changed link or drain. Runs are coalesced into one on the next turn of the event loop (after
+// the gateway has told a new viewer its session) and synchronous, so placements never race.
 import type { Logger } from 'pino';
-import type { ProjectsRepository } from '../repositories/projects';
+import type { Project, ProjectsRepository } from '../repositories/projects';
+import type { SessionRecord } from '../repositories/sessions';
 import type { WorkerRegistry } from '../workers/registry';
 import { choosePlacement } from './placement';
-import type { SessionService } from './session-service';
 import type { SessionEndCause } from './session-end';
+import type { SessionQueues } from './session-queue';
+
+/** What the scheduler needs of the lifecycle (SessionService). */
+export interface PlacementTarget {
+  readonly queues: SessionQueues;
+  counts(projectId: string): { liveUser: number };
+  place(sessionId: string, workerId: string, project: Project): SessionRecord;
+  end(sessionId: string, cause: SessionEndCause): SessionRecord;
+}
 
 export class Scheduler {
   private pending = false;
@@ -15,17 +26,14 @@ export class Scheduler {
   runs = 0;
 
   constructor(
-    private readonly sessions: SessionService,
-    private readonly registry: WorkerRegistry,
+    private readonly sessions: PlacementTarget,
     private readonly projects: ProjectsRepository,
+    private readonly registry: WorkerRegistry,
     private readonly log: Logger,
-  ) {
-    sessions.subscribe({ capacityChanged: () => this.kick() });
-    registry.subscribe({ helloAccepted: () => this.kick(), linkChanged: () => this.kick(), drainChanged: () => this.kick() });
-  }
+  ) {}
 
-  /** Asks for a run soon; many kicks in one turn make one run. */
-  kick(): void {
+  /** Asks for a run on the next turn; many requests in one turn make one run. */
+  requestRun(): void {
     if (this.pending || this.closed) return;
     this.pending = true;
     setImmediate(() => {

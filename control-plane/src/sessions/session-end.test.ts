@@ -1,9 +1,32 @@
 // The close a viewer hears when a session ends: the table's code and reason, and the app's own
 // words after it when the app disconnected the viewer, always within a close frame's 123 bytes.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MAX_CLOSE_REASON_BYTES } from '@pixelfleet/signaling';
-import { VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
+import { MAX_CLOSE_REASON_BYTES, VIEWER_CLOSES } from '@pixelfleet/signaling';
 import { SESSION_END, closeForEndReason, viewerCloseFor } from './session-end';
+import { QUEUE_FULL, RESUME_NOT_FIRST, RESUME_REFUSED, TOO_MANY_FROM_ADDRESS, TOO_MANY_ICE_CANDIDATES } from '../share/viewer-gateway';
+
+/** The closes of the one table, as frames. */
+const tableCloses = Object.values(VIEWER_CLOSES).map(({ code, reason }) => ({ code, reason }));
+
+describe('every close the control plane sends a viewer is in the table', () => {
+  it.each(Object.entries(SESSION_END))('SESSION_END.%s', (_cause, { close }) => {
+    expect(tableCloses).toContainEqual(close);
+  });
+
+  it("the gateway's named closes", () => {
+    for (const close of [QUEUE_FULL, RESUME_NOT_FIRST, RESUME_REFUSED, TOO_MANY_FROM_ADDRESS, TOO_MANY_ICE_CANDIDATES]) expect(tableCloses).toContainEqual(close);
+  });
+
+  it('the gateway and the session ends close with table entries, never with a number or a reason of their own', () => {
+    for (const file of ['../share/viewer-gateway.ts', './session-end.ts']) {
+      const source = readFileSync(new URL(file, import.meta.url), 'utf8');
+      expect(source).not.toMatch(/\.close\(\s*\d/);
+      expect(source).not.toMatch(/\.close\([^)]*,\s*'/);
+      expect(source).not.toMatch(/\bcode:\s*\d/);
+    }
+  });
+});
 
 describe('viewerCloseFor', () => {
   it("ends an app's disconnectPlayer with 4012, which the page has its own sentence for", () => {
@@ -11,7 +34,7 @@ describe('viewerCloseFor', () => {
       endReason: 'app disconnected the viewer',
       close: { code: 4012, reason: 'the app disconnected the viewer' },
     });
-    expect(VIEWER_CLOSE_CODES.disconnectedByApp.code).toBe(4012);
+    expect(VIEWER_CLOSES.disconnectedByApp.code).toBe(4012);
     expect(Object.entries(SESSION_END).filter(([, e]) => e.close.code === 4012).map(([cause]) => cause)).toEqual(['appDisconnectedViewer']);
   });
 

@@ -1,6 +1,8 @@
-// Why a session ends, and what the viewer's WebSocket is closed with. The 40xx codes follow
-// the hosted-service convention (architecture §2): one table, used by the gateway and tests.
-import { limitCloseReason } from '@pixelfleet/signaling';
+// Why a session ends, and what the viewer's WebSocket is closed with: each cause names an entry
+// of signaling's one table of viewer closes (viewer-closes.ts), never a code of its own.
+import { limitCloseReason, viewerClose, type ViewerClose } from '@pixelfleet/signaling';
+
+export type { ViewerClose };
 
 export type SessionEndCause =
   | 'viewerLeft'
@@ -12,36 +14,28 @@ export type SessionEndCause =
   | 'launchFailed'
   | 'maxRunTime'
   | 'afkTimeout'
-  | 'streamerNotFound'
   | 'appExited'
   | 'workerLost'
   | 'appDisconnectedViewer'
   | 'controlPlaneRestarted';
 
-export interface ViewerClose {
-  code: number;
-  reason: string;
-}
-
 /** cause → the end reason recorded on the session and the close sent to the viewer. */
 export const SESSION_END: Readonly<Record<SessionEndCause, { endReason: string; close: ViewerClose }>> = {
-  viewerLeft: { endReason: 'viewer left', close: { code: 1000, reason: 'viewer left' } },
-  ended: { endReason: 'ended', close: { code: 1000, reason: 'session ended' } },
-  endedByOperator: { endReason: 'ended by operator', close: { code: 1000, reason: 'session ended by an operator' } },
-  projectDisabled: { endReason: 'project disabled', close: { code: 4000, reason: 'project disabled' } },
-  noWorker: { endReason: 'no worker available', close: { code: 4001, reason: 'no streaming server available in this region' } },
-  appNotFound: { endReason: 'app not found', close: { code: 4002, reason: 'app not found: the project has no live build' } },
-  launchFailed: { endReason: 'app failed to launch', close: { code: 4003, reason: 'app failed to launch' } },
-  maxRunTime: { endReason: 'maxRunTime', close: { code: 4004, reason: 'maximum run time reached' } },
-  // Not among the hosted convention's codes; the viewer page shows the reason as sent.
-  afkTimeout: { endReason: 'afkTimeout', close: { code: 4007, reason: 'ended after a period without input' } },
-  streamerNotFound: { endReason: 'streamer not found', close: { code: 4005, reason: 'streamer not found' } },
-  appExited: { endReason: 'app closed or crashed', close: { code: 4006, reason: 'app closed or crashed' } },
-  workerLost: { endReason: 'worker lost the session', close: { code: 4006, reason: 'streaming server lost' } },
+  viewerLeft: { endReason: 'viewer left', close: viewerClose('viewerLeft') },
+  ended: { endReason: 'ended', close: viewerClose('normalClosure') },
+  endedByOperator: { endReason: 'ended by operator', close: viewerClose('endedByOperator') },
+  projectDisabled: { endReason: 'project disabled', close: viewerClose('projectDisabled') },
+  noWorker: { endReason: 'no worker available', close: viewerClose('noServerAvailable') },
+  appNotFound: { endReason: 'app not found', close: viewerClose('appNotFound') },
+  launchFailed: { endReason: 'app failed to launch', close: viewerClose('appLaunchFailed') },
+  maxRunTime: { endReason: 'maxRunTime', close: viewerClose('maxRunTimeReached') },
+  afkTimeout: { endReason: 'afkTimeout', close: viewerClose('idleTimeout') },
+  appExited: { endReason: 'app closed or crashed', close: viewerClose('appClosed') },
+  workerLost: { endReason: 'worker lost the session', close: viewerClose('workerLost') },
   // Ours: the app sent Pixel Streaming's `disconnectPlayer` (Wilbur closes that player with 1011,
   // which the page could not tell from a server fault). The app's own reason follows (viewerCloseFor).
-  appDisconnectedViewer: { endReason: 'app disconnected the viewer', close: { code: 4012, reason: 'the app disconnected the viewer' } },
-  controlPlaneRestarted: { endReason: 'control plane restarted', close: { code: 1012, reason: 'service restarting' } },
+  appDisconnectedViewer: { endReason: 'app disconnected the viewer', close: viewerClose('disconnectedByApp') },
+  controlPlaneRestarted: { endReason: 'control plane restarted', close: viewerClose('serviceRestarting') },
 };
 
 const CLOSE_BY_END_REASON: ReadonlyMap<string, ViewerClose> = new Map(Object.values(SESSION_END).map((e) => [e.endReason, e.close]));

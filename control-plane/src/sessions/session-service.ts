@@ -1,77 +1,97 @@
 // The session lifecycle: a viewer's session is created Enqueued in its project's line, placed
 // on a worker (Starting), Running once the viewer's peer connection is up, and ended for one
-// cause in SESSION_END. Every status change goes through SESSION_TRANSITIONS and writes a
-// snapshot row; the gateway hears of each change through SessionListener.
+// cause in SESSION_END. Every status change goes through move(), the one caller of the transition
+// table, which writes a snapshot row and keeps the live counts. Scheduling is asked for here, by
+// name (scheduler.requestRun), wherever a session may have become placeable or a slot was freed;
+// the gateway hears of each change through on(). Timers, worker reconcile, live counts and
+// snapshot shaping live in modules of their own beside this one.
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
-import { isSessionId, type IdSource } from '../lib/ids';
+import { Listeners, decodeRelayToViewer, encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/signaling';
+import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';
-import { isRegionCode, regionDisplayName } from '../regions';
 import type { EventLog } from '../events/event-log';
-import type { SessionRecord, SessionsRepository, SnapshotData } from '../repositories/sessions';
-import type { Project } from '../repositories/projects';
+import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
+import type { Project, ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
-import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SignalEnvelope } from '@pixelfleet/proto';
-import { SNAPSHOT_STATUSES, canMoveSession, isLive, type SessionStatus } from './session-status';
+import type { AgentAck, AgentCommand, AgentSessionEvent, SessionActivity, SignalEnvelope } from '@pixelfleet/proto';
+import { SNAPSHOT_STATUSES, canMoveSession, type SessionStatus } from './session-status';
 import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';
+import { LiveCounts } from './live-counts';
+import { playerIdOf, snapshotOf, streamingIdOf } from './session-snapshots';
+import { STOP_GRACE_MS, SessionTimers } from './session-timers';
+import { reconcileWorker } from './worker-reconcile';
+import { SignalRoutes } from './signal-routes';
+import { Scheduler } from './scheduler';
 
-/** How long an agent gets to stop an app gracefully before it kills the process tree. */
-export const STOP_GRACE_MS = 10_000;
-/** How long sessions of an unreachable worker are kept (media can outlive a control-link blip). */
-export const WORKER_LOST_GRACE_MS = 120_000;
-
-/** What the viewer gateway and the scheduler hear about sessions. */
-export interface SessionListener {
+/** What the viewer gateway hears about sessions: event → its listeners' arguments. */
+export type SessionEvents = {
   /** The line of a project changed (someone joined, left or was placed). */
-  queueChanged?(projectId: string): void;
+  queueChanged: [projectId: string];
   /** The session was placed on a worker. */
-  placed?(session: SessionRecord): void;
+  placed: [session: SessionRecord];
   /** The app identified itself: viewers may subscribe to this streamer id. */
-  streamerReady?(session: SessionRecord, streamerId: string): void;
-  running?(session: SessionRecord): void;
+  streamerReady: [session: SessionRecord, streamerId: string];
+  running: [session: SessionRecord];
   /** The session is over for its viewer (it may still be Terminating on the worker). */
-  ended?(session: SessionRecord, close: ViewerClose): void;
-  /** A slot was freed or a session became placeable: time to schedule. */
-  capacityChanged?(): void;
-  /** A signalling message from the session's relay to its viewer. */
-  signal?(session: SessionRecord, json: string): void;
+  ended: [session: SessionRecord, close: ViewerClose];
+  /** A signalling message from the session's relay to its viewer, decoded and checked. */
+  signal: [sessionId: string, signal: RelayToViewerSignal];
+};
+
+export interface SessionServiceDeps {
+  repo: SessionsRepository;
+  projects: ProjectsRepository;
+  registry: WorkerRegistry;
+  events: EventLog;
+  clock: Clock;
+  ids: IdSource;
+  log: Logger;
 }
 
 export class SessionService {
   readonly queues = new SessionQueues();
-  private readonly listeners: SessionListener[] = [];
-  private readonly runTimers = new Map<string, TimerHandle>();
-  private readonly lostTimers = new Map<string, TimerHandle>();
-  private readonly afkTimers = new Map<string, TimerHandle>();
-  /** Seconds without input before a session ends, per session (the project's afkTimeout at join). */
-  private readonly afkSeconds = new Map<string, number>();
-  /** Control-plane time of the latest viewer input seen, and the agent's last reported value. */
-  /** Starting + Running sessions per project, once counted (see counts()). */
-  private readonly liveByProject = new Map<string, number>();
-  private readonly lastInput = new Map<string, { atMs: number; reported: number | undefined }>();
+  /** Places the heads of the lines; asked to run by this lifecycle, never by a listener. */
+  readonly scheduler: Scheduler;
+  private readonly listeners: Listeners<SessionEvents>;
+  private readonly liveCounts: LiveCounts;
+  private readonly timers: SessionTimers;
+  private readonly routes = new SignalRoutes();
+  private readonly repo: SessionsRepository;
+  private readonly registry: WorkerRegistry;
+  private readonly events: EventLog;
+  private readonly clock: Clock;
+  private readonly ids: IdSource;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly repo: SessionsRepository,
-    private readonly registry: WorkerRegistry,
-    private readonly events: EventLog,
-    private readonly clock: Clock,
-    private readonly ids: IdSource,
-    private readonly log: Logger,
-  ) {
-    registry.subscribe({
-      helloAccepted: (workerId, hello) => this.reconcile(workerId, hello),
-      commandFinished: (workerId, command, ack) => this.onCommandFinished(workerId, command, ack),
-      sessionEvent: (workerId, event) => this.onSessionEvent(workerId, event),
-      signal: (workerId, signal) => this.onSignal(workerId, signal),
-      linkChanged: (workerId, link) => this.onLinkChanged(workerId, link),
-      sessionActivity: (workerId, activity) => this.onActivity(workerId, activity),
+  constructor(deps: SessionServiceDeps) {
+    ({ repo: this.repo, registry: this.registry, events: this.events, clock: this.clock, ids: this.ids, log: this.log } = deps);
+    this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'session listener failed'));
+    this.liveCounts = new LiveCounts((projectId) => this.repo.countLive(projectId));
+    this.timers = new SessionTimers(this.clock, {
+      sessionExpired: (sessionId, cause) => this.end(sessionId, cause),
+      workerLost: (workerId) => this.onWorkerLost(workerId),
     });
+    this.scheduler = new Scheduler(this, deps.projects, this.registry, this.log.child({ component: 'scheduler' }));
+    const registry = this.registry;
+    registry.on('helloAccepted', (workerId, hello) => {
+      reconcileWorker({ repo: this.repo, registry, log: this.log, sessionGoneFromWorker: (s) => this.sessionGoneFromWorker(s) }, workerId, hello);
+      // A worker (back) with free slots.
+      this.scheduler.requestRun();
+    });
+    registry.on('linkChanged', (workerId, link) => this.onLinkChanged(workerId, link));
+    registry.on('drainChanged', () => this.scheduler.requestRun());
+    registry.on('commandFinished', (workerId, command, ack) => this.onCommandFinished(workerId, command, ack));
+    registry.on('sessionEvent', (workerId, event) => this.onSessionEvent(workerId, event));
+    registry.on('signal', (workerId, signal) => this.onSignal(workerId, signal));
+    registry.on('sessionActivity', (workerId, activity) => this.onActivity(workerId, activity));
   }
 
-  subscribe(listener: SessionListener): void {
-    this.listeners.push(listener);
+  /** Adds a listener; returns its unsubscribe function. A throwing listener is logged and skipped. */
+  on<K extends keyof SessionEvents>(event: K, listener: (...args: SessionEvents[K]) => void): () => void {
+    return this.listeners.on(event, listener);
   }
 
   get(sessionId: string): SessionRecord {
@@ -84,18 +104,16 @@ export class SessionService {
     return this.repo.list(filter);
   }
 
-  /**
-   * Live counts of a project: sessions past Enqueued that have not begun ending, and the line.
-   * Polled by many clients, so neither reads SQL: the line is in memory, and the live count is
-   * read from the table once per project and then kept by move(), the one place statuses change.
-   */
+  /** Live counts of a project: sessions past Enqueued that have not begun ending, and the line. Reads no SQL once the project was counted. */
   counts(projectId: string): { liveUser: number; queueUser: number } {
-    let live = this.liveByProject.get(projectId);
-    if (live === undefined) this.liveByProject.set(projectId, (live = this.repo.countLive(projectId)));
-    return { liveUser: live, queueUser: this.queues.length(projectId) };
+    return { liveUser: this.liveCounts.live(projectId), queueUser: this.queues.length(projectId) };
   }
 
-  /** A new viewer of the project: an Enqueued session at the back of the line. */
+  /**
+   * A new viewer of the project: an Enqueued session at the back of the line. It is placed on
+   * the scheduler's next run, one turn later, once the caller (the gateway) has registered the
+   * viewer and told it its session.
+   */
   create(project: Project): { session: SessionRecord; viewerToken: string } {
     const now = this.clock.now();
     const sessionId = this.ids.nextSessionId(now);
@@ -108,7 +126,7 @@ export class SessionService {
       assignedWorker: undefined,
       // Known from the start (the app is launched with it), so every snapshot carries it.
       streamingId: streamingIdOf(sessionId),
-      playerId: `player_${sessionId.slice('session_'.length)}`,
+      playerId: playerIdOf(sessionId),
       maxRunTime: project.settings.maxRunTime,
       endReason: undefined,
       createdAt: now,
@@ -116,11 +134,11 @@ export class SessionService {
     };
     this.repo.insert(session, snapshotOf(session), sha256Hex(viewerToken));
     this.queues.enqueue(project.projectId, sessionId);
-    if (project.settings.afkTimeout > 0) this.afkSeconds.set(sessionId, project.settings.afkTimeout);
+    this.timers.setAfkTimeout(sessionId, project.settings.afkTimeout);
     this.events.record('session.status', { sessionId, projectId: project.projectId }, { status: 'Enqueued' });
     this.log.info({ sessionId, projectId: project.projectId }, 'session enqueued');
-    this.emit((l) => l.queueChanged?.(project.projectId));
-    this.emit((l) => l.capacityChanged?.());
+    this.listeners.emit('queueChanged', project.projectId);
+    this.scheduler.requestRun();
     return { session, viewerToken };
   }
 
@@ -130,7 +148,7 @@ export class SessionService {
     return digest !== undefined && secretMatchesDigest(token, digest);
   }
 
-  /** Places the head of a line on a worker: Starting, and StartSession goes to the agent. */
+  /** Places the head of a line on a worker (the scheduler's call): Starting, and StartSession goes to the agent. */
   place(sessionId: string, workerId: string, project: Project): SessionRecord {
     const s = this.get(sessionId);
     this.queues.remove(s.projectId, sessionId);
@@ -155,16 +173,16 @@ export class SessionService {
       startupTimeoutSeconds: settings.startupTimeoutSeconds,
     });
     this.log.info({ sessionId, workerId }, 'session placed');
-    this.emit((l) => l.queueChanged?.(s.projectId));
-    this.emit((l) => l.placed?.(placed));
+    this.listeners.emit('queueChanged', s.projectId);
+    this.listeners.emit('placed', placed);
     return placed;
   }
 
-  /** Relays a viewer's signalling message to the session's agent; false when it cannot. */
-  signalToAgent(sessionId: string, json: string): boolean {
-    const s = this.repo.findById(sessionId);
-    if (!s?.assignedWorker || s.status === 'Terminated' || s.status === 'Terminating') return false;
-    return this.registry.signalToAgent(s.assignedWorker, { sessionId, playerId: s.playerId ?? '', json });
+  /** Relays a viewer's signalling message to the session's agent (routed in memory); false when it cannot. */
+  signalToAgent(sessionId: string, signal: ViewerToRelaySignal): boolean {
+    const route = this.routes.toRelay(sessionId);
+    if (route === undefined) return false;
+    return this.registry.signalToAgent(route.workerId, { sessionId, playerId: route.playerId, json: encodeRelayedSignal(signal) });
   }
 
   /**
@@ -178,19 +196,20 @@ export class SessionService {
     if (s.status === 'Terminated' || s.status === 'Terminating') return s;
     const { endReason } = SESSION_END[cause];
     const close = viewerCloseFor(cause, detail);
-    this.clearTimers(sessionId);
+    this.timers.clear(sessionId);
     let ended: SessionRecord;
     if (s.status === 'Enqueued' || s.assignedWorker === undefined) {
       this.queues.remove(s.projectId, sessionId);
       ended = this.move(s, 'Terminated', endReason);
-      this.emit((l) => l.queueChanged?.(s.projectId));
+      this.listeners.emit('queueChanged', s.projectId);
     } else {
       ended = this.move(s, 'Terminating', endReason);
       this.registry.sendCommand(s.assignedWorker, { kind: 'stopSession', sessionId, reason: endReason, graceMs: STOP_GRACE_MS });
     }
     this.log.info({ sessionId, cause }, 'session ending');
-    this.emit((l) => l.ended?.(ended, close));
-    this.emit((l) => l.capacityChanged?.());
+    this.listeners.emit('ended', ended, close);
+    // A place in the line or under the project's concurrency limit was freed.
+    this.scheduler.requestRun();
     return ended;
   }
 
@@ -208,12 +227,10 @@ export class SessionService {
     }
   }
 
-  /** Stops timers; sessions stay as recorded. Idempotent. */
+  /** Stops the scheduler and the timers; sessions stay as recorded. Idempotent. */
   close(): void {
-    for (const t of [...this.runTimers.values(), ...this.lostTimers.values(), ...this.afkTimers.values()]) t.cancel();
-    this.runTimers.clear();
-    this.afkTimers.clear();
-    this.lostTimers.clear();
+    this.scheduler.close();
+    this.timers.close();
   }
 
   private onSessionEvent(workerId: string, event: AgentSessionEvent): void {
@@ -227,14 +244,13 @@ export class SessionService {
       case 'viewerDisconnected':
         break;
       case 'appIdentified':
-        if (s.status === 'Starting' || s.status === 'Running') this.emit((l) => l.streamerReady?.(s, event.streamingId || s.streamingId || ''));
+        if (s.status === 'Starting' || s.status === 'Running') this.listeners.emit('streamerReady', s, event.streamingId || s.streamingId || '');
         break;
       case 'viewerConnected':
         if (s.status === 'Starting') {
           const running = this.move(s, 'Running', undefined);
-          this.startRunTimer(running);
-          this.startAfkTimer(running);
-          this.emit((l) => l.running?.(running));
+          this.timers.startRunning(running.sessionId, running.maxRunTime);
+          this.listeners.emit('running', running);
         }
         break;
       case 'launchFailed':
@@ -261,72 +277,42 @@ export class SessionService {
   /** The app is gone on the worker: the session ends now (with a cause if it was not asked to). */
   private finishOnWorker(s: SessionRecord, cause: SessionEndCause | undefined): void {
     if (s.status === 'Terminated') return;
-    this.clearTimers(s.sessionId);
+    this.timers.clear(s.sessionId);
     const wasEnding = s.status === 'Terminating';
     const ended = this.move(s, 'Terminated', cause === undefined ? undefined : SESSION_END[cause].endReason);
-    if (!wasEnding && cause !== undefined) this.emit((l) => l.ended?.(ended, SESSION_END[cause].close));
-    this.emit((l) => l.capacityChanged?.());
+    if (!wasEnding && cause !== undefined) this.listeners.emit('ended', ended, SESSION_END[cause].close);
+    // The worker's slot is free.
+    this.scheduler.requestRun();
   }
 
-  private onSignal(workerId: string, signal: SignalEnvelope): void {
-    const s = this.repo.findById(signal.sessionId);
-    if (!s || s.assignedWorker !== workerId || s.status === 'Terminated') return;
-    this.emit((l) => l.signal?.(s, signal.json));
+  /** A session the worker no longer runs (reconcile, or the worker lost past its grace): workerLost unless it was ending anyway. */
+  private sessionGoneFromWorker(s: SessionRecord): void {
+    this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
+  }
+
+  /** A relay's signal for its viewer: only from the worker holding the session, and only the types a viewer may receive. */
+  private onSignal(workerId: string, envelope: SignalEnvelope): void {
+    if (!this.routes.heldBy(envelope.sessionId, workerId)) return;
+    const decoded = decodeRelayToViewer(envelope.json);
+    if (!decoded.ok) {
+      this.log.warn({ sessionId: envelope.sessionId, workerId, reason: decoded.reason }, 'agent sent a signal a viewer may not receive; dropped');
+      return;
+    }
+    this.listeners.emit('signal', envelope.sessionId, decoded.signal);
   }
 
   private onLinkChanged(workerId: string, link: string): void {
-    if (link === 'connected') {
-      this.lostTimers.get(workerId)?.cancel();
-      this.lostTimers.delete(workerId);
-      this.emit((l) => l.capacityChanged?.());
-      return;
-    }
-    if (link !== 'unreachable' || this.lostTimers.has(workerId)) return;
-    this.lostTimers.set(
-      workerId,
-      this.clock.setTimeout(() => {
-        this.lostTimers.delete(workerId);
-        for (const s of this.repo.listHoldingWorker(workerId)) {
-          this.log.warn({ sessionId: s.sessionId, workerId }, 'worker unreachable past the grace; session lost');
-          this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
-        }
-      }, WORKER_LOST_GRACE_MS),
-    );
+    if (link === 'connected') this.timers.workerConnected(workerId);
+    else if (link === 'unreachable') this.timers.workerUnreachable(workerId);
+    // Connected: its free slots are placeable again; otherwise the region may have lost its last worker.
+    this.scheduler.requestRun();
   }
 
-  /**
-   * After a Hello: sessions we place on this worker that the agent does not run are over
-   * (it restarted or lost them); sessions it runs that we consider ended are stopped.
-   */
-  private reconcile(workerId: string, hello: AgentHello): void {
-    const reported = new Set(hello.runningSessions.map((r) => r.sessionId));
+  private onWorkerLost(workerId: string): void {
     for (const s of this.repo.listHoldingWorker(workerId)) {
-      // Starting sessions may not have reached the agent yet; their StartSession is resent.
-      if (!reported.has(s.sessionId) && s.status !== 'Starting') {
-        this.log.warn({ sessionId: s.sessionId, workerId }, 'worker no longer runs session; ending it');
-        this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
-      }
+      this.log.warn({ sessionId: s.sessionId, workerId }, 'worker unreachable past the grace; session lost');
+      this.sessionGoneFromWorker(s);
     }
-    // An app the worker runs for a session that has ended, that we do not know (a database restored
-    // from an older backup) or that is not this worker's is an orphan holding a GPU: stop it there.
-    // Malformed ids are ignored. The registry caps the list's length, and one pending stop per
-    // session is enough (unfinished commands are resent on every Hello), so a Hello cannot make us
-    // queue commands at will.
-    const pendingStops = this.registry.pendingStops(workerId);
-    let malformed = 0;
-    for (const r of hello.runningSessions) {
-      if (!isSessionId(r.sessionId)) {
-        malformed += 1;
-        continue;
-      }
-      const s = this.repo.findById(r.sessionId);
-      const orphan = !s || s.status === 'Terminated' || s.assignedWorker !== workerId;
-      if (!orphan || pendingStops.has(r.sessionId)) continue;
-      this.log.warn({ sessionId: r.sessionId, workerId, known: s !== undefined }, 'worker runs a session that has ended or is not its own; stopping it');
-      this.registry.sendCommand(workerId, { kind: 'stopSession', sessionId: r.sessionId, reason: 'session already ended', graceMs: STOP_GRACE_MS });
-      pendingStops.add(r.sessionId);
-    }
-    if (malformed > 0) this.log.warn({ workerId, malformed }, 'Hello lists malformed session ids; ignored');
   }
 
   private onCommandFinished(_workerId: string, command: AgentCommand, ack: AgentAck): void {
@@ -343,90 +329,23 @@ export class SessionService {
     }
   }
 
-  private startRunTimer(s: SessionRecord): void {
-    if (!s.maxRunTime || s.maxRunTime <= 0) return;
-    this.runTimers.set(
-      s.sessionId,
-      this.clock.setTimeout(() => {
-        this.runTimers.delete(s.sessionId);
-        this.end(s.sessionId, 'maxRunTime');
-      }, s.maxRunTime * 60_000),
-    );
-  }
-
-  /** Ends the session once its viewer has sent no input for the project's afkTimeout. */
-  private startAfkTimer(s: SessionRecord): void {
-    const seconds = this.afkSeconds.get(s.sessionId);
-    if (seconds === undefined) return;
-    this.lastInput.set(s.sessionId, { atMs: this.clock.now(), reported: undefined });
-    const check = (): void => {
-      const idleMs = this.clock.now() - (this.lastInput.get(s.sessionId)?.atMs ?? 0);
-      if (idleMs >= seconds * 1000) {
-        this.afkTimers.delete(s.sessionId);
-        this.end(s.sessionId, 'afkTimeout');
-      } else {
-        this.afkTimers.set(s.sessionId, this.clock.setTimeout(check, seconds * 1000 - idleMs));
-      }
-    };
-    this.afkTimers.set(s.sessionId, this.clock.setTimeout(check, seconds * 1000));
-  }
-
-  /** A changed last-input value from the worker means input arrived since its last heartbeat. */
-  private onActivity(workerId: string, activity: readonly { sessionId: string; lastInputAtMs: number | undefined }[]): void {
+  /** Viewer input per session from a heartbeat: the AFK timer counts from the latest input. */
+  private onActivity(workerId: string, activity: readonly SessionActivity[]): void {
     for (const a of activity) {
-      const seen = this.lastInput.get(a.sessionId);
-      if (!seen || a.lastInputAtMs === undefined || a.lastInputAtMs === seen.reported) continue;
-      if (this.repo.findById(a.sessionId)?.assignedWorker !== workerId) continue;
-      this.lastInput.set(a.sessionId, { atMs: this.clock.now(), reported: a.lastInputAtMs });
+      if (a.lastInputAtMs === undefined || !this.timers.isNewInput(a.sessionId, a.lastInputAtMs)) continue;
+      if (!this.routes.heldBy(a.sessionId, workerId)) continue;
+      this.timers.inputReported(a.sessionId, a.lastInputAtMs);
     }
   }
 
-  private clearTimers(sessionId: string): void {
-    this.runTimers.get(sessionId)?.cancel();
-    this.runTimers.delete(sessionId);
-    this.afkTimers.get(sessionId)?.cancel();
-    this.afkTimers.delete(sessionId);
-    this.lastInput.delete(sessionId);
-    this.afkSeconds.delete(sessionId);
-  }
-
+  /** The one place a session's status changes: asked of the transition table, recorded with its snapshot and fleet event. */
   private move(s: SessionRecord, to: SessionStatus, reason: string | undefined): SessionRecord {
     if (!canMoveSession(s.status, to)) throw new Error(`session ${s.sessionId}: ${s.status} → ${to} is not allowed`);
     const next: SessionRecord = { ...s, status: to, endReason: s.endReason ?? reason, updatedAt: this.clock.now() };
     this.repo.update(next, SNAPSHOT_STATUSES.has(to) ? snapshotOf(next) : undefined);
-    const live = this.liveByProject.get(s.projectId);
-    if (live !== undefined) this.liveByProject.set(s.projectId, live + Number(isLive(to)) - Number(isLive(s.status)));
+    this.liveCounts.moved(s.projectId, s.status, to);
+    this.routes.track(next);
     this.events.record('session.status', { sessionId: s.sessionId, projectId: s.projectId, workerId: s.assignedWorker }, { status: to, reason });
     return next;
   }
-
-  private emit(fn: (l: SessionListener) => void): void {
-    for (const l of this.listeners) {
-      try {
-        fn(l);
-      } catch (err) {
-        this.log.error({ err }, 'session listener failed');
-      }
-    }
-  }
-}
-
-/** The spec's snapshot `data` for a session in its current state. */
-/** The Pixel Streaming streamer id a session's app is launched with. */
-function streamingIdOf(sessionId: string): string {
-  return `streamer_${sessionId.slice('session_'.length)}`;
-}
-
-export function snapshotOf(s: SessionRecord): SnapshotData {
-  const data: SnapshotData = {
-    sessionId: s.sessionId,
-    projectId: s.projectId,
-    status: s.status,
-    region: isRegionCode(s.region) ? regionDisplayName(s.region) : s.region,
-  };
-  if (s.assignedWorker !== undefined) data.assignedWorker = s.assignedWorker;
-  if (s.streamingId !== undefined) data.streamingId = s.streamingId;
-  if (s.playerId !== undefined) data.playerId = s.playerId;
-  if (s.maxRunTime !== undefined) data.maxRunTime = s.maxRunTime;
-  return data;
 }

@@ -5,7 +5,7 @@
 //
 // A short signalling drop does not kill a healthy stream (architecture §2): when a Running
 // session's socket vanishes (1006: no close frame, or the keepalive gave up) the session is held
-// for `resumeGraceMs` (so is one the page closed with RESUMING_CLOSE_CODE after hearing nothing
+// for `resumeGraceMs` (so is one the page closed with 4009, `resuming`, after hearing nothing
 // for too long), and a socket opened with `?resume=<sessionId>` whose first message is
 // `pixelfleetResume` with the session's viewer token takes its place. The media never went
 // through this socket, so the browser's peer connection carries on untouched.
@@ -15,26 +15,24 @@
 // its token, and a session's ICE candidates to the agent are capped.
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { CLOSE_CODES, PlayerEndpoint, SignallingUsageError, type IceCandidateInit, type PeerConnectionOptions } from '@pixelfleet/signaling';
-import { RESUMING_CLOSE_CODE, VIEWER_CLOSE_CODES } from '@pixelfleet/web-player';
+import { PlayerEndpoint, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
 import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { ProjectsRepository } from '../repositories/projects';
-import type { SessionRecord } from '../repositories/sessions';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
-export const RESUME_REFUSED: ViewerClose = { code: 4008, reason: 'session cannot be resumed' };
+export const RESUME_REFUSED: ViewerClose = viewerClose('resumeRefused');
 
 /** Our close for a viewer from an address that already has `limits.perAddress` sockets or sessions here. */
-export const TOO_MANY_FROM_ADDRESS: ViewerClose = { code: VIEWER_CLOSE_CODES.tooManyConnections.code, reason: 'too many viewer connections from this address' };
+export const TOO_MANY_FROM_ADDRESS: ViewerClose = viewerClose('tooManyConnections');
 
 /** Our close for a viewer arriving when the project's queue already holds `limits.queuedPerProject` sessions. */
-export const QUEUE_FULL: ViewerClose = { code: VIEWER_CLOSE_CODES.queueFull.code, reason: 'the queue for this stream is full' };
+export const QUEUE_FULL: ViewerClose = viewerClose('queueFull');
 
 /** Our close for a resuming socket whose first message is anything but `pixelfleetResume`. */
-export const RESUME_NOT_FIRST: ViewerClose = { code: RESUME_REFUSED.code, reason: 'the first message must be pixelfleetResume' };
+export const RESUME_NOT_FIRST: ViewerClose = viewerClose('resumeNotFirst');
 
 /** How long a resuming socket may take to send its `pixelfleetResume`. */
 export const RESUME_HANDSHAKE_MS = 10_000;
@@ -47,43 +45,7 @@ export const RESUME_HANDSHAKE_MS = 10_000;
 export const MAX_ICE_CANDIDATES_PER_SESSION = 64;
 
 /** Our close for a viewer past MAX_ICE_CANDIDATES_PER_SESSION; the session ends as the viewer leaving. */
-export const TOO_MANY_ICE_CANDIDATES: ViewerClose = { code: CLOSE_CODES.policyViolation, reason: 'too many ICE candidates' };
-
-/** Messages an agent's relay sends toward a viewer (JSON in SignalMessage). */
-export type RelayToViewer =
-  | { type: 'config'; peerConnectionOptions: PeerConnectionOptions }
-  | { type: 'offer'; sdp: string }
-  | { type: 'iceCandidate'; candidate: IceCandidateInit };
-
-/** Parses what the agent relayed; undefined for anything a viewer must not receive. */
-export function parseRelayToViewer(json: string): RelayToViewer | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(json) as unknown;
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const m = value as Record<string, unknown>;
-  if (m.type === 'config' && typeof m.peerConnectionOptions === 'object' && m.peerConnectionOptions !== null) {
-    const peerConnectionOptions: PeerConnectionOptions = m.peerConnectionOptions;
-    return { type: 'config', peerConnectionOptions };
-  }
-  if (m.type === 'offer' && typeof m.sdp === 'string' && m.sdp.length > 0 && m.sdp.length <= 32_768) return { type: 'offer', sdp: m.sdp };
-  if (m.type === 'iceCandidate' && typeof m.candidate === 'object' && m.candidate !== null) {
-    const c = m.candidate as Record<string, unknown>;
-    if (typeof c.candidate !== 'string' || c.candidate.length > 1024) return undefined;
-    return {
-      type: 'iceCandidate',
-      candidate: {
-        candidate: c.candidate,
-        sdpMid: typeof c.sdpMid === 'string' ? c.sdpMid : null,
-        sdpMLineIndex: typeof c.sdpMLineIndex === 'number' ? c.sdpMLineIndex : null,
-      } as IceCandidateInit,
-    };
-  }
-  return undefined;
-}
+export const TOO_MANY_ICE_CANDIDATES: ViewerClose = viewerClose('tooManyIceCandidates');
 
 /** A session's viewer: its socket, or none while a dropped socket may be resumed. */
 interface Viewer {
@@ -142,18 +104,17 @@ export class ViewerGateway {
   private readonly pending = new Map<PlayerEndpoint, string>();
 
   constructor(private readonly deps: ViewerGatewayDeps) {
-    deps.sessions.subscribe({
-      queueChanged: (projectId) => this.sendPositions(projectId),
-      placed: (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }),
-      streamerReady: (s, streamerId) => this.viewers.get(s.sessionId)?.endpoint?.setStreamerAvailable(streamerId),
-      signal: (s, json) => this.relayToViewer(s, json),
-      ended: (s, close) => {
-        const viewer = this.viewers.get(s.sessionId);
-        if (!viewer) return;
-        this.viewers.delete(s.sessionId);
-        viewer.graceTimer?.cancel();
-        viewer.endpoint?.close(close.code, close.reason);
-      },
+    const sessions = deps.sessions;
+    sessions.on('queueChanged', (projectId) => this.sendPositions(projectId));
+    sessions.on('placed', (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }));
+    sessions.on('streamerReady', (s, streamerId) => this.viewers.get(s.sessionId)?.endpoint?.setStreamerAvailable(streamerId));
+    sessions.on('signal', (sessionId, signal) => this.relayToViewer(sessionId, signal));
+    sessions.on('ended', (s, close) => {
+      const viewer = this.viewers.get(s.sessionId);
+      if (!viewer) return;
+      this.viewers.delete(s.sessionId);
+      viewer.graceTimer?.cancel();
+      viewer.endpoint?.close(close.code, close.reason);
     });
   }
 
@@ -189,7 +150,7 @@ export class ViewerGateway {
     }
     const refuse = (cause: SessionEndCause) => endpoint.close(SESSION_END[cause].close.code, SESSION_END[cause].close.reason);
     const project = this.deps.projects.findById(projectId);
-    if (!project) return endpoint.close(4000, 'project not found');
+    if (!project) return endpoint.close(VIEWER_CLOSES.projectNotFound.code, VIEWER_CLOSES.projectNotFound.reason);
     if (!project.enabled) return refuse('projectDisabled');
     if (project.liveUploadId === undefined) return refuse('appNotFound');
     if (!this.deps.registry.hasServiceableWorker(project.region)) return refuse('noWorker');
@@ -224,12 +185,12 @@ export class ViewerGateway {
    * held for a viewer who is away ends too: nobody will be here to take it back.
    */
   close(): void {
-    for (const endpoint of [...this.pending.keys()]) endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
+    for (const endpoint of [...this.pending.keys()]) endpoint.close(VIEWER_CLOSES.goingAway.code, VIEWER_CLOSES.goingAway.reason);
     for (const viewer of [...this.viewers.values()]) {
       viewer.graceTimer?.cancel();
       viewer.graceTimer = undefined;
       if (viewer.endpoint) {
-        viewer.endpoint.close(CLOSE_CODES.goingAway, 'service restarting');
+        viewer.endpoint.close(VIEWER_CLOSES.goingAway.code, VIEWER_CLOSES.goingAway.reason);
       } else {
         this.viewers.delete(viewer.sessionId);
         this.deps.sessions.end(viewer.sessionId, 'controlPlaneRestarted');
@@ -241,9 +202,9 @@ export class ViewerGateway {
   private attach(viewer: Viewer, endpoint: PlayerEndpoint): void {
     viewer.endpoint = endpoint;
     const { sessionId } = viewer;
-    const toAgent = (message: Record<string, unknown>) => {
-      if (!this.deps.sessions.signalToAgent(sessionId, JSON.stringify(message))) {
-        viewer.log.debug({ type: message.type }, 'viewer signal not relayed: session has no live worker link');
+    const toAgent = (signal: ViewerToRelaySignal) => {
+      if (!this.deps.sessions.signalToAgent(sessionId, signal)) {
+        viewer.log.debug({ type: signal.type }, 'viewer signal not relayed: session has no live worker link');
       }
     };
     endpoint.on('subscribe', (streamerId) => toAgent({ type: 'subscribe', streamerId }));
@@ -255,15 +216,15 @@ export class ViewerGateway {
       viewer.log.warn({ limit: MAX_ICE_CANDIDATES_PER_SESSION }, 'viewer closed: too many ICE candidates');
       endpoint.close(TOO_MANY_ICE_CANDIDATES.code, TOO_MANY_ICE_CANDIDATES.reason);
     });
-    endpoint.on('resume', () => endpoint.close(CLOSE_CODES.policyViolation, 'pixelfleetResume is only accepted first on a resuming socket'));
+    endpoint.on('resume', () => endpoint.close(VIEWER_CLOSES.resumeNotResuming.code, VIEWER_CLOSES.resumeNotResuming.reason));
     endpoint.on('protocolError', (reason) => viewer.log.warn({ reason }, 'viewer signalling rejected'));
     endpoint.on('closed', (code, reason) => {
       // Ours when the session ended or a resumed socket replaced this one.
       if (this.viewers.get(sessionId) !== viewer || viewer.endpoint !== endpoint) return;
       viewer.endpoint = undefined;
-      // 1006: the socket vanished (no close frame, or our keepalive gave up). RESUMING_CLOSE_CODE: the
+      // 1006: the socket vanished (no close frame, or our keepalive gave up). 4009 (resuming): the
       // page gave the socket up as silent and is already resuming. Any other close is the viewer leaving.
-      const dropped = code === CLOSE_CODES.abnormal || code === RESUMING_CLOSE_CODE;
+      const dropped = code === VIEWER_CLOSES.connectionLost.code || code === VIEWER_CLOSES.resuming.code;
       if (dropped && this.resumable(sessionId)) return this.detach(viewer, reason);
       this.viewers.delete(sessionId);
       viewer.log.info({ code, reason }, 'viewer left');
@@ -303,7 +264,7 @@ export class ViewerGateway {
 
   private awaitResume(endpoint: PlayerEndpoint, address: string, projectId: string, sessionId: string): void {
     this.pending.set(endpoint, address);
-    const handshake = this.deps.clock.setTimeout(() => endpoint.close(RESUME_REFUSED.code, 'no resume request'), RESUME_HANDSHAKE_MS);
+    const handshake = this.deps.clock.setTimeout(() => endpoint.close(VIEWER_CLOSES.resumeNotRequested.code, VIEWER_CLOSES.resumeNotRequested.reason), RESUME_HANDSHAKE_MS);
     endpoint.on('closed', () => {
       handshake.cancel();
       this.pending.delete(endpoint);
@@ -336,7 +297,7 @@ export class ViewerGateway {
       if (!this.resumable(sessionId)) return endpoint.close(RESUME_REFUSED.code, RESUME_REFUSED.reason);
       const old = viewer.endpoint;
       viewer.endpoint = undefined;
-      old.close(RESUME_REFUSED.code, 'replaced by a resumed connection');
+      old.close(VIEWER_CLOSES.resumeReplaced.code, VIEWER_CLOSES.resumeReplaced.reason);
     }
     viewer.graceTimer?.cancel();
     viewer.graceTimer = undefined;
@@ -345,38 +306,33 @@ export class ViewerGateway {
     log.info('viewer signalling resumed');
   }
 
-  private relayToViewer(s: SessionRecord, json: string): void {
-    const viewer = this.viewers.get(s.sessionId);
+  private relayToViewer(sessionId: string, signal: RelayToViewerSignal): void {
+    const viewer = this.viewers.get(sessionId);
     if (!viewer) return;
     const endpoint = viewer.endpoint;
     if (endpoint === undefined) {
       viewer.log.debug('relay signal dropped: the viewer is resuming');
       return;
     }
-    const message = parseRelayToViewer(json);
-    if (!message) {
-      this.deps.log.warn({ sessionId: s.sessionId }, 'agent sent a signal a viewer may not receive; dropped');
-      return;
-    }
     try {
-      switch (message.type) {
+      switch (signal.type) {
         case 'config':
-          endpoint.sendConfig(message.peerConnectionOptions);
+          endpoint.sendConfig(signal.peerConnectionOptions);
           break;
         case 'offer':
-          endpoint.sendOffer(message.sdp);
+          endpoint.sendOffer(signal.sdp);
           break;
         case 'iceCandidate':
-          endpoint.sendIceCandidate(message.candidate);
+          endpoint.sendIceCandidate(signal.candidate);
           break;
         default: {
-          const unreachable: never = message;
-          throw new Error(`unknown relay message ${String(unreachable)}`);
+          const unreachable: never = signal;
+          throw new Error(`unknown relay signal ${String(unreachable)}`);
         }
       }
     } catch (err) {
       if (!(err instanceof SignallingUsageError)) throw err;
-      this.deps.log.warn({ sessionId: s.sessionId, err: err.message }, 'relay signal out of order; dropped');
+      viewer.log.warn({ err: err.message }, 'relay signal out of order; dropped');
     }
   }
 

@@ -8,7 +8,8 @@ import { ManualClock, systemClock } from '@pixelfleet/signaling';
 import type { ProjectsRepository, ProjectWebhook } from '../repositories/projects';
 import type { WebhookDeliveriesRepository, WebhookDelivery } from '../repositories/webhook-deliveries';
 import type { HostResolver } from './url-policy';
-import { WebhookSender, type WebhookEnvelope } from './webhook-sender';
+import type { WebhookEnvelope } from './webhook-envelope';
+import { WebhookSender } from './webhook-sender';
 
 const envelope: WebhookEnvelope = { event: 'build.ready', projectId: 'prj_1', uploadId: 'upl_1', fileUrl: null, status: 'Ready', objection: null, timestamp: '2026-01-01T00:00:00.000Z' };
 

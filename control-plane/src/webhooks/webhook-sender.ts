@@ -1,4 +1,4 @@
-// Outbound webhooks: one HTTP POST of the spec's JSON envelope per event, 10 s timeout, no
+// Outbound webhooks: one HTTP POST of the spec's JSON envelope (webhook-envelope.ts) per event, 10 s timeout, no
 // retries, never blocking the caller. The target must pass the URL policy at send time too, and
 // the connection goes to the addresses that check resolved and passed (DNS is asked once, so a
 // rebinding name cannot swap in loopback). Every attempt and its outcome is recorded; the URL
@@ -11,17 +11,7 @@ import type { Clock } from '@pixelfleet/signaling';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
 import { checkOutboundUrl, pinnedLookup, type UrlPolicyOptions } from './url-policy';
-
-/** The spec's envelope, sent for every event including `webhook.test`. */
-export interface WebhookEnvelope {
-  event: string;
-  projectId: string;
-  uploadId: string | null;
-  fileUrl: string | null;
-  status: string;
-  objection: string | null;
-  timestamp: string;
-}
+import type { WebhookEnvelope } from './webhook-envelope';
 
 export interface DeliveryOutcome {
   delivered: boolean;
@@ -44,9 +34,6 @@ export interface WebhookSenderOptions {
 }
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
-/** Placeholder ids of `webhook.test`: they match no real record (ids are a prefix + 24 hex). */
-export const TEST_EVENT_PROJECT_ID = 'prj_webhook_test';
-export const TEST_EVENT_UPLOAD_ID = 'upl_webhook_test';
 
 export class WebhookSender {
   private readonly inFlight = new Set<Promise<DeliveryOutcome>>();

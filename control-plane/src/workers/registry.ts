@@ -2,6 +2,7 @@
 // heartbeats, drain/undrain, and at-least-once command delivery with acks. Link state
 // changes go through WORKER_LINK_TABLE; every change is a fleet event.
 import type { Logger } from 'pino';
+import { Listeners } from '@pixelfleet/signaling';
 import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex } from '../lib/secrets';
@@ -34,18 +35,18 @@ export interface AgentStream {
   end(reason: string): void;
 }
 
-/** What the rest of the control plane hears from the fleet. */
-export interface RegistryListener {
-  /** After a Hello is accepted: reconcile sessions against what the agent runs. */
-  helloAccepted?(workerId: string, hello: AgentHello): void;
-  commandFinished?(workerId: string, command: AgentCommand, ack: AgentAck): void;
-  sessionEvent?(workerId: string, event: AgentSessionEvent): void;
-  signal?(workerId: string, signal: SignalEnvelope): void;
-  linkChanged?(workerId: string, link: WorkerLink): void;
-  drainChanged?(workerId: string, draining: boolean): void;
+/** What the rest of the control plane hears from the fleet: event → its listeners' arguments. */
+export type RegistryEvents = {
+  /** After a Hello is accepted (Welcome sent): reconcile sessions against what the agent runs. */
+  helloAccepted: [workerId: string, hello: AgentHello];
+  commandFinished: [workerId: string, command: AgentCommand, ack: AgentAck];
+  sessionEvent: [workerId: string, event: AgentSessionEvent];
+  signal: [workerId: string, signal: SignalEnvelope];
+  linkChanged: [workerId: string, link: WorkerLink];
+  drainChanged: [workerId: string, draining: boolean];
   /** Viewer input per session, from each heartbeat. */
-  sessionActivity?(workerId: string, activity: readonly SessionActivity[]): void;
-}
+  sessionActivity: [workerId: string, activity: readonly SessionActivity[]];
+};
 
 export interface WorkerView extends WorkerRecord {
   status: WorkerLink | 'draining';
@@ -66,7 +67,7 @@ export interface WorkerRegistryOptions {
 
 export class WorkerRegistry {
   private readonly live = new Map<string, LiveStream>();
-  private readonly listeners: RegistryListener[] = [];
+  private readonly listeners: Listeners<RegistryEvents>;
   private sweeper: TimerHandle | undefined;
 
   constructor(
@@ -76,10 +77,13 @@ export class WorkerRegistry {
     private readonly ids: IdSource,
     private readonly log: Logger,
     private readonly options: WorkerRegistryOptions,
-  ) {}
+  ) {
+    this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'registry listener threw'));
+  }
 
-  subscribe(listener: RegistryListener): void {
-    this.listeners.push(listener);
+  /** Adds a listener; returns its unsubscribe function. A throwing listener is logged and skipped. */
+  on<K extends keyof RegistryEvents>(event: K, listener: (...args: RegistryEvents[K]) => void): () => void {
+    return this.listeners.on(event, listener);
   }
 
   /** Starts the lease sweeper. */
@@ -176,7 +180,7 @@ export class WorkerRegistry {
       serverTimeMs: now,
       draining: worker.draining,
     });
-    for (const l of this.listeners) l.helloAccepted?.(worker.workerId, hello);
+    this.listeners.emit('helloAccepted', worker.workerId, hello);
     this.resendUnfinished(worker.workerId, epoch, stream);
     return epoch;
   }
@@ -184,7 +188,7 @@ export class WorkerRegistry {
   /** Renews the lease; messages from a replaced stream are ignored. */
   heartbeat(workerId: string, epoch: number, activity: readonly SessionActivity[] = []): void {
     if (!this.isCurrent(workerId, epoch)) return;
-    if (activity.length > 0) for (const l of this.listeners) l.sessionActivity?.(workerId, activity);
+    if (activity.length > 0) this.listeners.emit('sessionActivity', workerId, activity);
     const now = this.clock.now();
     // One statement per heartbeat: the renewal returns the link state it found.
     const link = this.repo.renewLease(workerId, now, now + this.options.leaseTtlMs);
@@ -225,18 +229,18 @@ export class WorkerRegistry {
       this.repo.setLastAckedSeq(workerId, ack.seq);
       const domain = decodeStoredCommand(command.payload);
       if (ack.phase === 'FAILED') this.log.warn({ workerId, commandId: ack.commandId, kind: command.kind, errorCode: ack.errorCode }, 'command failed');
-      for (const l of this.listeners) l.commandFinished?.(workerId, domain, ack);
+      this.listeners.emit('commandFinished', workerId, domain, ack);
     }
   }
 
   sessionEvent(workerId: string, epoch: number, event: AgentSessionEvent): void {
     if (!this.isCurrent(workerId, epoch)) return;
-    for (const l of this.listeners) l.sessionEvent?.(workerId, event);
+    this.listeners.emit('sessionEvent', workerId, event);
   }
 
   signalFromAgent(workerId: string, epoch: number, signal: SignalEnvelope): void {
     if (!this.isCurrent(workerId, epoch)) return;
-    for (const l of this.listeners) l.signal?.(workerId, signal);
+    this.listeners.emit('signal', workerId, signal);
   }
 
   /** Relays a viewer's signalling message to the worker; false when its stream is down. */
@@ -315,7 +319,7 @@ export class WorkerRegistry {
       this.events.record(draining ? 'worker.drained' : 'worker.undrained', { workerId });
       this.log.info({ workerId, draining }, draining ? 'worker drained' : 'worker undrained');
       this.live.get(workerId)?.stream.send({ type: 'drainNotice', draining });
-      for (const l of this.listeners) l.drainChanged?.(workerId, draining);
+      this.listeners.emit('drainChanged', workerId, draining);
     }
     return this.get(workerId);
   }
@@ -328,7 +332,7 @@ export class WorkerRegistry {
     if (t.next !== from || event === 'hello') {
       this.events.record(t.fires, { workerId }, data);
       this.log.info({ workerId, from, to: t.next, event }, 'worker link changed');
-      for (const l of this.listeners) l.linkChanged?.(workerId, t.next);
+      this.listeners.emit('linkChanged', workerId, t.next);
     }
   }
 
@@ -337,11 +341,9 @@ export class WorkerRegistry {
     for (const c of this.repo.unfinishedCommands(workerId)) {
       if (c.notAfter !== undefined && c.notAfter < now) {
         this.repo.setCommandPhase(c.commandId, 'FAILED', 'STALE', 'not delivered before its deadline', now);
-        for (const l of this.listeners) {
-          l.commandFinished?.(workerId, decodeStoredCommand(c.payload), {
-            seq: c.seq, commandId: c.commandId, phase: 'FAILED', errorCode: 'STALE', errorMessage: 'not delivered before its deadline', progressPercent: 0,
-          });
-        }
+        this.listeners.emit('commandFinished', workerId, decodeStoredCommand(c.payload), {
+          seq: c.seq, commandId: c.commandId, phase: 'FAILED', errorCode: 'STALE', errorMessage: 'not delivered before its deadline', progressPercent: 0,
+        });
         continue;
       }
       this.deliver(c, epoch, stream);

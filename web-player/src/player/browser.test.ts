@@ -11,7 +11,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bundlePlayer } from '../bundle';
-import { CLOSE_CODE_SENTENCES } from '../close-codes';
+import { VIEWER_CLOSE_SENTENCES as CLOSE_CODE_SENTENCES } from '@pixelfleet/signaling/viewer-closes';
 import type { PlayerToHostMessage } from '../embed-messages';
 import { playerContentSecurityPolicy, renderPlayerPage } from '../page';
 import type { TelemetryEventRow, TelemetryRequestBody } from '../telemetry/rows';

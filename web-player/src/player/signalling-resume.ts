@@ -5,6 +5,7 @@
 // session's viewer token that it is the same viewer, and puts the new socket under the library's
 // transport. Only when the server refuses, or the resume window runs out, does the library hear a
 // close — the server's own code and reason when it gave one.
+import { VIEWER_CLOSES } from '@pixelfleet/signaling/viewer-closes';
 
 /** The WebSocket members this module uses (a real `WebSocket` in the page, a fake in tests). */
 export interface SocketLike {
@@ -58,11 +59,11 @@ export interface SignallingResumeOptions {
 }
 
 /** The close the page sends on a socket it gave up as silent; the gateway holds the session as for a drop. */
-export const RESUMING_CLOSE_CODE = 4009;
+export const RESUMING_CLOSE_CODE = VIEWER_CLOSES.resuming.code;
 
 /** WebSocket `CLOSED`. */
 const CLOSED = 3;
-const ABNORMAL_CLOSURE = 1006;
+const ABNORMAL_CLOSURE = VIEWER_CLOSES.connectionLost.code;
 /** Waits between attempts; the last one repeats until the window closes. */
 export const RESUME_RETRY_DELAYS_MS = [0, 250, 500, 1_000, 2_000] as const;
 /**
@@ -243,7 +244,7 @@ export class SignallingResume {
   private disconnect(code?: number, reason?: string): void {
     // The library's keepalive gives up on a socket with a bare disconnect(); its deliberate closes pass a code.
     if (code === undefined && this.phase.kind === 'resuming') return;
-    if (code === undefined && this.phase.kind === 'idle' && this.canResume()) return this.abandonSilentSocket('keepalive timeout');
+    if (code === undefined && this.phase.kind === 'idle' && this.canResume()) return this.abandonSilentSocket(VIEWER_CLOSES.resumingKeepalive.reason);
     if (this.phase.kind !== 'resuming') return this.libraryDisconnect(code, reason);
     // The library's socket is already closed: it would never hear a close event, so hand it one.
     this.finish();
@@ -272,7 +273,7 @@ export class SignallingResume {
     if (this.silenceTimer !== undefined) this.options.timers.clearTimeout(this.silenceTimer);
     this.silenceTimer = this.options.timers.setTimeout(() => {
       this.silenceTimer = undefined;
-      if (this.phase.kind === 'idle' && this.canResume()) this.abandonSilentSocket('no message from the server');
+      if (this.phase.kind === 'idle' && this.canResume()) this.abandonSilentSocket(VIEWER_CLOSES.resuming.reason);
     }, SILENCE_LIMIT_MS);
   }
 

@@ -74,10 +74,10 @@ export async function connectApp(relay: SessionRelay, app: FakeApp): Promise<str
 }
 
 /** addViewer → fake browser answers → acceptViewerAnswer. Returns the relay's offer SDP. */
-export async function connectViewer(relay: SessionRelay, viewerId: string, viewer: FakeViewer): Promise<string> {
-  const offer = await relay.addViewer(viewerId);
+export async function connectViewer(relay: SessionRelay, playerId: string, viewer: FakeViewer): Promise<string> {
+  const offer = await relay.addViewer(playerId);
   const answer = await viewer.answer(offer);
-  await relay.acceptViewerAnswer(viewerId, answer);
+  await relay.acceptViewerAnswer(playerId, answer);
   return offer;
 }
 

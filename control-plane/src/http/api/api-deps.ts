@@ -1,34 +1,23 @@
-// What the build & project API's routes need, built once by the composition root (app.ts).
-import type { Logger } from 'pino';
+// What the build & project API's routes need, built once by the composition root (app.ts). Routes
+// read the request, authorize (api-key-auth, project-access; reads through project-read.ts), call
+// a service and shape its answer: no route touches a repository or changes state itself.
 import type { ApiKeyAuth } from '../../auth/api-key-auth';
 import type { ProjectAccess } from '../../auth/project-access';
-import type { Clock } from '@pixelfleet/signaling';
-import type { IdSource } from '../../lib/ids';
-import type { EventLog } from '../../events/event-log';
-import type { ProjectsRepository } from '../../repositories/projects';
-import type { BuildsRepository } from '../../repositories/builds';
+import type { BuildService } from '../../builds/build-service';
+import type { ProjectService } from '../../projects/project-service';
 import type { AccessFactsRepository } from '../../repositories/access-facts';
 import type { SessionService } from '../../sessions/session-service';
-import type { WebhookSender } from '../../webhooks/webhook-sender';
-import type { UrlPolicyOptions } from '../../webhooks/url-policy';
 import type { FairUse } from '../fair-use';
-import type { BuildCallLimit } from './build-call-limit';
 
 export interface ApiDeps {
   auth: ApiKeyAuth;
   access: ProjectAccess;
-  projects: ProjectsRepository;
-  builds: BuildsRepository;
+  /** The key and access facts every project read route authorizes from (cached). */
   accessFacts: AccessFactsRepository;
-  sessions: SessionService;
-  events: EventLog;
-  webhooks: WebhookSender;
-  buildCalls: BuildCallLimit;
+  projects: ProjectService;
+  builds: BuildService;
+  sessions: Pick<SessionService, 'counts' | 'get' | 'end'>;
   fairUse: FairUse;
-  urlPolicy: UrlPolicyOptions;
-  clock: Clock;
-  ids: IdSource;
-  log: Logger;
 }
 
 /**

@@ -1,35 +1,17 @@
 // Builds: submit one by URL (upload-file), list them, and start distributing one
-// (distribute-file, set-active-build). The three POSTs share the build-call window, taken only
-// after validation, auth and the fileUrl policy have passed. The pipeline that moves a build on
-// from `pending` (and finishes a distribution) is the pipeline issue's; these routes record the
-// state change and fire its webhook.
+// (distribute-file, set-active-build). Each route reads the request, authorizes, and calls the
+// build service, which owns the stage changes, the build-call window, events and webhooks.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../../errors';
-import type { BuildRecord } from '../../repositories/builds';
-import { checkOutboundUrl, MAX_URL_CHARS } from '../../webhooks/url-policy';
+import { DEFAULT_AUTO_RELEASE } from '../../builds/build-service';
+import { MAX_URL_CHARS } from '../../webhooks/url-policy';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
-import { authenticateProjectQuery, bodyCredentials, bodyObject, optionalBoolean, requiredString, requireJsonContentType } from './request-fields';
+import { authorizeProjectRead } from './project-read';
+import { bodyCredentials, bodyObject, optionalBoolean, requiredString, requireJsonContentType } from './request-fields';
 import { build, buildStatusResult, errorResponses, postBody, projectIdParams, queryAuth } from './schemas';
-
-/** `autoRelease` when the upload does not say (the spec leaves it open): stop at Ready. */
-export const DEFAULT_AUTO_RELEASE = false;
-export const DISTRIBUTING = 'Distributing to Servers';
-/** Statuses a distribution may start from: ready, live (roll back / redo), or already distributing (re-queue). */
-export const DISTRIBUTABLE = new Set(['Ready', 'Approved', DISTRIBUTING]);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const envelope = (b: Pick<BuildRecord, 'projectId' | 'uploadId' | 'fileUrl' | 'objection'>, event: string, status: string) => ({
-    event,
-    projectId: b.projectId,
-    uploadId: b.uploadId,
-    fileUrl: b.fileUrl ?? null,
-    status,
-    objection: b.objection ?? null,
-    timestamp: iso(deps.clock.now()),
-  });
-
   app.post(
     '/projects/upload-file',
     {
@@ -54,15 +36,8 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const fileUrl = requiredString(body, 'fileUrl', MAX_URL_CHARS);
       const autoRelease = optionalBoolean(body, 'autoRelease') ?? DEFAULT_AUTO_RELEASE;
       deps.auth.verifyKeyOwner(apiKey, userId);
-      deps.access.require(userId, projectId, 'write', 'forbidden');
-      const verdict = await checkOutboundUrl(fileUrl, deps.urlPolicy);
-      if (!verdict.ok) throw new ApiError('invalidField', { detail: `Invalid fileUrl: ${verdict.reason}` });
-      deps.buildCalls.take(userId);
-      const now = deps.clock.now();
-      const record = { uploadId: deps.ids.next('upl'), projectId, fileUrl, status: 'pending', objection: undefined, autoRelease, createdAt: now, updatedAt: now };
-      deps.builds.insert(record);
-      deps.events.record('build.uploaded', { projectId }, { uploadId: record.uploadId, autoRelease });
-      deps.webhooks.emit(projectId, envelope(record, 'build.uploaded', 'pending'));
+      deps.access.requireWrite(userId, projectId);
+      const record = await deps.builds.submit({ userId, projectId, fileUrl, autoRelease });
       return reply.status(201).send({ uploadId: record.uploadId, status: record.status });
     },
   );
@@ -73,18 +48,9 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const projectId = requiredString(body, 'projectId');
     const uploadId = requiredString(body, 'uploadId');
     deps.auth.verifyKeyOwner(apiKey, userId);
-    deps.access.require(userId, projectId, 'write', 'forbidden');
-    const found = deps.builds.findById(uploadId);
-    // An upload of another project is as unknown as a missing one.
-    if (!found || found.projectId !== projectId) throw new ApiError('uploadNotFound');
-    if (!DISTRIBUTABLE.has(found.status)) {
-      throw new ApiError('invalidField', { detail: `Build ${uploadId} cannot be distributed while its status is ${found.status}` });
-    }
-    deps.buildCalls.take(userId);
-    deps.builds.setStatus(uploadId, DISTRIBUTING, undefined, deps.clock.now());
-    deps.events.record('build.distributing', { projectId }, { uploadId, by: userId });
-    deps.webhooks.emit(projectId, envelope(found, 'build.distributing', DISTRIBUTING));
-    return { uploadId, status: DISTRIBUTING };
+    deps.access.requireWrite(userId, projectId);
+    const activated = deps.builds.activate({ userId, projectId, uploadId });
+    return { uploadId: activated.uploadId, status: activated.status };
   };
 
   const distributeSchema = (summary: string) => ({
@@ -112,9 +78,8 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     (req) => {
-      const { projectId, userId } = authenticateProjectQuery(req, deps.auth);
-      deps.access.requireRead(userId, projectId, 'accessDenied');
-      const builds = deps.builds.listByProject(projectId).map((b) => ({
+      const { projectId } = authorizeProjectRead(req, deps);
+      const builds = deps.builds.list(projectId).map((b) => ({
         uploadId: b.uploadId,
         fileUrl: b.fileUrl ?? null,
         status: b.status,

@@ -3,7 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
-import { bodyCredentials, bodyObject, projectQuery, queryParam, requiredString, requireJsonContentType } from './request-fields';
+import { authorizeProjectRead } from './project-read';
+import { bodyCredentials, bodyObject, queryParam, requiredString, requireJsonContentType } from './request-fields';
 import { errorResponses, postBody, projectIdParams, queryAuth } from './schemas';
 
 export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -41,7 +42,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
       if (userId === undefined) throw new ApiError('userIdRequired');
       const apikey = queryParam(req.query, 'apikey');
       deps.auth.verifyUserKey(userId, apikey);
-      const projects = deps.projects.listByOwner(userId).map((p) => ({ _id: p.projectId, name: p.name, status: p.enabled, subscriptionStatus: p.subscriptionStatus }));
+      const projects = deps.projects.listOwned(userId).map((p) => ({ _id: p.projectId, name: p.name, status: p.enabled, subscriptionStatus: p.subscriptionStatus }));
       return { totalProjects: projects.length, projects };
     },
   );
@@ -71,12 +72,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
       },
     },
     (req) => {
-      // The checks of authenticateProjectQuery + requireRead, in the same order, on facts read
-      // in one statement instead of two: this route is polled.
-      const { projectId, userId, apikey } = projectQuery(req);
-      const facts = deps.accessFacts.read(userId, projectId);
-      deps.auth.checkUserKey(facts.key, apikey);
-      deps.access.checkRead(userId, facts.project, 'accessDenied');
+      const { projectId } = authorizeProjectRead(req, deps);
       return deps.sessions.counts(projectId);
     },
   );
@@ -107,12 +103,8 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
         const { apiKey, userId } = bodyCredentials(req, body);
         const projectId = requiredString(body, 'projectId');
         deps.auth.verifyKeyOwner(apiKey, userId);
-        const { project } = deps.access.require(userId, projectId, 'write', 'forbidden');
-        if (project.enabled !== enabled) {
-          deps.projects.setEnabled(projectId, enabled);
-          deps.events.record(enabled ? 'project.enabled' : 'project.disabled', { projectId }, { userId });
-        }
-        if (!enabled) deps.sessions.endProjectSessions(projectId, 'projectDisabled');
+        const project = deps.access.requireWrite(userId, projectId);
+        deps.projects.setEnabled(project, enabled, userId);
         return { projectId, status: enabled };
       },
     );
@@ -142,7 +134,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
       const projectId = requiredString(body, 'projectId');
       const sessionId = requiredString(body, 'sessionId');
       deps.auth.verifyKeyOwner(apiKey, userId);
-      deps.access.require(userId, projectId, 'write', 'forbidden');
+      deps.access.requireWrite(userId, projectId);
       let session;
       try {
         session = deps.sessions.get(sessionId);

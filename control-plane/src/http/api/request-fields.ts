@@ -3,7 +3,6 @@
 // schemas document the same shapes for OpenAPI; these readers are what enforce them.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors';
-import type { ApiKeyAuth } from '../../auth/api-key-auth';
 
 /** Longest id (`userId`, `projectId`, `uploadId`, `sessionId`) accepted, in characters. */
 export const MAX_ID_CHARS = 128;
@@ -28,17 +27,9 @@ export function queryParam(query: unknown, name: string): string | undefined {
 }
 
 /**
- * The GET routes' common start, in the spec's precedence: `projectId`, `userId` and `apikey` are
- * required (400 `projectId, userId and apikey are required`), then the user and their key (401).
- * The caller then checks the user's access to the project.
+ * `projectId`, `userId` and `apikey` of a project read route, all required, in the spec's
+ * precedence: 400 `projectId, userId and apikey are required` before any other check.
  */
-export function authenticateProjectQuery(req: { params: unknown; query: unknown }, auth: ApiKeyAuth): { projectId: string; userId: string } {
-  const { projectId, userId, apikey } = projectQuery(req);
-  auth.verifyUserKey(userId, apikey);
-  return { projectId, userId };
-}
-
-/** `projectId`, `userId` and `apikey` of a GET route, all required (400, the first step above). */
 export function projectQuery(req: { params: unknown; query: unknown }): { projectId: string; userId: string; apikey: string } {
   const projectId = queryParam(req.params, 'projectId');
   const userId = queryParam(req.query, 'userId');

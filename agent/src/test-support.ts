@@ -1,0 +1,8 @@
+// Agent parts for tests and benchmarks outside this package (`@pixelfleet/agent/test-support`):
+// the relay alone, the SDP steps a sender goes through, and the werift stand-ins for the Unreal
+// app and a viewer with a real H.264 stream. Not in the door: the agent itself needs none of it.
+export { SessionRelay, type RelayOptions, type RelayStats } from './relay/session-relay';
+export { addBitrateHints, planStreamerOffer, type BitrateHints } from './relay/ingest-sdp';
+export { FakeApp } from './relay/test-support/fake-app';
+export { FakeViewer } from './relay/test-support/fake-viewer';
+export { accessUnits, packetizeAccessUnit, type H264RtpPayload } from './relay/test-support/h264-fixture';

@@ -1,0 +1,118 @@
+// Builds' domain: submit one (upload-file), activate one (distribute-file, set-active-build), list a
+// project's builds, and the pipeline's steps. Every status change asks the stage table
+// (build-stages.ts) and is committed with its updatedAt; only then are its fleet event recorded
+// and its webhook sent. The routes authorize first and call in here.
+import { ApiError, conflict, notFound } from '../errors';
+import type { EventLog } from '../events/event-log';
+import type { Clock } from '@pixelfleet/signaling';
+import type { IdSource } from '../lib/ids';
+import type { BuildRecord, BuildsRepository } from '../repositories/builds';
+import { checkOutboundUrl, type UrlPolicyOptions } from '../webhooks/url-policy';
+import { buildEventEnvelope, type BuildEvent } from '../webhooks/webhook-envelope';
+import type { WebhookSender } from '../webhooks/webhook-sender';
+import type { BuildCallLimit } from './build-call-limit';
+import { BUILD_STAGES, DISTRIBUTING, INITIAL_BUILD_STATUS, requireBuildMove, type BuildMove, type BuildStatus } from './build-stages';
+
+/** `autoRelease` when the upload does not say (the spec leaves it open): stop at Ready. */
+export const DEFAULT_AUTO_RELEASE = false;
+
+export interface BuildServiceDeps {
+  builds: BuildsRepository;
+  events: EventLog;
+  webhooks: Pick<WebhookSender, 'emit'>;
+  /** The spec's build-call window, taken after every other check of a build call has passed. */
+  buildCalls: BuildCallLimit;
+  /** The outbound URL policy a `fileUrl` must pass. */
+  urlPolicy: UrlPolicyOptions;
+  clock: Clock;
+  ids: IdSource;
+}
+
+export interface SubmitBuild {
+  /** The caller, whose build-call window the submission uses. */
+  userId: string;
+  projectId: string;
+  fileUrl: string;
+  autoRelease: boolean;
+}
+
+export class BuildService {
+  constructor(private readonly deps: BuildServiceDeps) {}
+
+  /**
+   * upload-file, after authorization: the fileUrl policy (400 `Invalid fileUrl: …`), the caller's
+   * build-call window (429), then a new `pending` build; fires `build.uploaded`.
+   */
+  async submit(input: SubmitBuild): Promise<BuildRecord> {
+    const verdict = await checkOutboundUrl(input.fileUrl, this.deps.urlPolicy);
+    if (!verdict.ok) throw new ApiError('invalidField', { detail: `Invalid fileUrl: ${verdict.reason}` });
+    this.deps.buildCalls.take(input.userId);
+    const now = this.deps.clock.now();
+    const build: BuildRecord = {
+      uploadId: this.deps.ids.next('upl'),
+      projectId: input.projectId,
+      fileUrl: input.fileUrl,
+      status: INITIAL_BUILD_STATUS,
+      objection: undefined,
+      autoRelease: input.autoRelease,
+      live: false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.deps.builds.insert(build);
+    this.fire(build, BUILD_STAGES[INITIAL_BUILD_STATUS].event, { uploadId: build.uploadId, autoRelease: build.autoRelease });
+    return build;
+  }
+
+  /**
+   * distribute-file and set-active-build, after authorization: the project's upload (404 `Upload
+   * not found`, also for another project's), a status an activation may start from (400), the
+   * caller's build-call window (429), then `Distributing to Servers`; fires `build.distributing`.
+   */
+  activate(input: { userId: string; projectId: string; uploadId: string }): BuildRecord {
+    const build = this.findOfProject(input.projectId, input.uploadId);
+    requireBuildMove(build.uploadId, build.status, DISTRIBUTING, 'activation');
+    this.deps.buildCalls.take(input.userId);
+    return this.move(build, DISTRIBUTING, 'activation', undefined, { uploadId: build.uploadId, by: input.userId });
+  }
+
+  /**
+   * One step of the pipeline (download, extract, save, distribute, finish), as the stage table
+   * allows; `objection` is the reason of a `Reject` or `Download Failed`.
+   */
+  advance(uploadId: string, to: BuildStatus, objection?: string): BuildRecord {
+    const build = this.deps.builds.findById(uploadId);
+    if (!build) throw notFound(`build ${uploadId} not found`);
+    return this.move(build, to, 'pipeline', objection, objection === undefined ? { uploadId } : { uploadId, objection });
+  }
+
+  /** A project's builds, newest first. */
+  list(projectId: string): BuildRecord[] {
+    return this.deps.builds.listByProject(projectId);
+  }
+
+  /** An upload of another project is as unknown as a missing one. */
+  private findOfProject(projectId: string, uploadId: string): BuildRecord {
+    const build = this.deps.builds.findById(uploadId);
+    if (!build || build.projectId !== projectId) throw new ApiError('uploadNotFound');
+    return build;
+  }
+
+  private move(build: BuildRecord, to: BuildStatus, move: BuildMove, objection: string | undefined, data: Record<string, unknown>): BuildRecord {
+    const stage = requireBuildMove(build.uploadId, build.status, to, move);
+    const now = this.deps.clock.now();
+    // Only from the status the table was asked about: a change that came in between is refused, not overwritten.
+    if (!this.deps.builds.moveStatus(build.uploadId, build.status, to, objection, now)) {
+      throw conflict(`Build ${build.uploadId} changed status while moving to ${to}`);
+    }
+    const moved: BuildRecord = { ...build, status: to, objection, updatedAt: now };
+    this.fire(moved, stage.event, data);
+    return moved;
+  }
+
+  /** The fleet event and the webhook of a build that has entered its status (already committed). */
+  private fire(build: BuildRecord, event: BuildEvent, data: Record<string, unknown>): void {
+    this.deps.events.record(event, { projectId: build.projectId }, data);
+    this.deps.webhooks.emit(build.projectId, buildEventEnvelope(event, build.status, build, this.deps.clock.now()));
+  }
+}

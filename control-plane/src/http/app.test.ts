@@ -1,0 +1,66 @@
+// The HTTP error handler: a DomainError is answered as the gRPC edge answers it (its kind picks the
+// status, through the catalog's DOMAIN_ERROR_HTTP_STATUS; its message is the body), catalog
+// errors keep their entry, anything else is a logged 500 without details.
+import { status } from '@grpc/grpc-js';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { ApiError, DOMAIN_ERROR_HTTP_STATUS, DomainError, type DomainErrorKind } from '../errors';
+import { toGrpcError } from '../grpc/status';
+import { buildHttpApp } from './app';
+import type { Metrics } from './metrics';
+
+/** The standard gRPC → HTTP status mapping, written out independently of the catalog. */
+const HTTP_OF_GRPC: Partial<Record<status, number>> = {
+  [status.INVALID_ARGUMENT]: 400,
+  [status.FAILED_PRECONDITION]: 400,
+  [status.UNAUTHENTICATED]: 401,
+  [status.PERMISSION_DENIED]: 403,
+  [status.NOT_FOUND]: 404,
+  [status.ALREADY_EXISTS]: 409,
+};
+
+const KINDS = Object.keys(DOMAIN_ERROR_HTTP_STATUS) as DomainErrorKind[];
+const silent = pino({ level: 'silent' });
+const logged: string[] = [];
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  const metrics = { httpRequests: { inc: () => undefined } } as unknown as Metrics;
+  const log = pino({ level: 'error' }, { write: (line: string) => logged.push(line) });
+  app = buildHttpApp({ log, metrics, isServing: () => true, trustProxy: [] });
+  app.get('/domain/:kind', (req) => {
+    throw new DomainError((req.params as { kind: DomainErrorKind }).kind, 'Build upl_1 cannot be distributed while its status is pending');
+  });
+  app.get('/catalog', () => {
+    throw new ApiError('uploadNotFound');
+  });
+  app.get('/unexpected', () => {
+    throw new Error('disk on fire at 10.0.0.7:5432');
+  });
+  await app.ready();
+});
+afterAll(() => app.close());
+
+describe('the HTTP error handler', () => {
+  it.each(KINDS)('answers a DomainError of kind %s with the status the gRPC edge implies and its message', async (kind) => {
+    const err = new DomainError(kind, 'whatever');
+    const grpcCode = toGrpcError(err, silent, 'test').code;
+    expect(DOMAIN_ERROR_HTTP_STATUS[kind]).toBe(HTTP_OF_GRPC[grpcCode]);
+    const res = await app.inject({ method: 'GET', url: `/domain/${kind}` });
+    expect([res.statusCode, res.json()]).toEqual([DOMAIN_ERROR_HTTP_STATUS[kind], { message: 'Build upl_1 cannot be distributed while its status is pending' }]);
+  });
+
+  it('maps every kind, and no domain refusal is logged as an unhandled error', () => {
+    expect(KINDS.sort()).toEqual(['conflict', 'forbidden', 'invalid', 'not_found', 'precondition', 'unauthenticated']);
+    expect(logged.join('')).not.toContain('unhandled error');
+  });
+
+  it('keeps catalog errors as they are and answers anything else 500 Internal server error, logged', async () => {
+    const catalog = await app.inject({ method: 'GET', url: '/catalog' });
+    expect([catalog.statusCode, catalog.json()]).toEqual([404, { message: 'Upload not found' }]);
+    const unexpected = await app.inject({ method: 'GET', url: '/unexpected' });
+    expect([unexpected.statusCode, unexpected.json()]).toEqual([500, { message: 'Internal server error' }]);
+    expect(logged.join('')).toContain('disk on fire');
+  });
+});

@@ -1,0 +1,49 @@
+// After a worker's Hello, what we believe it runs and what it says it runs are made to agree:
+// sessions we placed there that it no longer runs are over; apps it runs for sessions that are
+// over, unknown or not its own are orphans holding a GPU, and are stopped.
+import type { Logger } from 'pino';
+import { isSessionId } from '../lib/ids';
+import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
+import type { AgentHello } from '@pixelfleet/proto';
+import type { WorkerRegistry } from '../workers/registry';
+import { STOP_GRACE_MS } from './session-timers';
+
+export interface WorkerReconcileDeps {
+  repo: SessionsRepository;
+  registry: WorkerRegistry;
+  log: Logger;
+  /** The lifecycle's end for a session whose app is gone on the worker (workerLost unless it was already ending). */
+  sessionGoneFromWorker(s: SessionRecord): void;
+}
+
+export function reconcileWorker(deps: WorkerReconcileDeps, workerId: string, hello: AgentHello): void {
+  const { repo, registry, log } = deps;
+  const reported = new Set(hello.runningSessions.map((r) => r.sessionId));
+  for (const s of repo.listHoldingWorker(workerId)) {
+    // Starting sessions may not have reached the agent yet; their StartSession is resent.
+    if (!reported.has(s.sessionId) && s.status !== 'Starting') {
+      log.warn({ sessionId: s.sessionId, workerId }, 'worker no longer runs session; ending it');
+      deps.sessionGoneFromWorker(s);
+    }
+  }
+  // An app the worker runs for a session that has ended, that we do not know (a database restored
+  // from an older backup) or that is not this worker's is an orphan holding a GPU: stop it there.
+  // Malformed ids are ignored. The registry caps the list's length, and one pending stop per
+  // session is enough (unfinished commands are resent on every Hello), so a Hello cannot make us
+  // queue commands at will.
+  const pendingStops = registry.pendingStops(workerId);
+  let malformed = 0;
+  for (const r of hello.runningSessions) {
+    if (!isSessionId(r.sessionId)) {
+      malformed += 1;
+      continue;
+    }
+    const s = repo.findById(r.sessionId);
+    const orphan = !s || s.status === 'Terminated' || s.assignedWorker !== workerId;
+    if (!orphan || pendingStops.has(r.sessionId)) continue;
+    log.warn({ sessionId: r.sessionId, workerId, known: s !== undefined }, 'worker runs a session that has ended or is not its own; stopping it');
+    registry.sendCommand(workerId, { kind: 'stopSession', sessionId: r.sessionId, reason: 'session already ended', graceMs: STOP_GRACE_MS });
+    pendingStops.add(r.sessionId);
+  }
+  if (malformed > 0) log.warn({ workerId, malformed }, 'Hello lists malformed session ids; ignored');
+}
