@@ -2,8 +2,8 @@
 // control link up. main.ts reads flags and env, calls this and wires signals; tests build the
 // same agent against a control plane on port 0.
 import type { DestinationStream } from 'pino';
-import type { agentV1 } from '@pixelfleet/proto';
-import { createLogger, type Logger } from '@pixelfleet/signaling';
+import type { agentV1, SignalEnvelope } from '@pixelfleet/proto';
+import { createLogger, systemClock, type Clock, type Logger } from '@pixelfleet/signaling';
 import type { AgentConfig } from './config';
 import { CredentialStore, type WorkerCredentials } from './credentials';
 import { CommandJournal } from './commands/journal';
@@ -14,7 +14,6 @@ import { appEnvironment } from './launcher/launcher';
 import { uploadSessionLog } from './link/log-upload';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './lib/backoff';
 import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
-import type { SignalEnvelope } from './sessions/session-events';
 import type { AgentInventory } from './agent-inventory';
 import agentPackage from '../package.json' with { type: 'json' };
 
@@ -34,6 +33,8 @@ export interface AgentDeps {
   onSignal?: (signal: SignalEnvelope) => void;
   inventory?: AgentInventory;
   backoff?: BackoffOptions;
+  /** Time source of the control link, the sessions and the command journal's deadlines (default systemClock). */
+  clock?: Clock;
 }
 
 export interface Agent {
@@ -53,6 +54,7 @@ export interface Agent {
 export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const log = deps.logger ?? createLogger(config.logLevel, deps.logDestination);
   const backoff = deps.backoff ?? DEFAULT_BACKOFF;
+  const clock = deps.clock ?? systemClock;
   const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane);
   const store = new CredentialStore(config.dataDir);
   const journal = new CommandJournal(config.dataDir);
@@ -80,6 +82,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       }
     },
     log: log.child({ component: 'sessions' }),
+    clock,
   });
   const inventory: AgentInventory = deps.inventory ?? sessions;
   const handlers = deps.handlers ?? sessions.handlers;
@@ -87,7 +90,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
 
   let closed = false;
   let draining = false;
-  const executor = new CommandExecutor(journal, handlers, (ack) => linkRef?.sendAck(ack), Date.now, log.child({ component: 'commands' }));
+  const executor = new CommandExecutor(journal, handlers, (ack) => linkRef?.sendAck(ack), () => clock.now(), log.child({ component: 'commands' }));
   let link: ControlLink | undefined;
 
   async function obtainCredentials(): Promise<WorkerCredentials> {
@@ -150,6 +153,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         onSignal,
         backoff,
         log: log.child({ component: 'control-link', workerId: creds.workerId }),
+        clock,
       });
       linkRef = link;
       link.start();

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
-import { systemClock, type Clock } from './lib/clock';
+import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { randomIds, type IdSource } from './lib/ids';
 import { createLogger } from '@pixelfleet/signaling';
 import { openDatabase, type Db } from './db/database';

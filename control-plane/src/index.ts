@@ -4,7 +4,6 @@ export { buildControlPlane, type ControlPlane, type ControlPlaneDeps, type Start
 export { loadControlPlaneConfig, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 export { ConfigError } from './lib/config-loader';
 export { ApiError, HTTP_ERRORS, type HttpErrorName } from './errors';
-export { ManualClock, systemClock, type Clock } from './lib/clock';
 export { createLogger, redactUrl } from '@pixelfleet/signaling';
 export { runAdminCli } from './admin-cli/admin-cli';
 export { runControlPlaneCli } from './main';

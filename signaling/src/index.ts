@@ -88,7 +88,7 @@ export {
 } from './viewer-closes';
 export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
 export { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, SECRET_KEYS, type Logger } from './logger';
-export { systemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';
+export { systemClock, ManualClock, type Clock, type TimerHandle } from './clock';
 export { TokenBucket, type RateLimitOptions } from './token-bucket';
 export { Listeners, type EventMap, type ListenerErrorHandler } from './listeners';
 export {

@@ -3,7 +3,7 @@
 // (JSON `ping` → `pong` is the endpoints' job, not this one.)
 import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
-import { systemTimers, type TimerHandle, type Timers } from './timers';
+import { systemClock, type TimerHandle, type Clock } from './clock';
 
 export interface KeepaliveOptions {
   /** Time between pings in ms (default 15000). */
@@ -11,7 +11,7 @@ export interface KeepaliveOptions {
   /** How long a ping may go unanswered before the socket is terminated, in ms (default 10000). */
   readonly timeoutMs?: number;
   /** Timer source (default real, unref'd timers). */
-  readonly timers?: Timers;
+  readonly clock?: Clock;
   /** Called just before a dead socket is terminated. */
   readonly onTimeout?: () => void;
 }
@@ -32,7 +32,7 @@ const PING_NONCE_BYTES = 8;
  */
 export class Keepalive {
   private readonly timeoutMs: number;
-  private readonly timers: Timers;
+  private readonly clock: Clock;
   private readonly onTimeout: (() => void) | undefined;
   private interval: TimerHandle | undefined;
   /** Set while a ping awaits its pong, with the payload that pong must carry. */
@@ -49,12 +49,12 @@ export class Keepalive {
     const intervalMs = options.intervalMs ?? DEFAULT_KEEPALIVE_INTERVAL_MS;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS;
     if (!(intervalMs > 0) || !(this.timeoutMs > 0)) throw new RangeError('keepalive intervalMs and timeoutMs must be positive');
-    this.timers = options.timers ?? systemTimers;
+    this.clock = options.clock ?? systemClock;
     this.onTimeout = options.onTimeout;
     if (socket.readyState === WebSocket.CLOSING || socket.readyState === WebSocket.CLOSED) return;
     socket.on('pong', this.onPong);
     socket.once('close', this.onClose);
-    this.interval = this.timers.setInterval(() => this.tick(), intervalMs);
+    this.interval = this.clock.setInterval(() => this.tick(), intervalMs);
   }
 
   /** Idempotent. */
@@ -70,7 +70,7 @@ export class Keepalive {
     // A ping still awaiting its pong has its own deadline; don't stack another.
     if (this.outstanding !== undefined || this.socket.readyState !== WebSocket.OPEN) return;
     const nonce = randomBytes(PING_NONCE_BYTES);
-    this.outstanding = { deadline: this.timers.setTimeout(() => this.expire(), this.timeoutMs), nonce };
+    this.outstanding = { deadline: this.clock.setTimeout(() => this.expire(), this.timeoutMs), nonce };
     this.socket.ping(nonce);
   }
 

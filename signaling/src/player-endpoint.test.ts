@@ -6,7 +6,7 @@ import type { WebSocket } from 'ws';
 import { SignallingUsageError } from './errors';
 import type { ServerExtensionMessage } from './messages';
 import { DEFAULT_PLAYER_RATE_LIMIT, PlayerEndpoint, UNKNOWN_STREAMER_MESSAGE, type PlayerEndpointOptions } from './player-endpoint';
-import { ManualTimers } from './timers';
+import { ManualClock } from './clock';
 import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
 import { nextEvent, recordEvents } from './test-support/next-event';
 import { openSocketPair, sendJson, whenClosed, type SocketPair } from './test-support/socket-pair';
@@ -266,19 +266,19 @@ describe('PlayerEndpoint', () => {
     expect(first.server.listenerCount('pong')).toBe(1);
     await first.dispose();
 
-    const timers = new ManualTimers();
-    const { endpoint, client, clientClosed } = await connect({ keepalive: { timers } });
+    const clock = new ManualClock();
+    const { endpoint, client, clientClosed } = await connect({ keepalive: { clock } });
     const closes = recordEvents(endpoint, 'closed');
     client.pause(); // the tab froze: nothing read, nothing answered
-    timers.advance(15_000);
-    timers.advance(9_999);
+    clock.advance(15_000);
+    clock.advance(9_999);
     expect(closes).toEqual([]);
-    timers.advance(1);
+    clock.advance(1);
     expect(closes).toEqual([[1006, 'keepalive timeout']]);
     client.resume();
     expect((await clientClosed).code).toBe(1006);
     expect(closes).toHaveLength(1);
-    expect(timers.pending).toBe(0);
+    expect(clock.pending).toBe(0);
   });
 
   it('can run without a keepalive', async () => {
@@ -287,15 +287,15 @@ describe('PlayerEndpoint', () => {
   });
 
   it('drops a browser that never reads even though it sends pongs of its own', async () => {
-    const timers = new ManualTimers();
-    const { endpoint, client, server, clientClosed } = await connect({ keepalive: { timers } });
+    const clock = new ManualClock();
+    const { endpoint, client, server, clientClosed } = await connect({ keepalive: { clock } });
     const closes = recordEvents(endpoint, 'closed');
     client.pause(); // reads nothing, so it never sees our ping
-    timers.advance(15_000);
+    clock.advance(15_000);
     const ponged = new Promise((resolve) => server.once('pong', resolve));
     client.pong(); // unsolicited: it answers nothing
     await ponged;
-    timers.advance(10_000);
+    clock.advance(10_000);
     expect(closes).toEqual([[1006, 'keepalive timeout']]);
     client.resume();
     expect((await clientClosed).code).toBe(1006);
@@ -308,14 +308,14 @@ describe('PlayerEndpoint limits', () => {
   });
 
   it("closes a browser that sends faster than its rate limit with 1008 'too many messages'", async () => {
-    const timers = new ManualTimers(); // time stands still unless the test moves it
-    const { endpoint, client, inbox, server, clientClosed } = await connect({ timers });
+    const clock = new ManualClock(); // time stands still unless the test moves it
+    const { endpoint, client, inbox, server, clientClosed } = await connect({ clock });
     await inbox.next();
     const errors = recordEvents(endpoint, 'protocolError');
     const closes = recordEvents(endpoint, 'closed');
     for (let i = 0; i < 200; i++) sendJson(client, { type: 'ping', time: i });
     for (let i = 0; i < 200; i++) expect(await inbox.next()).toStrictEqual({ type: 'pong', time: i });
-    timers.advance(1_000); // 50 more
+    clock.advance(1_000); // 50 more
     for (let i = 0; i < 51; i++) sendJson(client, { type: 'ping', time: i });
     for (let i = 0; i < 50; i++) expect(await inbox.next()).toStrictEqual({ type: 'pong', time: i });
     const serverClosed = whenClosed(server);

@@ -21,7 +21,7 @@ import {
 } from './messages';
 import { FIELD_LIMITS, isValidId } from './schemas';
 import { SignallingSocket, type EndpointKeepaliveOptions } from './signalling-socket';
-import type { Timers } from './timers';
+import type { Clock } from './clock';
 import type { RateLimitOptions } from './token-bucket';
 
 /**
@@ -54,7 +54,7 @@ export interface PlayerEndpointOptions {
    */
   readonly maxBufferedBytes?: number;
   /** Time source of the rate limit and the keepalive (default real, unref'd timers). */
-  readonly timers?: Timers;
+  readonly clock?: Clock;
   /**
    * For a socket opened to take over a session: its first message must be `pixelfleetResume`
    * (reported as `resume`). Any other first message is not handled (no `pong`, no `streamerList`):
@@ -122,7 +122,7 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
         keepalive: options.keepalive ?? {},
         rateLimit: options.rateLimit ?? DEFAULT_PLAYER_RATE_LIMIT,
         maxBufferedBytes: options.maxBufferedBytes,
-        timers: options.timers,
+        clock: options.clock,
       },
     );
   }

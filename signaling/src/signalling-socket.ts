@@ -7,7 +7,7 @@ import { CLOSE_CODES, isSendableCloseCode, limitCloseReason } from './close-code
 import { SignallingUsageError } from './errors';
 import { Keepalive, type KeepaliveOptions } from './keepalive';
 import { parseSignallingMessage, type MessageFrom, type SenderRole } from './parser';
-import { systemTimers, type Timers } from './timers';
+import { systemClock, type Clock } from './clock';
 import { TokenBucket, type RateLimitOptions } from './token-bucket';
 import { VIEWER_CLOSES } from './viewer-closes';
 
@@ -28,7 +28,7 @@ export interface SignallingSocketOptions {
   /** Messages the peer may send; false: no limit. */
   readonly rateLimit: RateLimitOptions | false;
   /** Time source of the rate limit, and of the keepalive unless it names its own (default real, unref'd timers). */
-  readonly timers?: Timers;
+  readonly clock?: Clock;
 }
 
 /** What may go out on a socket: a JSON object with a string `type`. */
@@ -70,7 +70,7 @@ export class SignallingSocket<R extends SenderRole> {
     if (socket.readyState === WebSocket.CONNECTING) throw new SignallingUsageError('wrong_state', 'the socket must be an accepted, open one');
     this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
     if (!(this.maxBufferedBytes > 0)) throw new RangeError('maxBufferedBytes must be positive');
-    this.inbound = options.rateLimit === false ? undefined : new TokenBucket(options.rateLimit, options.timers ?? systemTimers);
+    this.inbound = options.rateLimit === false ? undefined : new TokenBucket(options.rateLimit, options.clock ?? systemClock);
     socket.on('message', (data, isBinary) => this.onFrame(data, isBinary));
     socket.on('close', (code, reason) => {
       // After terminate() ws reports 1006; the owner hears why we ended it.
@@ -123,7 +123,7 @@ export class SignallingSocket<R extends SenderRole> {
     if (this.options.keepalive !== false) {
       this.keepalive = new Keepalive(this.socket, {
         ...this.options.keepalive,
-        timers: this.options.keepalive.timers ?? this.options.timers ?? systemTimers,
+        clock: this.options.keepalive.clock ?? this.options.clock ?? systemClock,
         onTimeout: () => this.finish(CLOSE_CODES.abnormal, KEEPALIVE_TIMEOUT_REASON),
       });
     }

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import { SignallingUsageError } from './errors';
-import { ManualTimers } from './timers';
+import { ManualClock } from './clock';
 import { StreamerEndpoint, type StreamerEndpointOptions } from './streamer-endpoint';
 import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
 import { nextEvent, recordEvents } from './test-support/next-event';
@@ -190,13 +190,13 @@ describe('StreamerEndpoint', () => {
     expect(first.server.listenerCount('pong')).toBe(0);
     await first.dispose();
 
-    const timers = new ManualTimers();
-    const { endpoint, client, server } = await connect({ keepalive: { timers } });
+    const clock = new ManualClock();
+    const { endpoint, client, server } = await connect({ keepalive: { clock } });
     expect(server.listenerCount('pong')).toBe(1);
     const closed = nextEvent(endpoint, 'closed');
     client.pause();
-    timers.advance(15_000);
-    timers.advance(10_000);
+    clock.advance(15_000);
+    clock.advance(10_000);
     expect(await closed).toEqual([1006, 'keepalive timeout']);
   });
 
@@ -206,8 +206,8 @@ describe('StreamerEndpoint', () => {
     for (let i = 0; i < 500; i++) expect(await first.inbox.next()).toStrictEqual({ type: 'pong', time: i });
     await first.dispose();
 
-    const timers = new ManualTimers();
-    const { endpoint, client, inbox, clientClosed } = await connect({ rateLimit: { burst: 3, perSecond: 1 }, timers });
+    const clock = new ManualClock();
+    const { endpoint, client, inbox, clientClosed } = await connect({ rateLimit: { burst: 3, perSecond: 1 }, clock });
     const errors = recordEvents(endpoint, 'protocolError');
     for (let i = 0; i < 4; i++) sendJson(client, { type: 'ping', time: i });
     expect(await clientClosed).toEqual({ code: 1008, reason: 'too many messages' });

@@ -20,7 +20,7 @@ import {
 } from './messages';
 import { FIELD_LIMITS, isValidId } from './schemas';
 import { SignallingSocket, type EndpointKeepaliveOptions } from './signalling-socket';
-import type { Timers } from './timers';
+import type { Clock } from './clock';
 import type { RateLimitOptions } from './token-bucket';
 
 export interface StreamerEndpointOptions {
@@ -44,7 +44,7 @@ export interface StreamerEndpointOptions {
    */
   readonly maxBufferedBytes?: number;
   /** Time source of the rate limit and the keepalive (default real, unref'd timers). */
-  readonly timers?: Timers;
+  readonly clock?: Clock;
 }
 
 export type StreamerEndpointEvents = {
@@ -91,7 +91,7 @@ export class StreamerEndpoint extends EventEmitter<StreamerEndpointEvents> {
         keepalive: options.keepalive ?? false,
         rateLimit: options.rateLimit ?? false,
         maxBufferedBytes: options.maxBufferedBytes,
-        timers: options.timers,
+        clock: options.clock,
       },
     );
   }

@@ -1,7 +1,7 @@
-// TokenBucket on ManualTimers: a full bucket lets `burst` through, then one message per
+// TokenBucket on ManualClock: a full bucket lets `burst` through, then one message per
 // 1/perSecond, never more than `burst` saved up however long the peer was quiet.
 import { describe, expect, it } from 'vitest';
-import { ManualTimers } from './timers';
+import { ManualClock } from './clock';
 import { TokenBucket } from './token-bucket';
 
 function takeAll(bucket: TokenBucket, tries: number): number {
@@ -12,29 +12,29 @@ function takeAll(bucket: TokenBucket, tries: number): number {
 
 describe('TokenBucket', () => {
   it('lets a burst through, then refills at perSecond', () => {
-    const timers = new ManualTimers();
-    const bucket = new TokenBucket({ burst: 200, perSecond: 50 }, timers);
+    const clock = new ManualClock();
+    const bucket = new TokenBucket({ burst: 200, perSecond: 50 }, clock);
     expect(takeAll(bucket, 1_000)).toBe(200);
-    timers.advance(10);
+    clock.advance(10);
     expect(bucket.take()).toBe(false);
-    timers.advance(10); // 20 ms at 50/s: one token
+    clock.advance(10); // 20 ms at 50/s: one token
     expect(bucket.take()).toBe(true);
     expect(bucket.take()).toBe(false);
-    timers.advance(1_000);
+    clock.advance(1_000);
     expect(takeAll(bucket, 1_000)).toBe(50);
   });
 
   it('saves up no more than burst', () => {
-    const timers = new ManualTimers();
-    const bucket = new TokenBucket({ burst: 3, perSecond: 1 }, timers);
-    timers.advance(3_600_000);
+    const clock = new ManualClock();
+    const bucket = new TokenBucket({ burst: 3, perSecond: 1 }, clock);
+    clock.advance(3_600_000);
     expect(takeAll(bucket, 10)).toBe(3);
   });
 
   it('refuses a bucket that could never let a message through', () => {
-    const timers = new ManualTimers();
-    expect(() => new TokenBucket({ burst: 0, perSecond: 1 }, timers)).toThrow(RangeError);
-    expect(() => new TokenBucket({ burst: 1, perSecond: 0 }, timers)).toThrow(RangeError);
-    expect(() => new TokenBucket({ burst: Number.NaN, perSecond: 1 }, timers)).toThrow(RangeError);
+    const clock = new ManualClock();
+    expect(() => new TokenBucket({ burst: 0, perSecond: 1 }, clock)).toThrow(RangeError);
+    expect(() => new TokenBucket({ burst: 1, perSecond: 0 }, clock)).toThrow(RangeError);
+    expect(() => new TokenBucket({ burst: Number.NaN, perSecond: 1 }, clock)).toThrow(RangeError);
   });
 });

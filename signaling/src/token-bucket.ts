@@ -1,7 +1,7 @@
 // The inbound rate limit of one signalling socket: a token bucket that holds `burst` messages and
 // refills at `perSecond`, on the injected time source, so that a peer may send a burst (trickled
 // ICE) but not a stream of frames that each cost the server a reply.
-import type { Timers } from './timers';
+import type { Clock } from './clock';
 
 export interface RateLimitOptions {
   /** Messages accepted back to back from a full bucket (the bucket's size). */
@@ -16,7 +16,7 @@ export class TokenBucket {
 
   constructor(
     private readonly options: RateLimitOptions,
-    private readonly time: Pick<Timers, 'now'>,
+    private readonly time: Pick<Clock, 'now'>,
   ) {
     if (!(options.burst >= 1) || !(options.perSecond > 0)) throw new RangeError('rate limit burst must be at least 1 and perSecond positive');
     this.tokens = options.burst;

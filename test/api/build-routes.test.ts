@@ -2,7 +2,8 @@
 // GET /projects/{projectId}/builds: body validation, 415, auth and access rules, the fileUrl
 // policy, and the shared build-call window (on a ManualClock), with the bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_ERRORS, ManualClock } from '@pixelfleet/control-plane';
+import { HTTP_ERRORS } from '@pixelfleet/control-plane';
+import { ManualClock } from '@pixelfleet/signaling';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
 const clock = new ManualClock();

@@ -2,7 +2,9 @@
 // actions with the write rules; disabling ends the project's sessions. Plus the fair-use buckets
 // (per address and userId, per address alone) and the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_ERRORS, ManualClock } from '@pixelfleet/control-plane';
+import { HTTP_ERRORS } from '@pixelfleet/control-plane';
+import { decodeStoredCommand } from '@pixelfleet/proto';
+import { ManualClock } from '@pixelfleet/signaling';
 import { seedEndedSessions, seedSession, sessionStatus } from '../support/seed';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
@@ -46,7 +48,7 @@ describe('POST /projects/enable and /projects/disable', () => {
     // It has an app on a worker: Terminating until the agent confirms the stop, already counted as ended.
     expect(sessionStatus(f.t.cp, old)).toEqual({ status: 'Terminating', endReason: 'project disabled' });
     const stops = f.t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession'").all(workerId) as { payload: string }[];
-    expect(stops.map((c) => (JSON.parse(c.payload) as { sessionId: string }).sessionId)).toEqual([old]);
+    expect(stops.map((c) => (decodeStoredCommand(c.payload) as { sessionId: string }).sessionId)).toEqual([old]);
   });
 
   it('apply the write rules', async () => {

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, loadControlPlaneConfig, type FleetEvent } from '@pixelfleet/control-plane';
 import { buildControlPlaneWithDb, type ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
-import type { Agent, DeliveredCommand, SessionEventReport } from '@pixelfleet/agent';
+import type { Agent } from '@pixelfleet/agent';
+import type { AgentSessionEvent, DeliveredCommand } from '@pixelfleet/proto';
 import { TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand } from '../support/mock-app';
@@ -141,7 +142,7 @@ async function coldWorld(): Promise<ColdWorld> {
   };
   const link = agent.link;
   const sendSessionEvent = link.sendSessionEvent.bind(link);
-  link.sendSessionEvent = (event: SessionEventReport) => {
+  link.sendSessionEvent = (event: AgentSessionEvent) => {
     const m = mark(event.sessionId);
     if (event.kind === 'appStarted') m.appStarted = epochNow();
     else if (event.kind === 'appIdentified') m.appIdentified = epochNow();

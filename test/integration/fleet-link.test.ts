@@ -3,7 +3,8 @@
 // command delivery answered from the agent's journal; drain/undrain; lease expiry on fake time.
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandFailure, type Agent, type CommandHandlers } from '@pixelfleet/agent';
-import { ManualClock } from '@pixelfleet/control-plane';
+import { decodeStoredCommand } from '@pixelfleet/proto';
+import { ManualClock } from '@pixelfleet/signaling';
 import { nextEvent, startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { commandPhase, seedProject, seedSession, sessionStatus } from '../support/seed';
@@ -155,7 +156,7 @@ describe('control plane restart', () => {
     await finished;
     await expect.poll(() => stopped).toEqual([ended, neverPlacedHere, 'session_1_1']);
     const stops = t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession'").all(workerId) as { payload: string }[];
-    expect(stops.map((c) => (JSON.parse(c.payload) as { sessionId: string }).sessionId)).toEqual([ended, neverPlacedHere, 'session_1_1']);
+    expect(stops.map((c) => decodeStoredCommand(c.payload))).toEqual([ended, neverPlacedHere, 'session_1_1'].map((sessionId) => ({ kind: 'stopSession', sessionId, reason: expect.any(String) as string, graceMs: expect.any(Number) as number })));
   });
 });
 

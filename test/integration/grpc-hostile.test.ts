@@ -3,7 +3,7 @@
 // ignored; the server keeps serving, stores nothing without bound and never logs the tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { agentV1 } from '@pixelfleet/proto';
+import { agentV1, decodeStoredCommand } from '@pixelfleet/proto';
 import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { seedProject, seedSession } from '../support/seed';
 
@@ -97,6 +97,33 @@ describe('protocol violations', () => {
     expect(empty).toMatchObject({ code: status.INVALID_ARGUMENT, details: 'empty message' });
   });
 
+  it('a session event of a kind or an ack of a phase the contract does not know ends the stream with INVALID_ARGUMENT and the reason', async () => {
+    const w = await enroll(TEST_JOIN_TOKEN);
+    const event = await connectAndSend(w.workerToken, [
+      hello(w.workerId),
+      { msg: { $case: 'sessionEvent', value: { sessionId: 'session_1_1', kind: 42 as agentV1.SessionEventKind, occurredAt: new Date(), exitCode: 0, message: '', streamingId: '' } } },
+    ]);
+    expect(event).toMatchObject({ code: status.INVALID_ARGUMENT, details: 'session event for session_1_1 has no valid kind' });
+    const ack = await connectAndSend(w.workerToken, [
+      hello(w.workerId),
+      { msg: { $case: 'ack', value: { seq: 1, commandId: 'cmd_1', phase: 42 as agentV1.CommandPhase, errorCode: '', errorMessage: '', progressPercent: 0 } } },
+    ]);
+    expect(ack).toMatchObject({ code: status.INVALID_ARGUMENT, details: 'ack for cmd_1 has no valid phase' });
+    // The server keeps serving the worker.
+    const again = await connectAndSend(w.workerToken, [hello(w.workerId), {}]);
+    expect(again.received[0]?.msg?.$case).toBe('welcome');
+  });
+
+  it('resends a command stored by the previous version (the domain object as JSON) decoded through the contract', async () => {
+    const w = await enroll(TEST_JOIN_TOKEN);
+    t.cp.db
+      .prepare('INSERT INTO worker_commands (worker_id, seq, command_id, kind, payload, phase, not_after, created_at, updated_at) VALUES (?, 1, ?, ?, ?, ?, NULL, 0, 0)')
+      .run(w.workerId, `cmd_legacy_${w.workerId}`, 'stopSession', '{"kind":"stopSession","sessionId":"session_1_1","reason":"viewer left","graceMs":10000}', 'PENDING');
+    const r = await connectAndSend(w.workerToken, [hello(w.workerId), {}]);
+    expect(r.received.map((m) => m.msg?.$case)).toEqual(['welcome', 'command']);
+    expect(r.received[1]?.msg).toMatchObject({ $case: 'command', value: { seq: 1, commandId: `cmd_legacy_${w.workerId}`, kind: { $case: 'stopSession', value: { sessionId: 'session_1_1', reason: 'viewer left', graceMs: 10_000 } } } });
+  });
+
   it('a newer Connect replaces the older stream of the same worker', async () => {
     const w = await enroll(TEST_JOIN_TOKEN);
     const old = client.connect(bearer(w.workerToken));
@@ -166,7 +193,7 @@ describe('a rogue Hello', () => {
   };
   const stopsOf = (workerId: string) =>
     (t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession' ORDER BY seq").all(workerId) as { payload: string }[]).map(
-      (c) => (JSON.parse(c.payload) as { sessionId: string }).sessionId,
+      (c) => (decodeStoredCommand(c.payload) as { sessionId: string }).sessionId,
     );
 
   /** Sends a Hello on a new stream, waits for the Welcome (reconciling is done by then), then cancels the stream. */

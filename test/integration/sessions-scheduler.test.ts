@@ -3,7 +3,8 @@
 // its viewer gets, snapshots in the spec's order, and lost workers on fake time.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
-import { ManualClock, runAdminCli, type SessionRecord } from '@pixelfleet/control-plane';
+import { runAdminCli, type SessionRecord } from '@pixelfleet/control-plane';
+import { ManualClock } from '@pixelfleet/signaling';
 import type { ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/control-plane';
+import { ManualClock } from '@pixelfleet/signaling';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand, textOf, uiInteraction } from '../support/mock-app';

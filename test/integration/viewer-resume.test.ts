@@ -3,9 +3,8 @@
 // it back over a new socket. Real gateway, scheduler and agent link; the relay is scripted; the
 // grace runs on the injected clock.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/control-plane';
 import { MAX_ICE_CANDIDATES_PER_SESSION } from '@pixelfleet/control-plane/test-support';
-import { VIEWER_CLOSES } from '@pixelfleet/signaling';
+import { ManualClock, VIEWER_CLOSES } from '@pixelfleet/signaling';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';

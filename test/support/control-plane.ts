@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger, loadControlPlaneConfig, type Clock, type ControlPlane, type FleetEvent, type StartedControlPlane } from '@pixelfleet/control-plane';
+import type { Clock } from '@pixelfleet/signaling';
+import { createLogger, loadControlPlaneConfig, type ControlPlane, type FleetEvent, type StartedControlPlane } from '@pixelfleet/control-plane';
 import { buildControlPlaneWithDb, type ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';

@@ -1,7 +1,8 @@
 // A scripted stand-in for the agent's session runtime, for control-plane tests that need
 // sessions to start, run and stop on a real agent without launching an app: each step is
 // driven by the test (identify, viewer connected, crash…) through the real control link.
-import { CommandFailure, type Agent, type CommandHandlers, type SessionEventKind, type SignalEnvelope } from '@pixelfleet/agent';
+import { CommandFailure, type Agent, type CommandHandlers } from '@pixelfleet/agent';
+import type { SessionEventKind, SignalEnvelope } from '@pixelfleet/proto';
 
 export class ScriptedSessions {
   agent: Agent | undefined;
@@ -42,7 +43,7 @@ export class ScriptedSessions {
 
   report(sessionId: string, kind: SessionEventKind, extra: { exitCode?: number; message?: string; streamingId?: string } = {}): void {
     if (!this.agent) throw new Error('attach the agent first');
-    this.agent.link.sendSessionEvent({ sessionId, kind, occurredAtMs: Date.now(), ...extra });
+    this.agent.link.sendSessionEvent({ sessionId, kind, occurredAtMs: Date.now(), exitCode: 0, message: '', streamingId: '', ...extra });
   }
 
   /** Sends a signalling message from this session's relay toward its viewer. */

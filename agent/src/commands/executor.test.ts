@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CommandFailure, type AgentCommand, type CommandAck, type CommandHandlers, type DeliveredCommand } from './command';
+import type { AgentAck, AgentCommand, DeliveredCommand } from '@pixelfleet/proto';
+import { CommandFailure, type CommandHandlers } from './command';
 import { CommandExecutor } from './executor';
 import { CommandJournal } from './journal';
 
@@ -49,13 +50,13 @@ const delivered = (seq: number, commandId: string, command: AgentCommand = start
 
 interface Harness {
   executor: CommandExecutor;
-  acks: CommandAck[];
+  acks: AgentAck[];
   calls: Record<keyof CommandHandlers, number>;
   /** What the next handler call does; defaults to succeeding at once. */
   behaviour: { next: (progress?: (percent: number) => void) => Promise<void> };
   logLines: () => Record<string, unknown>[];
   /** Resolves once an ack matching the predicate has been sent (immediately if one was). */
-  ackWhere: (predicate: (a: CommandAck) => boolean) => Promise<CommandAck>;
+  ackWhere: (predicate: (a: AgentAck) => boolean) => Promise<AgentAck>;
 }
 
 let dataDir: string;
@@ -69,8 +70,8 @@ afterEach(() => {
 });
 
 function harness(now: () => number = () => NOW): Harness {
-  const acks: CommandAck[] = [];
-  const waiters: { predicate: (a: CommandAck) => boolean; resolve: (a: CommandAck) => void }[] = [];
+  const acks: AgentAck[] = [];
+  const waiters: { predicate: (a: AgentAck) => boolean; resolve: (a: AgentAck) => void }[] = [];
   const calls: Record<keyof CommandHandlers, number> = { startSession: 0, stopSession: 0, prepareBuild: 0, deleteBuild: 0 };
   const behaviour: Harness['behaviour'] = { next: () => Promise.resolve() };
   const handlers: CommandHandlers = {
@@ -98,7 +99,7 @@ function harness(now: () => number = () => NOW): Harness {
       cb();
     },
   });
-  const sendAck = (ack: CommandAck) => {
+  const sendAck = (ack: AgentAck) => {
     acks.push(ack);
     for (const w of [...waiters]) {
       if (w.predicate(ack)) {
@@ -108,16 +109,16 @@ function harness(now: () => number = () => NOW): Harness {
     }
   };
   const executor = new CommandExecutor(new CommandJournal(dataDir), handlers, sendAck, now, pino({ level: 'debug' }, sink));
-  const ackWhere = (predicate: (a: CommandAck) => boolean) => {
+  const ackWhere = (predicate: (a: AgentAck) => boolean) => {
     const found = acks.find(predicate);
     if (found) return Promise.resolve(found);
-    return new Promise<CommandAck>((resolve) => waiters.push({ predicate, resolve }));
+    return new Promise<AgentAck>((resolve) => waiters.push({ predicate, resolve }));
   };
   const logLines = () => lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
   return { executor, acks, calls, behaviour, logLines, ackWhere };
 }
 
-const isFinal = (commandId: string) => (a: CommandAck) => a.commandId === commandId && (a.phase === 'SUCCEEDED' || a.phase === 'FAILED');
+const isFinal = (commandId: string) => (a: AgentAck) => a.commandId === commandId && (a.phase === 'SUCCEEDED' || a.phase === 'FAILED');
 
 describe('CommandExecutor', () => {
   it('runs a command once: ACCEPTED, then SUCCEEDED at 100%', async () => {

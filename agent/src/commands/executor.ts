@@ -2,7 +2,8 @@
 // (or with ACCEPTED while the first run is still going), never run again.
 import type { Logger } from 'pino';
 import type { CommandJournal, CommandOutcome } from './journal';
-import { CommandFailure, type CommandAck, type CommandHandlers, type DeliveredCommand } from './command';
+import type { AgentAck, DeliveredCommand } from '@pixelfleet/proto';
+import { CommandFailure, type CommandHandlers } from './command';
 
 export class CommandExecutor {
   private readonly inFlight = new Set<string>();
@@ -13,7 +14,7 @@ export class CommandExecutor {
     private readonly journal: CommandJournal,
     private readonly handlers: CommandHandlers,
     /** Sends an ack on whatever stream is current; dropped while disconnected (the journal answers later). */
-    private readonly sendAck: (ack: CommandAck) => void,
+    private readonly sendAck: (ack: AgentAck) => void,
     private readonly now: () => number,
     private readonly log: Logger,
   ) {}
@@ -85,10 +86,10 @@ export class CommandExecutor {
   }
 }
 
-function finalAck(commandId: string, o: CommandOutcome): CommandAck {
+function finalAck(commandId: string, o: CommandOutcome): AgentAck {
   return { seq: o.seq, commandId, phase: o.phase, errorCode: o.errorCode, errorMessage: o.errorMessage, progressPercent: o.phase === 'SUCCEEDED' ? 100 : 0 };
 }
 
-function progressAck(d: DeliveredCommand, phase: 'ACCEPTED' | 'IN_PROGRESS', percent: number): CommandAck {
+function progressAck(d: DeliveredCommand, phase: 'ACCEPTED' | 'IN_PROGRESS', percent: number): AgentAck {
   return { seq: d.seq, commandId: d.commandId, phase, errorCode: '', errorMessage: '', progressPercent: Math.max(0, Math.min(100, Math.round(percent))) };
 }

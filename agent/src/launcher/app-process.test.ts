@@ -16,34 +16,7 @@ import {
   type AppExit,
   type AppProcessOptions,
 } from './app-process';
-import type { Clock as LauncherClock, TimerHandle } from '../lib/clock';
-
-/** A clock that moves only when told to. */
-class ManualClock implements LauncherClock {
-  private current = 1_000_000;
-  private timers: { dueAt: number; fn: () => void; live: boolean }[] = [];
-  now(): number {
-    return this.current;
-  }
-  setTimeout(fn: () => void, delayMs: number): TimerHandle {
-    const t = { dueAt: this.current + delayMs, fn, live: true };
-    this.timers.push(t);
-    return { cancel: () => void (t.live = false) };
-  }
-  setInterval(): TimerHandle {
-    throw new Error('the launcher does not use intervals');
-  }
-  get pendingTimers(): number {
-    return this.timers.filter((t) => t.live).length;
-  }
-  advance(ms: number): void {
-    this.current += ms;
-    for (const t of this.timers.filter((x) => x.live && x.dueAt <= this.current).sort((a, b) => a.dueAt - b.dueAt)) {
-      t.live = false;
-      t.fn();
-    }
-  }
-}
+import { ManualClock } from '@pixelfleet/signaling';
 
 const NODE = process.execPath;
 const silent = pino({ level: 'silent' });
@@ -273,7 +246,7 @@ describe('AppProcess', { timeout: 10_000 }, () => {
     strays.push(Number(readFileSync(pidFile, 'utf8')));
     let exited = false;
     void app.whenExited().then(() => (exited = true));
-    await vi.waitFor(() => expect(clock.pendingTimers).toBeGreaterThan(0), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(clock.pending).toBeGreaterThan(0), { timeout: 5_000, interval: 10 });
     expect(exited).toBe(false);
     clock.advance(OUTPUT_DRAIN_MS);
     const exit = await app.whenExited();

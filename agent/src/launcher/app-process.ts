@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
-import { systemClock, type Clock as LauncherClock, type TimerHandle } from '../lib/clock';
+import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
 import { windowsKillPlan } from './windows-kill-plan';
 
 export const APP_PROCESS_STATES = ['starting', 'running', 'stopping', 'exited'] as const;
@@ -83,7 +83,7 @@ export interface AppProcessOptions {
   logPath?: string;
   log: Logger;
   /** Default: the system clock. */
-  clock?: LauncherClock;
+  clock?: Clock;
   /** Whose kill rules apply; default process.platform (tests run the Windows rules on Linux). */
   platform?: NodeJS.Platform;
   /** Runs a Windows kill command (taskkill); default runs it with execa. */
@@ -163,7 +163,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
 
   private current: AppProcessState = 'starting';
   private readonly log: Logger;
-  private readonly clock: LauncherClock;
+  private readonly clock: Clock;
   private readonly platform: NodeJS.Platform;
   private readonly runKillCommand: (argv: readonly string[]) => Promise<void>;
   private readonly ring: OutputLine[] = [];

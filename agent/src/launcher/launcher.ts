@@ -4,9 +4,9 @@
 import { mkdir } from 'node:fs/promises';
 import { posix, win32 } from 'node:path';
 import type { Logger } from 'pino';
-import type { StartSessionCommand } from '../commands/command';
+import type { StartSessionCommand } from '@pixelfleet/proto';
 import { AppProcess } from './app-process';
-import type { Clock as LauncherClock } from '../lib/clock';
+import type { Clock } from '@pixelfleet/signaling';
 import { resolveExecutable, type ResolvedExecutable } from './executable';
 import { LaunchError } from './launch-error';
 import { buildUnrealArgs, loopbackSignallingUrl, toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
@@ -98,7 +98,7 @@ export interface LaunchSessionInput extends LaunchPlanInput {
   /** The app's complete environment (see appEnvironment); nothing else is inherited. */
   env: Readonly<Record<string, string | undefined>>;
   log: Logger;
-  clock?: LauncherClock;
+  clock?: Clock;
 }
 
 export interface LaunchedSession {

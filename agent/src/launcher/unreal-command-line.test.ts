@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LaunchError } from './launch-error';
+import { PROTECTED_LAUNCH_ARG_NAMES } from '@pixelfleet/proto';
 import {
   MAX_COMMAND_LINE_CHARS,
-  PROTECTED_ARG_NAMES,
   START_BITRATE_CAP_BPS,
   START_BITRATE_FLOOR_BPS,
   buildUnrealArgs,
@@ -25,7 +25,7 @@ const typical: UnrealArgsInput = {
   minBitrateBps: 100_000,
   maxBitrateBps: 40_000_000,
   logPath: 'C:\\ProgramData\\Pixelfleet\\sessions\\ses_1\\CityDemo.log',
-  launchArgs: ['-AudioMixer', '-PixelStreamingEncoderKeyframeInterval=120'],
+  launchArgs: ['-AudioMixer', '-ExecCmds=t.MaxFPS=60'],
 };
 
 function launchError(fn: () => unknown): LaunchError {
@@ -56,7 +56,7 @@ describe('buildUnrealArgs', () => {
       '-PixelStreamingWebRTCMinBitrate=100000',
       '-PixelStreamingWebRTCMaxBitrate=40000000',
       '-AudioMixer',
-      '-PixelStreamingEncoderKeyframeInterval=120',
+      '-ExecCmds=t.MaxFPS=60',
     ]);
   });
 
@@ -99,7 +99,7 @@ describe('buildUnrealArgs', () => {
   }
 
   it('refuses a command line longer than Windows allows', () => {
-    const launchArgs = Array.from({ length: 40 }, (_, i) => `-Arg${i}=${'v'.repeat(1_000)}`);
+    const launchArgs = Array.from({ length: 64 }, (_, i) => `-Arg${i}=${'v'.repeat(500)}`); // within the per-argument rule, over the whole-line cap
     const err = launchError(() => buildUnrealArgs({ ...typical, launchArgs }));
     expect(err.code).toBe('INVALID_LAUNCH_ARGS');
     expect(err.message).toContain(String(MAX_COMMAND_LINE_CHARS));
@@ -107,8 +107,8 @@ describe('buildUnrealArgs', () => {
 });
 
 describe('validateLaunchArgs', () => {
-  it('accepts -Name and -Name=value forms, values with spaces, equals signs and paths', () => {
-    const ok = ['-AudioMixer', '-log', '-Res.Scale=1.5', '-ExecCmds=r.ScreenPercentage 75, t.MaxFPS=60', '-Map_2=/Game/Maps/Main', '-X=C:\\data'];
+  it('accepts -Name and -Name=value forms, values with equals signs, commas and paths', () => {
+    const ok = ['-AudioMixer', '-log', '-Res.Scale=1.5', '-ExecCmds=r.ScreenPercentage=75,t.MaxFPS=60', '-Map_2=/Game/Maps/Main', '-X=C:\\data'];
     expect(validateLaunchArgs(ok)).toEqual(ok);
   });
 
@@ -129,6 +129,9 @@ describe('validateLaunchArgs', () => {
     ['a carriage return in the value', '-Name=a\rb'],
     ['a NUL in the value', '-Name=a\u0000b'],
     ['a tab in the value', '-Name=a\tb'],
+    ['a space in the value (the settings API refuses it too)', '-ExecCmds=r.ScreenPercentage 75'],
+    ['a no-break space in the value', '-Name=a\u00a0b'],
+    ['an argument over 512 characters', `-Name=${'x'.repeat(507)}`],
     ['a DEL in the value', '-Name=a\u007fb'],
     ['a trailing newline', '-AudioMixer\n'],
     ['a non-string', 42],
@@ -142,7 +145,7 @@ describe('validateLaunchArgs', () => {
     });
   }
 
-  for (const name of PROTECTED_ARG_NAMES) {
+  for (const name of PROTECTED_LAUNCH_ARG_NAMES) {
     it(`refuses -${name} in any case and inside other names or values`, () => {
       for (const arg of [`-${name}=ws://evil:1`, `-${name}`, `-${name.toLowerCase()}=x`, `-${name.toUpperCase()}=x`, `-X${name}=x`, `-Foo=-${name}=ws://evil:1`]) {
         const err = launchError(() => validateLaunchArgs([arg]));

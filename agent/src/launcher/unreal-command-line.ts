@@ -2,10 +2,8 @@
 // the Pixel Streaming connection and identity, render and log flags, the project's codec,
 // frame rate and bitrates, then the project's own launch arguments, checked again here.
 import { posix, win32 } from 'node:path';
-import type { Codec } from '../commands/command';
+import { checkLaunchArgs, CODECS, type Codec } from '@pixelfleet/proto';
 import { LaunchError } from './launch-error';
-
-export const CODECS: readonly Codec[] = ['H264', 'VP8', 'VP9', 'AV1'];
 
 /** Largest frame Pixel Streaming encodes, per side (PSInfra#50). */
 export const MAX_RESOLUTION = 4096;
@@ -25,28 +23,11 @@ export const START_BITS_PER_PIXEL = 0.1;
 export const START_BITRATE_FLOOR_BPS = 1_000_000;
 export const START_BITRATE_CAP_BPS = 10_000_000;
 
-/**
- * Arguments the agent owns: where the app connects, which streamer it is, where it logs.
- * Unreal matches `-Name=` values case-insensitively and by substring (FParse::Value), so a
- * launch argument is refused when its name or value contains one of these names, in any case.
- * The list includes every alias of the signalling URL across PS1 and PS2 (5.5–5.7).
- */
-export const PROTECTED_ARG_NAMES: readonly string[] = [
-  'PixelStreamingURL',
-  'PixelStreamingConnectionURL',
-  'PixelStreamingSignallingURL',
-  'PixelStreamingSignalingURL',
-  'PixelStreamingIP',
-  'PixelStreamingPort',
-  'PixelStreamingID',
-  'ABSLOG',
-];
-
 /** Windows' CreateProcess limit on the whole command line is 32,767 characters. */
 export const MAX_COMMAND_LINE_CHARS = 32_000;
 
-const LAUNCH_ARG = /^-([A-Za-z][A-Za-z0-9_.]*)(?:=(.*))?$/s;
-const FORBIDDEN_VALUE_CHARS = /["'\u0000-\u001f\u007f]/;
+/** A log path may hold spaces (it is quoted on Windows), not quotes or control characters. */
+const UNSAFE_PATH_CHARS = /["'\u0000-\u001f\u007f]/;
 const UNSAFE_ID_CHARS = /[\s"'\u0000-\u001f\u007f]/;
 
 export interface UnrealArgsInput {
@@ -86,32 +67,16 @@ export function chooseStartBitrateBps(s: { resX: number; resY: number; fps: numb
 }
 
 /**
- * Checks the project's launch arguments: each is `-Name` or `-Name=value` with
- * Name = [A-Za-z][A-Za-z0-9_.]*, a non-empty value without quotes or control characters
- * (newline, NUL, …), and neither name nor value mentions a protected argument.
+ * Checks the project's launch arguments again with the rule the settings API applies
+ * (checkLaunchArgs in @pixelfleet/proto): at most 64, each `-Name` or `-Name=value`, and none
+ * naming an argument the agent sets.
  * @throws LaunchError INVALID_LAUNCH_ARGS naming the first offending argument.
  */
 export function validateLaunchArgs(launchArgs: readonly unknown[]): string[] {
-  return launchArgs.map((arg, i) => {
-    const refuse = (why: string) => new LaunchError('INVALID_LAUNCH_ARGS', `launch argument ${i + 1} ${JSON.stringify(arg)} ${why}`);
-    if (typeof arg !== 'string') throw refuse('is not a string');
-    const m = LAUNCH_ARG.exec(arg);
-    if (!m) throw refuse('must look like -Name or -Name=value (Name: a letter, then letters, digits, _ or .)');
-    const name = m[1]!;
-    const value = m[2];
-    if (value !== undefined) {
-      if (value === '') throw refuse('has an empty value');
-      if (FORBIDDEN_VALUE_CHARS.test(value)) throw refuse('has a quote or control character in its value');
-    }
-    const lowerName = name.toLowerCase();
-    const lowerValue = value?.toLowerCase() ?? '';
-    for (const p of PROTECTED_ARG_NAMES) {
-      const lp = p.toLowerCase();
-      if (lowerName.includes(lp)) throw refuse(`would override -${p}, which the agent sets`);
-      if (lowerValue.includes(lp)) throw refuse(`mentions -${p}, which the agent sets`);
-    }
-    return arg;
-  });
+  const refusal = checkLaunchArgs(launchArgs);
+  if (refusal === undefined) return launchArgs as string[];
+  const which = refusal.index === undefined ? 'the launch arguments' : `launch argument ${refusal.index + 1} ${JSON.stringify(launchArgs[refusal.index])}`;
+  throw new LaunchError('INVALID_LAUNCH_ARGS', `${which} ${refusal.why}`);
 }
 
 /**
@@ -128,7 +93,7 @@ export function buildUnrealArgs(input: UnrealArgsInput): string[] {
   for (const [key, value] of [['resX', input.resX], ['resY', input.resY]] as const) {
     if (!Number.isInteger(value) || value < 2 || value > MAX_RESOLUTION || value % 2 !== 0) throw bad(`${key} ${value} must be an even integer from 2 to ${MAX_RESOLUTION}`);
   }
-  if (!CODECS.includes(input.codec)) throw bad(`codec ${JSON.stringify(input.codec)} is not one of ${CODECS.join(', ')}`);
+  if (!(CODECS as readonly string[]).includes(input.codec)) throw bad(`codec ${JSON.stringify(input.codec)} is not one of ${CODECS.join(', ')}`);
   if (!Number.isInteger(input.fps) || input.fps < 1 || input.fps > MAX_FPS) throw bad(`fps ${input.fps} must be an integer from 1 to ${MAX_FPS}`);
   for (const [key, value] of [['minBitrateBps', input.minBitrateBps], ['maxBitrateBps', input.maxBitrateBps]] as const) {
     if (!Number.isSafeInteger(value) || value < 1) throw bad(`${key} ${value} must be a positive integer`);
@@ -138,7 +103,7 @@ export function buildUnrealArgs(input: UnrealArgsInput): string[] {
   if (!Number.isSafeInteger(start) || start < input.minBitrateBps || start > input.maxBitrateBps) {
     throw bad(`startBitrateBps ${start} must be an integer within [minBitrateBps, maxBitrateBps]`);
   }
-  if (!(posix.isAbsolute(input.logPath) || win32.isAbsolute(input.logPath)) || !/\.(log|txt)$/i.test(input.logPath) || FORBIDDEN_VALUE_CHARS.test(input.logPath)) {
+  if (!(posix.isAbsolute(input.logPath) || win32.isAbsolute(input.logPath)) || !/\.(log|txt)$/i.test(input.logPath) || UNSAFE_PATH_CHARS.test(input.logPath)) {
     throw bad(`log path ${JSON.stringify(input.logPath)} must be absolute, end in .log or .txt and hold no quotes or control characters`);
   }
   const launchArgs = validateLaunchArgs(input.launchArgs);

@@ -4,11 +4,22 @@
 // plane restart arrives as CANCELLED, a dead network as UNAVAILABLE).
 import { credentials, Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { agentV1 } from '@pixelfleet/proto';
+import {
+  AgentContractError,
+  agentV1,
+  fromAgentToProto,
+  helloToProto,
+  toAgentFromProto,
+  type AgentAck,
+  type AgentHello,
+  type AgentSessionEvent,
+  type DeliveredCommand,
+  type Heartbeat,
+  type SignalEnvelope,
+  type ToAgent,
+} from '@pixelfleet/proto';
+import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
 import { backoffDelayMs, type BackoffOptions } from '../lib/backoff';
-import type { CommandAck, DeliveredCommand } from '../commands/command';
-import { ackToProto, commandFromProto, heartbeatToProto, helloToProto, sessionEventToProto, signalToProto, UnknownCommandError, type HeartbeatState, type HelloState } from './mapping';
-import type { SessionEventReport, SignalEnvelope } from '../sessions/session-events';
 
 /** A healthy stream this long resets the backoff to its first step. */
 export const BACKOFF_RESET_AFTER_MS = 60_000;
@@ -58,15 +69,17 @@ export interface ControlLinkOptions {
   client: agentV1.AgentServiceClient;
   workerToken: string;
   /** Current state for each Hello. */
-  helloState: () => HelloState;
-  /** Load and per-session activity for each heartbeat. */
-  heartbeatState: () => HeartbeatState;
+  helloState: () => AgentHello;
+  /** Load and per-session activity for each heartbeat (sentAtMs is the clock's now). */
+  heartbeatState: () => Omit<Heartbeat, 'sentAtMs'>;
   onCommand: (command: DeliveredCommand) => void;
   onDrainChanged?: (draining: boolean) => void;
   /** A viewer's signalling message for one of this worker's sessions. */
   onSignal?: (signal: SignalEnvelope) => void;
   backoff: BackoffOptions;
   log: Logger;
+  /** Time source of the heartbeat interval, the redial wait and the healthy-stream measure (default systemClock). */
+  clock?: Clock;
 }
 
 export type LinkState = 'connecting' | 'connected' | 'waiting' | 'closed';
@@ -74,8 +87,9 @@ export type LinkState = 'connecting' | 'connected' | 'waiting' | 'closed';
 export class ControlLink {
   private call: ClientDuplexStream<agentV1.ConnectRequest, agentV1.ConnectResponse> | undefined;
   private epoch: number | undefined;
-  private heartbeat: NodeJS.Timeout | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private heartbeat: TimerHandle | undefined;
+  private retryTimer: TimerHandle | undefined;
+  private readonly clock: Clock;
   private wakeRetry: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private state: LinkState = 'connecting';
@@ -83,7 +97,9 @@ export class ControlLink {
   /** Streams opened so far (the first is 1); for diagnostics and tests. */
   connects = 0;
 
-  constructor(private readonly options: ControlLinkOptions) {}
+  constructor(private readonly options: ControlLinkOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   get linkState(): LinkState {
     return this.state;
@@ -104,27 +120,27 @@ export class ControlLink {
   }
 
   /** Sends an ack on the current stream; dropped while disconnected (the journal answers on redelivery). */
-  sendAck(ack: CommandAck): void {
-    this.write(ackToProto(ack));
+  sendAck(ack: AgentAck): void {
+    this.write(fromAgentToProto({ type: 'ack', ack }));
   }
 
   /**
    * Reports a session event. Sent only while connected: what was missed is reconciled from the
    * next Hello's running sessions, and the control plane asks again about anything else.
    */
-  sendSessionEvent(event: SessionEventReport): boolean {
-    return this.write(sessionEventToProto(event));
+  sendSessionEvent(event: AgentSessionEvent): boolean {
+    return this.write(fromAgentToProto({ type: 'sessionEvent', event }));
   }
 
   /** Relays a signalling message toward a viewer; false while disconnected. */
   sendSignal(signal: SignalEnvelope): boolean {
-    return this.write(signalToProto(signal));
+    return this.write(fromAgentToProto({ type: 'signal', signal }));
   }
 
   /** Ends the stream and stops redialing. Idempotent. */
   async close(): Promise<void> {
     this.setState('closed');
-    clearTimeout(this.retryTimer);
+    this.retryTimer?.cancel();
     this.wakeRetry?.();
     this.stopHeartbeat();
     this.call?.cancel();
@@ -157,7 +173,7 @@ export class ControlLink {
       this.setState('waiting');
       await new Promise<void>((resolve) => {
         this.wakeRetry = resolve;
-        this.retryTimer = setTimeout(resolve, delay);
+        this.retryTimer = this.clock.setTimeout(resolve, delay);
       });
       this.wakeRetry = undefined;
     }
@@ -178,47 +194,50 @@ export class ControlLink {
         this.stopHeartbeat();
         this.epoch = undefined;
         if (this.call === call) this.call = undefined;
-        resolve({ code, details, healthyMs: welcomedAt === undefined ? 0 : Date.now() - welcomedAt });
+        resolve({ code, details, healthyMs: welcomedAt === undefined ? 0 : this.clock.now() - welcomedAt });
       };
 
       call.on('data', (m: agentV1.ConnectResponse) => {
-        const msg = m.msg;
-        switch (msg?.$case) {
+        if (m.msg === undefined) return;
+        // A command from an older stream is ignored before it is decoded: it is not this stream's to fail.
+        if (m.msg.$case === 'command' && m.msg.value.connectionEpoch !== this.epoch) {
+          this.options.log.warn({ commandId: m.msg.value.commandId }, 'command from another stream epoch ignored');
+          return;
+        }
+        let message: ToAgent;
+        try {
+          message = toAgentFromProto(m);
+        } catch (err) {
+          if (!(err instanceof AgentContractError)) throw err;
+          // A command this version cannot decode (no kind, an unknown codec) is failed with the reason; nothing else is run.
+          if (m.msg.$case === 'command') {
+            this.sendAck({ seq: m.msg.value.seq, commandId: m.msg.value.commandId, phase: 'FAILED', errorCode: err.code, errorMessage: err.message, progressPercent: 0 });
+          } else this.options.log.warn({ err: err.message }, 'message from the control plane not understood');
+          return;
+        }
+        switch (message.type) {
           case 'welcome':
-            welcomedAt = Date.now();
-            this.epoch = msg.value.connectionEpoch;
+            welcomedAt = this.clock.now();
+            this.epoch = message.connectionEpoch;
             this.setState('connected');
-            this.options.log.info({ epoch: this.epoch, draining: msg.value.draining }, 'connected to the control plane');
-            this.startHeartbeat(msg.value.heartbeatIntervalMs);
-            this.options.onDrainChanged?.(msg.value.draining);
+            this.options.log.info({ epoch: this.epoch, draining: message.draining }, 'connected to the control plane');
+            this.startHeartbeat(message.heartbeatIntervalMs);
+            this.options.onDrainChanged?.(message.draining);
             break;
           case 'command': {
-            if (msg.value.connectionEpoch !== this.epoch) {
-              this.options.log.warn({ commandId: msg.value.commandId }, 'command from another stream epoch ignored');
-              break;
-            }
-            let delivered: DeliveredCommand;
-            try {
-              delivered = commandFromProto(msg.value);
-            } catch (err) {
-              if (!(err instanceof UnknownCommandError)) throw err;
-              this.sendAck({ seq: msg.value.seq, commandId: msg.value.commandId, phase: 'FAILED', errorCode: 'UNKNOWN_COMMAND', errorMessage: err.message, progressPercent: 0 });
-              break;
-            }
+            const { type: _type, ...delivered } = message;
             this.options.onCommand(delivered);
             break;
           }
           case 'drainNotice':
-            this.options.log.info({ draining: msg.value.draining }, msg.value.draining ? 'worker drained' : 'worker undrained');
-            this.options.onDrainChanged?.(msg.value.draining);
+            this.options.log.info({ draining: message.draining }, message.draining ? 'worker drained' : 'worker undrained');
+            this.options.onDrainChanged?.(message.draining);
             break;
           case 'signal':
-            this.options.onSignal?.({ sessionId: msg.value.sessionId, playerId: msg.value.playerId, json: msg.value.json });
-            break;
-          case undefined:
+            this.options.onSignal?.(message.signal);
             break;
           default: {
-            const unreachable: never = msg;
+            const unreachable: never = message;
             this.options.log.warn({ message: String(unreachable) }, 'unknown message from the control plane');
           }
         }
@@ -227,17 +246,20 @@ export class ControlLink {
       call.on('end', () => settle(status.OK, 'stream ended by the control plane'));
 
       // The Hello goes first; the control plane answers with Welcome.
-      call.write(helloToProto(this.options.helloState()));
+      call.write({ msg: { $case: 'hello', value: helloToProto(this.options.helloState()) } });
     });
   }
 
   private startHeartbeat(intervalMs: number): void {
     this.stopHeartbeat();
-    this.heartbeat = setInterval(() => this.write(heartbeatToProto(this.options.heartbeatState())), Math.max(100, intervalMs));
+    this.heartbeat = this.clock.setInterval(
+      () => this.write(fromAgentToProto({ type: 'heartbeat', sentAtMs: this.clock.now(), ...this.options.heartbeatState() })),
+      Math.max(100, intervalMs),
+    );
   }
 
   private stopHeartbeat(): void {
-    clearInterval(this.heartbeat);
+    this.heartbeat?.cancel();
     this.heartbeat = undefined;
   }
 

@@ -8,7 +8,7 @@ import { IngestLeg } from './ingest-leg';
 import { KeyframeRequester } from './keyframe-requester';
 import { viewerPeerConfig, type RelayIceServer } from './peer-config';
 import { advertisePublicIp, publicIpCandidate } from './public-ip';
-import { systemClock as systemRelayClock, type Clock as RelayClock, type TimerHandle } from '../lib/clock';
+import { systemClock as systemRelayClock, type Clock as RelayClock, type TimerHandle } from '@pixelfleet/signaling';
 import { RelayError } from './relay-error';
 import { Listeners } from '@pixelfleet/signaling';
 import type { MediaKind, RelayIceCandidate } from './relay-types';

@@ -3,10 +3,11 @@
 // session, and the upload of each finished session's logs.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { CommandFailure, type CommandHandlers, type StartSessionCommand, type StopSessionCommand } from '../commands/command';
-import type { AgentInventory, SessionActivityReport } from '../agent-inventory';
+import { systemClock, type Clock } from '@pixelfleet/signaling';
+import type { AgentSessionEvent, CachedBuild, RunningSession, SessionActivity, SignalEnvelope, StartSessionCommand, StopSessionCommand } from '@pixelfleet/proto';
+import { CommandFailure, type CommandHandlers } from '../commands/command';
+import type { AgentInventory } from '../agent-inventory';
 import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
-import type { SessionEventReport, SignalEnvelope } from './session-events';
 
 export interface SessionManagerOptions {
   slots: number;
@@ -15,19 +16,25 @@ export interface SessionManagerOptions {
   appEnv: Readonly<Record<string, string>>;
   ice: SessionRuntimeOptions['ice'];
   /** Reports a session event on the control link (dropped while disconnected). */
-  report: (event: SessionEventReport) => void;
+  report: (event: AgentSessionEvent) => void;
   /** Relays a signalling message toward a viewer. */
   signal: (signal: SignalEnvelope) => void;
   /** Uploads a finished session's log files; failures are logged, not fatal. */
   uploadLogs: (sessionId: string, paths: string[]) => Promise<void>;
   log: Logger;
+  /** Time source of event times, input activity and every session's timers (default systemClock). */
+  clock?: Clock;
 }
 
 export class SessionManager implements AgentInventory {
   private readonly sessions = new Map<string, SessionRuntime>();
   private readonly uploads = new Set<Promise<void>>();
 
-  constructor(private readonly options: SessionManagerOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly options: SessionManagerOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   readonly handlers: CommandHandlers = {
     startSession: (c) => this.start(c),
@@ -36,16 +43,16 @@ export class SessionManager implements AgentInventory {
     deleteBuild: () => Promise.resolve(),
   };
 
-  runningSessions(): { sessionId: string; projectId: string; startedAtMs: number }[] {
+  runningSessions(): RunningSession[] {
     return [...this.sessions.values()].map((s) => ({ sessionId: s.sessionId, projectId: s.projectId, startedAtMs: s.startedAtMs }));
   }
 
-  cachedBuilds(): { uploadId: string; sha256: string; ready: boolean }[] {
+  cachedBuilds(): CachedBuild[] {
     return [];
   }
 
-  sessionActivity(): SessionActivityReport[] {
-    const now = Date.now();
+  sessionActivity(): SessionActivity[] {
+    const now = this.clock.now();
     return [...this.sessions.values()].map((s) => ({ sessionId: s.sessionId, lastInputAtMs: s.lastInputAt(now), relay: s.relayCounters() }));
   }
 
@@ -75,7 +82,7 @@ export class SessionManager implements AgentInventory {
       sessionDir: join(this.options.dataDir, 'sessions', c.sessionId),
       appEnv: this.options.appEnv,
       ice: this.options.ice,
-      report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: Date.now(), ...extra }),
+      report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: this.clock.now(), exitCode: 0, message: '', streamingId: '', ...extra }),
       signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: JSON.stringify(message) }),
       onFinished: (_exit, logPaths) => {
         if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
@@ -84,6 +91,7 @@ export class SessionManager implements AgentInventory {
         void upload.finally(() => this.uploads.delete(upload));
       },
       log,
+      clock: this.clock,
     });
     this.sessions.set(c.sessionId, runtime);
     try {

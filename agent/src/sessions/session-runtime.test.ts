@@ -7,12 +7,12 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import type { StartSessionCommand } from '../commands/command';
+import type { SessionEventKind, StartSessionCommand } from '@pixelfleet/proto';
+import { ManualClock } from '@pixelfleet/signaling';
 import type { AppExit } from '../launcher/app-process';
 import { RELAY_PLAYER_ID, SessionRuntime } from './session-runtime';
-import type { SessionEventKind } from './session-events';
 
 /** Connects to the test's port (argv[1]), writes the signalling URL it was launched with, and idles until stopped. */
 const STAND_IN = `
@@ -223,5 +223,46 @@ describe('SessionRuntime toward the app', () => {
     app.send({ type: 'disconnectPlayer', playerId: RELAY_PLAYER_ID });
     expect(await app.inbox.next()).toStrictEqual(PLAYER_DISCONNECTED);
     expect(await reports.next()).toEqual({ kind: 'appDisconnectedViewer', extra: { message: '' } });
+  });
+});
+
+describe('SessionRuntime on the injected clock', () => {
+  it('starts its clock at launch and fails the start with STARTUP_TIMEOUT when the clock passes startupTimeoutSeconds', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-runtime-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
+    const reports: SessionEventKind[] = [];
+    let exit: AppExit | undefined;
+    const runtime = new SessionRuntime({
+      command: COMMAND,
+      // An app that never dials its signalling.
+      launcherCommand: [process.execPath, '-e', 'setInterval(() => undefined, 60000)'],
+      buildDir: undefined,
+      sessionDir: join(dir, 'session'),
+      appEnv: {},
+      ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
+      report: (kind) => reports.push(kind),
+      signal: () => undefined,
+      onFinished: (e) => (exit = e),
+      log: pino({ level: 'silent' }),
+      clock,
+    });
+    expect(runtime.startedAtMs).toBe(Date.parse('2026-05-01T00:00:00Z'));
+    const started = runtime.start();
+    started.catch(() => undefined);
+    await vi.waitFor(() => expect(reports).toEqual(['appStarted']), { timeout: 10_000, interval: 10 });
+    clock.advance(COMMAND.startupTimeoutSeconds * 1000 - 1);
+    expect(reports).toEqual(['appStarted']); // no real time makes it time out, and not a millisecond early
+    clock.advance(1);
+    await expect(started).rejects.toMatchObject({ name: 'CommandFailure', code: 'STARTUP_TIMEOUT', message: 'the app did not connect within 30 s' });
+    // The app is stopped; its output drain runs on the same clock.
+    await vi.waitFor(
+      () => {
+        clock.advance(1_000);
+        expect(exit).toBeDefined();
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    expect(reports).toEqual(['appStarted', 'appStopped']);
   });
 });

@@ -5,10 +5,9 @@
 // Reports every phase as a session event.
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { RelayCounters } from '../agent-inventory';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { DEFAULT_MAX_MESSAGE_BYTES, parseSignallingMessage, StreamerEndpoint } from '@pixelfleet/signaling';
-import type { StartSessionCommand } from '../commands/command';
+import { DEFAULT_MAX_MESSAGE_BYTES, parseSignallingMessage, StreamerEndpoint, systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
+import type { RelayCounters, SessionEventKind, SignalEnvelope, StartSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure } from '../commands/command';
 import { chooseStartBitrateBps } from '../launcher/unreal-command-line';
 import { launchSession, type LaunchedSession } from '../launcher/launcher';
@@ -18,7 +17,6 @@ import type { AppExit } from '../launcher/app-process';
 import { SessionRelay } from '../relay/session-relay';
 import type { RelayIceCandidate } from '../relay/relay-types';
 import type { IceCandidateInit } from '@pixelfleet/signaling';
-import type { SessionEventKind, SignalEnvelope } from './session-events';
 
 /** The player id the agent uses toward the app (it is the app's only player). */
 export const RELAY_PLAYER_ID = 'pixelfleet-relay';
@@ -45,6 +43,8 @@ export interface SessionRuntimeOptions {
   /** Called once when the app has exited and everything is released. */
   onFinished: (exit: AppExit, logPaths: string[]) => void;
   log: Logger;
+  /** Time source of startedAtMs, the startup timeout, the launcher and the relay (default systemClock). */
+  clock?: Clock;
 }
 
 /**
@@ -58,14 +58,15 @@ type Phase = 'launching' | 'identified' | 'subscribed' | 'stopping' | 'finished'
 export class SessionRuntime {
   readonly sessionId: string;
   readonly projectId: string;
-  readonly startedAtMs = Date.now();
+  readonly startedAtMs: number;
+  private readonly clock: Clock;
   private phase: Phase = 'launching';
   private server: Server | undefined;
   private wss: WebSocketServer | undefined;
   private streamer: StreamerEndpoint | undefined;
   private relay: SessionRelay | undefined;
   private app: LaunchedSession | undefined;
-  private startupTimer: NodeJS.Timeout | undefined;
+  private startupTimer: TimerHandle | undefined;
   private readonly identified: Promise<void>;
   private resolveIdentified!: () => void;
   private rejectIdentified!: (err: Error) => void;
@@ -76,6 +77,8 @@ export class SessionRuntime {
   constructor(private readonly options: SessionRuntimeOptions) {
     this.sessionId = options.command.sessionId;
     this.projectId = options.command.projectId;
+    this.clock = options.clock ?? systemClock;
+    this.startedAtMs = this.clock.now();
     this.identified = new Promise<void>((resolve, reject) => {
       this.resolveIdentified = resolve;
       this.rejectIdentified = reject;
@@ -106,6 +109,7 @@ export class SessionRuntime {
       ...(this.options.ice.portRange ? { portRange: this.options.ice.portRange } : {}),
       ...(this.options.ice.publicIp ? { publicIp: this.options.ice.publicIp } : {}),
       bitrate: { startBps: chooseStartBitrateBps(c), minBps: c.minBitrateBps, maxBps: c.maxBitrateBps },
+      clock: this.clock,
       log: log.child({ component: 'relay' }),
     });
     this.relay.on('viewerConnected', () => this.options.report('viewerConnected'));
@@ -139,6 +143,7 @@ export class SessionRuntime {
         signallingPort: port,
         streamerId: c.streamingId,
         env: this.options.appEnv,
+        clock: this.clock,
         log,
       });
     } catch (err) {
@@ -151,12 +156,11 @@ export class SessionRuntime {
     this.options.report('appStarted');
     log.info({ pid: this.app.process.pid, port }, 'app launched');
 
-    this.startupTimer = setTimeout(() => {
+    this.startupTimer = this.clock.setTimeout(() => {
       log.warn({ timeoutSeconds: c.startupTimeoutSeconds }, 'app did not identify itself in time; stopping it');
       this.rejectIdentified(new CommandFailure('STARTUP_TIMEOUT', `the app did not connect within ${c.startupTimeoutSeconds} s`));
       void this.stop(2_000);
     }, c.startupTimeoutSeconds * 1000);
-    this.startupTimer.unref();
     await this.identified;
   }
 
@@ -263,7 +267,7 @@ export class SessionRuntime {
     this.streamer = streamer;
     const log = this.options.log;
     streamer.on('identified', (streamerId) => {
-      clearTimeout(this.startupTimer);
+      this.startupTimer?.cancel();
       if (this.phase === 'launching') this.phase = 'identified';
       log.info({ streamerId }, 'app identified');
       this.options.report('appIdentified', { streamingId: streamerId });
@@ -301,7 +305,7 @@ export class SessionRuntime {
   }
 
   private async onAppExited(exit: AppExit): Promise<void> {
-    clearTimeout(this.startupTimer);
+    this.startupTimer?.cancel();
     const wasIdentified = this.phase === 'identified' || this.phase === 'subscribed' || this.phase === 'stopping';
     const expected = exit.expected || this.stopRequested;
     this.phase = 'finished';

@@ -6,7 +6,7 @@
 // It runs before authentication and the build-call window (architecture: "runs first").
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
-import type { Clock } from '../lib/clock';
+import type { Clock } from '@pixelfleet/signaling';
 
 export interface FairUseOptions {
   /** (address, userId) bucket size: requests allowed back to back. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from './metrics';
-import type { RelayCounters, SessionActivity } from '../workers/agent-messages';
+import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
 import type { RegistryEvents, WorkerRegistry } from '../workers/registry';
 
 /** A worker registry that only lets the test play heartbeats to its listeners. */

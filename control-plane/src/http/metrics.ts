@@ -1,7 +1,7 @@
 // Prometheus metrics: process defaults plus fleet gauges read at scrape time, HTTP request counts
 // by route, and the session relays' counters as the agents report them.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RelayCounters, SessionActivity } from '../workers/agent-messages';
+import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
 import type { WorkerRegistry } from '../workers/registry';
 
 export interface Metrics {

@@ -1,6 +1,6 @@
 // A project's streaming settings with every default in one place. Stored as JSON on the
 // project; the settings API (PATCH) validates against the allow-list before writing.
-import type { Codec } from '../workers/agent-messages';
+import type { Codec } from '@pixelfleet/proto';
 
 export interface ProjectSettings {
   codec: Codec;

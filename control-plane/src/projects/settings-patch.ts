@@ -4,16 +4,13 @@
 import { ApiError } from '../errors';
 import { MAX_URL_CHARS } from '../webhooks/url-policy';
 import { WEBHOOK_EVENTS, isWebhookEvent, type WebhookEvent } from '../webhooks/webhook-envelope';
-import type { Codec } from '../workers/agent-messages';
+import { checkLaunchArgs, MAX_LAUNCH_ARGS, type Codec } from '@pixelfleet/proto';
 import type { ProjectSettings } from './project-settings';
 
 /** The codecs a project may stream with (case-sensitive). */
 export const CODECS = ['H264', 'VP8', 'VP9', 'AV1'] as const satisfies readonly Codec[];
 /** Settings that exist but can never change through the API (spec: not on the allow-list). */
 export const FIXED_FIELDS = ['region', 'allowedUsers'] as const;
-/** Arguments the agent sets itself; a launch argument may not name them. */
-const PROTECTED_ARGS = ['PixelStreaming', 'ABSLOG', 'RenderOffScreen', 'ForceRes', 'ResX', 'ResY', 'Unattended'];
-const LAUNCH_ARG = /^-([A-Za-z][A-Za-z0-9_.]*)(?:=([^"'\s\u0000-\u001f\u007f]+))?$/;
 
 const int = (minimum: number, maximum: number, description: string) => ({ type: 'integer', minimum, maximum, description });
 
@@ -31,7 +28,7 @@ export const SETTINGS_PROPERTIES = {
   maxRunTime: int(0, 1440, 'Minutes per session; 0 = no cap.'),
   afkTimeout: int(0, 86_400, 'Seconds without input; 0 = never.'),
   maxConcurrentSessions: int(0, 10_000, '0 = as many as workers allow.'),
-  launchArgs: { type: 'array', maxItems: 64, items: { type: 'string' }, description: 'Extra Unreal arguments, -Name or -Name=value.' },
+  launchArgs: { type: 'array', maxItems: MAX_LAUNCH_ARGS, items: { type: 'string' }, description: 'Extra Unreal arguments, -Name or -Name=value.' },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS_PROPERTIES;
@@ -103,13 +100,11 @@ export function parseSettingsPatch(body: Record<string, unknown>, projectId: str
   for (const k of ['resX', 'resY'] as const) if (patch.settings[k] !== undefined && patch.settings[k] % 2 !== 0) throw invalidSetting(`Invalid field: ${k} must be even`);
   if (v('launchArgs') !== undefined) {
     const args = v('launchArgs');
-    if (!Array.isArray(args) || args.length > SETTINGS_PROPERTIES.launchArgs.maxItems) throw invalidSetting('Invalid field: launchArgs must be a list of at most 64 arguments');
-    args.forEach((arg: unknown, i) => {
-      const m = typeof arg === 'string' && arg.length <= 512 ? LAUNCH_ARG.exec(arg) : null;
-      if (!m) throw invalidSetting(`Invalid field: launchArgs[${i}] must look like -Name or -Name=value`);
-      const text = arg as string;
-      if (PROTECTED_ARGS.some((p) => text.toLowerCase().includes(p.toLowerCase()))) throw invalidSetting(`Invalid field: launchArgs[${i}] sets an argument the agent controls`);
-    });
+    // The one rule the agent applies too (@pixelfleet/proto launch-args.ts).
+    const refusal = checkLaunchArgs(args);
+    if (refusal?.kind === 'list') throw invalidSetting(`Invalid field: launchArgs must be a list of at most ${MAX_LAUNCH_ARGS} arguments`);
+    if (refusal?.kind === 'format') throw invalidSetting(`Invalid field: launchArgs[${refusal.index}] must look like -Name or -Name=value`);
+    if (refusal?.kind === 'protected') throw invalidSetting(`Invalid field: launchArgs[${refusal.index}] sets an argument the agent controls`);
     patch.settings.launchArgs = args as string[];
   }
   return patch;

@@ -7,7 +7,7 @@
 // snapshot shaping live in modules of their own beside this one.
 import type { Logger } from 'pino';
 import { Listeners, decodeRelayToViewer, encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
-import type { Clock } from '../lib/clock';
+import type { Clock } from '@pixelfleet/signaling';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';
@@ -15,7 +15,7 @@ import type { EventLog } from '../events/event-log';
 import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
 import type { Project, ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
-import type { AgentAck, AgentCommand, AgentSessionEvent, SessionActivity, SignalEnvelope } from '../workers/agent-messages';
+import type { AgentAck, AgentCommand, AgentSessionEvent, SessionActivity, SignalEnvelope } from '@pixelfleet/proto';
 import { SNAPSHOT_STATUSES, canMoveSession, type SessionStatus } from './session-status';
 import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../lib/clock';
+import { ManualClock } from '@pixelfleet/signaling';
 import { SessionTimers, WORKER_LOST_GRACE_MS } from './session-timers';
 
 function timers(): { clock: ManualClock; t: SessionTimers; expired: string[] } {

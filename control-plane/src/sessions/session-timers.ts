@@ -2,7 +2,7 @@
 // idle (AFK) timeout measured from the viewer input its worker reports, and the grace an
 // unreachable worker's sessions get before they are declared lost. The timers decide when; the
 // lifecycle, told through SessionTimerExpiry, decides what ending means.
-import type { Clock, TimerHandle } from '../lib/clock';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 
 /** How long an agent gets to stop an app gracefully before it kills the process tree (sent with every StopSession). */
 export const STOP_GRACE_MS = 10_000;

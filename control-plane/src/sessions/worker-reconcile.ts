@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { isSessionId } from '../lib/ids';
 import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
-import type { AgentHello } from '../workers/agent-messages';
+import type { AgentHello } from '@pixelfleet/proto';
 import type { WorkerRegistry } from '../workers/registry';
 import { STOP_GRACE_MS } from './session-timers';
 

@@ -16,7 +16,7 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { PlayerEndpoint, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
-import type { Clock, TimerHandle } from '../lib/clock';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';

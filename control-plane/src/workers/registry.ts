@@ -3,7 +3,7 @@
 // changes go through WORKER_LINK_TABLE; every change is a fleet event.
 import type { Logger } from 'pino';
 import { Listeners } from '@pixelfleet/signaling';
-import type { Clock, TimerHandle } from '../lib/clock';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex } from '../lib/secrets';
 import { DomainError, invalid, notFound } from '../errors';
@@ -11,7 +11,7 @@ import { isRegionCode, REGION_CODES } from '../regions';
 import type { EventLog } from '../events/event-log';
 import type { WorkerCommandRecord, WorkerRecord, WorkersRepository } from '../repositories/workers';
 import { nextWorkerLink, workerStatus, type WorkerLink, type WorkerLinkEvent } from './worker-link';
-import type { AgentAck, AgentCommand, AgentHello, AgentSessionEvent, SessionActivity, SignalEnvelope, ToAgent } from './agent-messages';
+import { decodeStoredCommand, encodeStoredCommand, type AgentAck, type AgentCommand, type AgentHello, type AgentSessionEvent, type SessionActivity, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
 
 export const MAX_SLOTS = 64;
 /**
@@ -227,7 +227,7 @@ export class WorkerRegistry {
     this.repo.setCommandPhase(ack.commandId, ack.phase, ack.errorCode || undefined, ack.errorMessage || undefined, this.clock.now());
     if (ack.phase === 'SUCCEEDED' || ack.phase === 'FAILED') {
       this.repo.setLastAckedSeq(workerId, ack.seq);
-      const domain = JSON.parse(command.payload) as AgentCommand;
+      const domain = decodeStoredCommand(command.payload);
       if (ack.phase === 'FAILED') this.log.warn({ workerId, commandId: ack.commandId, kind: command.kind, errorCode: ack.errorCode }, 'command failed');
       this.listeners.emit('commandFinished', workerId, domain, ack);
     }
@@ -256,7 +256,7 @@ export class WorkerRegistry {
     const sessionIds = new Set<string>();
     for (const c of this.repo.unfinishedCommands(workerId)) {
       if (c.kind !== 'stopSession') continue;
-      const command = JSON.parse(c.payload) as AgentCommand;
+      const command = decodeStoredCommand(c.payload);
       if (command.kind === 'stopSession') sessionIds.add(command.sessionId);
     }
     return sessionIds;
@@ -270,7 +270,7 @@ export class WorkerRegistry {
       workerId,
       commandId: this.ids.next('cmd'),
       kind: command.kind,
-      payload: JSON.stringify(command),
+      payload: encodeStoredCommand(command),
       notAfter: options.ttlMs === undefined ? undefined : now + options.ttlMs,
       nowMs: now,
     });
@@ -341,7 +341,7 @@ export class WorkerRegistry {
     for (const c of this.repo.unfinishedCommands(workerId)) {
       if (c.notAfter !== undefined && c.notAfter < now) {
         this.repo.setCommandPhase(c.commandId, 'FAILED', 'STALE', 'not delivered before its deadline', now);
-        this.listeners.emit('commandFinished', workerId, JSON.parse(c.payload) as AgentCommand, {
+        this.listeners.emit('commandFinished', workerId, decodeStoredCommand(c.payload), {
           seq: c.seq, commandId: c.commandId, phase: 'FAILED', errorCode: 'STALE', errorMessage: 'not delivered before its deadline', progressPercent: 0,
         });
         continue;
@@ -357,7 +357,7 @@ export class WorkerRegistry {
       commandId: c.commandId,
       connectionEpoch: epoch,
       notAfterMs: c.notAfter,
-      command: JSON.parse(c.payload) as AgentCommand,
+      command: decodeStoredCommand(c.payload),
     });
   }
 

@@ -2,7 +2,7 @@
 // its ingest, fake viewers connected through it, and an event-driven wait with a deadline.
 import pino from 'pino';
 import { SessionRelay, type RelayOptions } from '../session-relay';
-import type { Clock as RelayClock, TimerHandle } from '../../lib/clock';
+import type { Clock as RelayClock, TimerHandle } from '@pixelfleet/signaling';
 import { FakeApp } from './fake-app';
 import { FakeViewer } from './fake-viewer';
 

@@ -1,5 +1,5 @@
 // A hand-driven RelayClock for the relay's timer logic: advance() runs due timers in time order.
-import type { Clock as RelayClock, TimerHandle } from '../../lib/clock';
+import type { Clock as RelayClock, TimerHandle } from '@pixelfleet/signaling';
 
 export class ManualClock implements RelayClock {
   private timers: { at: number; fn: () => void; live: boolean }[] = [];

@@ -1,13 +1,13 @@
-// The injected time source of this package: keepalive and the inbound rate limit read it instead
-// of setTimeout and the system clock, so tests drive them with ManualTimers instead of sleeping.
-// Shaped like control-plane's Clock.
+// The one injected source of time for every package: leases, rate limits, queues, keepalives and
+// timeouts read it instead of Date.now() and the global timers, so tests drive them with
+// ManualClock instead of sleeping. Real timers are unref'd: they never keep a process up.
 
 export interface TimerHandle {
   cancel(): void;
 }
 
-export interface Timers {
-  /** A monotonic time in ms; only differences between two readings mean anything. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
   now(): number;
   /** Runs fn once after delayMs. */
   setTimeout(fn: () => void, delayMs: number): TimerHandle;
@@ -15,9 +15,8 @@ export interface Timers {
   setInterval(fn: () => void, intervalMs: number): TimerHandle;
 }
 
-/** Real timers, unref'd so that a keepalive never holds the process open. */
-export const systemTimers: Timers = {
-  now: () => performance.now(),
+export const systemClock: Clock = {
+  now: () => Date.now(),
   setTimeout(fn, delayMs) {
     const t = setTimeout(fn, delayMs);
     t.unref();
@@ -31,17 +30,21 @@ export const systemTimers: Timers = {
 };
 
 interface PendingTimer {
-  readonly id: number;
+  id: number;
   dueAt: number;
-  readonly fn: () => void;
-  readonly intervalMs: number | undefined;
+  fn: () => void;
+  intervalMs: number | undefined;
 }
 
-/** Timers that move only when told to; due timers fire in time order during advance(ms). */
-export class ManualTimers implements Timers {
-  private current = 0;
+/** A clock that moves only when told to; due timers fire in time order during advance(). */
+export class ManualClock implements Clock {
+  private current: number;
   private nextId = 1;
   private readonly timers = new Map<number, PendingTimer>();
+
+  constructor(startMs = Date.parse('2026-01-01T00:00:00Z')) {
+    this.current = startMs;
+  }
 
   now(): number {
     return this.current;

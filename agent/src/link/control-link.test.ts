@@ -1,0 +1,118 @@
+// ControlLink against a scripted Connect stream: heartbeats and the redial wait run on the
+// injected clock (no sleeps), and a command the contract cannot decode is failed with its reason
+// instead of running or crashing the link.
+import { EventEmitter } from 'node:events';
+import { status } from '@grpc/grpc-js';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { agentV1, type DeliveredCommand } from '@pixelfleet/proto';
+import { ManualClock } from '@pixelfleet/signaling';
+import { ControlLink } from './control-link';
+
+/** One Connect stream as the link sees it: what the link wrote, and a way to speak as the control plane. */
+class ScriptedCall extends EventEmitter {
+  readonly written: agentV1.ConnectRequest[] = [];
+  write(m: agentV1.ConnectRequest): boolean {
+    this.written.push(m);
+    return true;
+  }
+  cancel(): void {
+    this.emit('error', { code: status.CANCELLED, details: 'Cancelled on client' });
+  }
+  say(msg: agentV1.ConnectResponse['msg']): void {
+    // Through the real encoding, as grpc-js would hand it over.
+    this.emit('data', agentV1.ConnectResponse.decode(agentV1.ConnectResponse.encode({ msg }).finish()));
+  }
+}
+
+const WELCOME: agentV1.ConnectResponse['msg'] = { $case: 'welcome', value: { connectionEpoch: 7, heartbeatIntervalMs: 10_000, leaseTtlMs: 30_000, serverTime: undefined, draining: false } };
+
+const links: ControlLink[] = [];
+afterEach(async () => {
+  for (const link of links.splice(0)) await link.close();
+});
+
+function linkOn(clock: ManualClock) {
+  const calls: ScriptedCall[] = [];
+  const commands: DeliveredCommand[] = [];
+  const client = {
+    connect: () => {
+      const call = new ScriptedCall();
+      calls.push(call);
+      return call;
+    },
+  } as unknown as agentV1.AgentServiceClient;
+  const link = new ControlLink({
+    client,
+    workerToken: 'token',
+    helloState: () => ({ workerId: 'wrk_1', agentVersion: '0.1.0', region: 'europe', slots: 1, lastAckedSeq: 0, runningSessions: [], cachedBuilds: [] }),
+    heartbeatState: () => ({ runningSessions: 0, activity: [] }),
+    onCommand: (c) => commands.push(c),
+    backoff: { initialMs: 1_000, maxMs: 1_000 },
+    log: pino({ level: 'silent' }),
+    clock,
+  });
+  links.push(link);
+  link.start();
+  return { link, calls, commands };
+}
+
+const written = (call: ScriptedCall | undefined, kind: NonNullable<agentV1.ConnectRequest['msg']>['$case']) => (call?.written ?? []).filter((m) => m.msg?.$case === kind);
+
+describe('ControlLink on the injected clock', () => {
+  it('sends a heartbeat each heartbeatIntervalMs of the clock, stamped with the clock', () => {
+    const clock = new ManualClock();
+    const { calls } = linkOn(clock);
+    const call = calls[0]!;
+    expect(written(call, 'hello')).toHaveLength(1);
+    call.say(WELCOME);
+    clock.advance(9_999);
+    expect(written(call, 'heartbeat')).toHaveLength(0);
+    clock.advance(1);
+    expect(written(call, 'heartbeat')).toEqual([{ msg: { $case: 'heartbeat', value: { sentAt: new Date(clock.now()), runningSessions: 0, sessionActivity: [] } } }]);
+    clock.advance(20_000);
+    expect(written(call, 'heartbeat')).toHaveLength(3);
+  });
+
+  it('waits out the redial delay on the clock, then dials again with a Hello', async () => {
+    const clock = new ManualClock();
+    const { link, calls } = linkOn(clock);
+    calls[0]!.emit('error', { code: status.UNAVAILABLE, details: 'connection refused' });
+    await vi.waitFor(() => expect(link.linkState).toBe('waiting'));
+    expect(calls).toHaveLength(1);
+    clock.advance(1_000); // the backoff ceiling: the delay is below it
+    await vi.waitFor(() => expect(calls).toHaveLength(2));
+    expect(written(calls[1], 'hello')).toHaveLength(1);
+  });
+});
+
+describe('ControlLink and commands it cannot decode', () => {
+  const start = (codec: number): agentV1.ConnectResponse['msg'] => ({
+    $case: 'command',
+    value: { seq: 3, commandId: 'cmd_3', connectionEpoch: 7, notAfter: undefined, kind: { $case: 'startSession', value: agentV1.StartSession.fromPartial({ sessionId: 'session_1_1', codec: codec }) } },
+  });
+
+  it('fails a StartSession with an unknown codec as UNSUPPORTED_CODEC, runs nothing, and keeps the stream', () => {
+    const { link, calls, commands } = linkOn(new ManualClock());
+    const call = calls[0]!;
+    call.say(WELCOME);
+    call.say(start(9));
+    expect(commands).toEqual([]);
+    expect(written(call, 'ack')).toEqual([
+      { msg: { $case: 'ack', value: { seq: 3, commandId: 'cmd_3', phase: agentV1.CommandPhase.COMMAND_PHASE_FAILED, errorCode: 'UNSUPPORTED_CODEC', errorMessage: 'command cmd_3 names codec 9, which this version does not know', progressPercent: 0 } } },
+    ]);
+    expect(link.linkState).toBe('connected');
+    // A known codec on the same stream still runs.
+    call.say(start(agentV1.Codec.CODEC_H264));
+    expect(commands.map((c) => c.command)).toMatchObject([{ kind: 'startSession', codec: 'H264' }]);
+  });
+
+  it('fails a command without a kind as UNKNOWN_COMMAND', () => {
+    const { calls, commands } = linkOn(new ManualClock());
+    const call = calls[0]!;
+    call.say(WELCOME);
+    call.say({ $case: 'command', value: { seq: 4, commandId: 'cmd_4', connectionEpoch: 7, notAfter: undefined, kind: undefined } });
+    expect(commands).toEqual([]);
+    expect(written(call, 'ack').map((m) => m.msg?.$case === 'ack' && [m.msg.value.errorCode, m.msg.value.errorMessage])).toEqual([['UNKNOWN_COMMAND', 'command cmd_4 has no kind']]);
+  });
+});
