@@ -252,7 +252,7 @@ async function oneRun(lab: RealisticStreamLab, relay: BenchChild<ToRelay>, size:
   const udp0 = udpCounters();
   const sockets0 = udpSockets();
   const owners = new SocketOwners(relay.pid);
-  const viewerId = `viewer-${size}-${index}`;
+  const playerId = `viewer-${size}-${index}`;
   const viaRelay = path === 'relay';
   let sender: SenderPage | undefined;
   let viewer: ViewerPage | undefined;
@@ -272,7 +272,7 @@ async function oneRun(lab: RealisticStreamLab, relay: BenchChild<ToRelay>, size:
     }
     viewer = await lab.viewer((c) => {
       owners.note('viewer', c.candidate);
-      if (viaRelay) void relay.request({ type: 'viewerCandidate', id: viewerId, candidate: c }).catch(noop);
+      if (viaRelay) void relay.request({ type: 'viewerCandidate', id: playerId, candidate: c }).catch(noop);
       else void sender?.addCandidate(c).catch(noop);
     });
     sender = await lab.sender({ ...REALISTIC_SIZES[size], fps: FPS }, (c) => {
@@ -286,11 +286,11 @@ async function oneRun(lab: RealisticStreamLab, relay: BenchChild<ToRelay>, size:
       const { sdp: answer } = await relay.request<{ sdp: string }>({ type: 'offer', sdp: offer });
       owners.note('relay ingest', answer);
       await sender.answer(answer);
-      const { sdp: viewerOffer } = await relay.request<{ sdp: string }>({ type: 'addViewer', id: viewerId });
+      const { sdp: viewerOffer } = await relay.request<{ sdp: string }>({ type: 'addViewer', id: playerId });
       owners.note('relay viewer leg', viewerOffer);
       const viewerAnswer = await viewer.answer(viewerOffer);
       owners.note('viewer', viewerAnswer);
-      await relay.request({ type: 'viewerAnswer', id: viewerId, sdp: viewerAnswer });
+      await relay.request({ type: 'viewerAnswer', id: playerId, sdp: viewerAnswer });
     } else {
       const viewerAnswer = await viewer.answer(offer);
       owners.note('viewer', viewerAnswer);

@@ -124,6 +124,21 @@ describe('protocol violations', () => {
     expect(r.received[1]?.msg).toMatchObject({ $case: 'command', value: { seq: 1, commandId: `cmd_legacy_${w.workerId}`, kind: { $case: 'stopSession', value: { sessionId: 'session_1_1', reason: 'viewer left', graceMs: 10_000 } } } });
   });
 
+  it('a stored command that no longer decodes is failed with its reason, and the commands after it are still sent', async () => {
+    const w = await enroll(TEST_JOIN_TOKEN);
+    const insert = t.cp.db.prepare('INSERT INTO worker_commands (worker_id, seq, command_id, kind, payload, phase, not_after, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, 0, 0)');
+    insert.run(w.workerId, 1, `cmd_bad_${w.workerId}`, 'stopSession', '{"kind":"stopSession","sessionId":', 'PENDING');
+    insert.run(w.workerId, 2, `cmd_good_${w.workerId}`, 'stopSession', '{"kind":"stopSession","sessionId":"session_1_1","reason":"viewer left","graceMs":10000}', 'PENDING');
+    const r = await connectAndSend(w.workerToken, [hello(w.workerId), {}]);
+    expect(r.received.map((m) => m.msg?.$case)).toEqual(['welcome', 'command']);
+    expect(r.received[1]?.msg).toMatchObject({ $case: 'command', value: { seq: 2, commandId: `cmd_good_${w.workerId}` } });
+    expect(t.cp.db.prepare('SELECT phase, error_code AS code, error_message AS message FROM worker_commands WHERE command_id = ?').get(`cmd_bad_${w.workerId}`)).toEqual({
+      phase: 'FAILED',
+      code: 'UNDECODABLE',
+      message: 'stored command is not JSON',
+    });
+  });
+
   it('a newer Connect replaces the older stream of the same worker', async () => {
     const w = await enroll(TEST_JOIN_TOKEN);
     const old = client.connect(bearer(w.workerToken));

@@ -12,7 +12,7 @@ import {
   type RtpPacket,
 } from 'werift';
 import type { Logger } from 'pino';
-import type { Clock as RelayClock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/signaling';
 import { startsKeyframe } from './h264-keyframe';
 import { IngestLossTracker, type IngestLossStats } from './ingest-loss';
 import { addBitrateHints, planStreamerOffer, type BitrateHints, type StreamerOfferPlan } from './ingest-sdp';
@@ -69,7 +69,7 @@ export class IngestLeg {
   constructor(
     private readonly hooks: IngestLegHooks,
     private readonly log: Logger,
-    clock: RelayClock,
+    clock: Clock,
   ) {
     this.pc = new RTCPeerConnection(ingestPeerConfig());
     this.loss = new IngestLossTracker(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeyframeRequester } from './keyframe-requester';
-import { ManualClock } from './test-support/manual-clock';
+import { ManualClock } from '@pixelfleet/signaling';
 
 
 describe('KeyframeRequester', () => {

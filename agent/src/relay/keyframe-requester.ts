@@ -4,7 +4,7 @@
 // frame into the same congestion — the keyframe-request loop of issue 9). A request inside the
 // quiet period is not lost: one trailing request goes out when it ends, so a viewer that joins just
 // after another still gets its keyframe within minIntervalMs.
-import type { Clock as RelayClock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 
 export interface KeyframeRequestStats {
   /** Requests made (viewers' PLI/FIR, viewers joining, the relay's own unrepairable loss). */
@@ -27,7 +27,7 @@ export class KeyframeRequester {
     /** Sends the request; false when it could not go out (no ingest yet): then it is not awaited. */
     private readonly send: () => boolean,
     private readonly minIntervalMs: number,
-    private readonly clock: RelayClock,
+    private readonly clock: Clock,
     /** How long a requested keyframe is awaited before another request may go out, ms. */
     private readonly awaitMs = Math.max(1_000, 2 * minIntervalMs),
   ) {}

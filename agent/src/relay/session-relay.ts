@@ -8,7 +8,7 @@ import { IngestLeg } from './ingest-leg';
 import { KeyframeRequester } from './keyframe-requester';
 import { viewerPeerConfig, type RelayIceServer } from './peer-config';
 import { advertisePublicIp, publicIpCandidate } from './public-ip';
-import { systemClock as systemRelayClock, type Clock as RelayClock, type TimerHandle } from '@pixelfleet/signaling';
+import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
 import { RelayError } from './relay-error';
 import { Listeners } from '@pixelfleet/signaling';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
@@ -37,7 +37,7 @@ export interface RelayOptions {
   bitrate: { startBps: number; minBps: number; maxBps: number };
   log: Logger;
   /** Timers and time; default the real ones (unref'd). */
-  clock?: RelayClock;
+  clock?: Clock;
   /** Period of REMB sent to the app, ms (default 1000). */
   rembIntervalMs?: number;
   /** Least time between two keyframe requests to the app, ms (default 500). */
@@ -121,7 +121,7 @@ const START_PHASE_REMB_INTERVAL_MS = 250;
 
 export class SessionRelay {
   private readonly log: Logger;
-  private readonly clock: RelayClock;
+  private readonly clock: Clock;
   private readonly listeners: Listeners<SessionRelayEvents>;
   private readonly streamerCandidateListeners = new Set<(c: RelayIceCandidate) => void>();
   private readonly viewerCandidateListeners = new Set<(playerId: string, c: RelayIceCandidate) => void>();
@@ -165,7 +165,7 @@ export class SessionRelay {
   constructor(private readonly options: RelayOptions) {
     validateOptions(options);
     this.log = options.log.child({ component: 'relay' });
-    this.clock = options.clock ?? systemRelayClock;
+    this.clock = options.clock ?? systemClock;
     this.outboxLimits = options.outboxLimits ?? DEFAULT_OUTBOX_LIMITS;
     this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'relay event listener threw'));
     this.toApp = new ChannelOutbox(this.outboxLimits, {

@@ -3,7 +3,7 @@
 // session, and the upload of each finished session's logs.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from '@pixelfleet/signaling';
+import { encodeRelayedSignal, systemClock, type Clock } from '@pixelfleet/signaling';
 import type { AgentSessionEvent, CachedBuild, RunningSession, SessionActivity, SignalEnvelope, StartSessionCommand, StopSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';
@@ -83,7 +83,7 @@ export class SessionManager implements AgentInventory {
       appEnv: this.options.appEnv,
       ice: this.options.ice,
       report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: this.clock.now(), exitCode: 0, message: '', streamingId: '', ...extra }),
-      signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: JSON.stringify(message) }),
+      signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: encodeRelayedSignal(message) }),
       onFinished: (_exit, logPaths) => {
         if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
         const upload = this.options.uploadLogs(c.sessionId, logPaths).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'log upload failed'));

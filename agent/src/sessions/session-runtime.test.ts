@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { SessionEventKind, StartSessionCommand } from '@pixelfleet/proto';
-import { ManualClock } from '@pixelfleet/signaling';
+import { encodeRelayedSignal, ManualClock, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
 import type { AppExit } from '../launcher/app-process';
 import { RELAY_PLAYER_ID, SessionRuntime } from './session-runtime';
 
@@ -78,7 +78,7 @@ interface Session {
   readonly signallingUrl: string;
   readonly reports: Queue<{ kind: SessionEventKind; extra: { message?: string; streamingId?: string } | undefined }>;
   /** Messages toward the viewer. */
-  readonly signals: Queue<Record<string, unknown>>;
+  readonly signals: Queue<RelayToViewerSignal>;
   /** The app's socket, identified as streamer_1 (config, identify, endpointId, endpointIdConfirm done). */
   readonly app: FakeApp;
   /** The viewer's `subscribe` / `unsubscribe`, relayed by the control plane. */
@@ -152,8 +152,8 @@ async function startSession(): Promise<Session> {
   expect(await reports.next()).toEqual({ kind: 'appIdentified', extra: { streamingId: 'streamer_1' } });
   expect(await signals.next()).toEqual({ type: 'config', peerConnectionOptions: { iceServers: [] } });
 
-  const viewerSignal = (message: Record<string, unknown>) =>
-    runtime.handleViewerSignal({ sessionId: COMMAND.sessionId, playerId: COMMAND.playerId, json: JSON.stringify(message) });
+  const viewerSignal = (message: ViewerToRelaySignal) =>
+    runtime.handleViewerSignal({ sessionId: COMMAND.sessionId, playerId: COMMAND.playerId, json: encodeRelayedSignal(message) });
   return {
     runtime,
     signallingUrl,

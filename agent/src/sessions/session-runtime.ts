@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { DEFAULT_MAX_MESSAGE_BYTES, parseSignallingMessage, StreamerEndpoint, systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
+import { DEFAULT_MAX_MESSAGE_BYTES, decodeViewerToRelay, StreamerEndpoint, systemClock, type Clock, type RelayToViewerSignal, type TimerHandle } from '@pixelfleet/signaling';
 import type { RelayCounters, SessionEventKind, SignalEnvelope, StartSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure } from '../commands/command';
 import { chooseStartBitrateBps } from '../launcher/unreal-command-line';
@@ -39,7 +39,7 @@ export interface SessionRuntimeOptions {
   };
   report: (kind: SessionEventKind, extra?: { exitCode?: number; message?: string; streamingId?: string }) => void;
   /** Sends a signalling message toward the viewer. */
-  signal: (message: Record<string, unknown>) => void;
+  signal: (signal: RelayToViewerSignal) => void;
   /** Called once when the app has exited and everything is released. */
   onFinished: (exit: AppExit, logPaths: string[]) => void;
   log: Logger;
@@ -87,7 +87,8 @@ export class SessionRuntime {
     this.identified.catch(() => undefined);
   }
 
-  get viewerId(): string {
+  /** The Pixel Streaming player id of the session's viewer (the relay knows the viewer by it). */
+  get playerId(): string {
     return this.options.command.playerId;
   }
 
@@ -116,7 +117,7 @@ export class SessionRuntime {
     this.relay.on('viewerDisconnected', (_id, reason) => this.options.report('viewerDisconnected', { message: reason }));
     this.relay.on('ingestFailed', (reason) => log.warn({ reason }, 'ingest from the app failed'));
     this.relay.onStreamerCandidate((candidate) => this.streamer?.sendIceCandidate(RELAY_PLAYER_ID, toIceCandidateInit(candidate)));
-    this.relay.onViewerCandidate((_viewerId, candidate) => this.options.signal({ type: 'iceCandidate', candidate: toIceCandidateInit(candidate) }));
+    this.relay.onViewerCandidate((_playerId, candidate) => this.options.signal({ type: 'iceCandidate', candidate: toIceCandidateInit(candidate) }));
     // The viewer's browser builds its peer connection from this; it may come before the app is up.
     this.options.signal({ type: 'config', peerConnectionOptions: { iceServers: this.options.ice.iceServers } });
 
@@ -189,33 +190,35 @@ export class SessionRuntime {
   async handleViewerSignal(signal: SignalEnvelope): Promise<void> {
     const relay = this.relay;
     if (!relay || this.phase === 'finished' || this.phase === 'stopping') return;
-    const parsed = parseSignallingMessage(signal.json, 'player');
-    if (!parsed.ok) {
-      this.options.log.warn({ reason: parsed.reason }, 'viewer signal rejected');
+    const decoded = decodeViewerToRelay(signal.json);
+    if (!decoded.ok) {
+      this.options.log.warn({ reason: decoded.reason }, 'viewer signal rejected');
       return;
     }
-    const m = parsed.message;
+    const m = decoded.signal;
     try {
       switch (m.type) {
         case 'subscribe': {
           // Before the relay's own offer is made: the app's offer and the viewer's negotiation run side by side.
           this.onViewerSubscribed();
-          const sdp = await relay.addViewer(this.viewerId);
+          const sdp = await relay.addViewer(this.playerId);
           this.options.signal({ type: 'offer', sdp });
           break;
         }
         case 'answer':
-          await relay.acceptViewerAnswer(this.viewerId, m.sdp);
+          await relay.acceptViewerAnswer(this.playerId, m.sdp);
           break;
         case 'iceCandidate':
-          await relay.addViewerCandidate(this.viewerId, m.candidate);
+          await relay.addViewerCandidate(this.playerId, m.candidate);
           break;
         case 'unsubscribe':
           this.onViewerUnsubscribed();
-          relay.removeViewer(this.viewerId);
+          relay.removeViewer(this.playerId);
           break;
-        default:
-          this.options.log.debug({ type: m.type }, 'viewer signal ignored');
+        default: {
+          const unreachable: never = m;
+          this.options.log.warn({ signal: String(unreachable) }, 'viewer signal of an unknown type');
+        }
       }
     } catch (err) {
       this.options.log.warn({ err: (err as Error).message, type: m.type }, 'viewer signal failed');

@@ -4,11 +4,9 @@
 import { ApiError } from '../errors';
 import { MAX_URL_CHARS } from '../webhooks/url-policy';
 import { WEBHOOK_EVENTS, isWebhookEvent, type WebhookEvent } from '../webhooks/webhook-envelope';
-import { checkLaunchArgs, MAX_LAUNCH_ARGS, type Codec } from '@pixelfleet/proto';
+import { checkLaunchArgs, CODECS, MAX_LAUNCH_ARGS } from '@pixelfleet/proto';
 import type { ProjectSettings } from './project-settings';
 
-/** The codecs a project may stream with (case-sensitive). */
-export const CODECS = ['H264', 'VP8', 'VP9', 'AV1'] as const satisfies readonly Codec[];
 /** Settings that exist but can never change through the API (spec: not on the allow-list). */
 export const FIXED_FIELDS = ['region', 'allowedUsers'] as const;
 

@@ -24,7 +24,7 @@ export interface WorkerCommandRecord {
   seq: number;
   commandId: string;
   kind: string;
-  /** JSON of the command's domain payload. */
+  /** The command as proto JSON (read back through decodeStoredCommand of @pixelfleet/proto; rows of the previous version hold the domain object as JSON). */
   payload: string;
   phase: CommandPhase;
   notAfter: number | undefined;

@@ -254,11 +254,7 @@ export class WorkerRegistry {
   /** Sessions with a stopSession command to this worker that has not finished (one stop each is enough). */
   pendingStops(workerId: string): Set<string> {
     const sessionIds = new Set<string>();
-    for (const c of this.repo.unfinishedCommands(workerId)) {
-      if (c.kind !== 'stopSession') continue;
-      const command = decodeStoredCommand(c.payload);
-      if (command.kind === 'stopSession') sessionIds.add(command.sessionId);
-    }
+    for (const { command } of this.unfinished(workerId)) if (command.kind === 'stopSession') sessionIds.add(command.sessionId);
     return sessionIds;
   }
 
@@ -275,7 +271,7 @@ export class WorkerRegistry {
       nowMs: now,
     });
     const live = this.live.get(workerId);
-    if (live) this.deliver(record, live.epoch, live.stream);
+    if (live) this.deliver(record, command, live.epoch, live.stream);
     return record;
   }
 
@@ -338,27 +334,39 @@ export class WorkerRegistry {
 
   private resendUnfinished(workerId: string, epoch: number, stream: AgentStream): void {
     const now = this.clock.now();
-    for (const c of this.repo.unfinishedCommands(workerId)) {
+    for (const { record: c, command } of this.unfinished(workerId)) {
       if (c.notAfter !== undefined && c.notAfter < now) {
         this.repo.setCommandPhase(c.commandId, 'FAILED', 'STALE', 'not delivered before its deadline', now);
-        this.listeners.emit('commandFinished', workerId, decodeStoredCommand(c.payload), {
+        this.listeners.emit('commandFinished', workerId, command, {
           seq: c.seq, commandId: c.commandId, phase: 'FAILED', errorCode: 'STALE', errorMessage: 'not delivered before its deadline', progressPercent: 0,
         });
         continue;
       }
-      this.deliver(c, epoch, stream);
+      this.deliver(c, command, epoch, stream);
     }
   }
 
-  private deliver(c: WorkerCommandRecord, epoch: number, stream: AgentStream): void {
-    stream.send({
-      type: 'command',
-      seq: c.seq,
-      commandId: c.commandId,
-      connectionEpoch: epoch,
-      notAfterMs: c.notAfter,
-      command: decodeStoredCommand(c.payload),
-    });
+  /**
+   * The worker's unfinished commands, read back through the contract. A row that no longer decodes
+   * (written by a version this one cannot read, or damaged) cannot be sent: it is failed with the
+   * reason, once, instead of breaking every Hello of the worker.
+   */
+  private unfinished(workerId: string): { record: WorkerCommandRecord; command: AgentCommand }[] {
+    const commands: { record: WorkerCommandRecord; command: AgentCommand }[] = [];
+    for (const record of this.repo.unfinishedCommands(workerId)) {
+      try {
+        commands.push({ record, command: decodeStoredCommand(record.payload) });
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        this.log.error({ workerId, commandId: record.commandId, kind: record.kind, reason }, 'stored command does not decode; failed');
+        this.repo.setCommandPhase(record.commandId, 'FAILED', 'UNDECODABLE', reason.slice(0, MAX_ACK_ERROR_MESSAGE_CHARS), this.clock.now());
+      }
+    }
+    return commands;
+  }
+
+  private deliver(c: WorkerCommandRecord, command: AgentCommand, epoch: number, stream: AgentStream): void {
+    stream.send({ type: 'command', seq: c.seq, commandId: c.commandId, connectionEpoch: epoch, notAfterMs: c.notAfter, command });
   }
 
   private isCurrent(workerId: string, epoch: number): boolean {

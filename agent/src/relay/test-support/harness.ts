@@ -2,12 +2,12 @@
 // its ingest, fake viewers connected through it, and an event-driven wait with a deadline.
 import pino from 'pino';
 import { SessionRelay, type RelayOptions } from '../session-relay';
-import type { Clock as RelayClock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import { FakeApp } from './fake-app';
 import { FakeViewer } from './fake-viewer';
 
 /** The real clock, counting the timers the relay holds. */
-export class CountingClock implements RelayClock {
+export class CountingClock implements Clock {
   active = 0;
   intervalsStarted = 0;
   now(): number {
