@@ -3,6 +3,6 @@
 // app and a viewer with a real H.264 stream. Not in the door: the agent itself needs none of it.
 export { SessionRelay, type RelayOptions, type RelayStats } from './relay/session-relay';
 export { addBitrateHints, planStreamerOffer, type BitrateHints } from './relay/ingest-sdp';
-export { FakeApp } from './relay/test-support/fake-app';
+export { FakeApp, loopbackPeer } from './relay/test-support/fake-app';
 export { FakeViewer } from './relay/test-support/fake-viewer';
 export { accessUnits, packetizeAccessUnit, type H264RtpPayload } from './relay/test-support/h264-fixture';

@@ -3,6 +3,7 @@
 // data-channel bytes. Settings as in design/werift-notes.md §7.3.
 import { EventEmitter } from 'node:events';
 import { RTCPeerConnection, useH264, type RTCDataChannel, type RtpPacket } from 'werift';
+import { loopbackPeer } from '@pixelfleet/agent/test-support';
 import type { JsonMessage, SignallingStub } from './signalling-stub';
 
 export class WeriftPlayer {
@@ -20,11 +21,7 @@ export class WeriftPlayer {
   constructor(readonly playerId: string, private readonly stub: SignallingStub) {
     this.pc = new RTCPeerConnection({
       codecs: { video: [useH264({ payloadType: 96 })] },
-      iceServers: [],
-      bundlePolicy: 'max-bundle',
-      iceUseIpv4: true,
-      iceUseIpv6: false,
-      iceAdditionalHostAddresses: ['127.0.0.1'],
+      ...loopbackPeer(),
     });
     this.pc.onTrack.subscribe((track) => {
       track.onReceiveRtp.subscribe((packet) => {

@@ -2,6 +2,7 @@
 // Epic's frontend (listStreamers → subscribe → answer the relay's offer, trickled ICE) with a
 // werift peer, and records the RTP and data-channel bytes it receives.
 import { RTCIceCandidate, RTCPeerConnection, RTCSessionDescription, useH264, useOPUS, type RTCDataChannel } from 'werift';
+import { loopbackPeer } from '@pixelfleet/agent/test-support';
 import { FakePlayer } from './fake-player';
 
 export class WeriftViewer {
@@ -19,11 +20,7 @@ export class WeriftViewer {
     this.signalling = signalling;
     this.pc = new RTCPeerConnection({
       codecs: { video: [useH264({ payloadType: 96 })], audio: [useOPUS()] },
-      iceServers: [],
-      bundlePolicy: 'max-bundle',
-      iceUseIpv4: true,
-      iceUseIpv6: false,
-      iceAdditionalHostAddresses: ['127.0.0.1'],
+      ...loopbackPeer(),
     });
     this.pc.onTrack.subscribe((track) => {
       if (track.kind === 'video') this.videoSsrc = track.ssrc;
