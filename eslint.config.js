@@ -68,10 +68,10 @@ export default tseslint.config(
     },
   },
   {
-    // The one exception: the browser bundle takes signaling's dependency-free table of viewer closes alone.
+    // The exceptions: the browser bundle takes signaling's dependency-free table of viewer closes and its Clock alone.
     files: ['web-player/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes'] }, NO_DEEP_RELATIVE] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes', '!@pixelfleet/signaling/clock'] }, NO_DEEP_RELATIVE] }],
     },
   },
 );

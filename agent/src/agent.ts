@@ -110,7 +110,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         if (err instanceof EnrollRefusedError || closed) throw err;
         const delay = backoffDelayMs(attempt, backoff);
         log.warn({ err: (err as Error).message, retryInMs: delay }, 'enrollment failed; retrying');
-        await new Promise((r) => setTimeout(r, delay));
+        await new Promise<void>((r) => clock.setTimeout(r, delay));
       }
     }
   }

@@ -37,26 +37,34 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
     throw err;
   }
   const agent = buildAgent(config, { env: process.env });
+  // The agent runs until a signal stops it. Its own timers (the injected clock's) do not hold the
+  // process open, and while enrollment or a lost control link waits to retry nothing else may (no
+  // stream, no app): this handle does, until the agent has stopped.
+  const keepAlive = setInterval(() => undefined, 2 ** 30);
   try {
-    await agent.start();
-  } catch (err) {
-    if (err instanceof EnrollRefusedError) {
-      agent.log.error(err.message);
-      await agent.close();
-      return 77; // EX_NOPERM
+    try {
+      await agent.start();
+    } catch (err) {
+      if (err instanceof EnrollRefusedError) {
+        agent.log.error(err.message);
+        await agent.close();
+        return 77; // EX_NOPERM
+      }
+      throw err;
     }
-    throw err;
+    await new Promise<void>((resolve) => {
+      let signals = 0;
+      const onSignal = (signal: NodeJS.Signals) => {
+        signals += 1;
+        if (signals > 1) process.exit(130);
+        agent.log.info({ signal }, 'agent shutting down');
+        agent.close().then(resolve, () => process.exit(1));
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    });
+  } finally {
+    clearInterval(keepAlive);
   }
-  await new Promise<void>((resolve) => {
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals += 1;
-      if (signals > 1) process.exit(130);
-      agent.log.info({ signal }, 'agent shutting down');
-      agent.close().then(resolve, () => process.exit(1));
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
   return 0;
 }

@@ -93,7 +93,9 @@ export interface ControlPlaneWithDb extends ControlPlane {
 }
 
 export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlane {
-  return buildControlPlaneWithDb(config, deps);
+  // The raw handle stays out of production's reach, at run time too, not only in the type.
+  const { db: _db, ...app } = buildControlPlaneWithDb(config, deps);
+  return app;
 }
 
 export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlaneWithDb {

@@ -1,6 +1,8 @@
 // The one injected source of time for every package: leases, rate limits, queues, keepalives and
 // timeouts read it instead of Date.now() and the global timers, so tests drive them with
-// ManualClock instead of sleeping. Real timers are unref'd: they never keep a process up.
+// ManualClock instead of sleeping. Real timers are unref'd: they never keep a process up (a
+// process that must stay up holds a handle of its own, as the agent's entry point does).
+// Dependency-free: the browser page imports it too (`@pixelfleet/signaling/clock`).
 
 export interface TimerHandle {
   cancel(): void;
@@ -61,6 +63,14 @@ export class ManualClock implements Clock {
   /** Timers not yet fired or cancelled (intervals count until cancelled). */
   get pending(): number {
     return this.timers.size;
+  }
+
+  /** Jumps to the next due timer and runs it (and any due at the same time); throws when none is pending. */
+  runNext(): void {
+    let next: PendingTimer | undefined;
+    for (const t of this.timers.values()) if (next === undefined || t.dueAt < next.dueAt) next = t;
+    if (next === undefined) throw new Error('ManualClock: no timer pending');
+    this.advance(Math.max(0, next.dueAt - this.current));
   }
 
   /** Moves time forward by ms, firing every timer that falls due on the way. */

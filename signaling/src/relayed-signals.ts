@@ -2,7 +2,10 @@
 // JSON text in the agent contract's SignalMessage. One schema module for both ends: the control
 // plane encodes what the viewer's endpoint has already parsed and decodes what a relay sends
 // before any viewer hears it; the agent decodes the viewer's messages and encodes its own. Only
-// these types cross; anything else is refused with a reason, never passed on.
+// these types cross; anything else is refused with a reason, never passed on. Fields are the
+// catalogue schemas' (schemas.ts): a field they do not know is dropped (a relay's config carries
+// `iceServers` with `urls`/`username`/`credential`, which they keep), and a routing `playerId` is
+// dropped because the route, not the message, names the player.
 import { z } from 'zod';
 import type { AnswerMessage, ConfigMessage, IceCandidateMessage, OfferMessage, SubscribeMessage, UnsubscribeMessage } from './messages';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './parser';

@@ -146,6 +146,37 @@ describe('serve, agent and admin as processes', () => {
     }
   });
 
+  it('an idle agent outlives a control plane crash and reconnects when it is back', async () => {
+    const dir = tempDir();
+    const cpConfig = (grpcPort: number) =>
+      writeJson(dir, 'control-plane.json', {
+        http: { host: '127.0.0.1', port: 0 },
+        grpc: { host: '127.0.0.1', port: grpcPort },
+        dataDir: join(dir, 'cp'),
+        adminToken: ADMIN_TOKEN,
+        agentJoinToken: JOIN_TOKEN,
+      });
+    const first = start(PIXELFLEET, ['serve', '--config', cpConfig(0)]);
+    const [, grpcAddress] = (await first.output(/gRPC +(127\.0\.0\.1:\d+)/)) as [string, string];
+    const agentConfig = writeJson(dir, 'agent.json', { controlPlane: grpcAddress, joinToken: JOIN_TOKEN, region: 'europe', slots: 1, dataDir: join(dir, 'agent'), hostname: 'gpu-02' });
+    const agent = start(AGENT, ['run', '--config', agentConfig]);
+    await agent.output(/connected to the control plane/);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // The agent notices and waits to redial, with no stream and no app to keep it alive.
+    await agent.output(/redial/);
+    const second = start(PIXELFLEET, ['serve', '--config', cpConfig(Number(grpcAddress.split(':')[1]))]);
+    await second.output(/gRPC +127\.0\.0\.1:\d+/);
+    await agent.output(/connected to the control plane[\s\S]*connected to the control plane/, 30_000);
+    expect(agent.child.exitCode).toBeNull();
+
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+
   it('an agent with a wrong join token stops with a clear error', async () => {
     const dir = tempDir();
     const cp = start(PIXELFLEET, ['serve'], cleanEnv({

@@ -3,6 +3,7 @@
 // cannot reach the server, or goes silent.
 import { KeepaliveMonitor, LogLevel, Logger, SignallingProtocol, WebSocketTransport } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.5';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock, systemClock } from '@pixelfleet/signaling/clock';
 import {
   PAGE_PING_INTERVAL_MS,
   RESUME_ATTEMPT_TIMEOUT_MS,
@@ -10,7 +11,6 @@ import {
   SILENCE_LIMIT_MS,
   SignallingResume,
   isLibraryTransport,
-  type Timers,
 } from './signalling-resume';
 
 const URL = 'ws://host/share/proj/signalling';
@@ -66,40 +66,6 @@ class FakeSocket {
   }
 }
 
-class ManualTimers implements Timers {
-  private t = 0;
-  private nextId = 1;
-  private readonly pending = new Map<number, { at: number; fn: () => void }>();
-  now(): number {
-    return this.t;
-  }
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    this.pending.set(id, { at: this.t + ms, fn });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.pending.delete(handle as number);
-  }
-  /** Jumps to the next due timer and runs it. */
-  runNext(): void {
-    const next = [...this.pending.entries()].sort((a, b) => a[1].at - b[1].at)[0];
-    if (next === undefined) throw new Error('no timer pending');
-    this.advance(next[1].at - this.t);
-  }
-  advance(ms: number): void {
-    const end = this.t + ms;
-    for (;;) {
-      const due = [...this.pending.entries()].filter(([, p]) => p.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (due === undefined) break;
-      this.pending.delete(due[0]);
-      this.t = due[1].at;
-      due[1].fn();
-    }
-    this.t = end;
-  }
-}
-
 beforeEach(() => {
   Logger.InitLogging(LogLevel.Warning, false); // as the page does: the library logs each open at Info with a stack
   FakeSocket.opened = [];
@@ -120,7 +86,7 @@ function setup(options: { streamIsUp?: boolean; windowSeconds?: number } = {}) {
   transport.connect(URL);
   const first = FakeSocket.opened[0]!;
   first.open();
-  const timers = new ManualTimers();
+  const timers = new ManualClock(0);
   const events: string[] = [];
   const openedAt: number[] = [];
   let up = options.streamIsUp ?? true;
@@ -131,7 +97,7 @@ function setup(options: { streamIsUp?: boolean; windowSeconds?: number } = {}) {
       openedAt.push(timers.now());
       return new FakeSocket(url);
     },
-    timers,
+    clock: timers,
     streamIsUp: () => up,
     onResuming: () => events.push('resuming'),
     onResumed: () => events.push('resumed'),
@@ -249,7 +215,7 @@ describe('SignallingResume', () => {
         setTimeout(() => networkUp && socket.open(), 1); // while the network is down it hangs connecting
         return socket;
       },
-      timers: { now: () => Date.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
+      clock: systemClock, // on vitest's fake timers, like Epic's keepalive
       streamIsUp: () => true,
     });
     resume.enable(SESSION, TOKEN, 30);

@@ -5,6 +5,7 @@
 // session's viewer token that it is the same viewer, and puts the new socket under the library's
 // transport. Only when the server refuses, or the resume window runs out, does the library hear a
 // close — the server's own code and reason when it gave one.
+import type { Clock, TimerHandle } from '@pixelfleet/signaling/clock';
 import { VIEWER_CLOSES } from '@pixelfleet/signaling/viewer-closes';
 
 /** The WebSocket members this module uses (a real `WebSocket` in the page, a fake in tests). */
@@ -39,17 +40,11 @@ export function isLibraryTransport(value: unknown): value is LibraryTransport {
   return ['sendMessage', 'disconnect', 'handleOnOpen', 'handleOnClose', 'handleOnMessage', 'handleOnError'].every((k) => typeof t[k] === 'function');
 }
 
-export interface Timers {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 export interface SignallingResumeOptions {
   /** The socket URL the library connected to (without a query). */
   readonly url: string;
   readonly openSocket: (url: string) => SocketLike;
-  readonly timers: Timers;
+  readonly clock: Clock;
   /** True while the stream is up: only then does a drop leave a healthy stream behind. */
   readonly streamIsUp: () => boolean;
   /** Told when a drop is being bridged, and when it was (or could not be). */
@@ -87,9 +82,9 @@ interface Resuming {
   attempt: number;
   socket: SocketLike | undefined;
   /** The wait before the next attempt, or the current attempt's timeout. */
-  timer: unknown;
+  timer: TimerHandle | undefined;
   /** Ends the resume when the window closes, whatever the attempts are doing. */
-  readonly windowTimer: unknown;
+  readonly windowTimer: TimerHandle;
 }
 
 type Phase = { kind: 'idle' } | Resuming | { kind: 'finished' };
@@ -100,7 +95,7 @@ export class SignallingResume {
   private windowMs = 0;
   private phase: Phase = { kind: 'idle' };
   private held: string[] = [];
-  private silenceTimer: unknown;
+  private silenceTimer: TimerHandle | undefined;
   private readonly libraryOnClose: (event: CloseEvent) => void;
   private readonly librarySend: (msg: string) => void;
   private readonly libraryDisconnect: (code?: number, reason?: string) => void;
@@ -144,15 +139,15 @@ export class SignallingResume {
       this.libraryOnClose(event);
       return;
     }
-    const timers = this.options.timers;
+    const clock = this.options.clock;
     this.phase = {
       kind: 'resuming',
       droppedBy: event,
-      deadline: timers.now() + this.windowMs,
+      deadline: clock.now() + this.windowMs,
       attempt: 0,
       socket: undefined,
       timer: undefined,
-      windowTimer: timers.setTimeout(() => this.giveUp(event.code, event.reason), this.windowMs),
+      windowTimer: clock.setTimeout(() => this.giveUp(event.code, event.reason), this.windowMs),
     };
     this.options.onResuming?.();
     this.attempt();
@@ -183,7 +178,7 @@ export class SignallingResume {
       this.retryOrGiveUp(phase);
     };
     // A socket that hangs while connecting, or whose answer never comes, is given up and retried.
-    phase.timer = this.options.timers.setTimeout(() => this.retryOrGiveUp(phase), RESUME_ATTEMPT_TIMEOUT_MS);
+    phase.timer = this.options.clock.setTimeout(() => this.retryOrGiveUp(phase), RESUME_ATTEMPT_TIMEOUT_MS);
   }
 
   private retryOrGiveUp(phase: Resuming): void {
@@ -191,13 +186,13 @@ export class SignallingResume {
     this.dropAttempt(phase);
     phase.attempt += 1;
     const delay = RESUME_RETRY_DELAYS_MS[Math.min(phase.attempt, RESUME_RETRY_DELAYS_MS.length - 1)] ?? 0;
-    if (this.options.timers.now() + delay >= phase.deadline) return this.giveUp(phase.droppedBy.code, phase.droppedBy.reason);
-    phase.timer = this.options.timers.setTimeout(() => this.attempt(), delay);
+    if (this.options.clock.now() + delay >= phase.deadline) return this.giveUp(phase.droppedBy.code, phase.droppedBy.reason);
+    phase.timer = this.options.clock.setTimeout(() => this.attempt(), delay);
   }
 
   /** Stops the current attempt: its timer, and its socket (whose events no longer count). */
   private dropAttempt(phase: Resuming): void {
-    if (phase.timer !== undefined) this.options.timers.clearTimeout(phase.timer);
+    phase.timer?.cancel();
     phase.timer = undefined;
     const socket = phase.socket;
     phase.socket = undefined;
@@ -212,7 +207,7 @@ export class SignallingResume {
     if (phase.kind !== 'resuming' || phase.socket !== socket) return;
     phase.socket = undefined; // now the library's, not an attempt to drop
     this.dropAttempt(phase);
-    this.options.timers.clearTimeout(phase.windowTimer);
+    phase.windowTimer.cancel();
     this.phase = { kind: 'idle' };
     this.transport.webSocket = socket;
     socket.onmessage = (event) => this.transport.handleOnMessage(event);
@@ -223,7 +218,7 @@ export class SignallingResume {
     for (const msg of held) this.librarySend(msg);
     // The library's keepalive marked itself waiting at the ping that went into the dead socket, and
     // only a pong clears that: without one it would give up this healthy socket at its next tick.
-    this.librarySend(JSON.stringify({ type: 'ping', time: this.options.timers.now() }));
+    this.librarySend(JSON.stringify({ type: 'ping', time: this.options.clock.now() }));
     this.watchSilence();
     this.options.onResumed?.();
   }
@@ -255,11 +250,11 @@ export class SignallingResume {
     const phase = this.phase;
     if (phase.kind === 'resuming') {
       this.dropAttempt(phase);
-      this.options.timers.clearTimeout(phase.windowTimer);
+      phase.windowTimer.cancel();
     }
     this.phase = { kind: 'finished' };
     this.held = [];
-    if (this.silenceTimer !== undefined) this.options.timers.clearTimeout(this.silenceTimer);
+    this.silenceTimer?.cancel();
     this.silenceTimer = undefined;
   }
 
@@ -270,8 +265,8 @@ export class SignallingResume {
    */
   private watchSilence(): void {
     if (this.phase.kind !== 'idle' || this.sessionId === undefined || this.windowMs === 0) return;
-    if (this.silenceTimer !== undefined) this.options.timers.clearTimeout(this.silenceTimer);
-    this.silenceTimer = this.options.timers.setTimeout(() => {
+    this.silenceTimer?.cancel();
+    this.silenceTimer = this.options.clock.setTimeout(() => {
       this.silenceTimer = undefined;
       if (this.phase.kind === 'idle' && this.canResume()) this.abandonSilentSocket(VIEWER_CLOSES.resuming.reason);
     }, SILENCE_LIMIT_MS);

@@ -95,7 +95,17 @@ export class Viewer {
       this.resume = new SignallingResume(transport, {
         url: socketUrl,
         openSocket: (url) => new WebSocket(url),
-        timers: { now: () => Date.now(), setTimeout: (fn, ms) => win.setTimeout(fn, ms), clearTimeout: (h) => win.clearTimeout(h as number) },
+        clock: {
+          now: () => Date.now(),
+          setTimeout: (fn, ms) => {
+            const handle = win.setTimeout(fn, ms);
+            return { cancel: () => win.clearTimeout(handle) };
+          },
+          setInterval: (fn, ms) => {
+            const handle = win.setInterval(fn, ms);
+            return { cancel: () => win.clearInterval(handle) };
+          },
+        },
         streamIsUp: () => this.state.kind === 'streaming' && !this.mediaFailed,
         onResuming: () => this.view.setReconnecting(true),
         onResumed: () => this.view.setReconnecting(false),
