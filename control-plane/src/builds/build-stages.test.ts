@@ -9,7 +9,7 @@ import { openDatabase } from '../db/database';
 import { DomainError } from '../errors';
 import { specSection, tableAfter } from '../lib/spec-sections';
 import { BUILD_EVENTS } from '../webhooks/webhook-envelope';
-import { BUILD_STAGES, BUILD_STATUSES, DISTRIBUTING, INITIAL_BUILD_STATUS, canMoveBuild, isBuildStatus, isTerminal, requireBuildMove, type BuildMove, type BuildStatus } from './build-stages';
+import { BUILD_STAGES, BUILD_STATUSES, DECIDED_MOVES, DISTRIBUTING, INITIAL_BUILD_STATUS, canMoveBuild, isBuildStatus, isTerminal, requireBuildMove, type BuildMove, type BuildStatus } from './build-stages';
 
 const pipeline = specSection(new URL('./spec-build-pipeline.fixture.md', import.meta.url), '### Build pipeline', '### Session status');
 const distributeFile = specSection(new URL('./spec-distribute-file.fixture.md', import.meta.url), '#### POST /projects/distribute-file', '#### GET /projects/userStats');
@@ -41,8 +41,8 @@ describe('BUILD_STAGES against the spec table', () => {
   it.each(specRows.map((r) => [ticked(r.state)[0]!, r] as const))('%s: event fired, next statuses, terminal', (status, row) => {
     const stage = BUILD_STAGES[status as BuildStatus];
     expect(stage.event).toBe(ticked(row.fired)[0]);
-    // Next: the statuses the cell names (it also names `autoRelease` and `uploadId`).
-    expect([...stage.next].sort()).toEqual(ticked(row.next).filter(isBuildStatus).sort());
+    // Next: the statuses the cell names (it also names `autoRelease` and `uploadId`), and the moves we decided where it is silent.
+    expect([...stage.next].sort()).toEqual([...ticked(row.next).filter(isBuildStatus), ...(DECIDED_MOVES[status as BuildStatus] ?? [])].sort());
     expect(isTerminal(status as BuildStatus)).toBe(/terminal/i.test(row.next));
     expect(stage.setLiveStatus).toBe(/Set Live action reports `Distribute`/.test(row.state) ? 'Distribute' : undefined);
   });
@@ -66,10 +66,12 @@ const ALLOWED = new Set<string>([
   'pipeline pending→Downloading Files',
   'pipeline Downloading Files→Extracting & Scanning',
   'pipeline Downloading Files→Download Failed',
+  'pipeline Downloading Files→Reject', // decided: no zip, or over the cap
   'pipeline Extracting & Scanning→Saving to Repository',
   'pipeline Extracting & Scanning→Reject',
   'pipeline Saving to Repository→Distributing to Servers',
   'pipeline Saving to Repository→Ready',
+  'pipeline Saving to Repository→Reject', // decided: the repository could not store it
   'pipeline Ready→Distributing to Servers',
   'pipeline Distributing to Servers→Approved',
   'pipeline Distributing to Servers→Reject',

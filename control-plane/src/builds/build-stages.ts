@@ -38,12 +38,23 @@ export interface BuildStage {
   setLiveStatus?: 'Distribute';
 }
 
+/**
+ * Moves the pipeline makes that the spec's table does not list (README: Decisions): a URL that
+ * serves no zip, or more than the size cap, is rejected as it downloads (a validation failure, not
+ * a fetch failure, so `Reject` rather than `Download Failed`), and a build the repository cannot
+ * store (its disk is full) is rejected from `Saving to Repository`.
+ */
+export const DECIDED_MOVES: Readonly<Partial<Record<BuildStatus, readonly BuildStatus[]>>> = {
+  'Downloading Files': ['Reject'],
+  'Saving to Repository': ['Reject'],
+};
+
 export const BUILD_STAGES: Readonly<Record<BuildStatus, BuildStage>> = {
   pending: { event: 'build.uploaded', next: ['Downloading Files'], activatable: false },
-  'Downloading Files': { event: 'build.downloading', next: ['Extracting & Scanning', 'Download Failed'], activatable: false },
+  'Downloading Files': { event: 'build.downloading', next: ['Extracting & Scanning', 'Download Failed', ...DECIDED_MOVES['Downloading Files']!], activatable: false },
   'Extracting & Scanning': { event: 'build.extracting', next: ['Saving to Repository', 'Reject'], activatable: false },
   // autoRelease true: Distributing to Servers; false: Ready.
-  'Saving to Repository': { event: 'build.saving', next: ['Distributing to Servers', 'Ready'], activatable: false },
+  'Saving to Repository': { event: 'build.saving', next: ['Distributing to Servers', 'Ready', ...DECIDED_MOVES['Saving to Repository']!], activatable: false },
   // Waits for an activation.
   Ready: { event: 'build.ready', next: ['Distributing to Servers'], activatable: true },
   'Distributing to Servers': { event: 'build.distributing', next: ['Approved', 'Reject'], activatable: true, setLiveStatus: 'Distribute' },

@@ -227,4 +227,18 @@ ALTER TABLE builds_with_status_check RENAME TO builds;
 CREATE INDEX builds_project_created ON builds(project_id, created_at DESC);
 `,
   },
+  {
+    version: 6,
+    name: "a build's archive and manifest",
+    sql: `
+-- What the pipeline learned of a build: the manifest of its archive (platform, project, the
+-- executable to launch, file count and size, as JSON) once scanned, and the archive's SHA-256 and
+-- size once saved to the blob store (content-addressed: identical archives are stored once).
+ALTER TABLE builds ADD COLUMN manifest TEXT;
+ALTER TABLE builds ADD COLUMN archive_sha256 TEXT;
+ALTER TABLE builds ADD COLUMN archive_bytes INTEGER;
+-- Builds the pipeline has not finished with, found at start to resume them.
+CREATE INDEX builds_unfinished ON builds(created_at) WHERE status IN ('pending', 'Downloading Files', 'Extracting & Scanning', 'Saving to Repository');
+`,
+  },
 ];

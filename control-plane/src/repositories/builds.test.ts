@@ -9,7 +9,7 @@ let dir: string;
 let db: Db;
 let builds: SqliteBuildsRepository;
 
-const build = (uploadId: string, projectId: string, createdAt: number, extra: Partial<Omit<BuildRecord, 'live'>> = {}): Omit<BuildRecord, 'live'> => ({
+const build = (uploadId: string, projectId: string, createdAt: number, extra: Partial<Omit<BuildRecord, 'live' | 'manifest' | 'archive'>> = {}): Omit<BuildRecord, 'live' | 'manifest' | 'archive'> => ({
   uploadId,
   projectId,
   fileUrl: undefined,
@@ -93,5 +93,27 @@ describe('SqliteBuildsRepository', () => {
     expect(() => builds.insert(build('upl_x', 'prj_none', 1))).toThrow(/FOREIGN KEY/);
     builds.insert(build('upl_1', 'prj_1', 1));
     expect(() => builds.insert(build('upl_1', 'prj_2', 2))).toThrow(/UNIQUE|PRIMARY/);
+  });
+
+  it('keeps the manifest and the archive the pipeline records', () => {
+    builds.insert(build('upl_1', 'prj_1', 100));
+    expect(builds.findById('upl_1')).not.toHaveProperty('manifest');
+    expect(builds.findById('upl_1')).not.toHaveProperty('archive');
+    const manifest = { platform: 'linux' as const, projectName: 'Demo', executable: 'Demo/Binaries/Linux/Demo-Linux-Shipping', baseArgs: ['Demo'], fileCount: 4, totalBytes: 1234 };
+    builds.recordManifest('upl_1', manifest);
+    builds.recordArchive('upl_1', { sha256: 'a'.repeat(64), bytes: 999 });
+    expect(builds.findById('upl_1')).toMatchObject({ manifest, archive: { sha256: 'a'.repeat(64), bytes: 999 } });
+    expect(builds.listByProject('prj_1')[0]).toMatchObject({ manifest, archive: { sha256: 'a'.repeat(64), bytes: 999 } });
+  });
+
+  it('lists the builds the pipeline has not finished with, oldest first', () => {
+    builds.insert(build('upl_saving', 'prj_2', 400, { status: 'Saving to Repository' }));
+    builds.insert(build('upl_pending', 'prj_1', 100));
+    builds.insert(build('upl_down', 'prj_1', 200, { status: 'Downloading Files' }));
+    builds.insert(build('upl_scan', 'prj_1', 300, { status: 'Extracting & Scanning' }));
+    for (const [id, status] of [['upl_ready', 'Ready'], ['upl_dist', 'Distributing to Servers'], ['upl_ok', 'Approved'], ['upl_rej', 'Reject'], ['upl_fail', 'Download Failed']] as const) {
+      builds.insert(build(id, 'prj_1', 50, { status }));
+    }
+    expect(builds.listUnfinished().map((b) => b.uploadId)).toEqual(['upl_pending', 'upl_down', 'upl_scan', 'upl_saving']);
   });
 });

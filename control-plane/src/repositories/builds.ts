@@ -3,6 +3,24 @@
 import type { Db } from '../db/database';
 import type { BuildStatus } from '../builds/build-stages';
 
+/** What a scanned archive holds (the archive module's manifest, as the build record keeps it). */
+export interface BuildManifest {
+  platform: 'windows' | 'linux';
+  projectName: string;
+  /** The binary to launch, relative to the extracted root, '/'-separated. */
+  executable: string;
+  /** Arguments before the session flags. */
+  baseArgs: string[];
+  fileCount: number;
+  totalBytes: number;
+}
+
+/** The archive as the blob store holds it. */
+export interface BuildArchive {
+  sha256: string;
+  bytes: number;
+}
+
 export interface BuildRecord {
   uploadId: string;
   projectId: string;
@@ -11,12 +29,19 @@ export interface BuildRecord {
   objection: string | undefined;
   autoRelease: boolean;
   live: boolean;
+  /** Set once the archive was scanned. */
+  manifest?: BuildManifest;
+  /** Set once the archive was saved to the blob store. */
+  archive?: BuildArchive;
   createdAt: number;
   updatedAt: number;
 }
 
+/** The statuses the pipeline is still working on (resumed at start). */
+export const UNFINISHED_BUILD_STATUSES = ['pending', 'Downloading Files', 'Extracting & Scanning', 'Saving to Repository'] as const satisfies readonly BuildStatus[];
+
 export interface BuildsRepository {
-  insert(b: Omit<BuildRecord, 'live'>): void;
+  insert(b: Omit<BuildRecord, 'live' | 'manifest' | 'archive'>): void;
   /** Newest first; `live` is true for the project's live build. */
   listByProject(projectId: string): BuildRecord[];
   findById(uploadId: string): BuildRecord | undefined;
@@ -25,6 +50,10 @@ export interface BuildsRepository {
    * `updated_at = nowMs`, only if its status is still `from`; false when it was not (or no such build).
    */
   moveStatus(uploadId: string, from: BuildStatus, to: BuildStatus, objection: string | undefined, nowMs: number): boolean;
+  recordManifest(uploadId: string, manifest: BuildManifest): void;
+  recordArchive(uploadId: string, archive: BuildArchive): void;
+  /** Builds in an UNFINISHED_BUILD_STATUSES status, oldest first. */
+  listUnfinished(): BuildRecord[];
 }
 
 interface BuildRow {
@@ -35,6 +64,9 @@ interface BuildRow {
   objection: string | null;
   auto_release: number;
   live: number;
+  manifest: string | null;
+  archive_sha256: string | null;
+  archive_bytes: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -47,6 +79,8 @@ const toBuild = (r: BuildRow): BuildRecord => ({
   objection: r.objection ?? undefined,
   autoRelease: r.auto_release === 1,
   live: r.live === 1,
+  ...(r.manifest === null ? {} : { manifest: JSON.parse(r.manifest) as BuildManifest }),
+  ...(r.archive_sha256 === null || r.archive_bytes === null ? {} : { archive: { sha256: r.archive_sha256, bytes: r.archive_bytes } }),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -61,18 +95,26 @@ export class SqliteBuildsRepository implements BuildsRepository {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       byProject: db.prepare(
-        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.created_at, b.updated_at,
+        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.manifest, b.archive_sha256, b.archive_bytes, b.created_at, b.updated_at,
            (p.live_upload_id IS b.upload_id) AS live
          FROM builds b JOIN projects p ON p.id = b.project_id
          WHERE b.project_id = ? ORDER BY b.created_at DESC, b.upload_id DESC`,
       ),
       byId: db.prepare(
-        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.created_at, b.updated_at,
+        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.manifest, b.archive_sha256, b.archive_bytes, b.created_at, b.updated_at,
            (p.live_upload_id IS b.upload_id) AS live
          FROM builds b JOIN projects p ON p.id = b.project_id
          WHERE b.upload_id = ?`,
       ),
       moveStatus: db.prepare('UPDATE builds SET status = ?, objection = ?, updated_at = ? WHERE upload_id = ? AND status = ?'),
+      recordManifest: db.prepare('UPDATE builds SET manifest = ? WHERE upload_id = ?'),
+      recordArchive: db.prepare('UPDATE builds SET archive_sha256 = ?, archive_bytes = ? WHERE upload_id = ?'),
+      unfinished: db.prepare(
+        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.manifest, b.archive_sha256, b.archive_bytes, b.created_at, b.updated_at,
+           (p.live_upload_id IS b.upload_id) AS live
+         FROM builds b JOIN projects p ON p.id = b.project_id
+         WHERE b.status IN (${UNFINISHED_BUILD_STATUSES.map((st) => `'${st}'`).join(', ')}) ORDER BY b.created_at, b.upload_id`,
+      ),
     };
   }
 
@@ -91,5 +133,17 @@ export class SqliteBuildsRepository implements BuildsRepository {
 
   moveStatus(uploadId: string, from: BuildStatus, to: BuildStatus, objection: string | undefined, nowMs: number): boolean {
     return this.stmts.moveStatus.run(to, objection ?? null, nowMs, uploadId, from).changes === 1;
+  }
+
+  recordManifest(uploadId: string, manifest: BuildManifest): void {
+    this.stmts.recordManifest.run(JSON.stringify(manifest), uploadId);
+  }
+
+  recordArchive(uploadId: string, archive: BuildArchive): void {
+    this.stmts.recordArchive.run(archive.sha256, archive.bytes, uploadId);
+  }
+
+  listUnfinished(): BuildRecord[] {
+    return (this.stmts.unfinished.all() as BuildRow[]).map(toBuild);
   }
 }
