@@ -89,6 +89,20 @@ function u64(value: number): Buffer {
   return b;
 }
 
+/** The fields a local header (from byte 4) and a central-directory record (from byte 6) share, in the same order. */
+function sharedFields(header: Buffer, at: number, w: Written, extraLength: number): void {
+  header.writeUInt16LE(w.zip64 ? 45 : 20, at); // version needed to extract
+  header.writeUInt16LE(w.flags, at + 2);
+  header.writeUInt16LE(w.method, at + 4);
+  header.writeUInt16LE(0, at + 6); // time 00:00:00
+  header.writeUInt16LE(((2024 - 1980) << 9) | (1 << 5) | 1, at + 8); // date 2024-01-01
+  header.writeUInt32LE(w.crc, at + 10);
+  header.writeUInt32LE(w.zip64 ? MAX32 : w.compressedSize, at + 14);
+  header.writeUInt32LE(w.zip64 ? MAX32 : w.uncompressedSize, at + 18);
+  header.writeUInt16LE(w.name.length, at + 22);
+  header.writeUInt16LE(extraLength, at + 24);
+}
+
 /** Writes a zip of `entries` to path, in order, and returns its size in bytes (holes included). */
 export async function writeZip(path: string, entries: readonly ZipEntrySpec[], options: ZipWriteOptions = {}): Promise<number> {
   const file = await open(path, 'w');
@@ -130,16 +144,7 @@ export async function writeZip(path: string, entries: readonly ZipEntrySpec[], o
       const extra = w.zip64 ? Buffer.concat([Buffer.from([0x01, 0x00, 16, 0x00]), u64(w.uncompressedSize), u64(w.compressedSize)]) : Buffer.alloc(0);
       const header = Buffer.alloc(30);
       header.writeUInt32LE(0x04034b50, 0);
-      header.writeUInt16LE(w.zip64 ? 45 : 20, 4);
-      header.writeUInt16LE(w.flags, 6);
-      header.writeUInt16LE(w.method, 8);
-      header.writeUInt16LE(0, 10);
-      header.writeUInt16LE((2024 - 1980) << 9 | 1 << 5 | 1, 12);
-      header.writeUInt32LE(w.crc, 14);
-      header.writeUInt32LE(w.zip64 ? MAX32 : w.compressedSize, 18);
-      header.writeUInt32LE(w.zip64 ? MAX32 : w.uncompressedSize, 22);
-      header.writeUInt16LE(w.name.length, 26);
-      header.writeUInt16LE(extra.length, 28);
+      sharedFields(header, 4, w, extra.length);
       put(header);
       put(w.name);
       put(extra);
@@ -159,16 +164,7 @@ export async function writeZip(path: string, entries: readonly ZipEntrySpec[], o
       const header = Buffer.alloc(46);
       header.writeUInt32LE(0x02014b50, 0);
       header.writeUInt16LE(3 << 8 | 45, 4);
-      header.writeUInt16LE(w.zip64 ? 45 : 20, 6);
-      header.writeUInt16LE(w.flags, 8);
-      header.writeUInt16LE(w.method, 10);
-      header.writeUInt16LE(0, 12);
-      header.writeUInt16LE((2024 - 1980) << 9 | 1 << 5 | 1, 14);
-      header.writeUInt32LE(w.crc, 16);
-      header.writeUInt32LE(w.zip64 ? MAX32 : w.compressedSize, 20);
-      header.writeUInt32LE(w.zip64 ? MAX32 : w.uncompressedSize, 24);
-      header.writeUInt16LE(w.name.length, 28);
-      header.writeUInt16LE(extra.length, 30);
+      sharedFields(header, 6, w, extra.length);
       header.writeUInt32LE(w.attributes, 38);
       header.writeUInt32LE(w.zip64 ? MAX32 : w.offset, 42);
       put(header);

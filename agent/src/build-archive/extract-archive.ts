@@ -41,10 +41,10 @@ async function statfsFreeBytes(dir: string): Promise<number> {
 const TRUNCATED = /^(unexpected EOF|invalid local file header signature|file data overflows file bounds)/;
 
 /** The objection for an error met while extracting `entry` (a read, inflate or write failure). */
-function extractionError(err: unknown, entry: string | undefined): unknown {
+export function extractionError(err: unknown, entry: string): unknown {
   if (err instanceof ArchiveRejection || (err instanceof Error && err.name === 'AbortError')) return err;
   const e = err as NodeJS.ErrnoException;
-  const named = entry === undefined ? 'the archive' : `entry ${quoteEntryName(entry)}`;
+  const named = `entry ${quoteEntryName(entry)}`;
   if (e.code === 'ENOSPC' || e.code === 'EDQUOT') {
     return new ArchiveRejection('DISK_FULL', 'the server ran out of disk space while extracting the build', { cause: err });
   }
