@@ -69,9 +69,8 @@ export function extractionError(err: unknown, entry: string): unknown {
 
 /**
  * Extracts zipPath into destDir (which must not exist; its parent is created once the archive
- * passed every check), after the same
- * inspection as `inspectArchive` and a free-space check: the total uncompressed size plus
- * `limits.freeSpaceMarginBytes` must be free beside destDir. Files get mode 0o755 when the
+ * passed every check), after the same inspection as `inspectArchive` and a free-space check:
+ * the total uncompressed size plus `limits.freeSpaceMarginBytes` must be free beside destDir. Files get mode 0o755 when the
  * archive marks them executable (any x bit in the external attributes), else 0o644 (less umask).
  * @returns the archive's manifest, once destDir holds the whole build.
  * @throws ArchiveRejection for a hostile, damaged or non-Unreal archive, DISK_FULL, WRITE_FAILED;
