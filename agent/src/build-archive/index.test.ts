@@ -1,0 +1,23 @@
+// The door of @pixelfleet/agent/build-archive must stay light: the control plane imports it, and
+// it must load neither werift nor the rest of the agent.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as door from './index';
+
+const HERE = import.meta.dirname;
+const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm;
+
+describe('@pixelfleet/agent/build-archive', () => {
+  it('imports only its own files, yauzl and node built-ins', () => {
+    const sources = readdirSync(HERE).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+    const specifiers = sources.flatMap((f) => [...readFileSync(join(HERE, f), 'utf8').matchAll(IMPORT)].map((m) => m[1] ?? ''));
+    expect(specifiers.length).toBeGreaterThan(10);
+    const foreign = specifiers.filter((s) => !(/^\.\/[\w-]+$/.test(s) || s.startsWith('node:') || s === 'yauzl'));
+    expect(foreign).toEqual([]);
+  });
+
+  it('names what the pipeline and the agent use', () => {
+    expect(Object.keys(door).sort()).toEqual(['ArchiveRejection', 'DEFAULT_ARCHIVE_LIMITS', 'extractArchive', 'inspectArchive']);
+  });
+});
