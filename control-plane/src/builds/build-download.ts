@@ -5,17 +5,16 @@
 // where the server allows it), then fsync and rename. It ends with the file, a `Reject` or
 // `Download Failed` objection in a customer's words, or an abort that keeps the `.part` to resume.
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { dirname } from 'node:path';
-import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/signaling';
 import { pinnedLookup, type UrlVerdict } from '../webhooks/url-policy';
-import { byteWords, clientErrorWords, isCertificateError, networkErrorWords, notZipWords, statusWords, type DownloadFailureReason } from './download-words';
+import { byteWords, clientErrorWords, errorCode, isCertificateError, networkErrorWords, notZipWords, statusWords, type DownloadFailureReason } from './download-words';
 
 /** Checks one URL (the fileUrl and every redirect target); the app passes `(raw) => checkOutboundUrl(raw, policy)`. */
 export type UrlCheck = (raw: string) => Promise<UrlVerdict>;
@@ -304,13 +303,13 @@ class BuildDownload {
 
   /** Streams the body into the `.part` file after `offset`, checking, counting and hashing. */
   private async receive(res: IncomingMessage): Promise<void> {
-    const file = await open(this.part, this.offset === 0 ? 'w' : 'r+');
-    const out = file.createWriteStream({ start: this.offset, autoClose: false, highWaterMark: 1024 * 1024 });
+    const out = createWriteStream(this.part, { flags: this.offset === 0 ? 'w' : 'r+', start: this.offset, highWaterMark: 1024 * 1024 });
     let diskError: unknown;
     out.on('error', (err) => {
       diskError ??= err;
       res.destroy(new DiskFailure(err));
     });
+    const closed = new Promise<void>((resolve) => out.once('close', () => resolve()));
     let head: Buffer | undefined = this.offset === 0 ? Buffer.alloc(0) : undefined;
     try {
       for await (const chunk of res as AsyncIterable<Buffer>) {
@@ -327,27 +326,23 @@ class BuildDownload {
         this.hash.update(data);
         this.offset += data.length;
         this.received += data.length;
-        if (!out.write(data)) await drained(out);
+        if (!out.write(data) && diskError === undefined) await once(out, 'drain');
         this.report();
       }
       if (head !== undefined) throw new BuildDownloadError('Reject', 'not-zip', notZipWords(head, res.headers['content-type']));
       if (this.totalBytes !== undefined && this.offset !== this.totalBytes) {
         throw new RetryableFailure(`the connection closed before the whole file arrived (${byteWords(this.offset)} of ${byteWords(this.totalBytes)})`, 'network');
       }
-      out.end();
-      await drained(out, 'finish');
     } catch (err) {
       res.destroy();
-      if (!out.writableFinished && diskError === undefined) {
-        // Let the bytes already counted reach the file, so offset stays its size for a resume.
-        out.end();
-        await drained(out, 'finish').catch((e: unknown) => (diskError ??= e));
-      }
+      // The bytes already counted still reach the file (end, not destroy), so offset stays its size for a resume.
+      out.end();
+      await closed;
       if (diskError !== undefined) throw this.diskFailure(diskError);
       throw this.classify(err);
-    } finally {
-      await closeQuietly(file);
     }
+    out.end();
+    await closed;
     if (diskError !== undefined) throw this.diskFailure(diskError);
   }
 
@@ -401,15 +396,16 @@ class BuildDownload {
   }
 
   /** A thrown value in the attempt's terms: terminal ones pass, certificate errors end it, other network errors are retried. */
-  private classify(err: unknown): unknown {
-    if (err instanceof BuildDownloadError || err instanceof RetryableFailure || err === this.abortError) return err;
+  private classify(err: unknown): Error {
+    if (err instanceof BuildDownloadError || err instanceof RetryableFailure) return err;
+    if (err === this.abortError) return this.abortError;
     if (err instanceof DiskFailure) return this.diskFailure(err.cause);
     if (isCertificateError(err)) return new BuildDownloadError('Download Failed', 'network', networkErrorWords(err));
     return new RetryableFailure(networkErrorWords(err), 'network');
   }
 
   private diskFailure(err: unknown): BuildDownloadError {
-    const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+    const code = errorCode(err);
     this.o.log.error({ err, bytes: this.offset }, 'build download could not be written');
     if (code === 'ENOSPC' || code === 'EDQUOT') {
       return new BuildDownloadError('Download Failed', 'no-space', `the service ran out of disk space after ${byteWords(this.offset)} of the download; please submit the build again later`);
@@ -427,7 +423,8 @@ class BuildDownload {
     const { clock, onProgress, progressIntervalMs = 5_000 } = this.o;
     const now = clock.now();
     if (now - this.lastReport.at < progressIntervalMs) return;
-    const bytesPerSecond = Math.round(((this.received - this.lastReport.received) * 1000) / (now - this.lastReport.at));
+    const elapsedMs = now - this.lastReport.at;
+    const bytesPerSecond = elapsedMs > 0 ? Math.round(((this.received - this.lastReport.received) * 1000) / elapsedMs) : 0;
     const total = this.totalBytes;
     const progress: DownloadProgress = {
       bytes: this.offset,
@@ -446,12 +443,11 @@ class BuildDownload {
 
   private sleep(ms: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      let timer: TimerHandle | undefined;
+      const timer = this.o.clock.setTimeout(resolve, ms);
       this.interrupt = (err) => {
-        timer?.cancel();
+        timer.cancel();
         reject(err);
       };
-      timer = this.o.clock.setTimeout(resolve, ms);
     });
   }
 
@@ -469,19 +465,6 @@ class BuildDownload {
 
   private async keepOrDropEmptyPart(): Promise<void> {
     if (this.offset === 0) await rm(this.part, { force: true });
-  }
-}
-
-/** Waits for the stream's event, or rejects with its error. */
-async function drained(stream: Writable, event: 'drain' | 'finish' = 'drain'): Promise<void> {
-  await once(stream, event);
-}
-
-async function closeQuietly(file: FileHandle): Promise<void> {
-  try {
-    await file.close();
-  } catch {
-    // Already reported through the write stream.
   }
 }
 

@@ -27,9 +27,14 @@ export function clientErrorWords(status: number): string {
   }
 }
 
+/** The `code` of a Node error (`ECONNRESET`), or '' when there is none. */
+export function errorCode(err: unknown): string {
+  return typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+}
+
 /** A socket, DNS or TLS error in words (by its code; the message only when the code is unknown). */
 export function networkErrorWords(err: unknown): string {
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  const code = errorCode(err);
   switch (code) {
     case 'ECONNRESET':
     case 'EPIPE':
@@ -54,7 +59,7 @@ export function networkErrorWords(err: unknown): string {
 
 /** True for TLS certificate errors: they do not heal by retrying. */
 export function isCertificateError(err: unknown): boolean {
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  const code = errorCode(err);
   return code.startsWith('ERR_TLS') || code.includes('CERT');
 }
 
