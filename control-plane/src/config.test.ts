@@ -41,7 +41,8 @@ describe('loadControlPlaneConfig defaults', () => {
     const c = loadControlPlaneConfig({ overrides: TOKENS });
     expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, trustProxy: [] });
     expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051 });
-    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: 25_769_803_776 });
+    expect(c.downloads).toEqual({ maxAttempts: 5, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 60 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 });
@@ -115,7 +116,7 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     expect(c.agentJoinToken).toBe(JOIN);
     expect(c.dataDir).toBe(join(dir, 'data'));
     expect(c.network.allowPrivateUrls).toBe(true);
-    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: 25_769_803_776 });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 5, leaseSeconds: 15 });
     expect(c.publicUrls.api).toBe('https://api.example.com');
     expect(c.logLevel).toBe('warn');
@@ -196,6 +197,27 @@ describe('loadControlPlaneConfig errors', () => {
     expect(configError(() => loadControlPlaneConfig({ file })).message).toContain('(root)');
   });
 
+  it('reads the build size cap and the download retries from env, and keeps the other download defaults', () => {
+    const c = loadControlPlaneConfig({
+      overrides: TOKENS,
+      env: { PIXELFLEET_LIMITS__MAX_BUILD_BYTES: '1073741824', PIXELFLEET_DOWNLOADS__MAX_ATTEMPTS: '3', PIXELFLEET_DOWNLOADS__STALL_TIMEOUT_SECONDS: '30' },
+    });
+    expect(c.limits.maxBuildBytes).toBe(1_073_741_824);
+    expect(c.downloads).toEqual({ maxAttempts: 3, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 30 });
+  });
+
+  it('rejects download settings that make no sense, naming the key', () => {
+    for (const [override, key] of [
+      [{ limits: { maxBuildBytes: 0 } }, '"limits.maxBuildBytes"'],
+      [{ limits: { maxBuildBytes: 1.5 } }, '"limits.maxBuildBytes"'],
+      [{ downloads: { maxAttempts: 0 } }, '"downloads.maxAttempts"'],
+      [{ downloads: { retryBaseMs: 5_000, retryMaxMs: 1_000 } }, '"downloads"'],
+      [{ downloads: { retries: 3 } }, '"downloads.retries"'],
+    ] as const) {
+      expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, ...override } })).message, JSON.stringify(override)).toContain(key);
+    }
+  });
+
   it('rejects wrong types, naming the key', () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ http: { port: '8080' } }, '"http.port"'],
@@ -256,7 +278,7 @@ describe('loadControlPlaneConfig result', () => {
   it('is deeply frozen', () => {
     const c = loadControlPlaneConfig({ overrides: { ...TOKENS, publicUrls: { api: 'https://api.example.com' } } });
     expect(Object.isFrozen(c)).toBe(true);
-    for (const section of [c.http, c.grpc, c.publicUrls, c.network, c.limits, c.workers]) {
+    for (const section of [c.http, c.grpc, c.publicUrls, c.network, c.limits, c.downloads, c.workers]) {
       expect(Object.isFrozen(section)).toBe(true);
     }
     expect(() => {

@@ -18,6 +18,12 @@ function isProxyRange(entry: string): boolean {
 }
 const trustedProxy = z.string().refine(isProxyRange, 'must be an IP address, a CIDR range (address/prefix) or one of loopback, linklocal, uniquelocal');
 
+/**
+ * The spec's "24 GB default cap", read as 24 GiB: the larger reading, so no archive the spec
+ * promises to take (24 GB in either unit, or as Windows Explorer shows sizes) is refused.
+ */
+export const DEFAULT_MAX_BUILD_BYTES = 24 * 1024 ** 3;
+
 const secret = (what: string) => z.string().min(16, `${what} must be at least 16 characters`);
 const publicUrl = z
   .string()
@@ -60,9 +66,26 @@ const schema = z
         fairUseAddressBurst: z.number().int().min(1).default(240),
         /** Tokens added to that bucket per second. */
         fairUseAddressPerSecond: z.number().positive().default(20),
+        /** The build size cap, in bytes: a download past it is rejected (spec: "24 GB default cap; a soft limit that support can raise"). */
+        maxBuildBytes: z.number().int().min(1).default(DEFAULT_MAX_BUILD_BYTES),
       })
       .strict()
-      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20 }),
+      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: DEFAULT_MAX_BUILD_BYTES }),
+    /** The build download's retries (network errors, 5xx, 408, 429) and its stall timeout. */
+    downloads: z
+      .object({
+        /** Failed attempts in a row before Download Failed; an attempt that brought at least 1 MiB starts the count again. */
+        maxAttempts: z.number().int().min(1).max(20).default(5),
+        /** Backoff ceiling of the first retry, in ms; doubles per failure (full jitter below it). */
+        retryBaseMs: z.number().int().min(1).default(1_000),
+        /** Largest backoff ceiling, in ms. */
+        retryMaxMs: z.number().int().min(1).default(30_000),
+        /** An attempt that receives nothing for this long fails (and is retried). */
+        stallTimeoutSeconds: z.number().int().min(1).default(60),
+      })
+      .strict()
+      .refine((d) => d.retryMaxMs >= d.retryBaseMs, 'retryMaxMs must be at least retryBaseMs')
+      .default({ maxAttempts: 5, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 60 }),
     workers: z
       .object({
         heartbeatIntervalSeconds: z.number().int().min(1).default(10),
@@ -108,6 +131,11 @@ const envLeaves = {
   'limits.fairUsePerSecond': 'number',
   'limits.fairUseAddressBurst': 'number',
   'limits.fairUseAddressPerSecond': 'number',
+  'limits.maxBuildBytes': 'number',
+  'downloads.maxAttempts': 'number',
+  'downloads.retryBaseMs': 'number',
+  'downloads.retryMaxMs': 'number',
+  'downloads.stallTimeoutSeconds': 'number',
   'workers.heartbeatIntervalSeconds': 'number',
   'workers.leaseSeconds': 'number',
   'viewers.resumeGraceSeconds': 'number',
