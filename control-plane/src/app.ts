@@ -39,7 +39,8 @@ import { SqliteWebhookDeliveriesRepository } from './repositories/webhook-delive
 import { ApiKeyAuth } from './auth/api-key-auth';
 import { ProjectAccess } from './auth/project-access';
 import { WebhookSender } from './webhooks/webhook-sender';
-import { systemResolver, type HostResolver } from './webhooks/url-policy';
+import { checkOutboundUrl, systemResolver, type HostResolver } from './webhooks/url-policy';
+import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/agent/build-archive';
 import { FairUse } from './http/fair-use';
 import { registerOpenApi } from './http/openapi';
 import { registerApiRoutes } from './http/api/api-routes';
@@ -77,12 +78,17 @@ export interface ControlPlane {
   readonly gateway: ViewerGateway;
   /** The HTTP app (tests use `http.inject()`; it is ready once start() resolved). */
   readonly http: FastifyInstance;
+  /** Builds: submit, activate, and the pipeline that takes each through its stages. */
+  readonly builds: BuildService;
   /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
   registerLocalBuild(projectId: string): string;
   start(): Promise<StartedControlPlane>;
   /** Shuts down in order; idempotent. */
   close(): Promise<void>;
 }
+
+/** Builds the pipeline downloads and scans at once (each is one download and one extraction). */
+const PIPELINE_CONCURRENCY = 2;
 
 /** How long gRPC calls may take to finish at shutdown before they are cut. */
 const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
@@ -135,6 +141,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     registry,
     sessions,
     builds,
+    // Read when an operator lists builds, long after the build service below exists.
+    buildProgress: (uploadId) => buildService.pipeline?.progressOf(uploadId),
     events,
     log: log.child({ component: 'admin-service' }),
   });
@@ -151,13 +159,33 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     policy: urlPolicy,
     log: log.child({ component: 'webhooks' }),
   });
+  const buildService = new BuildService({
+    builds,
+    events,
+    webhooks,
+    buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds),
+    urlPolicy,
+    clock,
+    ids,
+    pipeline: {
+      blobs,
+      workDir: join(config.dataDir, 'pipeline'),
+      checkUrl: (raw) => checkOutboundUrl(raw, urlPolicy),
+      maxBuildBytes: config.limits.maxBuildBytes,
+      archiveLimits: DEFAULT_ARCHIVE_LIMITS,
+      downloadRetry: { maxAttempts: config.downloads.maxAttempts, baseDelayMs: config.downloads.retryBaseMs, maxDelayMs: config.downloads.retryMaxMs },
+      stallTimeoutMs: config.downloads.stallTimeoutSeconds * 1000,
+      concurrency: PIPELINE_CONCURRENCY,
+      log: log.child({ component: 'pipeline' }),
+    },
+  });
   registerOpenApi(http, { version: '0.1.0' });
   registerApiRoutes(http, {
     auth: new ApiKeyAuth(users),
     access: new ProjectAccess(projects),
     accessFacts: new SqliteAccessFactsRepository(db),
     projects: new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock }),
-    builds: new BuildService({ builds, events, webhooks, buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds), urlPolicy, clock, ids }),
+    builds: buildService,
     sessions,
     fairUse: new FairUse(clock, {
       burst: config.limits.fairUseBurst,
@@ -191,6 +219,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     events,
     gateway,
     http,
+    builds: buildService,
     registerLocalBuild: (projectId) => registerLocalBuild({ builds, projects, events, clock, ids }, projectId),
 
     async start() {
@@ -208,6 +237,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       const httpHost = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
       const httpOrigin = `http://${httpHost.includes(':') ? `[${httpHost}]` : httpHost}:${httpPort}`;
       registry.start();
+      // Builds a previous run left mid-pipeline resume where they stood.
+      buildService.pipeline?.resumeUnfinished();
       serving = true;
       const started: StartedControlPlane = {
         httpPort,
@@ -229,6 +260,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         // 2. Close viewer sockets (their sessions end and their apps are stopped), then HTTP.
         gateway.close();
         await http.close();
+        // Builds being processed stop where they stand (a download keeps its .part) and resume at the next start.
+        await buildService.pipeline?.close();
         // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
         await webhooks.idle();
         // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).

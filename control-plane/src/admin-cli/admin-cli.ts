@@ -76,7 +76,30 @@ const buildJson = (b: adminV1.Build) => ({
   live: b.live,
   createdAt: iso(b.createdAt),
   updatedAt: iso(b.updatedAt),
+  progress:
+    b.progress === undefined
+      ? null
+      : {
+          bytes: b.progress.bytes,
+          totalBytes: b.progress.totalBytes === 0 ? null : b.progress.totalBytes,
+          bytesPerSecond: b.progress.bytesPerSecond === 0 ? null : b.progress.bytesPerSecond,
+          etaSeconds: b.progress.etaSeconds === 0 ? null : b.progress.etaSeconds,
+        },
+  archiveSha256: b.archiveSha256 === '' ? null : b.archiveSha256,
+  archiveBytes: b.archiveSha256 === '' ? null : b.archiveBytes,
 });
+
+const MIB = 1024 * 1024;
+
+/** `412 / 2,048 MiB, 96.3 MiB/s, 17 s left` for a build the pipeline is working on; `-` otherwise. */
+function progressText(p: adminV1.BuildProgress | undefined): string {
+  if (p === undefined) return '-';
+  const mib = (n: number) => (n / MIB).toLocaleString('en-US', { maximumFractionDigits: 0 });
+  const parts = [p.totalBytes > 0 ? `${mib(p.bytes)} / ${mib(p.totalBytes)} MiB` : `${mib(p.bytes)} MiB`];
+  if (p.bytesPerSecond > 0) parts.push(`${(p.bytesPerSecond / MIB).toFixed(1)} MiB/s`);
+  if (p.etaSeconds > 0) parts.push(`${p.etaSeconds} s left`);
+  return parts.join(', ');
+}
 
 const eventJson = (e: adminV1.Event) => ({
   eventId: e.eventId,
@@ -235,8 +258,8 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         print(
           { builds: r.builds.map(buildJson) },
           renderTable(
-            ['UPLOAD', 'STATUS', 'LIVE', 'AUTO RELEASE', 'CREATED', 'OBJECTION'],
-            r.builds.map((b) => [b.uploadId, b.status, b.live ? 'yes' : 'no', b.autoRelease ? 'yes' : 'no', iso(b.createdAt) ?? '', b.objection || '-']),
+            ['UPLOAD', 'STATUS', 'PROGRESS', 'LIVE', 'AUTO RELEASE', 'CREATED', 'OBJECTION'],
+            r.builds.map((b) => [b.uploadId, b.status, progressText(b.progress), b.live ? 'yes' : 'no', b.autoRelease ? 'yes' : 'no', iso(b.createdAt) ?? '', b.objection || '-']),
           ),
         );
         break;

@@ -12,6 +12,7 @@ import { buildEventEnvelope, type BuildEvent } from '../webhooks/webhook-envelop
 import type { WebhookSender } from '../webhooks/webhook-sender';
 import type { BuildCallLimit } from './build-call-limit';
 import { BUILD_STAGES, DISTRIBUTING, INITIAL_BUILD_STATUS, requireBuildMove, type BuildMove, type BuildStatus } from './build-stages';
+import { BuildPipeline, type BuildPipelineOptions } from './build-pipeline';
 
 /** `autoRelease` when the upload does not say (the spec leaves it open): stop at Ready. */
 export const DEFAULT_AUTO_RELEASE = false;
@@ -26,6 +27,8 @@ export interface BuildServiceDeps {
   urlPolicy: UrlPolicyOptions;
   clock: Clock;
   ids: IdSource;
+  /** How the pipeline downloads, scans and saves; without it (tests of the API alone) builds wait in `pending`. */
+  pipeline?: BuildPipelineOptions;
 }
 
 export interface SubmitBuild {
@@ -37,7 +40,14 @@ export interface SubmitBuild {
 }
 
 export class BuildService {
-  constructor(private readonly deps: BuildServiceDeps) {}
+  /** Takes each submitted build through its stages; asked by name from submit(). */
+  readonly pipeline: BuildPipeline | undefined;
+
+  constructor(private readonly deps: BuildServiceDeps) {
+    this.pipeline =
+      deps.pipeline &&
+      new BuildPipeline({ ...deps.pipeline, advance: (uploadId, to, objection) => this.advance(uploadId, to, objection), builds: deps.builds, clock: deps.clock });
+  }
 
   /**
    * upload-file, after authorization: the fileUrl policy (400 `Invalid fileUrl: …`), the caller's
@@ -61,6 +71,7 @@ export class BuildService {
     };
     this.deps.builds.insert(build);
     this.fire(build, BUILD_STAGES[INITIAL_BUILD_STATUS].event, { uploadId: build.uploadId, autoRelease: build.autoRelease });
+    this.pipeline?.enqueue(build.uploadId);
     return build;
   }
 

@@ -3,6 +3,7 @@ import { adminV1 } from '@pixelfleet/proto';
 import type { WorkerView } from '../workers/registry';
 import type { SessionRecord } from '../repositories/sessions';
 import type { BuildRecord } from '../repositories/builds';
+import type { BuildProgress } from '../builds/build-pipeline';
 import type { FleetEvent } from '../repositories/events';
 import type { MemberAccess } from '../repositories/projects';
 import { invalid } from '../errors';
@@ -39,7 +40,7 @@ export function sessionToProto(s: SessionRecord): adminV1.Session {
   };
 }
 
-export function buildToProto(b: BuildRecord): adminV1.Build {
+export function buildToProto(b: BuildRecord, progress?: BuildProgress): adminV1.Build {
   return {
     uploadId: b.uploadId,
     projectId: b.projectId,
@@ -50,6 +51,17 @@ export function buildToProto(b: BuildRecord): adminV1.Build {
     live: b.live,
     createdAt: date(b.createdAt),
     updatedAt: date(b.updatedAt),
+    progress:
+      progress === undefined
+        ? undefined
+        : {
+            bytes: progress.bytes,
+            totalBytes: progress.totalBytes ?? 0,
+            bytesPerSecond: Math.round(progress.bytesPerSecond ?? 0),
+            etaSeconds: Math.round(progress.etaSeconds ?? 0),
+          },
+    archiveSha256: b.archive?.sha256 ?? '',
+    archiveBytes: b.archive?.bytes ?? 0,
   };
 }
 

@@ -8,6 +8,7 @@ import type { AccountService } from '../accounts/account-service';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
 import type { BuildsRepository } from '../repositories/builds';
+import type { BuildProgress } from '../builds/build-pipeline';
 import type { EventLog } from '../events/event-log';
 import { invalid } from '../errors';
 import { accessFromProto, buildToProto, eventToProto, sessionToProto, workerToProto } from './admin-mapping';
@@ -19,6 +20,8 @@ export interface AdminServiceDeps {
   registry: WorkerRegistry;
   sessions: SessionService;
   builds: BuildsRepository;
+  /** The pipeline's progress of a build it is working on. */
+  buildProgress: (uploadId: string) => BuildProgress | undefined;
   events: EventLog;
   log: Logger;
 }
@@ -97,7 +100,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
     }),
     listBuilds: unary('ListBuilds', (r: adminV1.ListBuildsRequest) => {
       deps.accounts.requireProject(required(r.projectId, 'project_id'));
-      return { builds: deps.builds.listByProject(r.projectId).map(buildToProto) };
+      return { builds: deps.builds.listByProject(r.projectId).map((b) => buildToProto(b, deps.buildProgress(b.uploadId))) };
     }),
 
     watchEvents(call: ServerWritableStream<adminV1.WatchEventsRequest, adminV1.WatchEventsResponse>) {

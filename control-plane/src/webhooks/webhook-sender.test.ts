@@ -56,6 +56,36 @@ describe('WebhookSender', () => {
     expect(deliveries[0]).toMatchObject({ projectId: 'prj_1', event: 'build.ready', uploadId: 'upl_1', error: 'timed out after 10000 ms' });
   });
 
+  it("delivers a build's events one after another, in order, without holding up another build's", async () => {
+    const clock = new ManualClock();
+    const arrivals: string[] = [];
+    let firstArrived!: () => void;
+    const first = new Promise<void>((resolve) => (firstArrived = resolve));
+    const url = await receiver((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const e = JSON.parse(body) as { event: string; uploadId: string };
+        arrivals.push(`${e.uploadId} ${e.event}`);
+        if (e.event === 'build.downloading' && e.uploadId === 'upl_1') firstArrived(); // never answered: it times out
+        else res.writeHead(204).end();
+      });
+    });
+    const { s, deliveries } = sender(clock, { url, events: undefined });
+    s.emit('prj_1', { ...envelope, event: 'build.downloading', status: 'Downloading Files' });
+    s.emit('prj_1', { ...envelope, event: 'build.extracting', status: 'Extracting & Scanning' });
+    s.emit('prj_1', { ...envelope, uploadId: 'upl_2', event: 'build.uploaded', status: 'pending' });
+    await first;
+    clock.advance(10_000);
+    await s.idle();
+    expect(arrivals.filter((a) => a.startsWith('upl_1'))).toEqual(['upl_1 build.downloading', 'upl_1 build.extracting']);
+    const attemptedAt = new Map(deliveries.map((d) => [`${d.uploadId} ${d.event}`, d.attemptedAt]));
+    const start = attemptedAt.get('upl_1 build.downloading')!;
+    // The second event of upl_1 started only once the first had timed out; upl_2's did not wait.
+    expect(attemptedAt.get('upl_1 build.extracting')).toBe(start + 10_000);
+    expect(attemptedAt.get('upl_2 build.uploaded')).toBe(start);
+  });
+
   it('emits only events the project subscribed to', async () => {
     const clock = new ManualClock();
     const got: string[] = [];

@@ -36,18 +36,29 @@ export interface WebhookSenderOptions {
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 export class WebhookSender {
-  private readonly inFlight = new Set<Promise<DeliveryOutcome>>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** The last delivery queued per build (or per project for events of no build): the next one starts after it. */
+  private readonly lines = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: WebhookSenderOptions) {}
 
   /**
    * Fires an event of a project to its configured URL, if any and if its filter allows the
-   * event. Returns at once; the delivery runs in the background (see idle()).
+   * event. Returns at once; the delivery runs in the background (see idle()). A build's events
+   * are delivered one after another, in the order they fired (the receiver sees its stages in
+   * order); a slow receiver delays that build's later events, never the pipeline.
    */
   emit(projectId: string, envelope: WebhookEnvelope): void {
     const { url, events } = this.options.projects.webhook(projectId);
     if (url === undefined || (events !== undefined && !events.includes(envelope.event))) return;
-    void this.deliver(projectId, url, envelope);
+    const line = envelope.uploadId ?? `project:${projectId}`;
+    const queued = (this.lines.get(line) ?? Promise.resolve()).then(() => this.deliver(projectId, url, envelope));
+    this.lines.set(line, queued);
+    this.inFlight.add(queued);
+    void queued.finally(() => {
+      this.inFlight.delete(queued);
+      if (this.lines.get(line) === queued) this.lines.delete(line);
+    });
   }
 
   /** One delivery attempt; records it and resolves with its outcome (never rejects). */

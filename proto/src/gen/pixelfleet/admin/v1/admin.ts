@@ -300,7 +300,29 @@ export interface Build {
     | Date
     | undefined;
   /** When its status last changed. */
-  updatedAt?: Date | undefined;
+  updatedAt?:
+    | Date
+    | undefined;
+  /** Progress of the stage the pipeline is working on; unset when it is not working on the build. */
+  progress?:
+    | BuildProgress
+    | undefined;
+  /** SHA-256 (hex) of the archive in the repository; empty until saved. */
+  archiveSha256: string;
+  /** Size of the archive in bytes; 0 until saved. */
+  archiveBytes: number;
+}
+
+/** BuildProgress is how far the pipeline's current stage of a build has come. */
+export interface BuildProgress {
+  /** Bytes downloaded or extracted so far in this stage. */
+  bytes: number;
+  /** The stage's total in bytes; 0 when unknown. */
+  totalBytes: number;
+  /** Download rate in bytes per second; 0 when not downloading. */
+  bytesPerSecond: number;
+  /** Seconds left at that rate; 0 when unknown. */
+  etaSeconds: number;
 }
 
 /** GetProjectStatsRequest names the project. */
@@ -2627,6 +2649,9 @@ function createBaseBuild(): Build {
     live: false,
     createdAt: undefined,
     updatedAt: undefined,
+    progress: undefined,
+    archiveSha256: "",
+    archiveBytes: 0,
   };
 }
 
@@ -2658,6 +2683,15 @@ export const Build: MessageFns<Build> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(74).fork()).join();
+    }
+    if (message.progress !== undefined) {
+      BuildProgress.encode(message.progress, writer.uint32(82).fork()).join();
+    }
+    if (message.archiveSha256 !== "") {
+      writer.uint32(90).string(message.archiveSha256);
+    }
+    if (message.archiveBytes !== 0) {
+      writer.uint32(96).uint64(message.archiveBytes);
     }
     return writer;
   },
@@ -2747,6 +2781,30 @@ export const Build: MessageFns<Build> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.progress = BuildProgress.decode(reader, reader.uint32());
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.archiveSha256 = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.archiveBytes = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2794,6 +2852,17 @@ export const Build: MessageFns<Build> = {
         : isSet(object.updated_at)
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
+      progress: isSet(object.progress) ? BuildProgress.fromJSON(object.progress) : undefined,
+      archiveSha256: isSet(object.archiveSha256)
+        ? globalThis.String(object.archiveSha256)
+        : isSet(object.archive_sha256)
+        ? globalThis.String(object.archive_sha256)
+        : "",
+      archiveBytes: isSet(object.archiveBytes)
+        ? globalThis.Number(object.archiveBytes)
+        : isSet(object.archive_bytes)
+        ? globalThis.Number(object.archive_bytes)
+        : 0,
     };
   },
 
@@ -2826,6 +2895,15 @@ export const Build: MessageFns<Build> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt.toISOString();
     }
+    if (message.progress !== undefined) {
+      obj.progress = BuildProgress.toJSON(message.progress);
+    }
+    if (message.archiveSha256 !== "") {
+      obj.archiveSha256 = message.archiveSha256;
+    }
+    if (message.archiveBytes !== 0) {
+      obj.archiveBytes = Math.round(message.archiveBytes);
+    }
     return obj;
   },
 
@@ -2843,6 +2921,140 @@ export const Build: MessageFns<Build> = {
     message.live = object.live ?? false;
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
+    message.progress = (object.progress !== undefined && object.progress !== null)
+      ? BuildProgress.fromPartial(object.progress)
+      : undefined;
+    message.archiveSha256 = object.archiveSha256 ?? "";
+    message.archiveBytes = object.archiveBytes ?? 0;
+    return message;
+  },
+};
+
+function createBaseBuildProgress(): BuildProgress {
+  return { bytes: 0, totalBytes: 0, bytesPerSecond: 0, etaSeconds: 0 };
+}
+
+export const BuildProgress: MessageFns<BuildProgress> = {
+  encode(message: BuildProgress, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.bytes !== 0) {
+      writer.uint32(8).uint64(message.bytes);
+    }
+    if (message.totalBytes !== 0) {
+      writer.uint32(16).uint64(message.totalBytes);
+    }
+    if (message.bytesPerSecond !== 0) {
+      writer.uint32(24).uint64(message.bytesPerSecond);
+    }
+    if (message.etaSeconds !== 0) {
+      writer.uint32(32).uint32(message.etaSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BuildProgress {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBuildProgress();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.bytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.totalBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.bytesPerSecond = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.etaSeconds = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BuildProgress {
+    return {
+      bytes: isSet(object.bytes) ? globalThis.Number(object.bytes) : 0,
+      totalBytes: isSet(object.totalBytes)
+        ? globalThis.Number(object.totalBytes)
+        : isSet(object.total_bytes)
+        ? globalThis.Number(object.total_bytes)
+        : 0,
+      bytesPerSecond: isSet(object.bytesPerSecond)
+        ? globalThis.Number(object.bytesPerSecond)
+        : isSet(object.bytes_per_second)
+        ? globalThis.Number(object.bytes_per_second)
+        : 0,
+      etaSeconds: isSet(object.etaSeconds)
+        ? globalThis.Number(object.etaSeconds)
+        : isSet(object.eta_seconds)
+        ? globalThis.Number(object.eta_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: BuildProgress): unknown {
+    const obj: any = {};
+    if (message.bytes !== 0) {
+      obj.bytes = Math.round(message.bytes);
+    }
+    if (message.totalBytes !== 0) {
+      obj.totalBytes = Math.round(message.totalBytes);
+    }
+    if (message.bytesPerSecond !== 0) {
+      obj.bytesPerSecond = Math.round(message.bytesPerSecond);
+    }
+    if (message.etaSeconds !== 0) {
+      obj.etaSeconds = Math.round(message.etaSeconds);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BuildProgress>, I>>(base?: I): BuildProgress {
+    return BuildProgress.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BuildProgress>, I>>(object: I): BuildProgress {
+    const message = createBaseBuildProgress();
+    message.bytes = object.bytes ?? 0;
+    message.totalBytes = object.totalBytes ?? 0;
+    message.bytesPerSecond = object.bytesPerSecond ?? 0;
+    message.etaSeconds = object.etaSeconds ?? 0;
     return message;
   },
 };
