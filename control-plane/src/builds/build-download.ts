@@ -172,6 +172,7 @@ class BuildDownload {
     const started = clock.now();
     await mkdir(dirname(this.o.destPath), { recursive: true });
     await this.adoptPartial();
+    log.info({ host: hostOf(this.o.url), resumeFrom: this.offset, maxBytes: this.o.maxBytes }, 'build download started');
     const onAbort = () => this.interrupt?.(this.abortError);
     signal?.addEventListener('abort', onAbort);
     const stallCheck = clock.setInterval(() => {
