@@ -47,6 +47,8 @@ import { registerApiRoutes } from './http/api/api-routes';
 import { BuildCallLimit } from './builds/build-call-limit';
 import { BuildService } from './builds/build-service';
 import { ProjectService } from './projects/project-service';
+import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
+import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -195,6 +197,16 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     }),
   });
   let publicUrls: PublicUrls | undefined;
+  // Agents download build archives over HTTP with links signed by a key kept in the data dir.
+  const archiveLinks = new ArchiveLinks({
+    key: loadArchiveLinkKey(config.dataDir),
+    clock,
+    linkTtlSeconds: config.distribution.linkTtlSeconds,
+    agentsUrl: () => publicUrls?.agents,
+    builds,
+    blobs,
+  });
+  registerAgentArchiveRoutes(http, { links: archiveLinks });
   const gateway = new ViewerGateway({
     sessions,
     projects,
