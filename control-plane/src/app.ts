@@ -18,7 +18,7 @@ import { SqliteBuildsRepository } from './repositories/builds';
 import { SqliteAccessFactsRepository } from './repositories/access-facts';
 import { SqliteEventsRepository } from './repositories/events';
 import { SqliteLogFilesRepository } from './repositories/log-files';
-import { LocalBlobStore } from './blobs/blob-store';
+import { LocalBlobStore, type BlobStore } from './blobs/blob-store';
 import { EventLog } from './events/event-log';
 import { AccountService } from './accounts/account-service';
 import { WorkerRegistry } from './workers/registry';
@@ -47,6 +47,8 @@ import { registerApiRoutes } from './http/api/api-routes';
 import { BuildCallLimit } from './builds/build-call-limit';
 import { BuildService } from './builds/build-service';
 import { ProjectService } from './projects/project-service';
+import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
+import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -96,11 +98,14 @@ const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
 /** The app and its raw database handle, for tests and benches that seed or read rows (`@pixelfleet/control-plane/test-support`). */
 export interface ControlPlaneWithDb extends ControlPlane {
   readonly db: Db;
+  /** The blob store (tests seed archives) and the archive link issuer (tests issue agents' links). */
+  readonly blobs: BlobStore;
+  readonly archiveLinks: ArchiveLinks;
 }
 
 export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlane {
   // The raw handle stays out of production's reach, at run time too, not only in the type.
-  const { db: _db, ...app } = buildControlPlaneWithDb(config, deps);
+  const { db: _db, blobs: _blobs, archiveLinks: _archiveLinks, ...app } = buildControlPlaneWithDb(config, deps);
   return app;
 }
 
@@ -195,6 +200,16 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     }),
   });
   let publicUrls: PublicUrls | undefined;
+  // Agents download build archives over HTTP with links signed by a key kept in the data dir.
+  const archiveLinks = new ArchiveLinks({
+    key: loadArchiveLinkKey(config.dataDir),
+    clock,
+    linkTtlSeconds: config.distribution.linkTtlSeconds,
+    agentsUrl: () => publicUrls?.agents,
+    builds,
+    blobs,
+  });
+  registerAgentArchiveRoutes(http, { links: archiveLinks });
   const gateway = new ViewerGateway({
     sessions,
     projects,
@@ -212,6 +227,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     config,
     log,
     db,
+    blobs,
+    archiveLinks,
     accounts,
     registry,
     sessions,

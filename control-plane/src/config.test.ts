@@ -47,6 +47,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 });
     expect(c.publicUrls).toEqual({});
+    expect(c.distribution).toEqual({ linkTtlSeconds: 21_600 });
     expect(c.logLevel).toBe('info');
     expect(c.adminToken).toBe(ADMIN);
     expect(c.agentJoinToken).toBe(JOIN);
@@ -278,7 +279,7 @@ describe('loadControlPlaneConfig result', () => {
   it('is deeply frozen', () => {
     const c = loadControlPlaneConfig({ overrides: { ...TOKENS, publicUrls: { api: 'https://api.example.com' } } });
     expect(Object.isFrozen(c)).toBe(true);
-    for (const section of [c.http, c.grpc, c.publicUrls, c.network, c.limits, c.downloads, c.workers]) {
+    for (const section of [c.http, c.grpc, c.publicUrls, c.network, c.limits, c.downloads, c.distribution, c.workers]) {
       expect(Object.isFrozen(section)).toBe(true);
     }
     expect(() => {
@@ -305,6 +306,7 @@ describe('resolvePublicUrls', () => {
       api: 'http://127.0.0.1:8080/api',
       platform: 'http://127.0.0.1:8080',
       share: 'http://127.0.0.1:8080/share',
+      agents: 'http://127.0.0.1:8080',
     });
   });
 
@@ -314,6 +316,7 @@ describe('resolvePublicUrls', () => {
       api: 'http://localhost:8080/api',
       platform: 'http://localhost:8080',
       share: 'http://localhost:8080/share',
+      agents: 'http://localhost:8080',
     });
   });
 
@@ -326,6 +329,7 @@ describe('resolvePublicUrls', () => {
       api: 'https://api.example.com/v1',
       platform: 'http://127.0.0.1:8080',
       share: 'https://share.example.com',
+      agents: 'http://127.0.0.1:8080',
     });
   });
 
@@ -340,7 +344,27 @@ describe('resolvePublicUrls', () => {
       api: 'https://a.example.com',
       platform: 'https://p.example.com',
       share: 'https://s.example.com',
+      agents: 'https://p.example.com',
     });
+  });
+
+  it('gives agents their own origin when publicUrls.agents is set (env too), else the platform URL', () => {
+    const c = loadControlPlaneConfig({
+      overrides: { ...TOKENS, publicUrls: { platform: 'https://p.example.com' } },
+      env: { PIXELFLEET_PUBLIC_URLS__AGENTS: 'http://10.0.0.5:8080/' },
+    });
+    expect(resolvePublicUrls(c, 'http://127.0.0.1:1').agents).toBe('http://10.0.0.5:8080');
+    expect(resolvePublicUrls(loadControlPlaneConfig({ overrides: { ...TOKENS, publicUrls: { platform: 'https://p.example.com' } } }), 'http://127.0.0.1:1').agents).toBe('https://p.example.com');
+  });
+});
+
+describe('distribution.linkTtlSeconds', () => {
+  it('is read from the file or env, and refused outside 60 s .. 7 days with the key named', () => {
+    expect(loadControlPlaneConfig({ overrides: { ...TOKENS, distribution: { linkTtlSeconds: 600 } } }).distribution.linkTtlSeconds).toBe(600);
+    expect(loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_DISTRIBUTION__LINK_TTL_SECONDS: '3600' } }).distribution.linkTtlSeconds).toBe(3600);
+    for (const bad of [59, 7 * 24 * 3600 + 1, 1.5]) {
+      expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, distribution: { linkTtlSeconds: bad } } })).message).toContain('"distribution.linkTtlSeconds"');
+    }
   });
 });
 

@@ -50,7 +50,13 @@ const schema = z
     adminToken: secret('adminToken'),
     agentJoinToken: secret('agentJoinToken'),
     publicUrls: z
-      .object({ api: publicUrl.optional(), platform: publicUrl.optional(), share: publicUrl.optional() })
+      .object({
+        api: publicUrl.optional(),
+        platform: publicUrl.optional(),
+        share: publicUrl.optional(),
+        /** The control plane's HTTP origin as agents reach it (archive download links); defaults to platform. */
+        agents: publicUrl.optional(),
+      })
       .strict()
       .default({}),
     network: z.object({ allowPrivateUrls: z.boolean().default(false) }).strict().default({ allowPrivateUrls: false }),
@@ -86,6 +92,17 @@ const schema = z
       .strict()
       .refine((d) => d.retryMaxMs >= d.retryBaseMs, 'retryMaxMs must be at least retryBaseMs')
       .default({ maxAttempts: 5, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 60 }),
+    /** Distribution of builds to agents. */
+    distribution: z
+      .object({
+        /**
+         * How long an archive download link stays valid, in seconds. Long enough for a 24 GiB
+         * archive on a slow link (6 h ≈ 9 Mbit/s for 24 GiB): a resumed download re-uses the same URL.
+         */
+        linkTtlSeconds: z.number().int().min(60).max(7 * 24 * 3600).default(6 * 3600),
+      })
+      .strict()
+      .default({ linkTtlSeconds: 6 * 3600 }),
     workers: z
       .object({
         heartbeatIntervalSeconds: z.number().int().min(1).default(10),
@@ -124,6 +141,7 @@ const envLeaves = {
   'publicUrls.api': 'string',
   'publicUrls.platform': 'string',
   'publicUrls.share': 'string',
+  'publicUrls.agents': 'string',
   'network.allowPrivateUrls': 'boolean',
   'limits.buildCallWindowSeconds': 'number',
   'limits.analyticsReadsPerMinute': 'number',
@@ -136,6 +154,7 @@ const envLeaves = {
   'downloads.retryBaseMs': 'number',
   'downloads.retryMaxMs': 'number',
   'downloads.stallTimeoutSeconds': 'number',
+  'distribution.linkTtlSeconds': 'number',
   'workers.heartbeatIntervalSeconds': 'number',
   'workers.leaseSeconds': 'number',
   'viewers.resumeGraceSeconds': 'number',
@@ -167,19 +186,23 @@ export function loadControlPlaneConfig(options: LoadConfigOptions = {}): Control
   return deepFreeze({ ...parsed, dataDir: resolve(parsed.dataDir) });
 }
 
-/** The three public base URLs, derived from the HTTP origin unless configured. */
+/** The public base URLs, derived from the HTTP origin unless configured. */
 export interface PublicUrls {
   api: string;
   platform: string;
   share: string;
+  /** The HTTP origin agents download build archives from. */
+  agents: string;
 }
 
 /** Fills unset public URLs from the origin the HTTP server actually listens on. */
 export function resolvePublicUrls(config: ControlPlaneConfig, listeningOrigin: string): PublicUrls {
   const origin = listeningOrigin.replace(/\/+$/, '');
+  const platform = config.publicUrls.platform ?? origin;
   return {
     api: config.publicUrls.api ?? `${origin}/api`,
-    platform: config.publicUrls.platform ?? origin,
+    platform,
     share: config.publicUrls.share ?? `${origin}/share`,
+    agents: config.publicUrls.agents ?? platform,
   };
 }

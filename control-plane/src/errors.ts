@@ -65,6 +65,13 @@ export const HTTP_ERRORS = {
   sessionNotFound: { status: 404, message: 'Session not found' },
   webhookNotConfigured: { status: 404, message: 'Webhook URL not configured' },
   fairUseRateLimited: { status: 429, message: 'Too many requests. Try again in {seconds} seconds.' },
+  // Archive downloads by agents (builds/archive-links.ts): not in the spec.
+  archiveLinkMissing: { status: 403, message: 'Archive link token is missing' },
+  archiveLinkInvalid: { status: 403, message: 'Archive link is not valid' },
+  archiveLinkExpired: { status: 403, message: 'Archive link expired' },
+  archiveLinkOtherBuild: { status: 403, message: 'Archive link is for another build' },
+  buildHasNoArchive: { status: 404, message: 'Build has no archive' },
+  rangeNotSatisfiable: { status: 416, message: 'Range not satisfiable' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type HttpErrorName = keyof typeof HTTP_ERRORS;

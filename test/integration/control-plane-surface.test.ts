@@ -60,6 +60,7 @@ describe('HTTP', () => {
       api: `${t.started.httpOrigin}/api`,
       platform: t.started.httpOrigin,
       share: `${t.started.httpOrigin}/share`,
+      agents: t.started.httpOrigin,
     });
   });
 });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BlobTooLargeError, LocalBlobStore } from './blob-store';
+import { BlobTooLargeError, LocalBlobStore, type ByteRange } from './blob-store';
 
 // The store's temp-file streams, captured so a test can wait until each one has really
 // closed (its file opened and released) before looking at the temp folder.
@@ -55,9 +55,9 @@ function source(pull: () => Uint8Array): AsyncIterable<Uint8Array> {
 
 const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
-async function readAll(store: LocalBlobStore, digest: string): Promise<Buffer> {
+async function readAll(store: LocalBlobStore, digest: string, range?: ByteRange): Promise<Buffer> {
   const parts: Buffer[] = [];
-  for await (const chunk of store.read(digest)) parts.push(chunk as Buffer);
+  for await (const chunk of store.read(digest, range)) parts.push(chunk as Buffer);
   return Buffer.concat(parts);
 }
 
@@ -163,5 +163,30 @@ describe('LocalBlobStore lookups', () => {
       expect(() => store.has(bad), bad).toThrow('not a sha256 digest');
       expect(() => store.read(bad), bad).toThrow('not a sha256 digest');
     }
+  });
+});
+
+describe('LocalBlobStore.read with a range', () => {
+  it('streams exactly bytes start..end (inclusive), the first, a middle and the last byte included', async () => {
+    const store = new LocalBlobStore(root);
+    const whole = Buffer.from(Array.from({ length: 200_000 }, (_, i) => i % 251));
+    const { sha256 } = await store.write(chunksOf(whole), 1_000_000);
+    expect(await readAll(store, sha256, { start: 0, end: 0 })).toEqual(whole.subarray(0, 1));
+    expect(await readAll(store, sha256, { start: 70_000, end: 140_123 })).toEqual(whole.subarray(70_000, 140_124));
+    expect(await readAll(store, sha256, { start: 199_999, end: 199_999 })).toEqual(whole.subarray(199_999));
+    expect(await readAll(store, sha256, { start: 100, end: 10_000_000 })).toEqual(whole.subarray(100));
+  });
+
+  it('refuses a range that is not one (negative, reversed, fractional)', async () => {
+    const store = new LocalBlobStore(root);
+    const { sha256 } = await store.write(chunksOf('abc'), 10);
+    for (const bad of [{ start: -1, end: 2 }, { start: 2, end: 1 }, { start: 0.5, end: 2 }]) {
+      expect(() => store.read(sha256, bad), JSON.stringify(bad)).toThrow('not a byte range');
+    }
+  });
+
+  it('fails the stream of a missing blob', async () => {
+    const store = new LocalBlobStore(root);
+    await expect(readAll(store, 'a'.repeat(64), { start: 0, end: 1 })).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -16,10 +16,26 @@ export class BlobTooLargeError extends Error {
   override readonly name = 'BlobTooLargeError';
 }
 
+/** Bytes `start` to `end` of a blob, both inclusive and counted from 0 (an HTTP `Range`'s numbers). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * Where blobs live, by SHA-256. Kept to what an S3-compatible object store can implement later:
+ * a streamed put (multipart upload, keyed by the digest once known), a streamed get, a ranged
+ * get (`GetObject` with `Range: bytes=start-end`) and an existence check (`HeadObject`).
+ */
 export interface BlobStore {
   /** Streams chunks into a new blob; throws BlobTooLargeError past maxBytes. */
   write(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StoredBlob>;
-  read(sha256: string): Readable;
+  /**
+   * Streams the blob, or only `range` of it (never buffered whole). The caller checks the range
+   * against the blob's size: a range past the end yields the bytes that exist. A missing blob
+   * fails the stream with an error (ENOENT for this store).
+   */
+  read(sha256: string, range?: ByteRange): Readable;
   has(sha256: string): boolean;
 }
 
@@ -80,8 +96,11 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
-  read(sha256: string): Readable {
-    return createReadStream(this.pathOf(sha256));
+  read(sha256: string, range?: ByteRange): Readable {
+    if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.end >= range.start)) {
+      throw new RangeError(`not a byte range: ${range.start}-${range.end}`);
+    }
+    return createReadStream(this.pathOf(sha256), range ? { start: range.start, end: range.end } : {});
   }
 
   has(sha256: string): boolean {
