@@ -169,7 +169,9 @@ describe('BuildCache.prepare', () => {
   it('downloads, verifies and extracts a Linux build, records it in the index and removes the zip', async () => {
     const cache = openCache();
     const progress: number[] = [];
-    const record = await cache.prepare(command('upl_1', linux), (p) => progress.push(p));
+    const preparing = cache.prepare(command('upl_1', linux), (p) => progress.push(p));
+    expect(cache.list()).toEqual([{ uploadId: 'upl_1', sha256: linux.sha256, ready: false }]);
+    const record = await preparing;
     const dir = join(dataDir, 'builds', 'upl_1');
     expect(record.manifest).toMatchObject({ platform: 'linux', projectName: P, executable: `${P}/Binaries/Linux/${P}-Linux-Shipping` });
     expect(cache.pathOf('upl_1')).toBe(dir);

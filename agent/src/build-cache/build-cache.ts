@@ -52,7 +52,7 @@ const DELETING = '.deleting-';
 export class BuildCache {
   private readonly records = new Map<string, CachedBuildRecord>();
   /** Downloads in flight: the work itself, and what callers of prepare() wait for. */
-  private readonly preparing = new Map<string, { promise: Promise<CachedBuildRecord>; answer: Promise<CachedBuildRecord>; abort: AbortController }>();
+  private readonly preparing = new Map<string, { sha256: string; promise: Promise<CachedBuildRecord>; answer: Promise<CachedBuildRecord>; abort: AbortController }>();
   private readonly holds = new Map<string, number>();
   /** Builds to delete once their last lease is released (no longer listed). */
   private readonly deferredDeletes = new Set<string>();
@@ -74,7 +74,7 @@ export class BuildCache {
   /** Builds for the Hello inventory: ready ones, and those being prepared (ready false). */
   list(): CachedBuild[] {
     const ready = [...this.records.values()].filter((r) => !this.deferredDeletes.has(r.uploadId)).map((r) => ({ uploadId: r.uploadId, sha256: r.sha256, ready: true }));
-    const pending = [...this.preparing.keys()].filter((id) => !this.records.has(id)).map((id) => ({ uploadId: id, sha256: '', ready: false }));
+    const pending = [...this.preparing].filter(([id]) => !this.records.has(id)).map(([id, p]) => ({ uploadId: id, sha256: p.sha256, ready: false }));
     return [...ready, ...pending];
   }
 
@@ -167,7 +167,7 @@ export class BuildCache {
         if (!this.closing.signal.aborted) reject(err instanceof Error ? err : new Error(String(err)));
       });
     });
-    this.preparing.set(uploadId, { promise, answer, abort });
+    this.preparing.set(uploadId, { sha256, promise, answer, abort });
     return answer;
   }
 
