@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BuildCache, buildAgent, CommandExecutor, CommandFailure, CommandJournal, loadAgentConfig, type BuildCacheOptions, type CachedBuildRecord } from '@pixelfleet/agent';
 import type { AgentAck, DeliveredCommand, PrepareBuildCommand } from '@pixelfleet/proto';
+import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/agent/build-archive';
 import { createLogger, ManualClock } from '@pixelfleet/signaling';
 import { DEFAULT_PROJECT, hostileZips, writeBuildZip } from '../support/build-zips';
 
@@ -122,24 +123,29 @@ afterEach(async () => {
 });
 
 function openCache(options: Partial<BuildCacheOptions> = {}): BuildCache {
-  const cache = new BuildCache({ dir: join(dataDir, 'builds'), maxBytes: 1024 ** 4, clock, log, random: () => 0.5, limits: { ...DEFAULT_LIMITS }, ...options });
+  const cache = new BuildCache({ dir: join(dataDir, 'builds'), maxBytes: 1024 ** 4, clock, log, random: () => 0.5, limits: LIMITS, ...options });
   caches.push(cache);
   return cache;
 }
 
-const DEFAULT_LIMITS = { maxEntries: 100_000, maxTotalBytes: 48 * 1024 ** 3, maxCompressionRatio: 200, ratioCheckMinBytes: 1024 * 1024, freeSpaceMarginBytes: 0 };
+/** The archive guards' defaults, without the free-disk margin a test machine may not have. */
+const LIMITS = { ...DEFAULT_ARCHIVE_LIMITS, freeSpaceMarginBytes: 0 };
 
 function command(uploadId: string, served: Served, path = '/linux.zip', projectId = 'prj_a'): PrepareBuildCommand {
   return { kind: 'prepareBuild', uploadId, projectId, downloadUrl: server.url(`${path}?token=t0k`), sizeBytes: served.body.length, sha256: served.sha256 };
 }
 
-async function failureOf(promise: Promise<unknown>): Promise<CommandFailure> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
+/** The [code, message] of the CommandFailure the promise rejects with. */
+function failureOf(promise: Promise<unknown>): Promise<[string, string]> {
+  return promise.then(
+    () => {
+      throw new Error('expected a CommandFailure, the promise resolved');
+    },
+    (err: unknown) => {
+      if (!(err instanceof CommandFailure)) throw err;
+      return [err.code, err.message];
+    },
   );
-  expect(err).toBeInstanceOf(CommandFailure);
-  return err as CommandFailure;
 }
 
 async function indexOf(): Promise<CachedBuildRecord[]> {
@@ -283,11 +289,8 @@ describe('BuildCache.prepare', () => {
     clock.runNext();
     await b.next();
     clock.runNext();
-    const err = await failing;
-    expect(err.code).toBe('DOWNLOAD_FAILED');
-    expect(err.message).toBe('the build download failed 3 times in a row; the last error: the control plane answered HTTP 503');
-    const gone = await failureOf(cache.prepare({ ...command('upl_2', linux), downloadUrl: server.url('/expired.zip') }));
-    expect([gone.code, gone.message]).toEqual(['DOWNLOAD_FAILED', 'the control plane refused the build download with HTTP 404']);
+    expect(await failing).toEqual(['DOWNLOAD_FAILED', 'the build download failed 3 times in a row; the last error: the control plane answered HTTP 503']);
+    expect(await failureOf(cache.prepare({ ...command('upl_2', linux), downloadUrl: server.url('/expired.zip') }))).toEqual(['DOWNLOAD_FAILED', 'the control plane refused the build download with HTTP 404']);
   });
 
   it('follows a redirect on the same host, and refuses one to another host', async () => {
@@ -296,16 +299,16 @@ describe('BuildCache.prepare', () => {
     await cache.prepare(command('upl_1', linux, '/old.zip'));
     expect(server.requests.map((r) => r.path)).toEqual(['/old.zip', '/linux.zip']);
     server.script.push({ redirectTo: 'http://localhost:9/linux.zip' });
-    const err = await failureOf(cache.prepare(command('upl_2', linux, '/old.zip')));
-    expect([err.code, err.message]).toEqual(['DOWNLOAD_FAILED', 'the build download redirected to another host (localhost:9), which the agent does not follow']);
+    expect(await failureOf(cache.prepare(command('upl_2', linux, '/old.zip')))).toEqual(['DOWNLOAD_FAILED', 'the build download redirected to another host (localhost:9), which the agent does not follow']);
   });
 
   it('downloads once more on a wrong hash, then fails HASH_MISMATCH naming both hashes and keeps nothing', async () => {
     const cache = openCache();
     const wrong = 'ab'.repeat(32);
-    const err = await failureOf(cache.prepare({ ...command('upl_1', linux), sha256: wrong }));
-    expect(err.code).toBe('HASH_MISMATCH');
-    expect(err.message).toBe(`the downloaded build's SHA-256 is ${linux.sha256}, expected ${wrong} (downloaded twice)`);
+    expect(await failureOf(cache.prepare({ ...command('upl_1', linux), sha256: wrong }))).toEqual([
+      'HASH_MISMATCH',
+      `the downloaded build's SHA-256 is ${linux.sha256}, expected ${wrong} (downloaded twice)`,
+    ]);
     expect(server.requests).toHaveLength(2);
     expect(server.requests.every((r) => r.headers.range === undefined)).toBe(true);
     expect(await readdir(join(dataDir, 'builds'))).toEqual([]);
@@ -326,14 +329,12 @@ describe('BuildCache.prepare', () => {
 
   it('fails SIZE_MISMATCH when the server serves another size than the command says', async () => {
     const cache = openCache();
-    const err = await failureOf(cache.prepare({ ...command('upl_1', linux), sizeBytes: linux.body.length + 1 }));
-    expect([err.code, err.message]).toEqual(['SIZE_MISMATCH', `the control plane serves ${linux.body.length} bytes, the command says ${linux.body.length + 1}`]);
+    expect(await failureOf(cache.prepare({ ...command('upl_1', linux), sizeBytes: linux.body.length + 1 }))).toEqual(['SIZE_MISMATCH', `the control plane serves ${linux.body.length} bytes, the command says ${linux.body.length + 1}`]);
   });
 
   it('refuses an upload id that could leave the builds folder', async () => {
     const cache = openCache();
-    const err = await failureOf(cache.prepare({ ...command('x', linux), uploadId: '../etc' }));
-    expect(err.code).toBe('BAD_COMMAND');
+    expect(await failureOf(cache.prepare({ ...command('x', linux), uploadId: '../etc' }))).toEqual(['BAD_COMMAND', 'the upload id is not a valid build id']);
     expect(server.requests).toHaveLength(0);
   });
 
@@ -341,8 +342,7 @@ describe('BuildCache.prepare', () => {
   it.each(hostile.map((h) => [h.name, h] as const))('fails a hostile archive (%s) with its objection and leaves nothing on disk', async (_name, h) => {
     const served = await serve(`/${h.name}.zip`, await h.write(zips));
     const cache = openCache();
-    const err = await failureOf(cache.prepare(command('upl_h', served, `/${h.name}.zip`)));
-    expect([err.code, err.message]).toEqual([h.code, h.objection]);
+    expect(await failureOf(cache.prepare(command('upl_h', served, `/${h.name}.zip`)))).toEqual([h.code, h.objection]);
     expect(await readdir(join(dataDir, 'builds'))).toEqual([]);
     expect(cache.list()).toEqual([]);
   });
