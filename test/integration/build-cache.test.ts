@@ -332,6 +332,15 @@ describe('BuildCache.prepare', () => {
     expect(await failureOf(cache.prepare({ ...command('upl_1', linux), sizeBytes: linux.body.length + 1 }))).toEqual(['SIZE_MISMATCH', `the control plane serves ${linux.body.length} bytes, the command says ${linux.body.length + 1}`]);
   });
 
+  it('fails DISK_FULL before downloading when the archive cannot fit', async () => {
+    const cache = openCache({ freeBytes: () => Promise.resolve(1000) });
+    expect(await failureOf(cache.prepare(command('upl_1', linux)))).toEqual([
+      'DISK_FULL',
+      `the worker has too little free disk for the build: it needs ${linux.body.length} more bytes and 1000 are free`,
+    ]);
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('refuses an upload id that could leave the builds folder', async () => {
     const cache = openCache();
     expect(await failureOf(cache.prepare({ ...command('x', linux), uploadId: '../etc' }))).toEqual(['BAD_COMMAND', 'the upload id is not a valid build id']);

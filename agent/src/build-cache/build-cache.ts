@@ -4,14 +4,14 @@
 // running session holds. The session runtime acquires a build for as long as its app runs.
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync, statSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CachedBuild, PrepareBuildCommand } from '@pixelfleet/proto';
 import type { Clock } from '@pixelfleet/signaling';
 import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive, type ArchiveLimits, type ArchiveManifest } from '../build-archive';
 import { CommandFailure } from '../commands/command';
-import { DEFAULT_BUILD_DOWNLOAD_RETRY, downloadVerified, type BuildDownloadRetry } from './build-download';
+import { DEFAULT_BUILD_DOWNLOAD_RETRY, downloadVerified, sizeOf, type BuildDownloadRetry } from './build-download';
 import { readBuildIndex, writeBuildIndex, type CachedBuildRecord } from './build-index';
 
 export interface BuildCacheOptions {
@@ -27,7 +27,7 @@ export interface BuildCacheOptions {
   retry?: Partial<BuildDownloadRetry>;
   /** Uniform in [0, 1): the backoff's jitter (default Math.random). */
   random?: () => number;
-  /** Free bytes beside a folder (default fs.statfs); passed to extractArchive. */
+  /** Free bytes beside a folder (default fs.statfs): checked before the download, and by extractArchive. */
   freeBytes?: (dir: string) => Promise<number>;
   /** Called once a download retry's wait is scheduled on the clock. */
   onBackoff?: (uploadId: string, delayMs: number, failures: number) => void;
@@ -221,6 +221,12 @@ export class BuildCache {
     // A folder without a record (the agent died between extraction and the index write) is redone.
     await rm(dest, { recursive: true, force: true });
     log.info({ sizeBytes: command.sizeBytes }, 'preparing build');
+    // The archive must fit beside what is already downloaded; extraction checks its own needs.
+    const free = await (this.options.freeBytes ?? statfsFreeBytes)(dir);
+    const missing = command.sizeBytes - (await sizeOf(part));
+    if (free < missing) {
+      throw new CommandFailure('DISK_FULL', `the worker has too little free disk for the build: it needs ${missing} more bytes and ${free} are free`);
+    }
     await downloadVerified({
       url: command.downloadUrl,
       partPath: part,
@@ -350,6 +356,11 @@ export class BuildCache {
     }
     if (changed) this.saveIndex();
   }
+}
+
+async function statfsFreeBytes(dir: string): Promise<number> {
+  const fsStats = await statfs(dir);
+  return fsStats.bavail * fsStats.bsize;
 }
 
 function newestFirst(a: CachedBuildRecord, b: CachedBuildRecord): number {

@@ -244,7 +244,8 @@ async function hashOfFile(path: string, signal: AbortSignal): Promise<Hash> {
   return hash;
 }
 
-async function sizeOf(path: string): Promise<number> {
+/** Bytes of the file at path; 0 when it does not exist. */
+export async function sizeOf(path: string): Promise<number> {
   try {
     return (await stat(path)).size;
   } catch (err) {
