@@ -1,6 +1,7 @@
 // The agent's composition root: from one parsed config, enroll if needed, then keep the
 // control link up. main.ts reads flags and env, calls this and wires signals; tests build the
 // same agent against a control plane on port 0.
+import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { agentV1, SignalEnvelope } from '@pixelfleet/proto';
 import { createLogger, systemClock, type Clock, type Logger } from '@pixelfleet/signaling';
@@ -10,6 +11,7 @@ import { CommandJournal } from './commands/journal';
 import { CommandExecutor } from './commands/executor';
 import type { CommandHandlers } from './commands/command';
 import { SessionManager } from './sessions/session-manager';
+import { BuildCache } from './build-cache/build-cache';
 import { appEnvironment } from './launcher/launcher';
 import { uploadSessionLog } from './link/log-upload';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './lib/backoff';
@@ -33,7 +35,7 @@ export interface AgentDeps {
   onSignal?: (signal: SignalEnvelope) => void;
   inventory?: AgentInventory;
   backoff?: BackoffOptions;
-  /** Time source of the control link, the sessions and the command journal's deadlines (default systemClock). */
+  /** Time source of the control link, the sessions, the build cache's retries and the command journal's deadlines (default systemClock). */
   clock?: Clock;
 }
 
@@ -41,6 +43,8 @@ export interface Agent {
   readonly log: Logger;
   readonly link: ControlLink;
   readonly executor: CommandExecutor;
+  /** The builds this worker holds (`<dataDir>/builds`), for the session runtime and tests. */
+  readonly builds: BuildCache;
   /** Known after start(). */
   readonly workerId: string;
   /** True while an operator has drained this worker (from Welcome and DrainNotice). */
@@ -58,6 +62,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane);
   const store = new CredentialStore(config.dataDir);
   const journal = new CommandJournal(config.dataDir);
+  const builds = new BuildCache({ dir: join(config.dataDir, 'builds'), maxBytes: config.buildCache.maxBytes, clock, log: log.child({ component: 'build-cache' }) });
   // The link is created in start(); session reports and signals go to whatever link is current.
   let linkRef: ControlLink | undefined;
   let credentials: WorkerCredentials | undefined;
@@ -83,6 +88,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     },
     log: log.child({ component: 'sessions' }),
     clock,
+    builds,
   });
   const inventory: AgentInventory = deps.inventory ?? sessions;
   const handlers = deps.handlers ?? sessions.handlers;
@@ -122,6 +128,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       return link;
     },
     executor,
+    builds,
     get workerId() {
       if (!credentials) throw new Error('agent not started');
       return credentials.workerId;
@@ -161,8 +168,10 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
 
     async close() {
       closed = true;
-      // Apps first (their logs upload while the link is still up), then the link.
+      // Apps first (their logs upload while the link is still up), then downloads (their .part
+      // stays for a resume), then the link.
       await sessions.close();
+      await builds.close();
       await link?.close();
       client.close();
     },

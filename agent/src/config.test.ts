@@ -43,6 +43,7 @@ describe('loadAgentConfig required keys and defaults', () => {
     expect(isAbsolute(c.dataDir)).toBe(true);
     expect(c.ice).toEqual({ hostAddresses: [], iceServers: [] });
     expect(c.launcher).toEqual({});
+    expect(c.buildCache).toEqual({ maxBytes: 200 * 1024 ** 3 });
     expect(c.logLevel).toBe('info');
     expect(c.joinToken).toBeUndefined();
     expect(c.publicIp).toBeUndefined();
@@ -165,6 +166,16 @@ describe('loadAgentConfig validation', () => {
       expect(err.message, bad).toContain('"slots"');
     }
     expect(loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_SLOTS: '64' } }).slots).toBe(64);
+  });
+
+  it('takes buildCache.maxBytes from file or env and rejects one that is not a positive whole number', () => {
+    expect(loadAgentConfig({ file: writeConfig({ buildCache: { maxBytes: 1024 } }), env: REQUIRED_ENV }).buildCache.maxBytes).toBe(1024);
+    expect(loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_BUILD_CACHE__MAX_BYTES: '5000000000' } }).buildCache.maxBytes).toBe(5_000_000_000);
+    for (const bad of ['0', '-1', '1.5', 'lots']) {
+      const err = configError(() => loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_BUILD_CACHE__MAX_BYTES: bad } }));
+      expect(err.message, bad).toContain('"buildCache.maxBytes"');
+    }
+    expect(configError(() => loadAgentConfig({ file: writeConfig({ buildCache: { maxGiB: 1 } }), env: REQUIRED_ENV })).message).toBe('unknown config key "buildCache.maxGiB"');
   });
 
   it('rejects an ice.portRange whose min exceeds its max', () => {

@@ -13,6 +13,9 @@ export class AgentConfigError extends Error {
 
 export const AGENT_REGIONS = ['us-east-1', 'europe', 'asia-pacific'] as const;
 
+/** Default `buildCache.maxBytes`: 200 GiB, room for a few packaged Unreal builds. */
+export const DEFAULT_BUILD_CACHE_MAX_BYTES = 200 * 1024 ** 3;
+
 const hostPort = z
   .string()
   .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port')
@@ -53,6 +56,13 @@ const schema = z
       .object({ command: z.array(z.string().min(1)).min(1).optional() })
       .strict()
       .default({}),
+    buildCache: z
+      .object({
+        /** Bytes the cached builds may take before older ones (beyond each project's live and previous build) are evicted. */
+        maxBytes: z.number().int().min(1).default(DEFAULT_BUILD_CACHE_MAX_BYTES),
+      })
+      .strict()
+      .default({ maxBytes: DEFAULT_BUILD_CACHE_MAX_BYTES }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -74,6 +84,7 @@ const ENV_LEAVES: Record<string, 'string' | 'number' | 'json'> = {
   'ice.portRange': 'json',
   'ice.iceServers': 'json',
   'launcher.command': 'json',
+  'buildCache.maxBytes': 'number',
   logLevel: 'string',
 };
 

@@ -1,9 +1,13 @@
 // The one door of @pixelfleet/agent.
 export { buildAgent, AGENT_VERSION, type Agent, type AgentDeps } from './agent';
 export type { AgentInventory } from './agent-inventory';
-export { loadAgentConfig, AgentConfigError, type AgentConfig } from './config';
+export { loadAgentConfig, AgentConfigError, DEFAULT_BUILD_CACHE_MAX_BYTES, type AgentConfig } from './config';
+export { BuildCache, type BuildCacheOptions, type BuildLease } from './build-cache/build-cache';
+export type { CachedBuildRecord } from './build-cache/build-index';
+export { DEFAULT_BUILD_DOWNLOAD_RETRY, type BuildDownloadRetry } from './build-cache/build-download';
 export { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './lib/backoff';
 export { CommandFailure, type CommandHandlers } from './commands/command';
 export { CommandJournal } from './commands/journal';
+export { CommandExecutor } from './commands/executor';
 export { EnrollRefusedError, type LinkState } from './link/control-link';
 export { runAgentCli } from './main';

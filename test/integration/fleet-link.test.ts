@@ -209,8 +209,9 @@ describe('at-least-once commands', () => {
     const finished = new Promise<{ phase: string; errorCode: string }>((resolve) =>
       t.cp.registry.on('commandFinished', (_w, _c, ack) => resolve({ phase: ack.phase, errorCode: ack.errorCode })),
     );
-    t.cp.registry.sendCommand(agent.workerId, { kind: 'prepareBuild', uploadId: 'upl_1', projectId: 'prj_1', downloadUrl: 'http://127.0.0.1/x.zip', sizeBytes: 1, sha256: 'a'.repeat(64) });
-    expect(await finished).toEqual({ phase: 'FAILED', errorCode: 'UNSUPPORTED' });
+    // An upload id that would leave the agent's builds folder: refused before any download.
+    t.cp.registry.sendCommand(agent.workerId, { kind: 'prepareBuild', uploadId: '../upl_1', projectId: 'prj_1', downloadUrl: 'http://127.0.0.1/x.zip', sizeBytes: 1, sha256: 'a'.repeat(64) });
+    expect(await finished).toEqual({ phase: 'FAILED', errorCode: 'BAD_COMMAND' });
   });
 });
 

@@ -1,12 +1,14 @@
 // SessionManager on the injected clock: the times it reports (session events, the Hello's
-// startedAtMs) and its sessions' startup timeout come from the clock it was given, not Date.now().
-import { mkdtempSync, rmSync } from 'node:fs';
+// startedAtMs) and its sessions' startup timeout come from the clock it was given, not Date.now();
+// and its build commands and inventory, handed to the build cache.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentSessionEvent, StartSessionCommand } from '@pixelfleet/proto';
 import { ManualClock } from '@pixelfleet/signaling';
+import { BuildCache } from '../build-cache/build-cache';
 import { SessionManager } from './session-manager';
 
 const COMMAND: StartSessionCommand = {
@@ -61,5 +63,49 @@ describe('SessionManager on the injected clock', () => {
     const stoppedAt = events.at(-1)?.occurredAtMs ?? 0;
     expect(stoppedAt >= T0 + 20_000 && stoppedAt <= clock.now()).toBe(true); // clock time, not the wall clock
     expect(manager.runningSessions()).toEqual([]);
+  });
+});
+
+describe('SessionManager build commands', () => {
+  function manager(dataDir: string, builds?: BuildCache): SessionManager {
+    return new SessionManager({
+      slots: 1,
+      dataDir,
+      launcherCommand: undefined,
+      appEnv: {},
+      ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
+      report: () => undefined,
+      signal: () => undefined,
+      uploadLogs: () => Promise.resolve(),
+      log: pino({ level: 'silent' }),
+      ...(builds ? { builds } : {}),
+    });
+  }
+
+  it('hands DeleteBuild to the build cache and reports its builds in the Hello inventory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-sessions-'));
+    dirs.push(dir);
+    // A build a previous run prepared: its folder and index record.
+    const buildsDir = join(dir, 'builds');
+    mkdirSync(join(buildsDir, 'upl_1'), { recursive: true });
+    const manifest = { platform: 'linux', projectName: 'Game', executable: 'Game/Binaries/Linux/Game-Linux-Shipping', baseArgs: ['Game'], fileCount: 3, totalBytes: 10 };
+    writeFileSync(join(buildsDir, 'index.json'), JSON.stringify({ version: 1, builds: [{ uploadId: 'upl_1', projectId: 'prj_1', sha256: 'a'.repeat(64), archiveBytes: 9, manifest, preparedAtMs: 1 }] }));
+    const cache = new BuildCache({ dir: buildsDir, maxBytes: 1_000, clock: new ManualClock(), log: pino({ level: 'silent' }) });
+    const sessions = manager(dir, cache);
+    expect(sessions.cachedBuilds()).toEqual([{ uploadId: 'upl_1', sha256: 'a'.repeat(64), ready: true }]);
+    await sessions.handlers.deleteBuild({ kind: 'deleteBuild', uploadId: 'upl_1' });
+    expect(sessions.cachedBuilds()).toEqual([]);
+    expect(existsSync(join(buildsDir, 'upl_1'))).toBe(false);
+    await cache.close();
+  });
+
+  it('refuses PrepareBuild UNSUPPORTED without a build cache', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-sessions-'));
+    dirs.push(dir);
+    const sessions = manager(dir);
+    await expect(
+      sessions.handlers.prepareBuild({ kind: 'prepareBuild', uploadId: 'upl_1', projectId: 'prj_1', downloadUrl: 'http://127.0.0.1:9/x', sizeBytes: 1, sha256: 'a'.repeat(64) }, () => undefined),
+    ).rejects.toMatchObject({ code: 'UNSUPPORTED' });
+    expect(sessions.cachedBuilds()).toEqual([]);
   });
 });

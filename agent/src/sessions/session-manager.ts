@@ -1,12 +1,13 @@
 // The sessions of this worker: StartSession/StopSession handlers (idempotent by session id),
-// the running-session inventory each Hello reports, routing of viewer signalling to the right
-// session, and the upload of each finished session's logs.
+// PrepareBuild/DeleteBuild handed to the build cache, the inventory each Hello reports, routing
+// of viewer signalling to the right session, and the upload of each finished session's logs.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { encodeRelayedSignal, systemClock, type Clock } from '@pixelfleet/signaling';
 import type { AgentSessionEvent, CachedBuild, RunningSession, SessionActivity, SignalEnvelope, StartSessionCommand, StopSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';
+import type { BuildCache } from '../build-cache/build-cache';
 import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
 
 export interface SessionManagerOptions {
@@ -24,6 +25,8 @@ export interface SessionManagerOptions {
   log: Logger;
   /** Time source of event times, input activity and every session's timers (default systemClock). */
   clock?: Clock;
+  /** Runs PrepareBuild/DeleteBuild and lists cached builds; without it PrepareBuild fails UNSUPPORTED. */
+  builds?: BuildCache;
 }
 
 export class SessionManager implements AgentInventory {
@@ -39,8 +42,13 @@ export class SessionManager implements AgentInventory {
   readonly handlers: CommandHandlers = {
     startSession: (c) => this.start(c),
     stopSession: (c) => this.stop(c),
-    prepareBuild: () => Promise.reject(new CommandFailure('UNSUPPORTED', 'this agent has no build cache yet')),
-    deleteBuild: () => Promise.resolve(),
+    prepareBuild: async (c, progress) => {
+      if (!this.options.builds) throw new CommandFailure('UNSUPPORTED', 'this agent has no build cache');
+      await this.options.builds.prepare(c, progress);
+    },
+    deleteBuild: async (c) => {
+      await this.options.builds?.delete(c.uploadId);
+    },
   };
 
   runningSessions(): RunningSession[] {
@@ -48,7 +56,7 @@ export class SessionManager implements AgentInventory {
   }
 
   cachedBuilds(): CachedBuild[] {
-    return [];
+    return this.options.builds?.list() ?? [];
   }
 
   sessionActivity(): SessionActivity[] {
