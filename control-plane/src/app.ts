@@ -46,6 +46,8 @@ import { registerOpenApi } from './http/openapi';
 import { registerApiRoutes } from './http/api/api-routes';
 import { BuildCallLimit } from './builds/build-call-limit';
 import { BuildService } from './builds/build-service';
+import { BuildDistribution } from './builds/build-distribution';
+import { SqliteBuildCopiesRepository } from './repositories/build-copies';
 import { ProjectService } from './projects/project-service';
 import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
 import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
@@ -130,7 +132,32 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     heartbeatIntervalMs: config.workers.heartbeatIntervalSeconds * 1000,
     leaseTtlMs: config.workers.leaseSeconds * 1000,
   });
-  const sessions = new SessionService({ repo: sessionsRepo, projects, registry, events, clock, ids, log: log.child({ component: 'sessions' }) });
+  const copies = new SqliteBuildCopiesRepository(db);
+  // Distribution (build-distribution.ts) and the build service call each other by name: the
+  // service starts a distribution, the distribution settles it through the service's advance().
+  // Both closures run long after construction.
+  const distribution: BuildDistribution = new BuildDistribution({
+    builds,
+    copies,
+    projects,
+    registry,
+    issueLink: (link) => archiveLinks.issueArchiveLink(link),
+    advance: (uploadId, to, objection) => buildService.advance(uploadId, to, objection),
+    requestScheduling: () => sessions.scheduler.requestRun(),
+    deadlineMs: config.distribution.deadlineSeconds * 1000,
+    clock,
+    log: log.child({ component: 'distribution' }),
+  });
+  const sessions = new SessionService({
+    repo: sessionsRepo,
+    projects,
+    registry,
+    events,
+    clock,
+    ids,
+    log: log.child({ component: 'sessions' }),
+    canRunBuild: (workerId, uploadId) => distribution.canRun(workerId, uploadId),
+  });
   const logUploads = new LogUploads(sessionsRepo, logFiles, blobs, clock, ids);
 
   const agentService = createAgentService({
@@ -164,7 +191,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     policy: urlPolicy,
     log: log.child({ component: 'webhooks' }),
   });
-  const buildService = new BuildService({
+  const buildService: BuildService = new BuildService({
     builds,
     events,
     webhooks,
@@ -172,6 +199,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     urlPolicy,
     clock,
     ids,
+    distribution,
     pipeline: {
       blobs,
       workDir: join(config.dataDir, 'pipeline'),
@@ -256,6 +284,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       registry.start();
       // Builds a previous run left mid-pipeline resume where they stood.
       buildService.pipeline?.resumeUnfinished();
+      distribution.resumeAtStart();
       serving = true;
       const started: StartedControlPlane = {
         httpPort,
@@ -283,6 +312,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         await webhooks.idle();
         // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
         sessions.close(); // and its scheduler
+        distribution.close();
         registry.close();
         admin.endWatches();
         await grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS);

@@ -47,7 +47,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 });
     expect(c.publicUrls).toEqual({});
-    expect(c.distribution).toEqual({ linkTtlSeconds: 21_600 });
+    expect(c.distribution).toEqual({ linkTtlSeconds: 21_600, deadlineSeconds: 7_200 });
     expect(c.logLevel).toBe('info');
     expect(c.adminToken).toBe(ADMIN);
     expect(c.agentJoinToken).toBe(JOIN);
@@ -364,6 +364,16 @@ describe('distribution.linkTtlSeconds', () => {
     expect(loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_DISTRIBUTION__LINK_TTL_SECONDS: '3600' } }).distribution.linkTtlSeconds).toBe(3600);
     for (const bad of [59, 7 * 24 * 3600 + 1, 1.5]) {
       expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, distribution: { linkTtlSeconds: bad } } })).message).toContain('"distribution.linkTtlSeconds"');
+    }
+  });
+});
+
+describe('distribution.deadlineSeconds', () => {
+  it('is read from the file or env, and refused outside 10 s .. 7 days with the key named', () => {
+    expect(loadControlPlaneConfig({ overrides: { ...TOKENS, distribution: { deadlineSeconds: 600 } } }).distribution.deadlineSeconds).toBe(600);
+    expect(loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_DISTRIBUTION__DEADLINE_SECONDS: '3600' } }).distribution.deadlineSeconds).toBe(3600);
+    for (const bad of [9, 7 * 24 * 3600 + 1, 1.5]) {
+      expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, distribution: { deadlineSeconds: bad } } })).message).toContain('"distribution.deadlineSeconds"');
     }
   });
 });

@@ -216,6 +216,8 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
     const a = f.account();
     const uploadId = (await f.post('/projects/upload-file', upload(a))).json<{ uploadId: string }>().uploadId;
     setStatus(f, uploadId, 'Ready');
+    // As the pipeline leaves it: the archive saved. No worker is in the region, so it stays distributing.
+    f.t.cp.db.prepare('UPDATE builds SET archive_sha256 = ?, archive_bytes = 1 WHERE upload_id = ?').run('a'.repeat(64), uploadId);
     const body = { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, uploadId };
     nextWindow();
     expect(answer(await f.post('/projects/set-active-build', body))).toEqual([200, { uploadId, status: 'Distributing to Servers' }]);
@@ -237,9 +239,11 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
       expect([status, ...answer(await f.post('/projects/distribute-file', body))]).toEqual([status, 400, { message: `Build ${uploadId} cannot be distributed while its status is ${status}` }]);
     }
     const rows = f.t.cp.db.prepare("SELECT type, data FROM events WHERE project_id = ? AND type LIKE 'build.%' ORDER BY id").all(a.projectId);
+    // The distribution finds no archive (the status was set by hand, the pipeline never saved one) and rejects it.
     expect(rows).toEqual([
       { type: 'build.uploaded', data: JSON.stringify({ uploadId, autoRelease: false }) },
       { type: 'build.distributing', data: JSON.stringify({ uploadId, by: a.userId }) },
+      { type: 'build.rejected', data: JSON.stringify({ uploadId, objection: 'the build has no archive in the repository to distribute; please submit it again' }) },
     ]);
   });
 

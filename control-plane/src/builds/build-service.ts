@@ -29,6 +29,8 @@ export interface BuildServiceDeps {
   ids: IdSource;
   /** How the pipeline downloads, scans and saves; without it (tests of the API alone) builds wait in `pending`. */
   pipeline?: BuildPipelineOptions;
+  /** Copies a build that entered `Distributing to Servers` to the region's workers (build-distribution.ts). */
+  distribution?: { start(build: BuildRecord): void };
 }
 
 export interface SubmitBuild {
@@ -118,6 +120,7 @@ export class BuildService {
     }
     const moved: BuildRecord = { ...build, status: to, objection, updatedAt: now };
     this.fire(moved, stage.event, data);
+    if (to === DISTRIBUTING) this.deps.distribution?.start(moved);
     return moved;
   }
 

@@ -8,6 +8,7 @@ import { MIGRATIONS, type Migration } from './migrations';
 
 const ALL_TABLES = [
   'api_keys',
+  'build_copies',
   'builds',
   'events',
   'log_files',

@@ -241,4 +241,22 @@ ALTER TABLE builds ADD COLUMN archive_bytes INTEGER;
 CREATE INDEX builds_unfinished ON builds(created_at) WHERE status IN ('pending', 'Downloading Files', 'Extracting & Scanning', 'Saving to Repository');
 `,
   },
+  {
+    version: 7,
+    name: "a build's copies on workers",
+    sql: `
+-- Each worker's copy of a distributed build: PrepareBuild sent, the build ready in the worker's
+-- cache, or failed there (error says why). Distribution ends when every copy has settled; a
+-- worker holding a project's live build ready may take that project's sessions.
+CREATE TABLE build_copies (
+  upload_id TEXT NOT NULL REFERENCES builds(upload_id) ON DELETE CASCADE,
+  worker_id TEXT NOT NULL REFERENCES workers(id) ON DELETE CASCADE,
+  phase TEXT NOT NULL CHECK (phase IN ('sent', 'ready', 'failed')),
+  error TEXT,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (upload_id, worker_id)
+);
+CREATE INDEX build_copies_worker ON build_copies(worker_id, phase);
+`,
+  },
 ];

@@ -54,6 +54,8 @@ export interface BuildsRepository {
   recordArchive(uploadId: string, archive: BuildArchive): void;
   /** Builds in an UNFINISHED_BUILD_STATUSES status, oldest first. */
   listUnfinished(): BuildRecord[];
+  /** Builds in `Distributing to Servers`, oldest first. */
+  listDistributing(): BuildRecord[];
 }
 
 interface BuildRow {
@@ -109,6 +111,12 @@ export class SqliteBuildsRepository implements BuildsRepository {
       moveStatus: db.prepare('UPDATE builds SET status = ?, objection = ?, updated_at = ? WHERE upload_id = ? AND status = ?'),
       recordManifest: db.prepare('UPDATE builds SET manifest = ? WHERE upload_id = ?'),
       recordArchive: db.prepare('UPDATE builds SET archive_sha256 = ?, archive_bytes = ? WHERE upload_id = ?'),
+      distributing: db.prepare(
+        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.manifest, b.archive_sha256, b.archive_bytes, b.created_at, b.updated_at,
+           (p.live_upload_id IS b.upload_id) AS live
+         FROM builds b JOIN projects p ON p.id = b.project_id
+         WHERE b.status = 'Distributing to Servers' ORDER BY b.created_at, b.upload_id`,
+      ),
       unfinished: db.prepare(
         `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.manifest, b.archive_sha256, b.archive_bytes, b.created_at, b.updated_at,
            (p.live_upload_id IS b.upload_id) AS live
@@ -145,5 +153,9 @@ export class SqliteBuildsRepository implements BuildsRepository {
 
   listUnfinished(): BuildRecord[] {
     return (this.stmts.unfinished.all() as BuildRow[]).map(toBuild);
+  }
+
+  listDistributing(): BuildRecord[] {
+    return (this.stmts.distributing.all() as BuildRow[]).map(toBuild);
   }
 }

@@ -24,6 +24,8 @@ export interface ProjectsRepository {
   setSubscriptionStatus(projectId: string, status: string): void;
   setEnabled(projectId: string, enabled: boolean): void;
   setLiveUpload(projectId: string, uploadId: string | undefined): void;
+  /** The live upload ids of the region's projects (enabled or not: a worker keeps them ready). */
+  liveUploadsInRegion(region: string): string[];
   /** Stores the settings that differ from the defaults, as JSON. */
   setSettings(projectId: string, settings: Partial<ProjectSettings>): void;
   /** Adds the member or changes their access level. */
@@ -83,6 +85,7 @@ export class SqliteProjectsRepository implements ProjectsRepository {
       setSubscription: db.prepare('UPDATE projects SET subscription_status = ? WHERE id = ?'),
       setEnabled: db.prepare('UPDATE projects SET enabled = ? WHERE id = ?'),
       setLive: db.prepare('UPDATE projects SET live_upload_id = ? WHERE id = ?'),
+      liveInRegion: db.prepare('SELECT live_upload_id FROM projects WHERE region = ? AND live_upload_id IS NOT NULL ORDER BY id'),
       setSettings: db.prepare('UPDATE projects SET settings = ? WHERE id = ?'),
       upsertMember: db.prepare(
         `INSERT INTO project_members (project_id, user_id, access, created_at) VALUES (?, ?, ?, ?)
@@ -120,6 +123,10 @@ export class SqliteProjectsRepository implements ProjectsRepository {
 
   setLiveUpload(projectId: string, uploadId: string | undefined): void {
     this.stmts.setLive.run(uploadId ?? null, projectId);
+  }
+
+  liveUploadsInRegion(region: string): string[] {
+    return (this.stmts.liveInRegion.all(region) as { live_upload_id: string }[]).map((r) => r.live_upload_id);
   }
 
   setSettings(projectId: string, settings: Partial<ProjectSettings>): void {

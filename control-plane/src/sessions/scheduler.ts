@@ -30,6 +30,8 @@ export class Scheduler {
     private readonly projects: ProjectsRepository,
     private readonly registry: WorkerRegistry,
     private readonly log: Logger,
+    /** True when the worker holds the build ready (a distributed build), or needs none (a local build). */
+    private readonly canRunBuild: (workerId: string, uploadId: string) => boolean = () => true,
   ) {}
 
   /** Asks for a run on the next turn; many requests in one turn make one run. */
@@ -61,14 +63,16 @@ export class Scheduler {
   private schedule(projectId: string): void {
     const project = this.projects.findById(projectId);
     const refuse: SessionEndCause | undefined = !project || !project.enabled ? 'projectDisabled' : project.liveUploadId === undefined ? 'appNotFound' : undefined;
-    if (!project || refuse !== undefined) {
+    const liveUploadId = project?.liveUploadId;
+    if (!project || liveUploadId === undefined || refuse !== undefined) {
       this.endWaiting(projectId, refuse ?? 'projectDisabled');
       return;
     }
     for (let head = this.sessions.queues.head(projectId); head !== undefined; head = this.sessions.queues.head(projectId)) {
       const limit = project.settings.maxConcurrentSessions;
       if (limit > 0 && this.sessions.counts(projectId).liveUser >= limit) return;
-      const workerId = choosePlacement(this.registry.placeable(project.region));
+      // Only workers holding the live build; one still copying it catches up and is placed on then.
+      const workerId = choosePlacement(this.registry.placeable(project.region).filter((w) => this.canRunBuild(w.workerId, liveUploadId)));
       if (workerId === undefined) {
         if (!this.registry.hasServiceableWorker(project.region)) this.endWaiting(projectId, 'noWorker');
         return;

@@ -49,6 +49,8 @@ export interface SessionServiceDeps {
   clock: Clock;
   ids: IdSource;
   log: Logger;
+  /** True when the worker may run sessions of that live build (it holds it, or it is a local build). */
+  canRunBuild?: (workerId: string, uploadId: string) => boolean;
 }
 
 export class SessionService {
@@ -74,7 +76,7 @@ export class SessionService {
       sessionExpired: (sessionId, cause) => this.end(sessionId, cause),
       workerLost: (workerId) => this.onWorkerLost(workerId),
     });
-    this.scheduler = new Scheduler(this, deps.projects, this.registry, this.log.child({ component: 'scheduler' }));
+    this.scheduler = new Scheduler(this, deps.projects, this.registry, this.log.child({ component: 'scheduler' }), deps.canRunBuild);
     const registry = this.registry;
     registry.on('helloAccepted', (workerId, hello) => {
       reconcileWorker({ repo: this.repo, registry, log: this.log, sessionGoneFromWorker: (s) => this.sessionGoneFromWorker(s) }, workerId, hello);
