@@ -3,7 +3,7 @@
 // verify and extract it; the build is Approved and live once they have it. Failures are named; a
 // worker offline at the time catches up when it connects; placement waits for a worker holding
 // the live build.
-import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -148,6 +148,10 @@ describe('distribution to the region\'s workers', () => {
     cleanups.push(() => Promise.resolve(player.close()));
     const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
     await expect.poll(() => f.t.cp.sessions.get(sessionId).assignedWorker).toBe(holder.agent.workerId);
+    // The holder has no launcher.command: it runs the cached build's own Linux binary (here a script
+    // that prints its arguments and exits) with the Unreal command line.
+    const output = join(holder.dataDir, 'sessions', sessionId, 'app-output.log');
+    await expect.poll(() => (existsSync(output) ? readFileSync(output, 'utf8') : ''), { timeout: 20_000 }).toMatch(/^launched with: PixelDemo -PixelStreamingURL=ws:\/\/127\.0\.0\.1:\d+ -PixelStreamingID=/m);
   });
 
   it('activating a local build (no archive: each agent\'s launcher.command) approves it at once', async () => {

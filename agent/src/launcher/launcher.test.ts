@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LaunchError } from './launch-error';
-import { APP_OUTPUT_LOG, appEnvironment, launchSession, planLaunch, type LaunchPlanInput } from './launcher';
+import { APP_OUTPUT_LOG, appEnvironment, launchSession, planLaunch, type LaunchBuild, type LaunchPlanInput } from './launcher';
 
 let root: string;
 let buildDir: string;
@@ -24,9 +24,15 @@ function layout(...files: string[]): void {
 
 const settings: LaunchPlanInput['settings'] = { codec: 'VP8', minBitrateBps: 1_000_000, maxBitrateBps: 20_000_000, resX: 1280, resY: 720, fps: 60, launchArgs: ['-AudioMixer'] };
 
+/** A cached build as the archive's scan described it (build-archive's manifest). */
+const build = (manifest: Partial<LaunchBuild['manifest']> = {}): LaunchBuild => ({
+  dir: buildDir,
+  manifest: { platform: 'windows', projectName: 'CityDemo', executable: 'CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe', baseArgs: ['CityDemo'], ...manifest },
+});
+
 const input = (over: Partial<LaunchPlanInput> = {}): LaunchPlanInput => ({
   command: ['node', 'test/mock-unreal/bin/mock-unreal.mjs'],
-  buildDir,
+  build: build(),
   projectName: 'Display Name',
   settings,
   sessionDir: join(root, 'sessions', 'ses_1'),
@@ -96,38 +102,53 @@ describe('planLaunch', () => {
 
   it('passes the .uproject base argument of a Blueprint-only build', async () => {
     layout('Oasis.exe', 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe', 'Oasis/Oasis.uproject');
-    const plan = await planLaunch(input({ command: undefined, platform: 'win32', sessionDir: 'C:\\s\\ses_1' }));
+    const blueprint = build({ projectName: 'Oasis', executable: 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe', baseArgs: ['../../../Oasis/Oasis.uproject'] });
+    const plan = await planLaunch(input({ command: undefined, build: blueprint, platform: 'win32', sessionDir: 'C:\\s\\ses_1' }));
     expect(plan.command).toEqual([join(buildDir, 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe')]);
     expect(plan.args.slice(0, 2)).toEqual(['../../../Oasis/Oasis.uproject', '-PixelStreamingURL=ws://127.0.0.1:50123']);
     expect(plan.logPath).toBe('C:\\s\\ses_1\\Oasis.log');
   });
 
   it('uses the given project name when a command runs without a build', async () => {
-    const plan = await planLaunch(input({ buildDir: undefined, projectName: 'MockProject' }));
+    const plan = await planLaunch(input({ build: undefined, projectName: 'MockProject' }));
     expect(plan.args[0]).toBe('MockProject');
     expect(plan.executable).toBeUndefined();
   });
 
-  it('refuses to run a build off Windows without launcher.command', async () => {
-    layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
-    expect((await refusal(planLaunch(input({ command: undefined })))).code).toBe('NO_LAUNCH_COMMAND');
+  it('refuses to run a Windows build off Windows, and a Linux build off Linux, without launcher.command', async () => {
+    layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe', 'CityDemo/Binaries/Linux/CityDemo-Linux-Shipping');
+    const windowsOffWindows = await refusal(planLaunch(input({ command: undefined })));
+    expect([windowsOffWindows.code, windowsOffWindows.message]).toEqual(['NO_LAUNCH_COMMAND', 'a Windows build cannot run on linux; set launcher.command to run a stand-in']);
+    const linux = build({ platform: 'linux', executable: 'CityDemo/Binaries/Linux/CityDemo-Linux-Shipping' });
+    const linuxOnWindows = await refusal(planLaunch(input({ command: undefined, build: linux, platform: 'win32' })));
+    expect([linuxOnWindows.code, linuxOnWindows.message]).toEqual(['NO_LAUNCH_COMMAND', 'a Linux build cannot run on win32; set launcher.command to run a stand-in']);
+  });
+
+  it("runs a Linux build's binary itself on Linux, from its folder, with plain arguments", async () => {
+    layout('CityDemo.sh', 'CityDemo/Binaries/Linux/CityDemo-Linux-Shipping');
+    const exe = join(buildDir, 'CityDemo/Binaries/Linux/CityDemo-Linux-Shipping');
+    const plan = await planLaunch(input({ command: undefined, build: build({ platform: 'linux', executable: 'CityDemo/Binaries/Linux/CityDemo-Linux-Shipping' }) }));
+    expect(plan).toMatchObject({ command: [exe], cwd: dirname(exe), argv0: undefined, windowsVerbatimArguments: false, projectName: 'CityDemo' });
+    expect(plan.args[0]).toBe('CityDemo');
+    expect(plan.args).toContain(`-ABSLOG=${join(root, 'sessions', 'ses_1', 'CityDemo.log')}`);
   });
 
   it('refuses an empty launcher.command, and neither build nor command', async () => {
-    expect((await refusal(planLaunch(input({ command: [], buildDir: undefined, projectName: 'P' })))).code).toBe('NO_LAUNCH_COMMAND');
-    expect((await refusal(planLaunch(input({ command: undefined, buildDir: undefined, platform: 'win32' })))).code).toBe('NO_LAUNCH_COMMAND');
+    expect((await refusal(planLaunch(input({ command: [], build: undefined, projectName: 'P' })))).code).toBe('NO_LAUNCH_COMMAND');
+    expect((await refusal(planLaunch(input({ command: undefined, build: undefined, platform: 'win32' })))).code).toBe('NO_LAUNCH_COMMAND');
   });
 
-  it('checks the build even when a command stands in for its binary', async () => {
+  it("checks the build's binary is there even when a command stands in for it", async () => {
     layout('CityDemo/Content/Paks/CityDemo-Windows.pak');
-    expect((await refusal(planLaunch(input()))).code).toBe('EXECUTABLE_NOT_FOUND');
+    const missing = await refusal(planLaunch(input()));
+    expect([missing.code, missing.message]).toEqual(['EXECUTABLE_NOT_FOUND', "the build's binary CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe is missing from its folder"]);
   });
 
   it('refuses bad launch arguments and settings', async () => {
     layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
     expect((await refusal(planLaunch(input({ settings: { ...settings, launchArgs: ['-ABSLOG=C:\\x.log'] } })))).code).toBe('INVALID_LAUNCH_ARGS');
     expect((await refusal(planLaunch(input({ settings: { ...settings, resX: 1281 } })))).code).toBe('INVALID_SETTINGS');
-    expect((await refusal(planLaunch(input({ buildDir: undefined, projectName: 'Display Name' })))).code).toBe('INVALID_SETTINGS');
+    expect((await refusal(planLaunch(input({ build: undefined, projectName: 'Display Name' })))).code).toBe('INVALID_SETTINGS');
   });
 });
 

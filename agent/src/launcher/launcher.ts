@@ -1,13 +1,12 @@
 // Launches a session's app for the session manager: picks the binary (or the configured
 // stand-in), builds its command line, prepares the session folder and starts the supervised
 // process. Everything up to the spawn is a pure plan, so the Windows form is tested on Linux.
-import { mkdir } from 'node:fs/promises';
-import { posix, win32 } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { join, posix, win32 } from 'node:path';
 import type { Logger } from 'pino';
 import type { StartSessionCommand } from '@pixelfleet/proto';
 import { AppProcess } from './app-process';
 import type { Clock } from '@pixelfleet/signaling';
-import { resolveExecutable, type ResolvedExecutable } from './executable';
 import { LaunchError } from './launch-error';
 import { buildUnrealArgs, loopbackSignallingUrl, toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
 
@@ -19,9 +18,9 @@ export const APP_OUTPUT_LOG = 'app-output.log';
 export interface LaunchPlanInput {
   /** launcher.command from the config: replaces the binary and gets the same arguments. Required off Windows. */
   command: readonly string[] | undefined;
-  /** The extracted build; undefined only with a command (a stand-in that needs no build). */
-  buildDir: string | undefined;
-  /** Used when there is no buildDir; otherwise the build's own project folder name wins. */
+  /** The extracted build from the cache (its folder and the manifest its scan recorded); undefined only with a command (a stand-in that needs no build). */
+  build: LaunchBuild | undefined;
+  /** Used when there is no build; otherwise the build's own project name wins. */
   projectName: string;
   settings: LaunchSettings;
   /** Absolute path of this session's folder (logs go here). */
@@ -51,18 +50,51 @@ export interface LaunchPlan {
   executable: ResolvedExecutable | undefined;
 }
 
+/** What the launcher needs of a cached build: its folder, and what the archive's scan found in it (build-archive's manifest). */
+export interface LaunchBuild {
+  dir: string;
+  manifest: { platform: 'windows' | 'linux'; projectName: string; executable: string; baseArgs: readonly string[] };
+}
+
+/** The binary a build is launched with. */
+export interface ResolvedExecutable {
+  /** Absolute path of the binary. */
+  exe: string;
+  /** Arguments before the session flags: `<Project>`, or `../../../<Project>/<Project>.uproject`. */
+  baseArgs: string[];
+  /** The Unreal project (folder) name. */
+  projectName: string;
+  platform: 'windows' | 'linux';
+}
+
 /**
- * Decides what to run. With a buildDir the build must hold a launchable binary even when a
- * command replaces it, so a stand-in exercises the same checks as Windows.
+ * The build's binary, as its manifest names it (the one layout rule: build-archive's, applied when
+ * the archive was scanned). It must still be a regular file in the extracted folder.
+ * @throws LaunchError EXECUTABLE_NOT_FOUND
+ */
+async function executableOf(build: LaunchBuild): Promise<ResolvedExecutable> {
+  const exe = join(build.dir, ...build.manifest.executable.split('/'));
+  const file = await stat(exe).catch(() => undefined);
+  if (file === undefined || !file.isFile()) throw new LaunchError('EXECUTABLE_NOT_FOUND', `the build's binary ${build.manifest.executable} is missing from its folder`);
+  return { exe, baseArgs: [...build.manifest.baseArgs], projectName: build.manifest.projectName, platform: build.manifest.platform };
+}
+
+/**
+ * Decides what to run. With a build, its binary must be there even when a command replaces it, so
+ * a stand-in exercises the same checks. A Windows build runs only on Windows and a Linux build only
+ * on Linux, unless launcher.command stands in for the binary.
  * @throws LaunchError
  */
 export async function planLaunch(input: LaunchPlanInput): Promise<LaunchPlan> {
   const platform = input.platform ?? process.platform;
-  const executable = input.buildDir === undefined ? undefined : await resolveExecutable(input.buildDir);
-  if (input.command === undefined && platform !== 'win32') {
-    throw new LaunchError('NO_LAUNCH_COMMAND', `Unreal builds run only on Windows; set launcher.command to run a stand-in on ${platform}`);
+  const executable = input.build === undefined ? undefined : await executableOf(input.build);
+  if (input.command === undefined) {
+    if (executable === undefined) throw new LaunchError('NO_LAUNCH_COMMAND', 'no build and no launcher.command: nothing to run');
+    const runsHere = executable.platform === 'windows' ? platform === 'win32' : platform === 'linux';
+    if (!runsHere) {
+      throw new LaunchError('NO_LAUNCH_COMMAND', `a ${executable.platform === 'windows' ? 'Windows' : 'Linux'} build cannot run on ${platform}; set launcher.command to run a stand-in`);
+    }
   }
-  if (input.command === undefined && executable === undefined) throw new LaunchError('NO_LAUNCH_COMMAND', 'no build folder and no launcher.command: nothing to run');
   if (input.command?.length === 0) throw new LaunchError('NO_LAUNCH_COMMAND', 'launcher.command is empty');
   const projectName = executable?.projectName ?? input.projectName;
   const path = platform === 'win32' ? win32 : posix;
@@ -80,6 +112,9 @@ export async function planLaunch(input: LaunchPlanInput): Promise<LaunchPlan> {
     return { command: [...input.command], args, cwd: undefined, argv0: undefined, windowsVerbatimArguments: false, projectName, logPath, outputLogPath, executable };
   }
   const exe = executable!.exe;
+  if (executable!.platform === 'linux') {
+    return { command: [exe], args, cwd: path.dirname(exe), argv0: undefined, windowsVerbatimArguments: false, projectName, logPath, outputLogPath, executable };
+  }
   return {
     command: [exe],
     args: toWindowsUnrealArgs(args),

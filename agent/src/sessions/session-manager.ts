@@ -83,16 +83,20 @@ export class SessionManager implements AgentInventory {
     if (this.sessions.has(c.sessionId)) return; // a repeat of a start that is still running
     if (this.sessions.size >= this.options.slots) throw new CommandFailure('NO_FREE_SLOT', `all ${this.options.slots} slots are busy`);
     const log = this.options.log.child({ sessionId: c.sessionId });
+    // The session's build, held in the cache for as long as its app runs (never evicted meanwhile).
+    // Not cached: a local build, which launcher.command stands in for.
+    const lease = c.uploadId !== '' && this.options.builds?.get(c.uploadId) !== undefined ? this.options.builds.acquire(c.uploadId) : undefined;
     const runtime: SessionRuntime = new SessionRuntime({
       command: c,
       launcherCommand: this.options.launcherCommand,
-      buildDir: undefined,
+      build: lease && { dir: lease.path, manifest: lease.manifest },
       sessionDir: join(this.options.dataDir, 'sessions', c.sessionId),
       appEnv: this.options.appEnv,
       ice: this.options.ice,
       report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: this.clock.now(), exitCode: 0, message: '', streamingId: '', ...extra }),
       signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: encodeRelayedSignal(message) }),
       onFinished: (_exit, logPaths) => {
+        lease?.release();
         if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
         const upload = this.options.uploadLogs(c.sessionId, logPaths).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'log upload failed'));
         this.uploads.add(upload);
@@ -105,7 +109,8 @@ export class SessionManager implements AgentInventory {
     try {
       await runtime.start();
     } catch (err) {
-      // onFinished may already have removed it; a failed start holds no slot either way.
+      // onFinished may already have removed it; a failed start holds no slot (and no build) either way.
+      lease?.release();
       if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
       throw err;
     }

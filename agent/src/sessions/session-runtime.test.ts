@@ -128,7 +128,7 @@ async function startSession(): Promise<Session> {
   const runtime = new SessionRuntime({
     command: COMMAND,
     launcherCommand: [process.execPath, '-e', STAND_IN, '--', String((tap.address() as AddressInfo).port)],
-    buildDir: undefined,
+    build: undefined,
     sessionDir: join(dir, 'session'),
     appEnv: {},
     ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
@@ -237,7 +237,7 @@ describe('SessionRuntime on the injected clock', () => {
       command: COMMAND,
       // An app that never dials its signalling.
       launcherCommand: [process.execPath, '-e', 'setInterval(() => undefined, 60000)'],
-      buildDir: undefined,
+      build: undefined,
       sessionDir: join(dir, 'session'),
       appEnv: {},
       ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },

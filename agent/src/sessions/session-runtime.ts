@@ -10,7 +10,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, decodeViewerToRelay, StreamerEndpoint, syste
 import type { RelayCounters, SessionEventKind, SignalEnvelope, StartSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure } from '../commands/command';
 import { chooseStartBitrateBps } from '../launcher/unreal-command-line';
-import { launchSession, type LaunchedSession } from '../launcher/launcher';
+import { launchSession, type LaunchBuild, type LaunchedSession } from '../launcher/launcher';
 import { LaunchError } from '../launcher/launch-error';
 import { listenOnLoopback } from '../launcher/port-allocator';
 import type { AppExit } from '../launcher/app-process';
@@ -25,8 +25,8 @@ export interface SessionRuntimeOptions {
   command: StartSessionCommand;
   /** launcher.command from the config (required off Windows). */
   launcherCommand: readonly string[] | undefined;
-  /** The extracted build, when the build cache provides one. */
-  buildDir: string | undefined;
+  /** The extracted build and its manifest, when the build cache holds the session's build (held for the app's life). */
+  build: LaunchBuild | undefined;
   /** Folder for this session's logs. */
   sessionDir: string;
   /** The app's complete environment. */
@@ -137,7 +137,7 @@ export class SessionRuntime {
       this.app = await launchSession({
         sessionId: this.sessionId,
         command: this.options.launcherCommand,
-        buildDir: this.options.buildDir,
+        build: this.options.build,
         projectName: 'PixelfleetApp',
         settings: c,
         sessionDir: this.options.sessionDir,

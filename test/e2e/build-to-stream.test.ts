@@ -1,0 +1,79 @@
+// From a customer's zip to frames in a browser, with nothing stood in: a Linux-packaged build
+// (whose binary runs the mock Unreal app) is submitted by URL through the public API, goes through
+// the pipeline, is distributed to a real agent that has no launcher.command, and the share page in
+// Debian chromium decodes the stream of the app that agent launched from its build cache.
+import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Agent } from '@pixelfleet/agent';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { linkReaches, startTestAgent } from '../support/agent';
+import { launchChromium } from '../support/chromium';
+import { writeBuildZip } from '../support/build-zips';
+
+const root = resolve(import.meta.dirname, '../..');
+let t: TestControlPlane;
+let agent: Agent;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let files: string;
+let fileServer: Server;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  t = await startTestControlPlane();
+  // No launcher.command: the agent runs what the build holds.
+  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress })).agent;
+  await linkReaches(agent, 'connected');
+  files = mkdtempSync(join(tmpdir(), 'pf-build-to-stream-'));
+  // The packaged Linux binary of this build starts the mock Unreal app with the arguments it is given.
+  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(root, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
+  await writeBuildZip(files, 'linux', { fileName: 'customer-build.zip', linuxBinary: binary });
+  fileServer = createServer((_req, res) => {
+    const file = join(files, 'customer-build.zip');
+    res.writeHead(200, { 'content-type': 'application/zip', 'content-length': statSync(file).size });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise<void>((done) => fileServer.listen(0, '127.0.0.1', done));
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((done) => (fileServer ? fileServer.close(() => done()) : done()));
+  await agent?.close();
+  await t?.destroy();
+  if (files) rmSync(files, { recursive: true, force: true });
+});
+
+describe('a customer build, end to end', () => {
+  it('upload a Linux zip by URL → Approved → open the share page → frames decoded', async () => {
+    const owner = t.cp.accounts.createUser('customer@example.com');
+    const projectId = t.cp.accounts.createProject(owner.userId, 'Customer', 'europe').projectId;
+    const apiKey = t.cp.accounts.issueKey(owner.userId);
+    t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
+    const fileUrl = `http://127.0.0.1:${(fileServer.address() as AddressInfo).port}/customer-build.zip`;
+    const res = await t.cp.http.inject({
+      method: 'POST',
+      url: '/api/projects/upload-file',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ apiKey, userId: owner.userId, projectId, fileUrl, autoRelease: true }),
+    });
+    expect(res.statusCode).toBe(201);
+    const { uploadId } = res.json<{ uploadId: string }>();
+    const status = () => (t.cp.db.prepare('SELECT status, objection FROM builds WHERE upload_id = ?').get(uploadId) as { status: string; objection: string | null });
+    await expect.poll(status, { timeout: 30_000 }).toEqual({ status: 'Approved', objection: null });
+    expect(agent.builds.list()).toEqual([expect.objectContaining({ uploadId, ready: true })]);
+
+    const page = await browser.context.newPage();
+    await page.goto(`${t.started.publicUrls.share}/${projectId}`);
+    await expect
+      .poll(() => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 30_000 })
+      .toBeGreaterThan(10);
+    // The session ran the build from the agent's cache: its snapshot names this worker, and the project's live build is this upload.
+    const live = t.cp.db.prepare('SELECT live_upload_id AS live FROM projects WHERE id = ?').get(projectId) as { live: string };
+    expect(live.live).toBe(uploadId);
+    await page.close();
+  });
+});
