@@ -1,12 +1,18 @@
-// `npm start`: the local demo. Runs the control plane, starts one local agent as a real process
-// whose "Unreal app" is the mock app (test/mock-unreal), creates a demo account, project, API key
-// and live build, and prints the share URL. State lives in .data/demo and survives restarts;
-// Ctrl-C stops everything (a second Ctrl-C forces).
+// `npm start`: the local demo. Runs the control plane and one local agent as a real process,
+// creates a demo account, project and API key, and the first time takes a customer's path: it
+// writes a Linux-packaged build whose binary is the mock Unreal app (test/mock-unreal), serves it
+// from a local HTTP server, submits it through the public API, prints each stage as its webhook
+// arrives, and once the build is Approved (distributed to the agent, which runs it from its build
+// cache) prints the share URL. State lives in .data/demo and survives restarts; Ctrl-C stops
+// everything (a second Ctrl-C forces).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { buildControlPlane, loadControlPlaneConfig, type ControlPlane } from '@pixelfleet/control-plane';
+import { writeBuildZip } from '../support/build-zips';
 
 const root = resolve(import.meta.dirname, '../..');
 const dataDir = join(root, '.data', 'demo');
@@ -21,6 +27,8 @@ interface DemoState {
   userId: string;
   projectId: string;
   apiKey: string;
+  /** The demo build, once submitted (older demo folders made a local build instead). */
+  uploadId?: string;
 }
 
 function loadOrCreate<T>(path: string, create: () => T): T {
@@ -32,6 +40,56 @@ function loadOrCreate<T>(path: string, create: () => T): T {
 
 let agent: ChildProcess | undefined;
 let cp: ControlPlane | undefined;
+const servers: Server[] = [];
+
+/** Listens on 127.0.0.1 at a free port; closed with the demo. */
+async function listen(server: Server): Promise<number> {
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return (server.address() as AddressInfo).port;
+}
+
+/** Where a customer would host their zip: a plain HTTP file server for .data/demo/builds. */
+async function serveBuilds(dir: string): Promise<string> {
+  const port = await listen(
+    createServer((req, res) => {
+      const file = join(dir, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).slice(1));
+      if (!existsSync(file) || !statSync(file).isFile()) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/zip', 'content-length': statSync(file).size });
+      createReadStream(file).pipe(res);
+    }),
+  );
+  return `http://127.0.0.1:${port}`;
+}
+
+/** The customer's webhook receiver: prints each build stage as it arrives. */
+async function receiveWebhooks(onEvent: (e: { event: string; status: string; objection: string | null }) => void): Promise<string> {
+  const port = await listen(
+    createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        res.writeHead(204).end();
+        try {
+          onEvent(JSON.parse(body) as { event: string; status: string; objection: string | null });
+        } catch {
+          // not ours
+        }
+      });
+    }),
+  );
+  return `http://127.0.0.1:${port}/webhook`;
+}
+
+/** The customer's side of the API: a JSON POST or PATCH with the demo key, through the real routes. */
+async function api(control: ControlPlane, method: 'POST' | 'PATCH', path: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await control.http.inject({ method, url: `/api${path}`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  if (res.statusCode >= 300) throw new Error(`${method} ${path} answered ${res.statusCode}: ${res.body}`);
+  return res.json<Record<string, unknown>>();
+}
 
 function startAgent(grpcAddress: string, joinToken: string): Promise<void> {
   const child = spawn(process.execPath, [join(root, 'agent/bin/pixelfleet-agent.mjs'), 'run'], {
@@ -43,7 +101,7 @@ function startAgent(grpcAddress: string, joinToken: string): Promise<void> {
       PIXELFLEET_AGENT_REGION: 'europe',
       PIXELFLEET_AGENT_HOSTNAME: 'demo-worker',
       PIXELFLEET_AGENT_DATA_DIR: join(dataDir, 'agent'),
-      PIXELFLEET_AGENT_LAUNCHER__COMMAND: JSON.stringify([process.execPath, join(root, 'test/mock-unreal/bin/mock-unreal.mjs')]),
+      // No launcher.command: the agent runs the build's own binary from its cache.
       PIXELFLEET_AGENT_ICE__HOST_ADDRESSES: JSON.stringify(['127.0.0.1']),
       PIXELFLEET_AGENT_LOG_LEVEL: 'warn',
     },
@@ -76,7 +134,7 @@ async function main(): Promise<void> {
       dataDir: join(dataDir, 'control-plane'),
       adminToken: secrets.adminToken,
       agentJoinToken: secrets.joinToken,
-      // The demo's "build" is a local stand-in and everything runs on this machine.
+      // The build and the webhook receiver are served from this machine.
       network: { allowPrivateUrls: true },
       logLevel: process.env.PIXELFLEET_LOG_LEVEL ?? 'warn',
     },
@@ -91,13 +149,37 @@ async function main(): Promise<void> {
         const user = control.accounts.createUser('demo@pixelfleet.local');
         const project = control.accounts.createProject(user.userId, 'Demo', 'europe');
         const apiKey = control.accounts.issueKey(user.userId);
-        control.registerLocalBuild(project.projectId);
         const created: DemoState = { userId: user.userId, projectId: project.projectId, apiKey };
         writeFileSync(stateFile, JSON.stringify(created, null, 2), { mode: 0o600 });
         return created;
       })();
 
+  // The build's host and the webhook receiver run for as long as the demo (a restart mid-pipeline resumes its download).
+  const buildsDir = join(dataDir, 'builds');
+  mkdirSync(buildsDir, { recursive: true });
+  const buildsOrigin = await serveBuilds(buildsDir);
+  let settled: ((e: { event: string; objection: string | null }) => void) | undefined;
+  const webhookUrl = await receiveWebhooks((e) => {
+    process.stdout.write(`  webhook  ${e.event.padEnd(19)} ${e.status}${e.objection ? `: ${e.objection}` : ''}\n`);
+    if (e.event === 'build.approved' || e.event === 'build.rejected') settled?.(e);
+  });
+  await api(control, 'PATCH', `/projects/${state.projectId}/settings`, { apiKey: state.apiKey, userId: state.userId, webhookUrl });
+
   await startAgent(started.grpcAddress, secrets.joinToken);
+
+  if (state.uploadId === undefined) {
+    // The packaged Linux binary of the demo build starts the mock Unreal app with the arguments it gets.
+    const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(root, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
+    await writeBuildZip(buildsDir, 'linux', { fileName: 'demo-build.zip', projectName: 'PixelDemo', linuxBinary: binary });
+    const fileUrl = `${buildsOrigin}/demo-build.zip`;
+    process.stdout.write(`Submitting the demo build (${fileUrl}) through POST /projects/upload-file…\n`);
+    const outcome = new Promise<{ event: string; objection: string | null }>((done) => (settled = done));
+    const { uploadId } = (await api(control, 'POST', '/projects/upload-file', { apiKey: state.apiKey, userId: state.userId, projectId: state.projectId, fileUrl, autoRelease: true })) as { uploadId: string };
+    const result = await outcome;
+    if (result.event !== 'build.approved') throw new Error(`the demo build was rejected: ${result.objection ?? ''}`);
+    state.uploadId = uploadId;
+    writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
+  }
 
   process.stdout.write(`
 Pixelfleet demo is running (state in .data/demo; Ctrl-C stops it).
@@ -109,8 +191,11 @@ Pixelfleet demo is running (state in .data/demo; Ctrl-C stops it).
   Demo project   ${state.projectId} (europe)
   Demo API key   ${state.apiKey}
 
-The "Unreal app" is the mock app (test/mock-unreal): a moving test pattern; clicks, keys and
-UIInteraction messages you send are written to its log under .data/demo/agent/sessions/.
+The demo build (${state.uploadId}) is a Linux-packaged build whose binary is the mock Unreal app
+(test/mock-unreal): a moving test pattern; clicks, keys and UIInteraction messages you send are
+written to its log under .data/demo/agent/sessions/. Submit your own zip the same way:
+  curl -X POST ${started.publicUrls.api}/projects/upload-file -H 'content-type: application/json' \\
+    -d '{"apiKey":"${state.apiKey}","userId":"${state.userId}","projectId":"${state.projectId}","fileUrl":"<your zip URL>","autoRelease":true}'
 
 Operators, in another terminal:
   export PIXELFLEET_ADMIN_SERVER=${started.grpcAddress} PIXELFLEET_ADMIN_TOKEN=${secrets.adminToken}
@@ -130,6 +215,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     }
     agent?.kill('SIGTERM');
     const done = agent && agent.exitCode === null ? new Promise((r) => agent!.once('exit', r)) : Promise.resolve();
+    for (const server of servers) server.close();
     void done.then(() => cp?.close()).then(() => process.exit(0));
   });
 }
