@@ -14,7 +14,7 @@ import { SessionManager } from './sessions/session-manager';
 import { BuildCache } from './build-cache/build-cache';
 import { appEnvironment } from './launcher/launcher';
 import { uploadSessionLog } from './link/log-upload';
-import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './lib/backoff';
+import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/signaling';
 import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
 import type { AgentInventory } from './agent-inventory';
 import agentPackage from '../package.json' with { type: 'json' };

@@ -58,6 +58,8 @@ export interface ControlPlaneDeps {
   logger?: Logger;
   /** DNS for the outbound URL policy (fileUrl, webhooks); tests inject one. */
   resolveHost?: HostResolver;
+  /** Tests of the build API alone: submitted builds wait in `pending` instead of being downloaded in the background. */
+  withoutPipeline?: boolean;
 }
 
 export interface StartedControlPlane {
@@ -200,7 +202,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     clock,
     ids,
     distribution,
-    pipeline: {
+    pipeline: deps.withoutPipeline ? undefined : {
       blobs,
       workDir: join(config.dataDir, 'pipeline'),
       checkUrl: (raw) => checkOutboundUrl(raw, urlPolicy),

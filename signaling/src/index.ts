@@ -91,6 +91,7 @@ export { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, SEC
 export { systemClock, ManualClock, type Clock, type TimerHandle } from './clock';
 export { TokenBucket, type RateLimitOptions } from './token-bucket';
 export { Listeners, type EventMap, type ListenerErrorHandler } from './listeners';
+export { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 export {
   encodeRelayedSignal,
   decodeViewerToRelay,

@@ -31,9 +31,10 @@ export interface ApiFixture {
 
 let counter = 0;
 
-export async function startApiFixture(options: { clock?: Clock; overrides?: Record<string, unknown> } = {}): Promise<ApiFixture> {
+export async function startApiFixture(options: { clock?: Clock; overrides?: Record<string, unknown>; withoutPipeline?: boolean } = {}): Promise<ApiFixture> {
   const t = await startTestControlPlane({
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.withoutPipeline ? { withoutPipeline: true } : {}),
     overrides: { limits: { fairUseBurst: 100_000, fairUsePerSecond: 100_000, fairUseAddressBurst: 100_000, fairUseAddressPerSecond: 100_000 }, ...options.overrides },
   });
   const keys: string[] = [];

@@ -10,9 +10,11 @@ const clock = new ManualClock();
 let f: ApiFixture;
 let strict: ApiFixture;
 
+// The routes alone: statuses are moved by hand here, so no pipeline works on the builds in the background
+// (test/integration/build-pipeline.test.ts runs it).
 beforeAll(async () => {
-  f = await startApiFixture({ clock });
-  strict = await startApiFixture({ overrides: { network: { allowPrivateUrls: false } } });
+  f = await startApiFixture({ clock, withoutPipeline: true });
+  strict = await startApiFixture({ overrides: { network: { allowPrivateUrls: false } }, withoutPipeline: true });
 });
 afterAll(async () => {
   await f.close();
@@ -197,7 +199,7 @@ describe('the build-call window (one accepted call per 120 s per user, shared)',
   });
 
   it('names the configured window in the message', async () => {
-    const short = await startApiFixture({ overrides: { limits: { buildCallWindowSeconds: 60, fairUseBurst: 1000, fairUsePerSecond: 1000, fairUseAddressBurst: 1000, fairUseAddressPerSecond: 1000 } } });
+    const short = await startApiFixture({ overrides: { limits: { buildCallWindowSeconds: 60, fairUseBurst: 1000, fairUsePerSecond: 1000, fairUseAddressBurst: 1000, fairUseAddressPerSecond: 1000 } }, withoutPipeline: true });
     try {
       const a = short.account();
       expect((await short.post('/projects/upload-file', upload(a))).statusCode).toBe(201);

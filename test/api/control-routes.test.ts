@@ -14,9 +14,9 @@ let limited: ApiFixture;
 let addressLimited: ApiFixture;
 
 beforeAll(async () => {
-  f = await startApiFixture();
-  limited = await startApiFixture({ clock, overrides: { limits: { fairUseBurst: 3, fairUsePerSecond: 0.5 } } });
-  addressLimited = await startApiFixture({ clock, overrides: { limits: { fairUseBurst: 100, fairUsePerSecond: 100, fairUseAddressBurst: 4, fairUseAddressPerSecond: 1 } } });
+  f = await startApiFixture({ withoutPipeline: true });
+  limited = await startApiFixture({ clock, overrides: { limits: { fairUseBurst: 3, fairUsePerSecond: 0.5 } }, withoutPipeline: true });
+  addressLimited = await startApiFixture({ clock, overrides: { limits: { fairUseBurst: 100, fairUsePerSecond: 100, fairUseAddressBurst: 4, fairUseAddressPerSecond: 1 } }, withoutPipeline: true });
 });
 afterAll(async () => {
   await f.close();

@@ -243,7 +243,7 @@ describe.each(ROUTES.map((r) => [r.name, r] as const))('%s', (_name, route) => {
   let f: ApiFixture;
 
   beforeAll(async () => {
-    f = await startApiFixture({ clock });
+    f = await startApiFixture({ clock, withoutPipeline: true });
   });
   afterAll(async () => {
     await f.close();

@@ -46,6 +46,8 @@ export interface TestControlPlaneOptions {
   grpcPort?: number;
   overrides?: Record<string, unknown>;
   logs?: LogCapture;
+  /** The build API alone: submitted builds stay `pending` (route tests that move statuses by hand). */
+  withoutPipeline?: boolean;
 }
 
 export async function startTestControlPlane(options: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
@@ -63,7 +65,11 @@ export async function startTestControlPlane(options: TestControlPlaneOptions = {
       ...options.overrides,
     },
   });
-  const cp = buildControlPlaneWithDb(config, { logger: createLogger('debug', logs.stream), ...(options.clock ? { clock: options.clock } : {}) });
+  const cp = buildControlPlaneWithDb(config, {
+    logger: createLogger('debug', logs.stream),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.withoutPipeline ? { withoutPipeline: true } : {}),
+  });
   const started = await cp.start();
   let stopped = false;
   const stop = async () => {

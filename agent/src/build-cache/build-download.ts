@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import { CommandFailure } from '../commands/command';
-import { backoffDelayMs } from '../lib/backoff';
+import { backoffDelayMs } from '@pixelfleet/signaling';
 
 /** Retries of network errors, stalls and 5xx/408/429 answers. */
 export interface BuildDownloadRetry {

@@ -19,7 +19,7 @@ import {
   type ToAgent,
 } from '@pixelfleet/proto';
 import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
-import { backoffDelayMs, type BackoffOptions } from '../lib/backoff';
+import { backoffDelayMs, type BackoffOptions } from '@pixelfleet/signaling';
 
 /** A healthy stream this long resets the backoff to its first step. */
 export const BACKOFF_RESET_AFTER_MS = 60_000;

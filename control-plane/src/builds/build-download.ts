@@ -12,7 +12,7 @@ import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders,
 import { request as httpsRequest } from 'node:https';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
-import type { Clock } from '@pixelfleet/signaling';
+import { backoffDelayMs, type Clock } from '@pixelfleet/signaling';
 import { pinnedLookup, type UrlVerdict } from '../webhooks/url-policy';
 import { byteWords, clientErrorWords, errorCode, isCertificateError, networkErrorWords, notZipWords, statusWords, type DownloadFailureReason } from './download-words';
 
@@ -196,8 +196,7 @@ class BuildDownload {
             const times = failures === 1 ? 'once' : `${failures} times in a row`;
             throw new BuildDownloadError('Download Failed', err.reason, `the download failed ${times}; last error: ${err.words}`);
           }
-          const ceiling = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** Math.min(failures - 1, 30));
-          const delayMs = Math.floor((this.o.random ?? Math.random)() * ceiling);
+          const delayMs = backoffDelayMs(failures - 1, { initialMs: this.retry.baseDelayMs, maxMs: this.retry.maxDelayMs }, this.o.random ?? Math.random);
           log.warn({ failures, delayMs, bytes: this.offset, error: err.words }, 'build download failed; retrying');
           await this.sleep(delayMs);
         }

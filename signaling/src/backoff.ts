@@ -1,4 +1,4 @@
-// Full-jitter exponential backoff for redialing the control plane.
+// Full-jitter exponential backoff: the agent redialing the control plane, and every download that retries (the control plane's build download, the agent's build cache).
 
 export interface BackoffOptions {
   /** First ceiling, in milliseconds (default 1000). */
