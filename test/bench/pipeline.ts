@@ -4,10 +4,12 @@
 // scan, save) in this process. Beside it, in the same run, the baseline: `curl -o` of the same URL
 // and `unzip` of the same file. Prints upload-file → Ready, each stage's throughput against its
 // baseline, and this process's peak RSS (the control plane; the file server is the child's).
-// Distribution to agents is not built yet (issue 11): its figures come with it. Not a test.
+// Then distribution: 4 local agents (`pixelfleet-agent` processes, each its own build cache) take
+// the build from the control plane's archive links, against 4 parallel `curl -o` of the same links
+// in the same run; an agent's peak RSS is its VmHWM. Not a test.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -17,12 +19,40 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { ZipArchive } from 'archiver';
 import { buildEntries, DEFAULT_PROJECT } from '../support/build-zips';
-import { startTestControlPlane } from '../support/control-plane';
+import { startTestControlPlane, TEST_JOIN_TOKEN } from '../support/control-plane';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 const TARGET_RATIO = 0.9;
 const TARGET_RSS_MIB = 256;
+const AGENTS = 4;
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Peak resident memory of a process (VmHWM), in bytes; 0 when it is gone. */
+function peakRssOf(pid: number | undefined): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** A `pixelfleet-agent run` process with its own data dir, as on a streaming server. */
+function spawnAgent(grpcAddress: string, dataDir: string, name: string): ChildProcess {
+  return spawn(process.execPath, [join(root, 'agent/bin/pixelfleet-agent.mjs'), 'run'], {
+    stdio: 'ignore',
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      PIXELFLEET_AGENT_CONTROL_PLANE: grpcAddress,
+      PIXELFLEET_AGENT_JOIN_TOKEN: TEST_JOIN_TOKEN,
+      PIXELFLEET_AGENT_REGION: 'europe',
+      PIXELFLEET_AGENT_HOSTNAME: name,
+      PIXELFLEET_AGENT_DATA_DIR: dataDir,
+      PIXELFLEET_AGENT_LOG_LEVEL: 'warn',
+    },
+  });
+}
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(name);
@@ -151,9 +181,48 @@ async function main(): Promise<void> {
     const totalMs = performance.now() - t;
     clearInterval(sampler);
     stop();
-    const build = cp.cp.db.prepare('SELECT status, objection FROM builds WHERE upload_id = ?').get(uploadId) as { status: string; objection: string | null };
-    await cp.destroy();
+    const build = cp.cp.db.prepare('SELECT status, objection, archive_sha256 AS sha FROM builds WHERE upload_id = ?').get(uploadId) as { status: string; objection: string | null; sha: string };
     if (build.status !== 'Ready') throw new Error(`the build ended ${build.status}: ${build.objection ?? ''}`);
+
+    // Distribution: 4 agents connect, the build is activated, each downloads and extracts it.
+    const agents = Array.from({ length: AGENTS }, (_, i) => spawnAgent(cp.started.grpcAddress, join(dir, `agent-${i}`), `bench-${i}`));
+    await new Promise<void>((resolve) => {
+      const check = () => (cp.cp.registry.placeable('europe').length >= AGENTS ? resolve() : setTimeout(check, 100));
+      check();
+    });
+    const approved = new Promise<void>((resolve) => {
+      const stopApproved = cp.cp.events.follow(0, (e) => {
+        if (e.type === 'build.approved' || e.type === 'build.rejected') {
+          stopApproved();
+          resolve();
+        }
+      });
+    });
+    t = performance.now();
+    // As distribute-file would (without spending the user's build-call window on the bench): Ready → Distributing.
+    cp.cp.builds.advance(uploadId, 'Distributing to Servers');
+    await approved;
+    const distributeMs = performance.now() - t;
+    const final = cp.cp.db.prepare('SELECT status, objection FROM builds WHERE upload_id = ?').get(uploadId) as { status: string; objection: string | null };
+    const agentPeakRss = Math.max(...agents.map((a) => peakRssOf(a.pid)));
+    for (const a of agents) a.kill('SIGTERM');
+    // Baseline: 4 parallel curl -o of the same archive links (to disk, as the agents write).
+    const curlDir = join(dir, 'curls');
+    spawnSync('mkdir', ['-p', curlDir]);
+    const workers = cp.cp.registry.placeable('europe');
+    const links = workers.map((w) => cp.cp.archiveLinks.issueArchiveLink({ workerId: w.workerId, uploadId, sha256: build.sha }).url);
+    t = performance.now();
+    await Promise.all(
+      links.map(
+        (link, i) =>
+          new Promise<void>((resolve, reject) =>
+            spawn('curl', ['-sS', '-o', join(curlDir, `${i}.zip`), link], { stdio: 'ignore' }).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`curl exited ${code}`)))),
+          ),
+      ),
+    );
+    const curlsMs = performance.now() - t;
+    await cp.destroy();
+    if (final.status !== 'Approved') throw new Error(`the distribution ended ${final.status}: ${final.objection ?? ''}`);
 
     const at = (e: string) => stageAt.get(e) ?? NaN;
     const downloadMs = at('build.extracting') - at('build.downloading');
@@ -170,7 +239,9 @@ async function main(): Promise<void> {
     console.log(`| save to the blob store (hash + copy + fsync) | ${(saveMs / 1000).toFixed(1)} s = ${mbps(saveMs)} MiB/s | — | — | — |`);
     console.log(`| upload-file → Ready | ${(totalMs / 1000).toFixed(1)} s | — | — | — |`);
     console.log(`| control plane peak RSS (this process) | ${(peakRss / MIB).toFixed(0)} MiB | — | — | ≤ ${TARGET_RSS_MIB} MiB ${peakRss / MIB <= TARGET_RSS_MIB ? 'met' : 'MISSED'} |`);
-    console.log('| distribution to 4 agents vs 4 parallel curl | not built yet (issue 11) | — | — | ≥ 0.9× |');
+    const distRatio = curlsMs / distributeMs;
+    console.log(`| distribution to ${AGENTS} agents (download, SHA-256, extract each) → Approved | ${(distributeMs / 1000).toFixed(1)} s | ${AGENTS} parallel curl -o: ${(curlsMs / 1000).toFixed(1)} s | ${distRatio.toFixed(2)}× | ≥ ${TARGET_RATIO}× ${distRatio >= TARGET_RATIO ? 'met' : 'MISSED'} |`);
+    console.log(`| an agent's peak RSS (VmHWM) | ${(agentPeakRss / MIB).toFixed(0)} MiB | — | — | ≤ ${TARGET_RSS_MIB} MiB ${agentPeakRss / MIB <= TARGET_RSS_MIB ? 'met' : 'MISSED'} |`);
   } finally {
     child.kill();
     rmSync(dir, { recursive: true, force: true });
