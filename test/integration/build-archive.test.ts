@@ -14,6 +14,7 @@ import {
   DEFAULT_ARCHIVE_LIMITS,
   extractArchive,
   inspectArchive,
+  verifyArchive,
   type ArchiveLimits,
   type ExtractProgress,
 } from '@pixelfleet/agent/build-archive';
@@ -67,10 +68,13 @@ function expectedSizes(layout: BuildLayout) {
 describe('valid builds', () => {
   for (const writer of ['archiver', 'hand'] as const) {
     for (const layout of Object.keys(EXPECTED) as BuildLayout[]) {
-      it(`${layout} (${writer}) inspects to its manifest and extracts byte for byte`, async () => {
+      it(`${layout} (${writer}) inspects and verifies to its manifest and extracts byte for byte`, async () => {
         const zip = await writeBuildZip(zips, layout, { writer, fileName: `${layout}-${writer}.zip` });
         const manifest = { ...EXPECTED[layout], projectName: P, ...expectedSizes(layout) };
         expect(await inspectArchive(zip, LIMITS)).toEqual(manifest);
+        const checked: ExtractProgress[] = [];
+        expect(await verifyArchive(zip, LIMITS, { onProgress: (p) => checked.push(p) })).toEqual(manifest);
+        expect(checked.at(-1)).toEqual({ bytesDone: manifest.totalBytes, bytesTotal: manifest.totalBytes });
 
         const dest = join(await workDir(), 'build');
         const progress: ExtractProgress[] = [];
@@ -125,7 +129,7 @@ describe('valid builds', () => {
 
 describe('hostile archives', () => {
   for (const fixture of hostileZips()) {
-    it(`${fixture.name}: ${fixture.caughtBy} rejects it with its objection and leaves nothing on disk`, async () => {
+    it(`${fixture.name}: ${fixture.caughtBy} rejects it with its objection (verify and extract alike) and leaves nothing on disk`, async () => {
       const zip = await fixture.write(zips);
       if (fixture.caughtBy === 'inspection') {
         const r = await rejectionOf(inspectArchive(zip, DEFAULT_ARCHIVE_LIMITS));
@@ -133,6 +137,8 @@ describe('hostile archives', () => {
       } else {
         await expect(inspectArchive(zip, DEFAULT_ARCHIVE_LIMITS)).resolves.toMatchObject({ platform: 'windows' });
       }
+      const verified = await rejectionOf(verifyArchive(zip, DEFAULT_ARCHIVE_LIMITS));
+      expect([verified.code, verified.objection]).toEqual([fixture.code, fixture.objection]);
       // Into a folder that does not exist yet: not even it is left behind.
       const work = await workDir();
       const dest = join(work, 'builds', 'p1', 'build');
@@ -201,6 +207,23 @@ describe('extraction failures', () => {
     await writeZip(zip, [...buildEntries('linux'), { name: `${P}/tail.bin`, data: 'short', method: 'store', lie: { compressedSize: 5000, uncompressedSize: 5000 } }]);
     const r = await rejectionOf(extractArchive(zip, join(await workDir(), 'build'), LIMITS));
     expect([r.code, r.objection]).toEqual(['CORRUPT', `the archive is truncated or damaged at entry "${P}/tail.bin"`]);
+    const v = await rejectionOf(verifyArchive(zip, LIMITS));
+    expect([v.code, v.objection]).toEqual(['CORRUPT', `the archive is truncated or damaged at entry "${P}/tail.bin"`]);
+  });
+
+  it('a scan stops when the caller aborts', async () => {
+    const zip = await writeBuildZip(zips, 'windows-shipping', { fileName: 'abort-verify.zip' });
+    const controller = new AbortController();
+    let afterAbort = 0;
+    const error = await verifyArchive(zip, LIMITS, {
+      onProgress: (p) => {
+        if (controller.signal.aborted) afterAbort += 1;
+        if (p.bytesDone > 100 * 1024) controller.abort();
+      },
+      signal: controller.signal,
+    }).catch((err: unknown) => err);
+    expect((error as Error).name).toBe('AbortError');
+    expect(afterAbort).toBeLessThanOrEqual(1);
   });
 });
 

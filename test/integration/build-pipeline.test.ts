@@ -3,7 +3,7 @@
 // Distributing to Servers, with every stage seen by a real local webhook receiver in stage order.
 // Restarts: a build caught mid-pipeline resumes, or ends with an objection saying why.
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -137,6 +137,7 @@ async function deliveriesOf(uploadId: string): Promise<Delivery[]> {
 }
 
 const stages = (ds: Delivery[]) => ds.map((d) => `${d.event} ${d.status}`);
+const blobPathOf = (dataDir: string, sha256: string) => join(dataDir, 'blobs', 'sha256', sha256.slice(0, 2), sha256);
 
 describe('a valid build', () => {
   it('autoRelease false: pending → Downloading → Extracting & Scanning → Saving → Ready, every stage a webhook in order; the archive is in the blob store with its manifest', async () => {
@@ -159,7 +160,7 @@ describe('a valid build', () => {
     expect(build.status).toBe('Ready');
     expect(JSON.parse(build.manifest)).toMatchObject({ platform: 'linux', projectName: 'PixelDemo', executable: 'PixelDemo/Binaries/Linux/PixelDemo-Linux-Shipping' });
     expect(build.archive_bytes).toBe(statSync(join(files, 'linux-ready.zip')).size);
-    expect(existsSync(join(f.t.dataDir, 'blobs', 'sha256', build.archive_sha256.slice(0, 2), build.archive_sha256))).toBe(true);
+    expect(existsSync(blobPathOf(f.t.dataDir, build.archive_sha256))).toBe(true);
     // Nothing is left in the work folder.
     await f.t.cp.builds.pipeline?.idle();
     expect(readdirSync(join(f.t.dataDir, 'pipeline'))).toEqual([]);
@@ -278,7 +279,7 @@ describe('restarts', () => {
     }
   });
 
-  it('a build left Downloading resumes at start; one left Extracting without its archive ends Reject, saying it was interrupted', async () => {
+  it('builds a restart caught mid-pipeline resume: Downloading from the start, Extracting rescans and saves the downloaded file itself, Saving without a digest hashes it; Extracting without its archive ends Reject, saying it was interrupted', async () => {
     const first = await startTestControlPlane();
     const u = first.cp.accounts.createUser(`restart-${process.pid}@example.com`);
     const p = first.cp.accounts.createProject(u.userId, 'Restart', 'europe');
@@ -287,6 +288,18 @@ describe('restarts', () => {
     const insert = first.cp.db.prepare('INSERT INTO builds (upload_id, project_id, file_url, status, auto_release, created_at, updated_at) VALUES (?, ?, ?, ?, 0, 1, 1)');
     insert.run('upl_resume', p.projectId, `${fileOrigin}/resume.zip`, 'Downloading Files');
     insert.run('upl_lost', p.projectId, `${fileOrigin}/resume.zip`, 'Extracting & Scanning');
+    // Killed mid-scan: the downloaded archive and its digest are there; the scan runs again and the
+    // save moves that very file into the blob store (a rename: same inode, no copy).
+    const work = join(first.dataDir, 'pipeline');
+    mkdirSync(work, { recursive: true });
+    const rescan = await writeBuildZip(work, 'linux', { fileName: 'upl_rescan.zip' });
+    const rescanned = { sha256: createHash('sha256').update(readFileSync(rescan)).digest('hex'), bytes: statSync(rescan).size, ino: statSync(rescan).ino };
+    insert.run('upl_rescan', p.projectId, `${fileOrigin}/resume.zip`, 'Extracting & Scanning');
+    first.cp.db.prepare('UPDATE builds SET archive_sha256 = ?, archive_bytes = ? WHERE upload_id = ?').run(rescanned.sha256, rescanned.bytes, 'upl_rescan');
+    // Killed between the download's rename and its record: the archive is hashed as it is saved.
+    const unhashed = await writeBuildZip(work, 'windows-shipping', { fileName: 'upl_unhashed.zip' });
+    const unhashedSha = createHash('sha256').update(readFileSync(unhashed)).digest('hex');
+    insert.run('upl_unhashed', p.projectId, `${fileOrigin}/resume.zip`, 'Saving to Repository');
     await first.stop();
 
     const again = await startTestControlPlane({ dataDir: first.dataDir, logs: first.logs });
@@ -299,6 +312,13 @@ describe('restarts', () => {
       const lost = await deliveriesOf('upl_lost');
       expect(stages(lost)).toEqual(['build.rejected Reject']);
       expect(lost[0]?.objection).toBe('processing was interrupted by a restart of the service and the downloaded archive is gone; please submit the build again');
+      expect(stages(await deliveriesOf('upl_rescan'))).toEqual(['build.saving Saving to Repository', 'build.ready Ready']);
+      const blob = blobPathOf(first.dataDir, rescanned.sha256);
+      expect(statSync(blob).ino).toBe(rescanned.ino);
+      expect(stages(await deliveriesOf('upl_unhashed'))).toEqual(['build.ready Ready']);
+      const saved = again.cp.db.prepare('SELECT archive_sha256 AS sha, archive_bytes AS bytes FROM builds WHERE upload_id = ?').get('upl_unhashed');
+      expect(saved).toEqual({ sha: unhashedSha, bytes: statSync(blobPathOf(first.dataDir, unhashedSha)).size });
+      expect(readdirSync(work)).toEqual([]);
     } finally {
       await again.destroy();
     }

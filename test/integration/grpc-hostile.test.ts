@@ -139,6 +139,27 @@ describe('protocol violations', () => {
     });
   });
 
+  it('a Starting session whose stored StartSession no longer decodes is ended at the Hello; one whose StartSession decodes waits for it', async () => {
+    const w = await enroll(TEST_JOIN_TOKEN);
+    const { projectId } = seedProject(t.cp);
+    const lost = seedSession(t.cp, { projectId, status: 'Starting', workerId: w.workerId });
+    const waiting = seedSession(t.cp, { projectId, status: 'Starting', workerId: w.workerId });
+    const insert = t.cp.db.prepare('INSERT INTO worker_commands (worker_id, seq, command_id, kind, payload, phase, not_after, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, 0, 0)');
+    insert.run(w.workerId, 99, `cmd_lost_${w.workerId}`, 'startSession', `{"kind":"startSession","sessionId":"${lost}",`, 'PENDING');
+    // The waiting session's start, stored as the session service stores it.
+    t.cp.registry.sendCommand(w.workerId, {
+      kind: 'startSession', sessionId: waiting, projectId, uploadId: '', streamingId: 'stream', playerId: '', codec: 'H264', minBitrateBps: 0, maxBitrateBps: 0,
+      resX: 1280, resY: 720, fps: 30, launchArgs: [], maxRunTimeMinutes: 0, startupTimeoutSeconds: 60,
+    });
+    const r = await connectAndSend(w.workerToken, [hello(w.workerId), {}]);
+    // Only the decodable start is sent; the other session is over.
+    expect(r.received.map((m) => m.msg?.$case)).toEqual(['welcome', 'command']);
+    expect(r.received[1]?.msg).toMatchObject({ $case: 'command', value: { kind: { $case: 'startSession', value: { sessionId: waiting } } } });
+    const statusOf = (id: string) => (t.cp.db.prepare('SELECT status FROM sessions WHERE id = ?').get(id) as { status: string }).status;
+    expect(statusOf(lost)).not.toBe('Starting');
+    expect(statusOf(waiting)).toBe('Starting');
+  });
+
   it('a newer Connect replaces the older stream of the same worker', async () => {
     const w = await enroll(TEST_JOIN_TOKEN);
     const old = client.connect(bearer(w.workerToken));

@@ -5,26 +5,20 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, stat, statfs } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { crc32 } from 'node:zlib';
 import { type Entry, type ZipFile } from 'yauzl';
 import { ArchiveRejection, quoteEntryName } from './archive-rejection';
 import { type ArchiveLimits } from './archive-limits';
 import { formatBytes } from './byte-size';
+import { checkedEntryData, extractionError, type ExtractProgress } from './entry-data';
 import { checkEntries, type ArchiveEntry } from './entry-guards';
 import { manifestOf, type ArchiveManifest } from './inspect-archive';
-import { openEntryStream, readCentralDirectory } from './zip-reader';
+import { openEntryData, readCentralDirectory } from './zip-reader';
 
-export interface ExtractProgress {
-  /** Bytes written so far. */
-  bytesDone: number;
-  /** Bytes the whole archive expands to. */
-  bytesTotal: number;
-}
+export type { ExtractProgress } from './entry-data';
 
 export interface ExtractOptions {
-  /** Called as bytes are written (once per chunk, up to every 64 KiB). */
+  /** Called as bytes are written (once per chunk, up to every 1 MiB). */
   onProgress?: (progress: ExtractProgress) => void;
   /** Free bytes on the file system holding `dir`; default `fs.statfs` (blocks available to us × block size). */
   freeBytes?: (dir: string) => Promise<number>;
@@ -35,36 +29,6 @@ export interface ExtractOptions {
 async function statfsFreeBytes(dir: string): Promise<number> {
   const fsStats = await statfs(dir);
   return fsStats.bavail * fsStats.bsize;
-}
-
-/** Yauzl's complaints about an entry's data, as this entry's objection. */
-const TRUNCATED = /^(unexpected EOF|invalid local file header signature|file data overflows file bounds)/;
-
-/** The objection for an error met while extracting `entry` (a read, inflate or write failure). */
-export function extractionError(err: unknown, entry: string): unknown {
-  if (err instanceof ArchiveRejection || (err instanceof Error && err.name === 'AbortError')) return err;
-  const e = err as NodeJS.ErrnoException;
-  const named = `entry ${quoteEntryName(entry)}`;
-  if (e.code === 'ENOSPC' || e.code === 'EDQUOT') {
-    return new ArchiveRejection('DISK_FULL', 'the server ran out of disk space while extracting the build', { cause: err });
-  }
-  if (typeof e.message === 'string') {
-    if (e.message.startsWith('too many bytes in the stream')) {
-      return new ArchiveRejection('CORRUPT', `${named} holds more data than its header declares`, { cause: err });
-    }
-    if (e.message.startsWith('not enough bytes in the stream')) {
-      return new ArchiveRejection('CORRUPT', `${named} holds less data than its header declares`, { cause: err });
-    }
-    if (TRUNCATED.test(e.message)) return new ArchiveRejection('CORRUPT', `the archive is truncated or damaged at ${named}`, { cause: err });
-  }
-  if (typeof e.code === 'string' && e.code.startsWith('Z_')) {
-    return new ArchiveRejection('CORRUPT', `${named} is damaged: its compressed data cannot be read`, { cause: err });
-  }
-  if (e.syscall !== undefined) {
-    return new ArchiveRejection('WRITE_FAILED', `the server could not write the extracted build (${e.code ?? 'I/O error'})`, { cause: err });
-  }
-  // Anything else (a throwing progress callback, a bug) is not the archive's fault: passed on as is.
-  return err;
 }
 
 /**
@@ -98,7 +62,7 @@ export async function extractArchive(zipPath: string, destDir: string, limits: A
     const createdTop = await mkdir(parent, { recursive: true });
     const temp = await mkdtemp(join(parent, `.${basename(dest)}.extracting-`));
     try {
-      await writeEntries(zipfile, entries, checked, temp, manifest.totalBytes, options);
+      await writeEntries(zipPath, zipfile, entries, checked, temp, manifest.totalBytes, options);
       await rename(temp, dest);
     } catch (err) {
       await rm(createdTop ?? temp, { recursive: true, force: true });
@@ -128,6 +92,7 @@ async function exists(path: string): Promise<boolean> {
 }
 
 async function writeEntries(
+  zipPath: string,
   zipfile: ZipFile,
   entries: readonly Entry[],
   checked: readonly ArchiveEntry[],
@@ -155,7 +120,7 @@ async function writeEntries(
         continue;
       }
       await makeDir(dirname(target));
-      await writeEntry(zipfile, raw, entry, target, progress, options);
+      await writeEntry(zipPath, zipfile, raw, entry, target, progress, options);
     } catch (err) {
       throw extractionError(err, raw.fileName);
     }
@@ -164,6 +129,7 @@ async function writeEntries(
 
 /** Streams one entry to target, checking its byte count and CRC-32 against the central directory. */
 async function writeEntry(
+  zipPath: string,
   zipfile: ZipFile,
   raw: Entry,
   entry: ArchiveEntry,
@@ -171,29 +137,7 @@ async function writeEntry(
   progress: ExtractProgress,
   options: ExtractOptions,
 ): Promise<void> {
-  let written = 0;
-  let crc = 0;
-  const name = quoteEntryName(raw.fileName);
-  const verify = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      written += chunk.length;
-      // yauzl counts inflated bytes too; this also covers stored entries and keeps the rule here.
-      if (written > entry.uncompressedSize) {
-        callback(new ArchiveRejection('CORRUPT', `entry ${name} holds more data than its header declares`));
-        return;
-      }
-      crc = crc32(chunk, crc);
-      progress.bytesDone += chunk.length;
-      options.onProgress?.({ ...progress });
-      callback(null, chunk);
-    },
-    flush(callback) {
-      if (written !== entry.uncompressedSize) callback(new ArchiveRejection('CORRUPT', `entry ${name} holds less data than its header declares`));
-      else if (crc !== entry.crc32) callback(new ArchiveRejection('CORRUPT', `entry ${name} is damaged: its checksum (CRC-32) does not match`));
-      else callback();
-    },
-  });
-  const source = await openEntryStream(zipfile, raw);
-  const sink = createWriteStream(target, { flags: 'wx', mode: entry.executable ? 0o755 : 0o644 });
-  await pipeline(source, verify, sink, { signal: options.signal });
+  const data = await openEntryData(zipPath, zipfile, raw);
+  const sink = createWriteStream(target, { flags: 'wx', mode: entry.executable ? 0o755 : 0o644, highWaterMark: 1024 * 1024 });
+  await pipeline([...data, checkedEntryData(entry, raw.fileName, progress, options.onProgress), sink], { signal: options.signal });
 }

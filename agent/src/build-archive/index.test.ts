@@ -18,6 +18,6 @@ describe('@pixelfleet/agent/build-archive', () => {
   });
 
   it('names what the pipeline and the agent use', () => {
-    expect(Object.keys(door).sort()).toEqual(['ArchiveRejection', 'DEFAULT_ARCHIVE_LIMITS', 'extractArchive', 'inspectArchive']);
+    expect(Object.keys(door).sort()).toEqual(['ArchiveRejection', 'DEFAULT_ARCHIVE_LIMITS', 'extractArchive', 'inspectArchive', 'verifyArchive']);
   });
 });

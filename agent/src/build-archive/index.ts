@@ -5,4 +5,5 @@ export { ArchiveRejection, type ArchiveRejectionCode } from './archive-rejection
 export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './archive-limits';
 export { inspectArchive, type ArchiveManifest } from './inspect-archive';
 export { extractArchive, type ExtractOptions, type ExtractProgress } from './extract-archive';
+export { verifyArchive, type VerifyOptions } from './verify-archive';
 export type { BuildPlatform } from './unreal-layout';

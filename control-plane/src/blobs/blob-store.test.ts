@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type * as NodeFs from 'node:fs';
-import { type WriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { type WriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -188,5 +188,66 @@ describe('LocalBlobStore.read with a range', () => {
   it('fails the stream of a missing blob', async () => {
     const store = new LocalBlobStore(root);
     await expect(readAll(store, 'a'.repeat(64), { start: 0, end: 1 })).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('LocalBlobStore.adopt', () => {
+  const fileOf = (dir: string, name: string, data: Buffer) => {
+    const path = join(dir, name);
+    writeFileSync(path, data);
+    return path;
+  };
+
+  it('moves a hashed file in under its digest without copying it (same inode), and the file is gone', async () => {
+    const store = new LocalBlobStore(join(root, 'store'));
+    const data = Buffer.from('PK\x03\x04 a build archive'.repeat(500));
+    const path = fileOf(root, 'download.zip', data);
+    const inode = statSync(path).ino;
+    await store.adopt(path, { sha256: sha(data), size: data.length });
+    expect(existsSync(path)).toBe(false);
+    expect((await readAll(store, sha(data))).equals(data)).toBe(true);
+    expect(statSync(join(root, 'store', 'sha256', sha(data).slice(0, 2), sha(data))).ino).toBe(inode);
+  });
+
+  it('keeps the blob already stored under the digest and removes the file', async () => {
+    const store = new LocalBlobStore(join(root, 'store'));
+    const data = Buffer.from('same archive');
+    await store.write(chunksOf(data), 100);
+    const stored = join(root, 'store', 'sha256', sha(data).slice(0, 2), sha(data));
+    const inode = statSync(stored).ino;
+    const path = fileOf(root, 'again.zip', data);
+    await store.adopt(path, { sha256: sha(data), size: data.length });
+    expect(existsSync(path)).toBe(false);
+    expect(statSync(stored).ino).toBe(inode);
+  });
+
+  it('refuses a file whose size is not the one stated, leaving it where it is', async () => {
+    const store = new LocalBlobStore(join(root, 'store'));
+    const data = Buffer.from('twelve bytes');
+    const path = fileOf(root, 'short.zip', data);
+    await expect(store.adopt(path, { sha256: sha(data), size: 13 })).rejects.toThrow(`adopt: ${path} holds 12 bytes, not the 13 stated`);
+    expect(existsSync(path)).toBe(true);
+    expect(store.has(sha(data))).toBe(false);
+  });
+
+  it('copies across file systems (EXDEV) through write(), which checks the digest', async () => {
+    // /dev/shm is its own tmpfs on Linux: a rename from there into the store fails EXDEV.
+    expect(statSync('/dev/shm').dev).not.toBe(statSync(root).dev);
+    const shm = mkdtempSync('/dev/shm/pf-adopt-');
+    try {
+      const store = new LocalBlobStore(join(root, 'store'));
+      const data = Buffer.from('from another file system');
+      const path = fileOf(shm, 'build.zip', data);
+      await store.adopt(path, { sha256: sha(data), size: data.length });
+      expect(existsSync(path)).toBe(false);
+      expect((await readAll(store, sha(data))).equals(data)).toBe(true);
+
+      const lie = fileOf(shm, 'lie.zip', data);
+      const wrong = sha(Buffer.from('something else'));
+      await expect(store.adopt(lie, { sha256: wrong, size: data.length })).rejects.toThrow(`adopt: ${lie} hashes to ${sha(data)}, not the ${wrong} stated`);
+      expect(store.has(wrong)).toBe(false);
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Content-addressed blob storage (builds, log files) in a local folder. Writes stream to a
 // temp file while hashing, then fsync and rename into place, so a crash never leaves a partial blob.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
@@ -30,6 +30,13 @@ export interface ByteRange {
 export interface BlobStore {
   /** Streams chunks into a new blob; throws BlobTooLargeError past maxBytes. */
   write(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StoredBlob>;
+  /**
+   * Takes a whole file whose SHA-256 and size the caller computed as it wrote the file (a build's
+   * download) and stores it under that digest without reading it again: the local store renames
+   * it (copying only across file systems), an object store would upload it. The file is gone
+   * afterwards; a blob already stored under the digest is kept as it is.
+   */
+  adopt(path: string, blob: StoredBlob): Promise<void>;
   /**
    * Streams the blob, or only `range` of it (never buffered whole). The caller checks the range
    * against the blob's size: a range past the end yields the bytes that exist. A missing blob
@@ -94,6 +101,30 @@ export class LocalBlobStore implements BlobStore {
       rmSync(tmp, { force: true });
       throw err;
     }
+  }
+
+  async adopt(path: string, blob: StoredBlob): Promise<void> {
+    const final = this.pathOf(blob.sha256);
+    const size = statSync(path).size;
+    if (size !== blob.size) throw new Error(`adopt: ${path} holds ${size} bytes, not the ${blob.size} stated`);
+    if (existsSync(final)) {
+      rmSync(path, { force: true });
+      return;
+    }
+    const dir = join(final, '..');
+    mkdirSync(dir, { recursive: true });
+    syncPath(path);
+    try {
+      renameSync(path, final);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      // Another file system: copied through write(), which hashes what it copies.
+      const copied = await this.write(createReadStream(path), blob.size);
+      if (copied.sha256 !== blob.sha256) throw new Error(`adopt: ${path} hashes to ${copied.sha256}, not the ${blob.sha256} stated`);
+      rmSync(path, { force: true });
+      return;
+    }
+    syncDirectory(dir);
   }
 
   read(sha256: string, range?: ByteRange): Readable {

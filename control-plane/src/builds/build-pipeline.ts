@@ -3,13 +3,16 @@
 // through BuildService.advance, so every status is committed before its event and webhook fire.
 // Builds run in submission order, a few at a time. Every stage is safe to run again, so a build a
 // restart caught mid-stage resumes from its recorded status: the download from its `.part` file
-// (Range), the scan from the downloaded archive, the save (content-addressed, so writing the same
+// (Range), the scan from the downloaded archive, the save (content-addressed, so saving the same
 // archive twice stores it once). What cannot resume ends `Reject` with an objection saying so.
+// The archive is read twice in all, each time at disk speed: hashed as it downloads, then
+// scanned (inflated and checked, never extracted: only the agents run it); the save renames it
+// into the blob store under the digest the download computed.
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ArchiveRejection, extractArchive, type ArchiveLimits } from '@pixelfleet/agent/build-archive';
+import { ArchiveRejection, verifyArchive, type ArchiveLimits } from '@pixelfleet/agent/build-archive';
 import type { Clock } from '@pixelfleet/signaling';
 import type { BlobStore } from '../blobs/blob-store';
 import type { BuildRecord, BuildsRepository } from '../repositories/builds';
@@ -34,7 +37,7 @@ export type AdvanceBuild = (uploadId: string, to: BuildStatus, objection?: strin
 
 export interface BuildPipelineOptions {
   blobs: BlobStore;
-  /** Where downloads and scans happen (`<dataDir>/pipeline`): `<uploadId>.zip`, its `.part`, and `<uploadId>.scan/`. */
+  /** Where downloads land (`<dataDir>/pipeline`): `<uploadId>.zip` and its `.part`; on the blob store's file system, the save is a rename. */
   workDir: string;
   /** The outbound URL policy, for the fileUrl and every redirect. */
   checkUrl: UrlCheck;
@@ -160,36 +163,45 @@ export class BuildPipeline {
         onProgress: (p) => this.progress.set(build.uploadId, { status: 'Downloading Files', bytes: p.bytes, totalBytes: p.totalBytes, bytesPerSecond: p.bytesPerSecond, etaSeconds: p.etaSeconds }),
         signal,
       });
+      // Recorded before the next status: the save moves this very file into the store under it.
+      this.deps.builds.recordArchive(build.uploadId, { sha256: downloaded.sha256, bytes: downloaded.bytes });
       log.info({ bytes: downloaded.bytes, sha256: downloaded.sha256, ms: this.deps.clock.now() - started }, 'build downloaded');
     }
     return this.deps.advance(build.uploadId, 'Extracting & Scanning');
   }
 
   /**
-   * Inspects the central directory (guards, limits, the Unreal layout: the manifest), then
-   * extracts every entry into a scratch folder to verify its data (CRC-32, sizes), and removes it.
+   * Inspects the central directory (guards, limits, the Unreal layout: the manifest), then reads
+   * every entry's data through the same checks as the agents' extraction (CRC-32, sizes).
    */
   private async scan(build: BuildRecord, paths: WorkPaths, signal: AbortSignal, log: Logger): Promise<BuildRecord> {
     if (!existsSync(paths.zip)) return this.deps.advance(build.uploadId, 'Reject', INTERRUPTED_OBJECTION);
-    await rm(paths.scan, { recursive: true, force: true });
-    const manifest = await extractArchive(paths.zip, paths.scan, this.deps.archiveLimits, {
+    const manifest = await verifyArchive(paths.zip, this.deps.archiveLimits, {
       signal,
       onProgress: (p) => this.progress.set(build.uploadId, { status: 'Extracting & Scanning', bytes: p.bytesDone, totalBytes: p.bytesTotal, bytesPerSecond: undefined, etaSeconds: undefined }),
     });
-    await rm(paths.scan, { recursive: true, force: true });
     this.deps.builds.recordManifest(build.uploadId, manifest);
     log.info({ platform: manifest.platform, projectName: manifest.projectName, executable: manifest.executable, fileCount: manifest.fileCount, totalBytes: manifest.totalBytes }, 'build scanned');
     return this.deps.advance(build.uploadId, 'Saving to Repository');
   }
 
-  /** The archive goes to the blob store (content-addressed); then the build is Ready or distributing. */
+  /**
+   * The archive goes to the blob store (content-addressed) under the digest its download computed;
+   * an archive a restart left unhashed (killed between the download's rename and its record) is
+   * hashed as it is copied in. Then the build is Ready or distributing.
+   */
   private async save(build: BuildRecord, paths: WorkPaths, log: Logger): Promise<BuildRecord> {
     const recorded = this.deps.builds.findById(build.uploadId)?.archive;
     if (recorded === undefined || !this.deps.blobs.has(recorded.sha256)) {
       if (!existsSync(paths.zip)) return this.deps.advance(build.uploadId, 'Reject', INTERRUPTED_OBJECTION);
-      const stored = await this.deps.blobs.write(createReadStream(paths.zip), this.deps.maxBuildBytes);
-      this.deps.builds.recordArchive(build.uploadId, { sha256: stored.sha256, bytes: stored.size });
-      log.info({ sha256: stored.sha256, bytes: stored.size }, 'build saved to the repository');
+      if (recorded !== undefined) {
+        await this.deps.blobs.adopt(paths.zip, { sha256: recorded.sha256, size: recorded.bytes });
+        log.info({ sha256: recorded.sha256, bytes: recorded.bytes }, 'build saved to the repository');
+      } else {
+        const stored = await this.deps.blobs.write(createReadStream(paths.zip), this.deps.maxBuildBytes);
+        this.deps.builds.recordArchive(build.uploadId, { sha256: stored.sha256, bytes: stored.size });
+        log.info({ sha256: stored.sha256, bytes: stored.size }, 'build saved to the repository (hashed again: the download left no record)');
+      }
     }
     await rm(paths.zip, { force: true });
     return this.deps.advance(build.uploadId, build.autoRelease ? 'Distributing to Servers' : 'Ready');
@@ -224,21 +236,18 @@ export class BuildPipeline {
   }
 
   private async removeWork(paths: WorkPaths): Promise<void> {
-    await rm(paths.scan, { recursive: true, force: true });
     await rm(paths.zip, { force: true });
     await discardPartialDownload(paths.zip);
   }
 
   private pathsOf(uploadId: string): WorkPaths {
-    return { zip: join(this.deps.workDir, `${uploadId}.zip`), scan: join(this.deps.workDir, `${uploadId}.scan`) };
+    return { zip: join(this.deps.workDir, `${uploadId}.zip`) };
   }
 }
 
 interface WorkPaths {
   /** The downloaded archive (its download writes `<zip>.part` first). */
   zip: string;
-  /** The scratch folder an archive is extracted into to verify it. */
-  scan: string;
 }
 
 function isDiskFull(err: unknown): boolean {

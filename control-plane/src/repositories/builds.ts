@@ -15,7 +15,7 @@ export interface BuildManifest {
   totalBytes: number;
 }
 
-/** The archive as the blob store holds it. */
+/** The archive's digest and size, as its download computed them (the blob store's key). */
 export interface BuildArchive {
   sha256: string;
   bytes: number;
@@ -31,7 +31,7 @@ export interface BuildRecord {
   live: boolean;
   /** Set once the archive was scanned. */
   manifest?: BuildManifest;
-  /** Set once the archive was saved to the blob store. */
+  /** Set once the archive was downloaded; the blob store holds it once the build passed Saving to Repository. */
   archive?: BuildArchive;
   createdAt: number;
   updatedAt: number;

@@ -19,19 +19,22 @@ export interface WorkerReconcileDeps {
 export function reconcileWorker(deps: WorkerReconcileDeps, workerId: string, hello: AgentHello): void {
   const { repo, registry, log } = deps;
   const reported = new Set(hello.runningSessions.map((r) => r.sessionId));
+  const pending = registry.pendingSessionCommands(workerId);
   for (const s of repo.listHoldingWorker(workerId)) {
-    // Starting sessions may not have reached the agent yet; their StartSession is resent.
-    if (!reported.has(s.sessionId) && s.status !== 'Starting') {
-      log.warn({ sessionId: s.sessionId, workerId }, 'worker no longer runs session; ending it');
-      deps.sessionGoneFromWorker(s);
-    }
+    if (reported.has(s.sessionId)) continue;
+    // A Starting session may not have reached the agent yet: its StartSession is resent after this
+    // Hello. One whose StartSession is no longer pending (its stored row no longer decodes and was
+    // failed) would hold the slot for good: it is over too.
+    if (s.status === 'Starting' && pending.starts.has(s.sessionId)) continue;
+    log.warn({ sessionId: s.sessionId, workerId, status: s.status }, 'worker no longer runs session; ending it');
+    deps.sessionGoneFromWorker(s);
   }
   // An app the worker runs for a session that has ended, that we do not know (a database restored
   // from an older backup) or that is not this worker's is an orphan holding a GPU: stop it there.
   // Malformed ids are ignored. The registry caps the list's length, and one pending stop per
   // session is enough (unfinished commands are resent on every Hello), so a Hello cannot make us
   // queue commands at will.
-  const pendingStops = registry.pendingStops(workerId);
+  const pendingStops = pending.stops;
   let malformed = 0;
   for (const r of hello.runningSessions) {
     if (!isSessionId(r.sessionId)) {

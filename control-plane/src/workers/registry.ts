@@ -251,11 +251,18 @@ export class WorkerRegistry {
     return true;
   }
 
-  /** Sessions with a stopSession command to this worker that has not finished (one stop each is enough). */
-  pendingStops(workerId: string): Set<string> {
-    const sessionIds = new Set<string>();
-    for (const { command } of this.unfinished(workerId)) if (command.kind === 'stopSession') sessionIds.add(command.sessionId);
-    return sessionIds;
+  /**
+   * Sessions with a startSession or stopSession command to this worker that has not finished. A
+   * stored command that no longer decodes is failed on the way and counts as neither.
+   */
+  pendingSessionCommands(workerId: string): { starts: Set<string>; stops: Set<string> } {
+    const starts = new Set<string>();
+    const stops = new Set<string>();
+    for (const { command } of this.unfinished(workerId)) {
+      if (command.kind === 'startSession') starts.add(command.sessionId);
+      else if (command.kind === 'stopSession') stops.add(command.sessionId);
+    }
+    return { starts, stops };
   }
 
   /** Stores a command and sends it now if the worker is connected; it is resent on every Hello until finished. */

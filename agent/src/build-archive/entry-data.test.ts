@@ -3,7 +3,7 @@
 // no test can make without root, so its mapping is checked here on the error Node raises.
 import { describe, expect, it } from 'vitest';
 import { ArchiveRejection } from './archive-rejection';
-import { extractionError } from './extract-archive';
+import { extractionError } from './entry-data';
 
 function errno(code: string, syscall: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: failed, ${syscall}`), { code, syscall, errno: -1 });
