@@ -159,6 +159,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     ids,
     log: log.child({ component: 'sessions' }),
     canRunBuild: (workerId, uploadId) => distribution.canRun(workerId, uploadId),
+    connectTimeoutMs: config.sessions.connectTimeoutSeconds * 1000,
+    resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
   });
   const logUploads = new LogUploads(sessionsRepo, logFiles, blobs, clock, ids);
 
@@ -271,6 +273,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
 
     async start() {
       sessions.endOrphansAtStart();
+      sessions.armStoredDeadlines(registry.list());
       grpc = await startGrpcServer({
         host: config.grpc.host,
         port: config.grpc.port,

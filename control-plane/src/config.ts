@@ -127,6 +127,17 @@ const schema = z
       })
       .strict()
       .default({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 }),
+    sessions: z
+      .object({
+        /**
+         * From a session's placement (Starting) to its viewer's peer connection up; past it the session
+         * ends with 4013 and its slot is freed. It includes the app's start: keep it above the projects'
+         * startupTimeoutSeconds. 0 = no limit.
+         */
+        connectTimeoutSeconds: z.number().int().min(0).max(3600).default(120),
+      })
+      .strict()
+      .default({ connectTimeoutSeconds: 120 }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -166,6 +177,7 @@ const envLeaves = {
   'viewers.resumeGraceSeconds': 'number',
   'viewers.maxPerAddress': 'number',
   'viewers.maxQueuedPerProject': 'number',
+  'sessions.connectTimeoutSeconds': 'number',
   logLevel: 'string',
 } as const;
 

@@ -90,6 +90,14 @@ export const VIEWER_CLOSES = Object.freeze({
   queueFull: { code: 4011, reason: 'the queue for this stream is full', sentence: 'Too many viewers are waiting for this stream. Please try again later.' },
   // Ours: the app sent Pixel Streaming's `disconnectPlayer`; the app's own reason follows after ': '.
   disconnectedByApp: { code: 4012, reason: 'the app disconnected the viewer', sentence: 'The application ended your session.' },
+  // Ours: the video connection never came up after a server was assigned (control plane config
+  // sessions.connectTimeoutSeconds), or it dropped and was not renegotiated within viewers.resumeGraceSeconds.
+  connectTimeout: {
+    code: 4013,
+    reason: 'the video connection did not come up in time',
+    sentence: 'The video connection could not be established or was lost. Please check your network and try again.',
+  },
+  streamLost: { code: 4013, reason: 'the video connection was lost', sentence: 'The video connection could not be established or was lost. Please check your network and try again.' },
 } as const satisfies Record<string, ViewerCloseEntry>);
 
 /** A viewer close's name. */

@@ -23,8 +23,8 @@ interface World {
   closes: Map<string, { code: number; reason: string }>;
 }
 
-async function world(options: { clock?: ManualClock; region?: 'europe' | 'asia-pacific'; liveBuild?: boolean } = {}): Promise<World> {
-  const t = await startTestControlPlane(options.clock ? { clock: options.clock } : {});
+async function world(options: { clock?: ManualClock; region?: 'europe' | 'asia-pacific'; liveBuild?: boolean; overrides?: Record<string, unknown> } = {}): Promise<World> {
+  const t = await startTestControlPlane({ ...(options.clock ? { clock: options.clock } : {}), ...(options.overrides ? { overrides: options.overrides } : {}) });
   cleanups.push(() => t.destroy());
   const owner = t.cp.accounts.createUser(`o${Date.now()}@example.com`);
   const project = t.cp.accounts.createProject(owner.userId, 'Streamed', options.region ?? 'europe');
@@ -234,16 +234,18 @@ describe('how sessions end, and what the viewer is told', () => {
 });
 
 describe('on fake time', () => {
-  it('maxRunTime ends a running session with 4004', async () => {
+  it('maxRunTime, counted from the placement, ends a running session with 4004', async () => {
     const clock = new ManualClock(Date.now());
     const w = await world({ clock });
     w.cp.db.prepare(`UPDATE projects SET settings = '{"maxRunTime":2}' WHERE id = ?`).run(w.projectId);
     const { script } = await worker(w);
     const s = join(w);
     await expect.poll(() => script.started).toEqual([s.sessionId]);
+    // The run time counts from the placement: the slot was held while the app started.
+    clock.advance(30_000);
     script.report(s.sessionId, 'viewerConnected');
     await expect.poll(() => status(w, s.sessionId)).toBe('Running');
-    clock.advance(119_000);
+    clock.advance(89_000);
     expect(status(w, s.sessionId)).toBe('Running');
     clock.advance(1_000);
     expect(w.closes.get(s.sessionId)).toEqual({ code: 4004, reason: 'maximum run time reached' });
@@ -282,19 +284,97 @@ describe('on fake time', () => {
     const { agent, script } = await worker(w);
     const s = join(w);
     await expect.poll(() => script.started).toEqual([s.sessionId]);
+    script.report(s.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, s.sessionId)).toBe('Running');
     const workerId = agent.workerId;
     await agent.close();
     await expect.poll(() => w.cp.registry.get(workerId).link).toBe('disconnected');
     clock.advance(31_000); // lease runs out
     expect(w.cp.registry.get(workerId).link).toBe('unreachable');
-    expect(status(w, s.sessionId)).toBe('Starting');
+    expect(status(w, s.sessionId)).toBe('Running');
     clock.advance(120_000); // the grace for media outliving a control-link blip
     expect(status(w, s.sessionId)).toBe('Terminated');
     expect(w.closes.get(s.sessionId)).toEqual({ code: 4006, reason: 'streaming server lost' });
   });
 });
 
+describe('no slot held by a session that is not streaming', () => {
+  it('a placed session whose viewer never connects ends with 4013 at the connect timeout, and its slot goes to the next viewer', async () => {
+    const clock = new ManualClock(Date.now());
+    // Shorter than the worker's lease (30 s): the fake clock does not outrun the agent's heartbeats.
+    const w = await world({ clock, overrides: { sessions: { connectTimeoutSeconds: 25 } } });
+    const { script } = await worker(w);
+    const s = join(w);
+    const next = join(w);
+    await expect.poll(() => script.started).toEqual([s.sessionId]);
+    clock.advance(24_999);
+    expect(status(w, s.sessionId)).toBe('Starting');
+    clock.advance(1);
+    expect(w.closes.get(s.sessionId)).toEqual({ code: 4013, reason: 'the video connection did not come up in time' });
+    await expect.poll(() => script.stopped).toEqual([s.sessionId]);
+    await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
+    await expect.poll(() => script.started).toEqual([s.sessionId, next.sessionId]);
+    expect(w.cp.sessions.get(s.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'viewer never connected' });
+  });
+
+  it('a Running session whose media legs dropped ends with 4013 after the resume grace unless the viewer renegotiates', async () => {
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock, overrides: { viewers: { resumeGraceSeconds: 20 } } });
+    const { agent, script } = await worker(w);
+    const s = join(w);
+    await expect.poll(() => script.started).toEqual([s.sessionId]);
+    script.report(s.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, s.sessionId)).toBe('Running');
+    // Told on the worker's stream as the agent tells it (synchronous here, so the fake clock can follow).
+    const tell = (kind: 'viewerDisconnected' | 'viewerConnected') =>
+      w.cp.registry.sessionEvent(agent.workerId, agent.link.connectionEpoch!, { sessionId: s.sessionId, kind, occurredAtMs: clock.now(), exitCode: 0, message: '', streamingId: '' });
+    tell('viewerDisconnected');
+    clock.advance(19_000);
+    tell('viewerConnected'); // renegotiated in time
+    clock.advance(60_000);
+    expect(status(w, s.sessionId)).toBe('Running');
+    tell('viewerDisconnected');
+    clock.advance(19_999);
+    expect(status(w, s.sessionId)).toBe('Running');
+    clock.advance(1);
+    expect(w.closes.get(s.sessionId)).toEqual({ code: 4013, reason: 'the video connection was lost' });
+    await expect.poll(() => w.cp.sessions.get(s.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'stream connection lost' });
+    expect(script.stopped).toEqual([s.sessionId]);
+  });
+});
+
 describe('control plane restart', () => {
+  it('restarted while a worker is unreachable: an operator ends its Terminating session at once; the others are freed at the stop deadline, never held for good', async () => {
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock });
+    const { agent, script } = await worker(w, 2);
+    const [a, b] = [join(w), join(w)];
+    await expect.poll(() => script.started).toEqual([a.sessionId, b.sessionId]);
+    const workerId = agent.workerId;
+    await agent.close();
+    await expect.poll(() => w.cp.registry.get(workerId).link).toBe('disconnected');
+    clock.advance(31_000);
+    expect(w.cp.registry.get(workerId).link).toBe('unreachable');
+    await w.t.stop();
+    const again = await startTestControlPlane({ dataDir: w.t.dataDir, clock, logs: w.t.logs });
+    cleanups.push(() => again.stop());
+    const get = (id: string): SessionRecord => again.cp.sessions.get(id);
+    // The restart ends both (their viewers' sockets are gone); the worker cannot confirm the stops.
+    expect([get(a.sessionId).status, get(b.sessionId).status]).toEqual(['Terminating', 'Terminating']);
+    let out = '';
+    const code = await runAdminCli(['session', 'end', '--session', a.sessionId, '--json'], {
+      env: { PIXELFLEET_ADMIN_SERVER: again.started.grpcAddress, PIXELFLEET_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+      stdout: (t) => (out += t),
+      stderr: () => undefined,
+    });
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ sessionId: a.sessionId, status: 'Terminated' });
+    expect(get(b.sessionId).status).toBe('Terminating');
+    clock.advance(40_000); // the stop grace (10 s) and the confirmation margin (30 s)
+    expect(get(b.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'control plane restarted' });
+  });
+
+
   it('ends sessions whose viewers were lost with the restart, and stops their apps', async () => {
     const w = await world();
     const { script } = await worker(w);

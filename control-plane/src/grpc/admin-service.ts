@@ -91,7 +91,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       return { sessions: deps.sessions.list(filter).map(sessionToProto) };
     }),
     endSession: unary('EndSession', (r: adminV1.EndSessionRequest) => ({
-      session: sessionToProto(deps.sessions.end(required(r.sessionId, 'session_id'), 'endedByOperator')),
+      session: sessionToProto(deps.sessions.endByOperator(required(r.sessionId, 'session_id'))),
     })),
     getProjectStats: unary('GetProjectStats', (r: adminV1.GetProjectStatsRequest) => {
       deps.accounts.requireProject(required(r.projectId, 'project_id'));

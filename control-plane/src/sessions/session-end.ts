@@ -17,6 +17,8 @@ export type SessionEndCause =
   | 'appExited'
   | 'workerLost'
   | 'appDisconnectedViewer'
+  | 'connectTimeout'
+  | 'streamLost'
   | 'controlPlaneRestarted';
 
 /** cause → the end reason recorded on the session and the close sent to the viewer. */
@@ -35,6 +37,10 @@ export const SESSION_END: Readonly<Record<SessionEndCause, { endReason: string; 
   // Ours: the app sent Pixel Streaming's `disconnectPlayer` (Wilbur closes that player with 1011,
   // which the page could not tell from a server fault). The app's own reason follows (viewerCloseFor).
   appDisconnectedViewer: { endReason: 'app disconnected the viewer', close: viewerClose('disconnectedByApp') },
+  // Ours: the viewer's peer connection never came up after placement (sessions.connectTimeoutSeconds),
+  // or its media legs dropped and were not renegotiated within the resume grace.
+  connectTimeout: { endReason: 'viewer never connected', close: viewerClose('connectTimeout') },
+  streamLost: { endReason: 'stream connection lost', close: viewerClose('streamLost') },
   controlPlaneRestarted: { endReason: 'control plane restarted', close: viewerClose('serviceRestarting') },
 };
 

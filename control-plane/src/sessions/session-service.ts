@@ -21,7 +21,7 @@ import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } f
 import { SessionQueues } from './session-queue';
 import { LiveCounts } from './live-counts';
 import { playerIdOf, snapshotOf, streamingIdOf } from './session-snapshots';
-import { STOP_GRACE_MS, SessionTimers } from './session-timers';
+import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, SessionTimers, WORKER_LOST_GRACE_MS } from './session-timers';
 import { reconcileWorker } from './worker-reconcile';
 import { SignalRoutes } from './signal-routes';
 import { Scheduler } from './scheduler';
@@ -51,6 +51,10 @@ export interface SessionServiceDeps {
   log: Logger;
   /** True when the worker may run sessions of that live build (it holds it, or it is a local build). */
   canRunBuild?: (workerId: string, uploadId: string) => boolean;
+  /** From placed (Starting) to the viewer's peer connection up; past it the session ends (`sessions.connectTimeoutSeconds`; 0: none). */
+  connectTimeoutMs: number;
+  /** How long a Running session whose media legs dropped waits for its viewer to renegotiate (`viewers.resumeGraceSeconds`). */
+  resumeGraceMs: number;
 }
 
 export class SessionService {
@@ -67,13 +71,17 @@ export class SessionService {
   private readonly clock: Clock;
   private readonly ids: IdSource;
   private readonly log: Logger;
+  private readonly connectTimeoutMs: number;
+  private readonly resumeGraceMs: number;
 
   constructor(deps: SessionServiceDeps) {
     ({ repo: this.repo, registry: this.registry, events: this.events, clock: this.clock, ids: this.ids, log: this.log } = deps);
+    ({ connectTimeoutMs: this.connectTimeoutMs, resumeGraceMs: this.resumeGraceMs } = deps);
     this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'session listener failed'));
     this.liveCounts = new LiveCounts((projectId) => this.repo.countLive(projectId));
     this.timers = new SessionTimers(this.clock, {
       sessionExpired: (sessionId, cause) => this.end(sessionId, cause),
+      stopUnconfirmed: (sessionId) => this.onStopUnconfirmed(sessionId),
       workerLost: (workerId) => this.onWorkerLost(workerId),
     });
     this.scheduler = new Scheduler(this, deps.projects, this.registry, this.log.child({ component: 'scheduler' }), deps.canRunBuild);
@@ -156,6 +164,8 @@ export class SessionService {
     this.queues.remove(s.projectId, sessionId);
     const streamingId = s.streamingId ?? streamingIdOf(sessionId);
     const placed = this.move({ ...s, assignedWorker: workerId, streamingId }, 'Starting', undefined);
+    // The slot is held from now on: the run time counts, and the viewer has the connect timeout to connect.
+    this.timers.placed(sessionId, placed.maxRunTime, this.connectTimeoutMs);
     const settings = project.settings;
     this.registry.sendCommand(workerId, {
       kind: 'startSession',
@@ -207,12 +217,44 @@ export class SessionService {
     } else {
       ended = this.move(s, 'Terminating', endReason);
       this.registry.sendCommand(s.assignedWorker, { kind: 'stopSession', sessionId, reason: endReason, graceMs: STOP_GRACE_MS });
+      this.timers.stopping(sessionId, STOP_GRACE_MS + STOP_CONFIRM_MARGIN_MS);
     }
     this.log.info({ sessionId, cause }, 'session ending');
     this.listeners.emit('ended', ended, close);
     // A place in the line or under the project's concurrency limit was freed.
     this.scheduler.requestRun();
     return ended;
+  }
+
+  /**
+   * An operator's end: always ends the session. One already Terminating (its worker unreachable, or
+   * its stop unconfirmed) is Terminated now and its slot freed; the stop stays queued for the
+   * worker, and a late confirmation changes nothing.
+   */
+  endByOperator(sessionId: string): SessionRecord {
+    const s = this.get(sessionId);
+    if (s.status !== 'Terminating') return this.end(sessionId, 'endedByOperator');
+    this.log.warn({ sessionId, workerId: s.assignedWorker }, 'an operator ended a session whose worker has not confirmed its stop');
+    this.finishOnWorker(s, undefined);
+    return this.get(sessionId);
+  }
+
+  /**
+   * At start, deadlines that outlived the previous run are armed again from what is stored: a worker
+   * already unreachable gets what is left of its grace (counted from its lease's end), and a
+   * Terminating session what is left of its stop deadline (counted from when it began ending).
+   */
+  armStoredDeadlines(workers: readonly { workerId: string; link: string; leaseExpiresAt: number | undefined }[]): void {
+    const now = this.clock.now();
+    for (const w of workers) {
+      if (w.link !== 'unreachable') continue;
+      const remainingMs = (w.leaseExpiresAt ?? now) + WORKER_LOST_GRACE_MS - now;
+      this.log.info({ workerId: w.workerId, remainingMs }, 'worker unreachable at start; its grace goes on');
+      this.timers.workerUnreachable(w.workerId, remainingMs);
+    }
+    for (const s of this.repo.listNotTerminated()) {
+      if (s.status === 'Terminating') this.timers.stopping(s.sessionId, Math.max(0, s.updatedAt + STOP_GRACE_MS + STOP_CONFIRM_MARGIN_MS - now));
+    }
   }
 
   /** Ends every session of the project that has not begun ending, however old (project disabled). */
@@ -243,7 +285,13 @@ export class SessionService {
     }
     switch (event.kind) {
       case 'appStarted':
+        break;
       case 'viewerDisconnected':
+        // The media legs dropped (a network change, a frozen worker): the viewer may renegotiate within the grace.
+        if (s.status === 'Running') {
+          this.log.info({ sessionId: s.sessionId, graceMs: this.resumeGraceMs }, 'viewer media disconnected; waiting for it to reconnect');
+          this.timers.viewerDisconnected(s.sessionId, this.resumeGraceMs);
+        }
         break;
       case 'appIdentified':
         if (s.status === 'Starting' || s.status === 'Running') this.listeners.emit('streamerReady', s, event.streamingId || s.streamingId || '');
@@ -251,9 +299,9 @@ export class SessionService {
       case 'viewerConnected':
         if (s.status === 'Starting') {
           const running = this.move(s, 'Running', undefined);
-          this.timers.startRunning(running.sessionId, running.maxRunTime);
+          this.timers.startRunning(running.sessionId);
           this.listeners.emit('running', running);
-        }
+        } else if (s.status === 'Running') this.timers.viewerReconnected(s.sessionId);
         break;
       case 'launchFailed':
         this.finishOnWorker(s, 'launchFailed');
@@ -308,6 +356,13 @@ export class SessionService {
     else if (link === 'unreachable') this.timers.workerUnreachable(workerId);
     // Connected: its free slots are placeable again; otherwise the region may have lost its last worker.
     this.scheduler.requestRun();
+  }
+
+  private onStopUnconfirmed(sessionId: string): void {
+    const s = this.repo.findById(sessionId);
+    if (s?.status !== 'Terminating') return;
+    this.log.warn({ sessionId, workerId: s.assignedWorker }, 'the worker did not confirm the stop in time; the slot is freed');
+    this.finishOnWorker(s, undefined);
   }
 
   private onWorkerLost(workerId: string): void {

@@ -1,23 +1,38 @@
-// The lifecycle's timers, all on the injected clock: a Running session's maximum run time, its
-// idle (AFK) timeout measured from the viewer input its worker reports, and the grace an
-// unreachable worker's sessions get before they are declared lost. The timers decide when; the
-// lifecycle, told through SessionTimerExpiry, decides what ending means.
+// The lifecycle's timers, all on the injected clock: a placed session's maximum run time (counted
+// from Starting: a slot is held from then on) and its connect timeout (placed → viewer connected),
+// a Running session's idle (AFK) timeout measured from the viewer input its worker reports, the
+// resume grace of a session whose media legs dropped, the deadline of a stop the worker never
+// confirms, and the grace an unreachable worker's sessions get before they are declared lost.
+// The timers decide when; the lifecycle, told through SessionTimerExpiry, decides what ending means.
 import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 
 /** How long an agent gets to stop an app gracefully before it kills the process tree (sent with every StopSession). */
 export const STOP_GRACE_MS = 10_000;
 /** How long sessions of an unreachable worker are kept (media can outlive a control-link blip). */
 export const WORKER_LOST_GRACE_MS = 120_000;
+/** Past the stop grace, how long a Terminating session waits for its connected worker's confirmation before its slot is freed anyway. */
+export const STOP_CONFIRM_MARGIN_MS = 30_000;
+
+/** Why a session's timer ended it. */
+export type SessionExpiryCause = 'maxRunTime' | 'afkTimeout' | 'connectTimeout' | 'streamLost';
 
 export interface SessionTimerExpiry {
-  /** The session reached its maximum run time, or its viewer sent no input for the AFK timeout. */
-  sessionExpired(sessionId: string, cause: 'maxRunTime' | 'afkTimeout'): void;
+  /**
+   * The session reached its maximum run time, its viewer sent no input for the AFK timeout, never
+   * connected within the connect timeout, or its media legs stayed down past the resume grace.
+   */
+  sessionExpired(sessionId: string, cause: SessionExpiryCause): void;
+  /** A Terminating session's worker did not confirm the stop in time. */
+  stopUnconfirmed(sessionId: string): void;
   /** The worker stayed unreachable for WORKER_LOST_GRACE_MS. */
   workerLost(workerId: string): void;
 }
 
 export class SessionTimers {
   private readonly runTimers = new Map<string, TimerHandle>();
+  private readonly connectTimers = new Map<string, TimerHandle>();
+  private readonly streamLostTimers = new Map<string, TimerHandle>();
+  private readonly stopTimers = new Map<string, TimerHandle>();
   private readonly afkTimers = new Map<string, TimerHandle>();
   private readonly lostTimers = new Map<string, TimerHandle>();
   /** Seconds without input before a session ends, per session (the project's afkTimeout at join). */
@@ -35,18 +50,35 @@ export class SessionTimers {
     if (seconds > 0) this.afkSeconds.set(sessionId, seconds);
   }
 
-  /** The session is Running: its run time and idle time start counting. */
-  startRunning(sessionId: string, maxRunTimeMinutes: number | undefined): void {
-    if (maxRunTimeMinutes !== undefined && maxRunTimeMinutes > 0) {
-      this.runTimers.set(
-        sessionId,
-        this.clock.setTimeout(() => {
-          this.runTimers.delete(sessionId);
-          this.expiry.sessionExpired(sessionId, 'maxRunTime');
-        }, maxRunTimeMinutes * 60_000),
-      );
-    }
+  /**
+   * The session was placed (Starting): its run time counts from now, and its viewer has
+   * connectTimeoutMs to connect (0: no limit).
+   */
+  placed(sessionId: string, maxRunTimeMinutes: number | undefined, connectTimeoutMs: number): void {
+    if (maxRunTimeMinutes !== undefined && maxRunTimeMinutes > 0) this.arm(this.runTimers, sessionId, maxRunTimeMinutes * 60_000, () => this.expiry.sessionExpired(sessionId, 'maxRunTime'));
+    if (connectTimeoutMs > 0) this.arm(this.connectTimers, sessionId, connectTimeoutMs, () => this.expiry.sessionExpired(sessionId, 'connectTimeout'));
+  }
+
+  /** The viewer's peer connection is up (Running): the connect timeout is over; idle time starts counting. */
+  startRunning(sessionId: string): void {
+    this.cancel(this.connectTimers, sessionId);
     this.startAfkTimer(sessionId);
+  }
+
+  /** The worker says the viewer's media legs dropped: the session ends unless they are back within graceMs. */
+  viewerDisconnected(sessionId: string, graceMs: number): void {
+    if (this.streamLostTimers.has(sessionId)) return;
+    this.arm(this.streamLostTimers, sessionId, graceMs, () => this.expiry.sessionExpired(sessionId, 'streamLost'));
+  }
+
+  /** The viewer renegotiated: its media legs are up again. */
+  viewerReconnected(sessionId: string): void {
+    this.cancel(this.streamLostTimers, sessionId);
+  }
+
+  /** The session is Terminating: its worker has `afterMs` to confirm the stop. */
+  stopping(sessionId: string, afterMs: number): void {
+    this.arm(this.stopTimers, sessionId, afterMs, () => this.expiry.stopUnconfirmed(sessionId));
   }
 
   /** True when the session's input is watched (Running, with an AFK timeout) and this last-input value is not the one last reported. */
@@ -61,26 +93,20 @@ export class SessionTimers {
     this.lastInput.set(sessionId, { atMs: this.clock.now(), reported: lastInputAtMs });
   }
 
-  /** The session is ending: its timers stop. */
+  /** The session is ending (or over): its timers stop, the stop deadline included. */
   clear(sessionId: string): void {
-    this.runTimers.get(sessionId)?.cancel();
-    this.runTimers.delete(sessionId);
-    this.afkTimers.get(sessionId)?.cancel();
-    this.afkTimers.delete(sessionId);
+    for (const timers of [this.runTimers, this.connectTimers, this.streamLostTimers, this.stopTimers, this.afkTimers]) this.cancel(timers, sessionId);
     this.lastInput.delete(sessionId);
     this.afkSeconds.delete(sessionId);
   }
 
-  /** The worker's link became unreachable: its sessions are lost unless it comes back within the grace. */
-  workerUnreachable(workerId: string): void {
+  /**
+   * The worker's link is unreachable: its sessions are lost unless it comes back within
+   * `remainingMs` (the whole grace when it just became so; what is left of it at a restart).
+   */
+  workerUnreachable(workerId: string, remainingMs = WORKER_LOST_GRACE_MS): void {
     if (this.lostTimers.has(workerId)) return;
-    this.lostTimers.set(
-      workerId,
-      this.clock.setTimeout(() => {
-        this.lostTimers.delete(workerId);
-        this.expiry.workerLost(workerId);
-      }, WORKER_LOST_GRACE_MS),
-    );
+    this.arm(this.lostTimers, workerId, Math.max(0, remainingMs), () => this.expiry.workerLost(workerId));
   }
 
   workerConnected(workerId: string): void {
@@ -90,10 +116,26 @@ export class SessionTimers {
 
   /** Stops every timer. Idempotent. */
   close(): void {
-    for (const timers of [this.runTimers, this.afkTimers, this.lostTimers]) {
+    for (const timers of [this.runTimers, this.connectTimers, this.streamLostTimers, this.stopTimers, this.afkTimers, this.lostTimers]) {
       for (const t of timers.values()) t.cancel();
       timers.clear();
     }
+  }
+
+  private arm(timers: Map<string, TimerHandle>, key: string, ms: number, fire: () => void): void {
+    this.cancel(timers, key);
+    timers.set(
+      key,
+      this.clock.setTimeout(() => {
+        timers.delete(key);
+        fire();
+      }, ms),
+    );
+  }
+
+  private cancel(timers: Map<string, TimerHandle>, key: string): void {
+    timers.get(key)?.cancel();
+    timers.delete(key);
   }
 
   /** Ends the session once its viewer has sent no input for the project's afkTimeout. */
