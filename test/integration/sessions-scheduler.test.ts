@@ -298,6 +298,47 @@ describe('on fake time', () => {
   });
 });
 
+describe('a short worker outage', () => {
+  it("queued viewers keep their places while the region's only worker is within its grace, and are placed on a worker that comes", async () => {
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock });
+    const { agent, script } = await worker(w);
+    const running = join(w);
+    await expect.poll(() => script.started).toEqual([running.sessionId]);
+    const queued = join(w);
+    await agent.close();
+    await expect.poll(() => w.cp.registry.get(agent.workerId).link).toBe('disconnected');
+    clock.advance(31_000); // unreachable: before, every queued viewer heard 4001 at once
+    expect(w.cp.registry.get(agent.workerId).link).toBe('unreachable');
+    await new Promise<void>((resolve) => setImmediate(resolve)); // the scheduler's run after the change
+    expect(status(w, queued.sessionId)).toBe('Enqueued');
+    expect(w.cp.sessions.awaitsServer(w.projectId)).toBe(true);
+    const { script: other } = await worker(w);
+    await expect.poll(() => other.started).toEqual([queued.sessionId]);
+  });
+
+  it('queued viewers hear 4001 when the grace of the last worker ends', async () => {
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock });
+    const { agent, script } = await worker(w);
+    const running = join(w);
+    await expect.poll(() => script.started).toEqual([running.sessionId]);
+    script.report(running.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, running.sessionId)).toBe('Running');
+    const queued = join(w);
+    await agent.close();
+    await expect.poll(() => w.cp.registry.get(agent.workerId).link).toBe('disconnected');
+    clock.advance(31_000); // the lease ended at 30 s
+    clock.advance(118_000);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(status(w, queued.sessionId)).toBe('Enqueued');
+    clock.advance(1_000); // 150 s: the grace (120 s from the lease's end) is over
+    await expect.poll(() => status(w, queued.sessionId)).toBe('Terminated');
+    expect(w.closes.get(queued.sessionId)).toEqual({ code: 4001, reason: 'no streaming server available in this region' });
+    expect(status(w, running.sessionId)).toBe('Terminated');
+  });
+});
+
 describe('no slot held by a session that is not streaming', () => {
   it('a placed session whose viewer never connects ends with 4013 at the connect timeout, and its slot goes to the next viewer', async () => {
     const clock = new ManualClock(Date.now());

@@ -39,7 +39,25 @@ async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides
     return p;
   };
   const sessionCount = () => (t.cp.db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n;
-  return { t, projectId, script, connect, sessionCount, agentSignals: (type: string) => script.signals.filter((s) => (JSON.parse(s.json) as { type: string }).type === type) };
+  /** Another worker of the region joins, its relay scripted too. */
+  const addWorker = async (): Promise<ScriptedSessions> => {
+    const more = new ScriptedSessions();
+    const { agent: added } = await startTestAgent({ grpcAddress: t.started.grpcAddress, handlers: more.handlers, inventory: more.inventory, onSignal: more.onSignal });
+    more.agent = added;
+    cleanups.push(() => added.close());
+    await linkReaches(added, 'connected');
+    return more;
+  };
+  return {
+    t,
+    projectId,
+    script,
+    connect,
+    sessionCount,
+    agentHandle: () => agent,
+    addWorker,
+    agentSignals: (type: string) => script.signals.filter((s) => (JSON.parse(s.json) as { type: string }).type === type),
+  };
 }
 
 describe('signalling through the gateway', () => {
@@ -53,7 +71,7 @@ describe('signalling through the gateway', () => {
     expect(sessionId).toMatch(/^session_\d+_\d+$/);
     expect(session.viewerToken).toMatch(/^pfv_/);
     expect(session.telemetryUrl).toBe(`${t.started.publicUrls.platform}/api/v1/telemetry`);
-    expect(await player.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+    expect(await player.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
     expect(await player.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
     await expect.poll(() => script.started).toEqual([sessionId]);
     expect(player.received.map((m) => m.type)).not.toContain('config'); // config waits for the worker's ICE servers
@@ -91,6 +109,19 @@ describe('signalling through the gateway', () => {
     expect(script.stopped).toEqual([sessionId]);
   });
 
+  it('a queued viewer is told when its line waits for a streaming server to come back, and is placed when one comes', async () => {
+    const { connect, agentHandle, addWorker } = await setup();
+    const first = await connect();
+    await first.next('pixelfleetStatus');
+    const second = await connect();
+    await second.next('pixelfleetSession');
+    expect(await second.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
+    await agentHandle()!.close(); // the region's only worker drops its link
+    expect(await second.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: true });
+    await addWorker();
+    expect(await second.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+  });
+
   it('a second viewer waits with its position and is promoted when the first leaves', async () => {
     const { script, connect } = await setup();
     const first = await connect();
@@ -98,13 +129,13 @@ describe('signalling through the gateway', () => {
     await expect.poll(() => script.started).toEqual([firstId]);
     const second = await connect();
     const secondId = (await second.next('pixelfleetSession')).sessionId as string;
-    expect(await second.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+    expect(await second.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
     const third = await connect();
     await third.next('pixelfleetSession');
-    expect(await third.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 2, queueLength: 2 });
+    expect(await third.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 2, queueLength: 2, waitingForServer: false });
 
     second.close(); // the one in front of the third leaves
-    expect(await third.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+    expect(await third.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
 
     first.close();
     expect(await third.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
@@ -284,7 +315,7 @@ describe('admission limits', () => {
     const firstId = (await first.next('pixelfleetSession')).sessionId as string;
     await expect.poll(() => script.started).toEqual([firstId]); // placed: no longer in the queue
     const second = await connect();
-    expect(await second.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+    expect(await second.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
 
     const third = await connect();
     expect(await third.closed).toEqual({ code: 4011, reason: 'the queue for this stream is full' });
@@ -294,7 +325,7 @@ describe('admission limits', () => {
     second.close();
     await expect.poll(() => t.cp.sessions.counts(t.cp.sessions.get(firstId).projectId).queueUser).toBe(0);
     const fourth = await connect();
-    expect(await fourth.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1 });
+    expect(await fourth.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
   });
 });
 

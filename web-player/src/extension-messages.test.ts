@@ -9,8 +9,22 @@ describe('parseExtensionMessage', () => {
   });
 
   it('reads queue positions and never reports a queue shorter than the position', () => {
-    expect(parseExtensionMessage({ type: 'pixelfleetQueue', position: 3, queueLength: 7 })).toEqual({ type: 'pixelfleetQueue', position: 3, queueLength: 7 });
-    expect(parseExtensionMessage({ type: 'pixelfleetQueue', position: 3, queueLength: 0 })).toEqual({ type: 'pixelfleetQueue', position: 3, queueLength: 3 });
+    expect(parseExtensionMessage({ type: 'pixelfleetQueue', position: 3, queueLength: 7 })).toEqual({ type: 'pixelfleetQueue', position: 3, queueLength: 7, waitingForServer: false });
+    expect(parseExtensionMessage({ type: 'pixelfleetQueue', position: 3, queueLength: 0, waitingForServer: false })).toEqual({
+      type: 'pixelfleetQueue',
+      position: 3,
+      queueLength: 3,
+      waitingForServer: false,
+    });
+  });
+
+  it('reads a line that waits for a streaming server to come back', () => {
+    expect(parseExtensionMessage({ type: 'pixelfleetQueue', position: 1, queueLength: 2, waitingForServer: true })).toEqual({
+      type: 'pixelfleetQueue',
+      position: 1,
+      queueLength: 2,
+      waitingForServer: true,
+    });
   });
 
   it('reads the starting status', () => {
@@ -29,6 +43,7 @@ describe('parseExtensionMessage', () => {
     ['position 0', { type: 'pixelfleetQueue', position: 0, queueLength: 1 }],
     ['a fractional position', { type: 'pixelfleetQueue', position: 1.5, queueLength: 2 }],
     ['a string position', { type: 'pixelfleetQueue', position: '2', queueLength: 2 }],
+    ['a waitingForServer that is not a boolean', { type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: 'yes' }],
     ['an unknown status', { type: 'pixelfleetStatus', status: 'running' }],
     ['an inherited field', Object.assign(Object.create({ status: 'starting' }) as object, { type: 'pixelfleetStatus' })],
   ])('rejects %s', (_what, value) => {

@@ -20,6 +20,11 @@ export interface PixelfleetQueueMessage {
   readonly position: number;
   /** Sessions waiting for this project, including this one. */
   readonly queueLength: number;
+  /**
+   * True while no streaming server of the region takes sessions (a short outage: the line keeps
+   * its places until the server is back or its grace ends with 4001). Absent from older servers: false.
+   */
+  readonly waitingForServer: boolean;
 }
 
 /** Statuses the gateway announces to the page. */
@@ -81,7 +86,9 @@ export function parseExtensionMessage(value: unknown): PixelfleetExtensionMessag
     case 'pixelfleetQueue': {
       const position = count(record, 'position', type, 1);
       const queueLength = count(record, 'queueLength', type, 0);
-      return { type, position, queueLength: Math.max(queueLength, position) };
+      const waiting = field(record, 'waitingForServer');
+      if (waiting !== undefined && typeof waiting !== 'boolean') throw new ExtensionMessageError(`${type}.waitingForServer must be a boolean`);
+      return { type, position, queueLength: Math.max(queueLength, position), waitingForServer: waiting === true };
     }
     case 'pixelfleetStatus': {
       const status = field(record, 'status');

@@ -71,12 +71,13 @@ export class SessionService {
   private readonly clock: Clock;
   private readonly ids: IdSource;
   private readonly log: Logger;
+  private readonly projects: ProjectsRepository;
   private readonly connectTimeoutMs: number;
   private readonly resumeGraceMs: number;
 
   constructor(deps: SessionServiceDeps) {
     ({ repo: this.repo, registry: this.registry, events: this.events, clock: this.clock, ids: this.ids, log: this.log } = deps);
-    ({ connectTimeoutMs: this.connectTimeoutMs, resumeGraceMs: this.resumeGraceMs } = deps);
+    ({ projects: this.projects, connectTimeoutMs: this.connectTimeoutMs, resumeGraceMs: this.resumeGraceMs } = deps);
     this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'session listener failed'));
     this.liveCounts = new LiveCounts((projectId) => this.repo.countLive(projectId));
     this.timers = new SessionTimers(this.clock, {
@@ -112,6 +113,15 @@ export class SessionService {
 
   list(filter: { projectId?: string; limit: number }): SessionRecord[] {
     return this.repo.list(filter);
+  }
+
+  /**
+   * True when no streaming server of the project's region takes sessions right now (none
+   * connected and undrained): its queued viewers wait for one to come back within its grace.
+   */
+  awaitsServer(projectId: string): boolean {
+    const region = this.projects.findById(projectId)?.region;
+    return region !== undefined && this.registry.placeable(region).length === 0;
   }
 
   /** Live counts of a project: sessions past Enqueued that have not begun ending, and the line. Reads no SQL once the project was counted. */
@@ -354,6 +364,8 @@ export class SessionService {
   private onLinkChanged(workerId: string, link: string): void {
     if (link === 'connected') this.timers.workerConnected(workerId);
     else if (link === 'unreachable') this.timers.workerUnreachable(workerId);
+    // Queued viewers are told whether their line now waits for a server (the gateway sends only what changed).
+    for (const projectId of this.queues.projectsWaiting()) this.listeners.emit('queueChanged', projectId);
     // Connected: its free slots are placeable again; otherwise the region may have lost its last worker.
     this.scheduler.requestRun();
   }
@@ -370,6 +382,8 @@ export class SessionService {
       this.log.warn({ sessionId: s.sessionId, workerId }, 'worker unreachable past the grace; session lost');
       this.sessionGoneFromWorker(s);
     }
+    // Its region's queued viewers waited for it through the grace; with no other worker they hear 4001 now.
+    this.scheduler.requestRun();
   }
 
   private onCommandFinished(_workerId: string, command: AgentCommand, ack: AgentAck): void {

@@ -5,11 +5,11 @@
 // confirms, and the grace an unreachable worker's sessions get before they are declared lost.
 // The timers decide when; the lifecycle, told through SessionTimerExpiry, decides what ending means.
 import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import { WORKER_LOST_GRACE_MS } from '../workers/worker-link';
 
 /** How long an agent gets to stop an app gracefully before it kills the process tree (sent with every StopSession). */
 export const STOP_GRACE_MS = 10_000;
-/** How long sessions of an unreachable worker are kept (media can outlive a control-link blip). */
-export const WORKER_LOST_GRACE_MS = 120_000;
+export { WORKER_LOST_GRACE_MS } from '../workers/worker-link';
 /** Past the stop grace, how long a Terminating session waits for its connected worker's confirmation before its slot is freed anyway. */
 export const STOP_CONFIRM_MARGIN_MS = 30_000;
 

@@ -54,7 +54,8 @@ interface Viewer {
   /** The client address the session was opened from (counted against `limits.perAddress`). */
   readonly address: string;
   endpoint: PlayerEndpoint | undefined;
-  lastPosition: number | undefined;
+  /** The queue message last sent (position and whether the line waits for a server), so an unchanged one is not sent again. */
+  lastQueue: string | undefined;
   /** ICE candidates relayed to the agent so far (resumed sockets included). */
   iceCandidates: number;
   /** Set while detached: ends the session when the grace runs out. */
@@ -163,7 +164,7 @@ export class ViewerGateway {
       projectId,
       address,
       endpoint: undefined,
-      lastPosition: undefined,
+      lastQueue: undefined,
       iceCandidates: 0,
       graceTimer: undefined,
       log: this.deps.log.child({ sessionId: session.sessionId, projectId }),
@@ -337,16 +338,19 @@ export class ViewerGateway {
   }
 
   private sendPositions(projectId: string): void {
+    const waitingForServer = this.deps.sessions.awaitsServer(projectId);
     for (const sessionId of this.deps.sessions.queues.waiting(projectId)) {
       const viewer = this.viewers.get(sessionId);
-      if (viewer) this.sendPosition(viewer);
+      if (viewer) this.sendPosition(viewer, waitingForServer);
     }
   }
 
-  private sendPosition(viewer: Viewer): void {
+  /** The viewer's place in line, and whether the line waits for a streaming server to come back (a short outage). */
+  private sendPosition(viewer: Viewer, waitingForServer = this.deps.sessions.awaitsServer(viewer.projectId)): void {
     const position = this.deps.sessions.queues.position(viewer.projectId, viewer.sessionId);
-    if (viewer.endpoint === undefined || position === undefined || position === viewer.lastPosition) return;
-    viewer.lastPosition = position;
-    viewer.endpoint.sendCustom({ type: 'pixelfleetQueue', position, queueLength: this.deps.sessions.queues.length(viewer.projectId) });
+    const key = `${position}/${waitingForServer}`;
+    if (viewer.endpoint === undefined || position === undefined || key === viewer.lastQueue) return;
+    viewer.lastQueue = key;
+    viewer.endpoint.sendCustom({ type: 'pixelfleetQueue', position, queueLength: this.deps.sessions.queues.length(viewer.projectId), waitingForServer });
   }
 }

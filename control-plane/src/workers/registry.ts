@@ -10,7 +10,7 @@ import { DomainError, invalid, notFound } from '../errors';
 import { isRegionCode, REGION_CODES } from '../regions';
 import type { EventLog } from '../events/event-log';
 import type { WorkerCommandRecord, WorkerRecord, WorkersRepository } from '../repositories/workers';
-import { nextWorkerLink, workerStatus, type WorkerLink, type WorkerLinkEvent } from './worker-link';
+import { nextWorkerLink, WORKER_LOST_GRACE_MS, workerStatus, type WorkerLink, type WorkerLinkEvent } from './worker-link';
 import { decodeStoredCommand, encodeStoredCommand, type AgentAck, type AgentCommand, type AgentHello, type AgentSessionEvent, type SessionActivity, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
 
 export const MAX_SLOTS = 64;
@@ -304,11 +304,15 @@ export class WorkerRegistry {
   }
 
   /**
-   * True when the region has a worker that could take sessions now or after a short blip:
-   * not draining, and connected or disconnected within its lease (not unreachable).
+   * True when the region has a worker that could take sessions now or after a short outage: not
+   * draining, and connected, disconnected within its lease, or unreachable for less than the
+   * grace its sessions get (WORKER_LOST_GRACE_MS from its lease's end).
    */
   hasServiceableWorker(region: string): boolean {
-    return this.repo.list().some((w) => w.region === region && !w.draining && w.link !== 'unreachable');
+    const now = this.clock.now();
+    return this.repo
+      .list()
+      .some((w) => w.region === region && !w.draining && (w.link !== 'unreachable' || (w.leaseExpiresAt ?? 0) + WORKER_LOST_GRACE_MS > now));
   }
 
   liveStreamCount(): number {

@@ -3,6 +3,12 @@
 // cordon: a drained worker keeps its link state but gets no new sessions.
 
 export type WorkerLink = 'connected' | 'disconnected' | 'unreachable';
+
+/**
+ * How long an unreachable worker is waited for, counted from its lease's end: its sessions are
+ * kept (media can outlive a control-link blip) and its region's queued viewers keep their places.
+ */
+export const WORKER_LOST_GRACE_MS = 120_000;
 export type WorkerLinkEvent = 'hello' | 'heartbeat' | 'streamClosed' | 'leaseExpired';
 
 interface Transition {

@@ -154,6 +154,8 @@ describe('viewer page in Chromium', () => {
     send(socket, { type: 'pixelfleetQueue', position: 'first', queueLength: 3 }); // malformed: ignored
     send(socket, { type: 'pixelfleetQueue', position: 1, queueLength: 2 });
     await frame.getByText('You are number 1 in line').waitFor({ timeout: WAIT_MS });
+    send(socket, { type: 'pixelfleetQueue', position: 1, queueLength: 2, waitingForServer: true });
+    await frame.getByText('Waiting for a streaming server to come back. You keep your place in line.').waitFor({ timeout: WAIT_MS });
     socket.close(4001, 'no worker in region eu-west');
     await frame.getByText(CLOSE_CODE_SENTENCES[4001] ?? '').waitFor({ timeout: WAIT_MS });
     return socket;

@@ -133,7 +133,10 @@ export class PlayerView {
         break;
       case 'queued':
         this.badge.textContent = String(state.position);
-        this.setText(`You are number ${state.position} in line`, queueDetail(state.position));
+        this.setText(
+          `You are number ${state.position} in line`,
+          state.waitingForServer ? 'Waiting for a streaming server to come back. You keep your place in line.' : queueDetail(state.position),
+        );
         break;
       case 'starting':
         this.setText('Starting…', 'Launching the application. This can take a minute.');

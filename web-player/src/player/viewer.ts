@@ -152,7 +152,7 @@ export class Viewer {
         this.startTelemetry(message.sessionId, message.viewerToken, message.telemetryUrl);
         break;
       case 'pixelfleetQueue':
-        this.transition({ kind: 'queued', position: message.position, queueLength: message.queueLength });
+        this.transition({ kind: 'queued', position: message.position, queueLength: message.queueLength, waitingForServer: message.waitingForServer });
         break;
       case 'pixelfleetStatus':
         this.transition({ kind: 'starting' });
