@@ -32,8 +32,6 @@ export type DownloadFailure =
   /** The caller's signal aborted; the `.part` is kept for a resume. */
   | { kind: 'aborted' };
 
-export type DownloadFailureKind = DownloadFailure['kind'];
-
 /**
  * A download of a build archive ended. `message` is the failure in words; `failedAttempts` says how
  * many attempts failed in a row when the retries ran out (0 when the failure ended it at once).

@@ -18,5 +18,5 @@ export {
   type HopPolicy,
   type HopVerdict,
 } from './archive-download';
-export { ArchiveDownloadError, statusWords, type DownloadFailure, type DownloadFailureKind } from './download-failure';
+export { ArchiveDownloadError, statusWords, type DownloadFailure } from './download-failure';
 export { byteWords } from './byte-size';
