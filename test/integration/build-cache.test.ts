@@ -455,6 +455,15 @@ describe('BuildCache eviction, deletion and leases', () => {
 });
 
 describe('BuildCache makes room before a download', () => {
+  /** Prepares the Linux build under each id of project A, a second apart, letting evictions run. */
+  async function prepareInTurn(cache: BuildCache, ids: string[]): Promise<void> {
+    for (const id of ids) {
+      clock.advance(1_000);
+      await cache.prepare(command(id, linux));
+      await cache.whenIdle();
+    }
+  }
+
   /** A logger whose warn lines are kept. */
   function warnings(): { log: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
     const lines: Record<string, unknown>[] = [];
@@ -468,11 +477,7 @@ describe('BuildCache makes room before a download', () => {
     // Three builds fit, and so do two builds with a download of 3× the archive; three with it do not, by one byte.
     const w = warnings();
     const cache = openCache({ maxBytes: 3 * size + 3 * archive - 1, log: w.log });
-    for (const id of ['a1', 'a2', 'a3']) {
-      clock.advance(1_000);
-      await cache.prepare(command(id, linux));
-      await cache.whenIdle();
-    }
+    await prepareInTurn(cache, ['a1', 'a2', 'a3']);
     expect(cache.list().map((b) => b.uploadId).sort()).toEqual(['a1', 'a2', 'a3']);
     clock.advance(1_000);
     let duringDownload: string[] | undefined;
@@ -493,11 +498,7 @@ describe('BuildCache makes room before a download', () => {
     // Three builds of A and one download of B fit; three of A and two downloads of B at once do not, by one byte.
     const b = backoffs();
     const cache = openCache({ ...b.options, maxBytes: 3 * size + 6 * archiveB - 1 });
-    for (const id of ['a1', 'a2', 'a3']) {
-      clock.advance(1_000);
-      await cache.prepare(command(id, linux));
-      await cache.whenIdle();
-    }
+    await prepareInTurn(cache, ['a1', 'a2', 'a3']);
     server.script.push({ hangAfter: 64 * KIB });
     let arrived: () => void = () => undefined;
     const firstBytes = new Promise<void>((resolve) => {

@@ -142,7 +142,7 @@ function buildDownloadError(err: ArchiveDownloadError, maxBytes: number): BuildD
   }
   switch (f.kind) {
     case 'refused-url': {
-      const host = hostOf(f.url);
+      const host = URL.canParse(f.url) ? new URL(f.url).host : undefined;
       const where = f.hop === 0 ? 'the URL is refused' : host === undefined ? 'the URL redirected to an address that is refused' : `the URL redirected to ${host}, which is refused`;
       return new BuildDownloadError('Download Failed', 'refused-url', `${where}: it ${f.reason}`);
     }
@@ -168,13 +168,5 @@ function buildDownloadError(err: ArchiveDownloadError, maxBytes: number): BuildD
     default:
       // Retried kinds end only through failedAttempts; the expected size and hash are the agent's.
       return new BuildDownloadError('Download Failed', 'network', 'the download failed because of an internal error; please submit the build again');
-  }
-}
-
-function hostOf(raw: string): string | undefined {
-  try {
-    return new URL(raw).host;
-  } catch {
-    return undefined;
   }
 }
