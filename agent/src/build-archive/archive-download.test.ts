@@ -175,12 +175,14 @@ describe('downloadArchive', () => {
   });
 
   it('starts the failure count again after an attempt that brought at least 1 MiB', async () => {
-    const body = zipLike(5 * MIB);
-    // Every answer brings 1.25 MiB, then the link drops: five failures, none two in a row without progress.
-    const { base, ranges } = await serve((req, res) => sendCut(req, res, body, 1.25 * MIB));
+    const body = zipLike(8 * MIB);
+    // Every answer sends 2 MiB, then the link drops (a reset may cost the client some of the tail,
+    // never a whole MiB): failure after failure, none without progress.
+    const { base, ranges } = await serve((req, res) => sendCut(req, res, body, 2 * MIB));
     const result = await downloadArchive(options(`${base}/b.zip`, { expectedBytes: body.length, retry: { maxAttempts: 2, initialMs: 1_000, maxMs: 30_000 } }));
     expect(result).toEqual({ bytes: body.length, sha256: sha(body) });
-    expect(ranges).toHaveLength(4);
+    // More failed attempts than maxAttempts, yet it finished.
+    expect(ranges.length).toBeGreaterThan(3);
   });
 
   it('gives up after maxAttempts failures in a row, saying how many, with every counted byte on disk', async () => {
