@@ -1,7 +1,8 @@
 // The agent's build cache on real zips served by a real local HTTP server: prepare (download,
 // verify, extract, index), resume with Range after a killed download, a wrong hash retried once,
 // backoff on the ManualClock, hostile archives leaving nothing, idempotence, eviction, leases,
-// the restart sweep, and PrepareBuild/DeleteBuild through the real command executor and agent.
+// room made before a download, the restart sweep, and PrepareBuild/DeleteBuild through the real
+// command executor and agent.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -450,6 +451,100 @@ describe('BuildCache eviction, deletion and leases', () => {
     await cache.whenIdle();
     expect(ids(cache)).toEqual(['a1']);
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('BuildCache makes room before a download', () => {
+  /** Prepares the Linux build under each id of project A, a second apart, letting evictions run. */
+  async function prepareInTurn(cache: BuildCache, ids: string[]): Promise<void> {
+    for (const id of ids) {
+      clock.advance(1_000);
+      await cache.prepare(command(id, linux));
+      await cache.whenIdle();
+    }
+  }
+
+  /** A logger whose warn lines are kept. */
+  function warnings(): { log: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
+    const lines: Record<string, unknown>[] = [];
+    return { log: createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }), lines };
+  }
+
+  it('evicts beyond each project’s two newest before downloading, so the builds, the archive and its extraction (2× the archive) fit', async () => {
+    const probe = openCache({ dir: join(dataDir, 'probe') });
+    const size = (await probe.prepare(command('upl_p', linux))).manifest.totalBytes;
+    const archive = linux.body.length;
+    // Three builds fit, and so do two builds with a download of 3× the archive; three with it do not, by one byte.
+    const w = warnings();
+    const cache = openCache({ maxBytes: 3 * size + 3 * archive - 1, log: w.log });
+    await prepareInTurn(cache, ['a1', 'a2', 'a3']);
+    expect(cache.list().map((b) => b.uploadId).sort()).toEqual(['a1', 'a2', 'a3']);
+    clock.advance(1_000);
+    let duringDownload: string[] | undefined;
+    await cache.prepare(command('a4', linux), (percent) => {
+      if (percent > 0 && percent < 70) duringDownload ??= cache.list().map((b) => `${b.uploadId}${b.ready ? '' : ' (preparing)'}`).sort();
+    });
+    // a1 was gone before a4's bytes arrived: the one build beyond project A's two newest (a3, a2).
+    expect(duringDownload).toEqual(['a2', 'a3', 'a4 (preparing)']);
+    expect((await indexOf()).map((r) => r.uploadId).sort()).toEqual(['a2', 'a3', 'a4']);
+    expect(existsSync(join(dataDir, 'builds', 'a1'))).toBe(false);
+    expect(w.lines).toEqual([]);
+  });
+
+  it('counts what the builds being prepared at the same time will take', async () => {
+    const probe = openCache({ dir: join(dataDir, 'probe') });
+    const size = (await probe.prepare(command('upl_p', linux))).manifest.totalBytes;
+    const archiveB = linuxB.body.length;
+    // Three builds of A and one download of B fit; three of A and two downloads of B at once do not, by one byte.
+    const b = backoffs();
+    const cache = openCache({ ...b.options, maxBytes: 3 * size + 6 * archiveB - 1 });
+    await prepareInTurn(cache, ['a1', 'a2', 'a3']);
+    server.script.push({ hangAfter: 64 * KIB });
+    let arrived: () => void = () => undefined;
+    const firstBytes = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const b1 = cache.prepare(command('b1', linuxB, '/linux-b.zip', 'prj_b'), (p) => p > 0 && arrived());
+    await firstBytes;
+    expect(cache.list().map((x) => x.uploadId).sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
+    // b2 comes while b1 is still downloading: room for both, so a1 (past A's two newest) goes first.
+    await cache.prepare(command('b2', linuxB, '/linux-b.zip', 'prj_b'));
+    expect(existsSync(join(dataDir, 'builds', 'a1'))).toBe(false);
+    server.cutHanging();
+    await b.next();
+    clock.runNext();
+    await b1;
+    await cache.whenIdle();
+    expect(cache.list().map((x) => x.uploadId).sort()).toEqual(['a2', 'a3', 'b1', 'b2']);
+  });
+
+  it('goes on with the download, warning, when nothing may be evicted (each project’s two newest, a build a session holds)', async () => {
+    const w = warnings();
+    const cache = openCache({ maxBytes: 1, log: w.log });
+    await cache.prepare(command('a1', linux));
+    clock.advance(1_000);
+    await cache.prepare(command('b1', linuxB, '/linux-b.zip', 'prj_b'));
+    clock.advance(1_000);
+    await cache.prepare(command('b2', linuxB, '/linux-b.zip', 'prj_b'));
+    const lease = cache.acquire('a1');
+    clock.advance(1_000);
+    await cache.prepare(command('a2', linux));
+    clock.advance(1_000);
+    await cache.prepare(command('a3', linux));
+    await cache.whenIdle();
+    expect(cache.list().map((b) => b.uploadId).sort()).toEqual(['a1', 'a2', 'a3', 'b1', 'b2']);
+    const refusals = w.lines.filter((l) => l.msg === 'the build cache cannot make room for this build (each project keeps its two newest, sessions hold others); preparing it anyway');
+    // Each download is over maxBytes alone; for a3, a1 is past the project's two newest but held.
+    expect(refusals.map((l) => [l.uploadId, l.reserveBytes, l.maxBytes])).toEqual([
+      ['a1', 3 * linux.body.length, 1],
+      ['b1', 3 * linuxB.body.length, 1],
+      ['b2', 3 * linuxB.body.length, 1],
+      ['a2', 3 * linux.body.length, 1],
+      ['a3', 3 * linux.body.length, 1],
+    ]);
+    lease.release();
+    await cache.whenIdle();
+    expect(cache.list().map((b) => b.uploadId).sort()).toEqual(['a2', 'a3', 'b1', 'b2']);
   });
 });
 

@@ -1,4 +1,4 @@
-// Byte counts as a customer reads them in an objection ("12.3 GiB").
+// Byte counts as a customer reads them in an objection ("12.3 GiB", or "24 GiB" in a download's words).
 
 const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'] as const;
 
@@ -11,4 +11,9 @@ export function formatBytes(bytes: number): string {
     unit += 1;
   }
   return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** formatBytes without a trailing `.0` ("24 GiB", "1.5 MiB"): the sizes in a download's words. */
+export function byteWords(bytes: number): string {
+  return formatBytes(bytes).replace('.0 ', ' ');
 }

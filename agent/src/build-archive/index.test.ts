@@ -9,15 +9,26 @@ const HERE = import.meta.dirname;
 const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm;
 
 describe('@pixelfleet/agent/build-archive', () => {
-  it('imports only its own files, yauzl and node built-ins', () => {
+  it('imports only its own files, yauzl, node built-ins and @pixelfleet/signaling (which the control plane loads anyway)', () => {
     const sources = readdirSync(HERE).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
     const specifiers = sources.flatMap((f) => [...readFileSync(join(HERE, f), 'utf8').matchAll(IMPORT)].map((m) => m[1] ?? ''));
     expect(specifiers.length).toBeGreaterThan(10);
-    const foreign = specifiers.filter((s) => !(/^\.\/[\w-]+$/.test(s) || s.startsWith('node:') || s === 'yauzl'));
+    const foreign = specifiers.filter((s) => !(/^\.\/[\w-]+$/.test(s) || s.startsWith('node:') || s === 'yauzl' || s === '@pixelfleet/signaling'));
     expect(foreign).toEqual([]);
   });
 
   it('names what the pipeline and the agent use', () => {
-    expect(Object.keys(door).sort()).toEqual(['ArchiveRejection', 'DEFAULT_ARCHIVE_LIMITS', 'extractArchive', 'inspectArchive', 'verifyArchive']);
+    expect(Object.keys(door).sort()).toEqual([
+      'ArchiveDownloadError',
+      'ArchiveRejection',
+      'DEFAULT_ARCHIVE_DOWNLOAD_RETRY',
+      'DEFAULT_ARCHIVE_LIMITS',
+      'byteWords',
+      'downloadArchive',
+      'extractArchive',
+      'inspectArchive',
+      'statusWords',
+      'verifyArchive',
+    ]);
   });
 });

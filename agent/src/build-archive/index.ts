@@ -1,9 +1,23 @@
-// The door of `@pixelfleet/agent/build-archive`: extract and scan of a build archive, shared by
-// the control plane (a submitted build) and the agent (a distributed build). It imports only
-// this folder, yauzl and node built-ins, so the control plane loads none of the agent.
+// The door of `@pixelfleet/agent/build-archive`: the download, extract and scan of a build archive,
+// shared by the control plane (a submitted build) and the agent (a distributed build). It imports
+// only this folder, yauzl, node built-ins and @pixelfleet/signaling (the Clock and the backoff,
+// which the control plane loads anyway), so the control plane loads none of the agent.
 export { ArchiveRejection, type ArchiveRejectionCode } from './archive-rejection';
 export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './archive-limits';
 export { inspectArchive, type ArchiveManifest } from './inspect-archive';
 export { extractArchive, type ExtractOptions, type ExtractProgress } from './extract-archive';
 export { verifyArchive, type VerifyOptions } from './verify-archive';
 export type { BuildPlatform } from './unreal-layout';
+export {
+  downloadArchive,
+  DEFAULT_ARCHIVE_DOWNLOAD_RETRY,
+  type ArchiveDownloadOptions,
+  type ArchiveDownloadRetry,
+  type DownloadedArchive,
+  type DownloadLog,
+  type DownloadProgress,
+  type HopPolicy,
+  type HopVerdict,
+} from './archive-download';
+export { ArchiveDownloadError, statusWords, type DownloadFailure } from './download-failure';
+export { byteWords } from './byte-size';

@@ -1,7 +1,8 @@
 // The agent's build cache, owner of `<dataDir>/builds/`: PrepareBuild downloads a distributed
 // build (Range-resumable, hash-checked), extracts it behind the build archive's guards into
 // `<uploadId>/` and records it in the index; DeleteBuild and eviction remove builds, never one a
-// running session holds. The session runtime acquires a build for as long as its app runs.
+// running session holds (before a download, eviction makes room for the build it brings). The
+// session runtime acquires a build for as long as its app runs.
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, statfs } from 'node:fs/promises';
@@ -17,7 +18,7 @@ import { readBuildIndex, writeBuildIndex, type CachedBuildRecord } from './build
 export interface BuildCacheOptions {
   /** The folder the cache owns, `<dataDir>/builds`; created when missing. */
   dir: string;
-  /** Evict builds beyond each project's two newest while the builds take more than this (bytes). */
+  /** Evict builds beyond each project's two newest while the builds (and a download's estimate) take more than this (bytes). */
   maxBytes: number;
   clock: Clock;
   log: Logger;
@@ -42,6 +43,8 @@ export interface BuildLease {
   release(): void;
 }
 
+/** What a build's extracted tree is estimated to take, per archive byte, while PrepareBuild does not say it. */
+const EXTRACTED_PER_ARCHIVE_BYTE = 2;
 /** Share of the progress percent the download takes; extraction fills the rest. */
 const DOWNLOAD_SHARE = 70;
 const UPLOAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -59,6 +62,8 @@ export class BuildCache {
   private readonly closing = new AbortController();
   /** Removals and evictions run one at a time, in order. */
   private removals: Promise<void> = Promise.resolve();
+  /** Bytes each build being prepared is expected to take (its archive and its extracted tree). */
+  private readonly reserved = new Map<string, number>();
   private readonly limits: ArchiveLimits;
   private readonly retry: BuildDownloadRetry;
   private readonly log: Logger;
@@ -158,7 +163,10 @@ export class BuildCache {
         const reason: unknown = combined.reason;
         throw reason instanceof CommandFailure ? reason : new CommandFailure('ABORTED', `preparing build ${uploadId} was stopped: ${(reason as Error).message}`);
       })
-      .finally(() => this.preparing.delete(uploadId));
+      .finally(() => {
+        this.preparing.delete(uploadId);
+        this.reserved.delete(uploadId);
+      });
     // A prepare stopped by close() never settles for its caller: the command gets no outcome, so
     // the journal records none and the control plane's redelivery after a restart resumes the
     // download from its `.part`, exactly as after a kill.
@@ -221,6 +229,15 @@ export class BuildCache {
     // A folder without a record (the agent died between extraction and the index write) is redone.
     await rm(dest, { recursive: true, force: true });
     log.info({ sizeBytes: command.sizeBytes }, 'preparing build');
+    // Room first: the ready builds plus what the builds being prepared will take must fit under
+    // maxBytes. When they cannot, the download goes on: the free-disk checks still guard the disk.
+    const reserve = command.sizeBytes * (1 + EXTRACTED_PER_ARCHIVE_BYTE);
+    this.reserved.set(uploadId, reserve);
+    await this.enqueue(async () => {
+      if (!(await this.evict())) {
+        log.warn({ reserveBytes: reserve, cacheBytes: this.cachedBytes(), maxBytes: this.options.maxBytes }, 'the build cache cannot make room for this build (each project keeps its two newest, sessions hold others); preparing it anyway');
+      }
+    }).catch(() => undefined); // a failed removal is logged by enqueue; the build still comes
     // The archive must fit beside what is already downloaded; extraction checks its own needs.
     const free = await (this.options.freeBytes ?? statfsFreeBytes)(dir);
     const missing = command.sizeBytes - (await sizeOf(part));
@@ -229,7 +246,7 @@ export class BuildCache {
     }
     await downloadVerified({
       url: command.downloadUrl,
-      partPath: part,
+      zipPath: zip,
       sizeBytes: command.sizeBytes,
       sha256: command.sha256,
       clock: this.options.clock,
@@ -240,7 +257,6 @@ export class BuildCache {
       signal,
       log,
     });
-    await rename(part, zip);
     let manifest: ArchiveManifest;
     try {
       manifest = await extractArchive(zip, dest, this.limits, {
@@ -260,6 +276,7 @@ export class BuildCache {
     }
     const record: CachedBuildRecord = { uploadId, projectId: command.projectId, sha256: command.sha256, archiveBytes: command.sizeBytes, manifest, preparedAtMs: this.options.clock.now() };
     this.records.set(uploadId, record);
+    this.reserved.delete(uploadId);
     this.saveIndex();
     await rm(zip, { force: true });
     report(100);
@@ -270,13 +287,15 @@ export class BuildCache {
 
   /**
    * Keeps each project's two most recently prepared builds (the live one and the one before,
-   * for rollback); evicts the others, oldest first, while the builds exceed maxBytes. A build a
-   * session holds is skipped (evicted on a later pass once released).
+   * for rollback); evicts the others, oldest first, while the builds and the bytes reserved by
+   * builds being prepared exceed maxBytes. A build a session holds is skipped (evicted on a later
+   * pass once released). Resolves with whether everything now fits.
    */
-  private async evict(): Promise<void> {
+  private async evict(): Promise<boolean> {
     const live = [...this.records.values()];
-    let total = live.reduce((sum, r) => sum + r.manifest.totalBytes, 0);
-    if (total <= this.options.maxBytes) return;
+    const reserved = [...this.reserved.values()].reduce((sum, n) => sum + n, 0);
+    let total = live.reduce((sum, r) => sum + r.manifest.totalBytes, reserved);
+    if (total <= this.options.maxBytes) return true;
     const byProject = new Map<string, CachedBuildRecord[]>();
     for (const r of live) byProject.set(r.projectId, [...(byProject.get(r.projectId) ?? []), r]);
     const kept = new Set<string>();
@@ -291,6 +310,12 @@ export class BuildCache {
       await this.remove(r.uploadId);
       total -= r.manifest.totalBytes;
     }
+    return total <= this.options.maxBytes;
+  }
+
+  /** Bytes the ready builds take on disk. */
+  private cachedBytes(): number {
+    return [...this.records.values()].reduce((sum, r) => sum + r.manifest.totalBytes, 0);
   }
 
   /** Drops the record (index first), then the files: a crash mid-way leaves only sweepable leftovers. */
@@ -313,8 +338,10 @@ export class BuildCache {
     this.log.info({ uploadId }, 'build deleted');
   }
 
-  private enqueue(step: () => Promise<void>): Promise<void> {
-    const next = this.removals.then(step);
+  private enqueue(step: () => Promise<unknown>): Promise<void> {
+    const next = this.removals.then(async () => {
+      await step();
+    });
     this.removals = next.catch((err: unknown) => this.log.error({ err }, 'build removal failed'));
     return next;
   }
