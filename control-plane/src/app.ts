@@ -272,7 +272,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     registerLocalBuild: (projectId) => registerLocalBuild({ builds, projects, events, clock, ids }, projectId),
 
     async start() {
-      sessions.endOrphansAtStart();
+      // Sessions the previous run left go on; their viewers resume (the gateway holds them meanwhile).
+      gateway.holdRestored(sessions.restoreAtStart());
       sessions.armStoredDeadlines(registry.list());
       grpc = await startGrpcServer({
         host: config.grpc.host,
@@ -308,7 +309,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         // 1. Stop taking work: health checks fail, no new sessions are placed.
         serving = false;
         grpc?.health.setStatus('', 'NOT_SERVING');
-        // 2. Close viewer sockets (their sessions end and their apps are stopped), then HTTP.
+        // 2. Close viewer sockets with 1012 (the pages resume against the next run; no session ends), then HTTP.
         gateway.close();
         await http.close();
         // Builds being processed stop where they stand (a download keeps its .part) and resume at the next start.

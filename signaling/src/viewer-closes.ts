@@ -36,7 +36,8 @@ export const VIEWER_CLOSES = Object.freeze({
   viewerLeft: { code: CLOSE_CODES.normal, reason: 'viewer left', sentence: ENDED },
   endedByOperator: { code: CLOSE_CODES.normal, reason: 'session ended by an operator', sentence: ENDED },
   // 1001: the control plane is shutting down (its open sockets).
-  goingAway: { code: CLOSE_CODES.goingAway, reason: 'service restarting', sentence: ENDED },
+  // Sent by the browser as its page goes away (the control plane closes with serviceRestarting when it stops).
+  goingAway: { code: CLOSE_CODES.goingAway, reason: '', sentence: ENDED },
   // 1002, 1003, 1007, 1008, 1009: a frame the server rejected (signaling's parser, ws, the gateway's bounds).
   protocolError: { code: CLOSE_CODES.protocolError, reason: '', sentence: REJECTED },
   unsupportedData: { code: CLOSE_CODES.unsupportedData, reason: 'binary frames are not accepted', sentence: REJECTED },

@@ -9,7 +9,7 @@ import type { ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support'
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
-import { statusEvents, statusHistory } from '../support/seed';
+import { statusHistory } from '../support/seed';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -396,11 +396,13 @@ describe('control plane restart', () => {
     await expect.poll(() => w.cp.registry.get(workerId).link).toBe('disconnected');
     clock.advance(31_000);
     expect(w.cp.registry.get(workerId).link).toBe('unreachable');
+    // Ended while their worker cannot confirm the stops.
+    w.cp.sessions.end(a.sessionId, 'ended');
+    w.cp.sessions.end(b.sessionId, 'ended');
     await w.t.stop();
     const again = await startTestControlPlane({ dataDir: w.t.dataDir, clock, logs: w.t.logs });
     cleanups.push(() => again.stop());
     const get = (id: string): SessionRecord => again.cp.sessions.get(id);
-    // The restart ends both (their viewers' sockets are gone); the worker cannot confirm the stops.
     expect([get(a.sessionId).status, get(b.sessionId).status]).toEqual(['Terminating', 'Terminating']);
     let out = '';
     const code = await runAdminCli(['session', 'end', '--session', a.sessionId, '--json'], {
@@ -412,26 +414,35 @@ describe('control plane restart', () => {
     expect(JSON.parse(out)).toMatchObject({ sessionId: a.sessionId, status: 'Terminated' });
     expect(get(b.sessionId).status).toBe('Terminating');
     clock.advance(40_000); // the stop grace (10 s) and the confirmation margin (30 s)
-    expect(get(b.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'control plane restarted' });
+    expect(get(b.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'ended' });
   });
 
-
-  it('ends sessions whose viewers were lost with the restart, and stops their apps', async () => {
-    const w = await world();
+  it('takes sessions up where they stood: the worker keeps its app, the line keeps its order; viewers that do not come back within the grace end as control plane restarted', async () => {
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock, overrides: { viewers: { resumeGraceSeconds: 20 } } });
     const { script } = await worker(w);
     const placed = join(w);
     const waiting = join(w);
     await expect.poll(() => script.started).toEqual([placed.sessionId]);
+    script.report(placed.sessionId, 'viewerConnected');
+    await expect.poll(() => status(w, placed.sessionId)).toBe('Running');
     await w.t.stop();
-    const again = await startTestControlPlane({ dataDir: w.t.dataDir, grpcPort: w.t.started.grpcPort, logs: w.t.logs });
+    const again = await startTestControlPlane({ dataDir: w.t.dataDir, grpcPort: w.t.started.grpcPort, clock, logs: w.t.logs, overrides: { viewers: { resumeGraceSeconds: 20 } } });
     cleanups.push(() => again.stop());
     const get = (id: string): SessionRecord => again.cp.sessions.get(id);
-    expect(get(waiting.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'control plane restarted' });
-    // The agent redials within milliseconds and may already have stopped the app by now, so the
-    // 'Terminating' step is read from the fleet event log rather than from the current status.
+    expect(get(placed.sessionId).status).toBe('Running');
+    expect(get(waiting.sessionId).status).toBe('Enqueued');
+    expect(again.cp.sessions.queues.position(w.projectId, waiting.sessionId)).toBe(1);
+    // The agent redials; its Hello lists the app, which keeps running.
+    await expect.poll(() => again.cp.registry.placeable('europe').length).toBe(1);
+    expect(get(placed.sessionId).status).toBe('Running');
+    expect(script.stopped).toEqual([]);
+    clock.advance(19_999);
+    expect(get(placed.sessionId).status).toBe('Running');
+    clock.advance(1); // nobody resumed within the grace
     await expect.poll(() => script.stopped).toEqual([placed.sessionId]);
-    await expect.poll(() => get(placed.sessionId).status).toBe('Terminated');
-    expect(statusEvents(again.cp, placed.sessionId)).toEqual(['Enqueued', 'Starting', 'Terminating', 'Terminated']);
-    expect(statusHistory(again.cp, placed.sessionId)).toEqual(['Enqueued', 'Starting', 'Terminated']);
+    await expect.poll(() => get(placed.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'control plane restarted' });
+    expect(get(waiting.sessionId)).toMatchObject({ status: 'Terminated', endReason: 'control plane restarted' });
+    expect(statusHistory(again.cp, placed.sessionId)).toEqual(['Enqueued', 'Starting', 'Running', 'Terminated']);
   });
 });

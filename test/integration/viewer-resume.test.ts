@@ -182,16 +182,39 @@ describe('resuming a dropped viewer socket', () => {
     expect(gateway().detached).toBe(0);
   });
 
-  it('a shutdown ends a session held for an absent viewer and stops its app', async () => {
-    const { t, script, streaming, drop } = await setup();
-    const { player, sessionId } = await streaming();
-    await drop(player);
+  it('a control plane restart is invisible to a viewer who is watching: closed with 1012, resumed on the next run, nothing stopped; a queued viewer gets its place back', async () => {
+    const { t, clock, script, streaming, connect, resume } = await setup();
+    const watching = await streaming();
+    const queued = await connect();
+    const q = await queued.next('pixelfleetSession');
+    expect(await queued.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
     await t.stop();
-    // Told before the agent's link closed; the record says why.
-    expect(script.stopped).toEqual([sessionId]);
-    const again = await startTestControlPlane({ dataDir: t.dataDir, logs: t.logs });
+    expect(await watching.player.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    expect(await queued.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    expect(script.stopped).toEqual([]);
+
+    const again = await startTestControlPlane({
+      dataDir: t.dataDir,
+      grpcPort: t.started.grpcPort,
+      clock,
+      logs: t.logs,
+      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S } },
+    });
     cleanups.push(() => again.stop());
-    expect(again.cp.sessions.get(sessionId)).toMatchObject({ status: 'Terminating', endReason: 'control plane restarted' });
+    await expect.poll(() => again.cp.registry.placeable('europe').length).toBe(1);
+    const back = await resume(watching.sessionId, watching.viewerToken);
+    await back.next('pixelfleetResumed');
+    const queuedBack = await resume(q.sessionId as string, q.viewerToken as string);
+    await queuedBack.next('pixelfleetResumed');
+    expect(await queuedBack.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
+    clock.advance(GRACE_S * 1000); // past the grace: both came back in time
+    expect(again.cp.sessions.get(watching.sessionId).status).toBe('Running');
+    expect(again.cp.sessions.get(q.sessionId as string).status).toBe('Enqueued');
+    expect(script.stopped).toEqual([]);
+    // The resumed socket is the session's: the viewer leaving ends it and frees the slot for the next in line.
+    back.close();
+    await expect.poll(() => again.cp.sessions.get(watching.sessionId).endReason).toBe('viewer left');
+    expect(await queuedBack.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
   });
 
   it('the page and the server agree on the refusal code', () => {

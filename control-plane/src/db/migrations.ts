@@ -259,4 +259,13 @@ CREATE TABLE build_copies (
 CREATE INDEX build_copies_worker ON build_copies(worker_id, phase);
 `,
   },
+  {
+    version: 8,
+    name: "a session's placement time",
+    sql: `
+-- When the session was placed on a worker (Starting): its maximum run time and its connect
+-- timeout count from here, and are armed again from it when the control plane restarts.
+ALTER TABLE sessions ADD COLUMN placed_at INTEGER;
+`,
+  },
 ];

@@ -12,6 +12,8 @@ export interface SessionRecord {
   playerId: string | undefined;
   maxRunTime: number | undefined;
   endReason: string | undefined;
+  /** When the session was placed on a worker (Starting); undefined before. */
+  placedAt?: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -56,12 +58,13 @@ interface SessionRow {
   player_id: string | null;
   max_run_time: number | null;
   end_reason: string | null;
+  placed_at: number | null;
   created_at: number;
   updated_at: number;
 }
 
 const COLUMNS =
-  'id, project_id, region, status, assigned_worker, streaming_id, player_id, max_run_time, end_reason, created_at, updated_at';
+  'id, project_id, region, status, assigned_worker, streaming_id, player_id, max_run_time, end_reason, placed_at, created_at, updated_at';
 
 const toSession = (r: SessionRow): SessionRecord => ({
   sessionId: r.id,
@@ -73,6 +76,7 @@ const toSession = (r: SessionRow): SessionRecord => ({
   playerId: r.player_id ?? undefined,
   maxRunTime: r.max_run_time ?? undefined,
   endReason: r.end_reason ?? undefined,
+  ...(r.placed_at === null ? {} : { placedAt: r.placed_at }),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -87,6 +91,7 @@ const toParams = (s: SessionRecord) => ({
   playerId: s.playerId ?? null,
   maxRunTime: s.maxRunTime ?? null,
   endReason: s.endReason ?? null,
+  placedAt: s.placedAt ?? null,
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
 });
@@ -98,7 +103,7 @@ export class SqliteSessionsRepository implements SessionsRepository {
     this.stmts = {
       insert: db.prepare(
         `INSERT INTO sessions (${COLUMNS}, viewer_token_hash) VALUES (@id, @projectId, @region, @status, @assignedWorker, @streamingId,
-           @playerId, @maxRunTime, @endReason, @createdAt, @updatedAt, @viewerTokenHash)`,
+           @playerId, @maxRunTime, @endReason, @placedAt, @createdAt, @updatedAt, @viewerTokenHash)`,
       ),
       tokenHash: db.prepare('SELECT viewer_token_hash AS h FROM sessions WHERE id = ?'),
       countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
@@ -109,7 +114,7 @@ export class SqliteSessionsRepository implements SessionsRepository {
       ),
       update: db.prepare(
         `UPDATE sessions SET status = @status, assigned_worker = @assignedWorker, streaming_id = @streamingId,
-           player_id = @playerId, max_run_time = @maxRunTime, end_reason = @endReason, updated_at = @updatedAt WHERE id = @id`,
+           player_id = @playerId, max_run_time = @maxRunTime, end_reason = @endReason, placed_at = @placedAt, updated_at = @updatedAt WHERE id = @id`,
       ),
       snapshot: db.prepare('INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, ?)'),
       byId: db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`),

@@ -173,7 +173,7 @@ export class SessionService {
     const s = this.get(sessionId);
     this.queues.remove(s.projectId, sessionId);
     const streamingId = s.streamingId ?? streamingIdOf(sessionId);
-    const placed = this.move({ ...s, assignedWorker: workerId, streamingId }, 'Starting', undefined);
+    const placed = this.move({ ...s, assignedWorker: workerId, streamingId, placedAt: this.clock.now() }, 'Starting', undefined);
     // The slot is held from now on: the run time counts, and the viewer has the connect timeout to connect.
     this.timers.placed(sessionId, placed.maxRunTime, this.connectTimeoutMs);
     const settings = project.settings;
@@ -272,13 +272,34 @@ export class SessionService {
     return this.repo.listNotEndingOfProject(projectId).map((s) => this.end(s.sessionId, cause));
   }
 
-  /** At start: sessions of a previous run whose viewers are gone cannot continue. */
-  endOrphansAtStart(): void {
+  /**
+   * At start: the sessions a previous run left are taken up where they stood, so a restart is
+   * invisible to a viewer who is watching. The line is rebuilt in join order; each placed session
+   * gets its route and its deadlines back from what is stored (run time and connect timeout from
+   * its placement, idle time from now); Terminating ones finish as their workers confirm (or at
+   * their stop deadline, armStoredDeadlines). A worker that comes back with a session in its Hello
+   * keeps it; one that does not is lost after its grace. Returns the sessions whose viewers may
+   * come back (the gateway holds them for a resume).
+   */
+  restoreAtStart(): SessionRecord[] {
+    const now = this.clock.now();
+    const restored: SessionRecord[] = [];
     for (const s of this.repo.listNotTerminated()) {
-      if (s.status === 'Enqueued') this.move(s, 'Terminated', SESSION_END.controlPlaneRestarted.endReason);
-      // Placed sessions lost their viewer's socket with the restart: stop their apps.
-      else if (s.status !== 'Terminating') this.end(s.sessionId, 'controlPlaneRestarted');
+      if (s.status === 'Terminating') continue;
+      const project = this.projects.findById(s.projectId);
+      if (project === undefined) continue; // a deleted project's sessions went with it (ON DELETE CASCADE)
+      this.routes.track(s);
+      this.timers.setAfkTimeout(s.sessionId, project.settings.afkTimeout);
+      if (s.status === 'Enqueued') this.queues.enqueue(s.projectId, s.sessionId);
+      else {
+        this.timers.placed(s.sessionId, s.maxRunTime, this.connectTimeoutMs, now - (s.placedAt ?? s.updatedAt));
+        if (s.status === 'Running') this.timers.startRunning(s.sessionId);
+      }
+      restored.push(s);
     }
+    if (restored.length > 0) this.log.info({ sessions: restored.length }, 'sessions taken up after a restart');
+    this.scheduler.requestRun();
+    return restored;
   }
 
   /** Stops the scheduler and the timers; sessions stay as recorded. Idempotent. */

@@ -51,12 +51,15 @@ export class SessionTimers {
   }
 
   /**
-   * The session was placed (Starting): its run time counts from now, and its viewer has
-   * connectTimeoutMs to connect (0: no limit).
+   * The session was placed (Starting) `elapsedMs` ago (0: now; more when a restart arms it again
+   * from the stored placement): its run time counts from the placement, and its viewer has
+   * connectTimeoutMs from it to connect (0: no limit).
    */
-  placed(sessionId: string, maxRunTimeMinutes: number | undefined, connectTimeoutMs: number): void {
-    if (maxRunTimeMinutes !== undefined && maxRunTimeMinutes > 0) this.arm(this.runTimers, sessionId, maxRunTimeMinutes * 60_000, () => this.expiry.sessionExpired(sessionId, 'maxRunTime'));
-    if (connectTimeoutMs > 0) this.arm(this.connectTimers, sessionId, connectTimeoutMs, () => this.expiry.sessionExpired(sessionId, 'connectTimeout'));
+  placed(sessionId: string, maxRunTimeMinutes: number | undefined, connectTimeoutMs: number, elapsedMs = 0): void {
+    if (maxRunTimeMinutes !== undefined && maxRunTimeMinutes > 0) {
+      this.arm(this.runTimers, sessionId, Math.max(0, maxRunTimeMinutes * 60_000 - elapsedMs), () => this.expiry.sessionExpired(sessionId, 'maxRunTime'));
+    }
+    if (connectTimeoutMs > 0) this.arm(this.connectTimers, sessionId, Math.max(0, connectTimeoutMs - elapsedMs), () => this.expiry.sessionExpired(sessionId, 'connectTimeout'));
   }
 
   /** The viewer's peer connection is up (Running): the connect timeout is over; idle time starts counting. */

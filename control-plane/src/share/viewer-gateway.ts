@@ -8,7 +8,13 @@
 // for `resumeGraceMs` (so is one the page closed with 4009, `resuming`, after hearing nothing
 // for too long), and a socket opened with `?resume=<sessionId>` whose first message is
 // `pixelfleetResume` with the session's viewer token takes its place. The media never went
-// through this socket, so the browser's peer connection carries on untouched.
+// through this socket, so the browser's peer connection carries on untouched. A viewer waiting in
+// line keeps its place the same way.
+//
+// A control plane restart is such a drop for every viewer at once: a graceful stop closes each
+// socket with 1012 (`serviceRestarting`), which the page answers by resuming, and ends no
+// session; at start every session the previous run left is held for its viewer (holdRestored),
+// whatever its status, for the same grace.
 //
 // Nothing a viewer sends may grow without bound past this gateway: PlayerEndpoint bounds the rate
 // of messages and the unsent data per socket, a resuming socket gets no answer to anything before
@@ -20,6 +26,7 @@ import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
+import type { SessionRecord } from '../repositories/sessions';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
@@ -103,6 +110,8 @@ export class ViewerGateway {
   private readonly viewers = new Map<string, Viewer>();
   /** Resuming sockets that have not yet sent their token, with their client address. */
   private readonly pending = new Map<PlayerEndpoint, string>();
+  /** Set by close(): sockets closing now are the shutdown's, not viewers leaving. */
+  private closing = false;
 
   constructor(private readonly deps: ViewerGatewayDeps) {
     const sessions = deps.sessions;
@@ -182,21 +191,44 @@ export class ViewerGateway {
   }
 
   /**
-   * Closes every viewer socket (shutdown); their sessions end as the viewers leave. A session
-   * held for a viewer who is away ends too: nobody will be here to take it back.
+   * At start: holds each session a previous run left (holdRestored's caller: SessionService.restoreAtStart)
+   * for its viewer to resume, as after a drop. With no resume grace nobody can come back: they end.
+   */
+  holdRestored(sessions: readonly SessionRecord[]): void {
+    for (const s of sessions) {
+      if (this.deps.resumeGraceMs === 0) {
+        this.deps.sessions.end(s.sessionId, 'controlPlaneRestarted');
+        continue;
+      }
+      const viewer: Viewer = {
+        sessionId: s.sessionId,
+        projectId: s.projectId,
+        // Not stored: a held session counts against no address until its viewer is back.
+        address: '',
+        endpoint: undefined,
+        lastQueue: undefined,
+        iceCandidates: 0,
+        graceTimer: undefined,
+        log: this.deps.log.child({ sessionId: s.sessionId, projectId: s.projectId }),
+      };
+      this.viewers.set(s.sessionId, viewer);
+      this.detach(viewer, 'control plane restarted', 'controlPlaneRestarted');
+    }
+  }
+
+  /**
+   * Shutdown (a deploy, SIGTERM): every viewer socket is closed with 1012, which the page answers
+   * by resuming against the next run; no session ends, and held sessions stay held in the store.
    */
   close(): void {
-    for (const endpoint of [...this.pending.keys()]) endpoint.close(VIEWER_CLOSES.goingAway.code, VIEWER_CLOSES.goingAway.reason);
+    this.closing = true;
+    for (const endpoint of [...this.pending.keys()]) endpoint.close(VIEWER_CLOSES.serviceRestarting.code, VIEWER_CLOSES.serviceRestarting.reason);
     for (const viewer of [...this.viewers.values()]) {
       viewer.graceTimer?.cancel();
       viewer.graceTimer = undefined;
-      if (viewer.endpoint) {
-        viewer.endpoint.close(VIEWER_CLOSES.goingAway.code, VIEWER_CLOSES.goingAway.reason);
-      } else {
-        this.viewers.delete(viewer.sessionId);
-        this.deps.sessions.end(viewer.sessionId, 'controlPlaneRestarted');
-      }
+      viewer.endpoint?.close(VIEWER_CLOSES.serviceRestarting.code, VIEWER_CLOSES.serviceRestarting.reason);
     }
+    this.viewers.clear();
   }
 
   /** Wires a socket to its session: the browser's signalling goes to the agent, its loss to detach(). */
@@ -220,8 +252,8 @@ export class ViewerGateway {
     endpoint.on('resume', () => endpoint.close(VIEWER_CLOSES.resumeNotResuming.code, VIEWER_CLOSES.resumeNotResuming.reason));
     endpoint.on('protocolError', (reason) => viewer.log.warn({ reason }, 'viewer signalling rejected'));
     endpoint.on('closed', (code, reason) => {
-      // Ours when the session ended or a resumed socket replaced this one.
-      if (this.viewers.get(sessionId) !== viewer || viewer.endpoint !== endpoint) return;
+      // Ours when the session ended, a resumed socket replaced this one, or the control plane is stopping.
+      if (this.closing || this.viewers.get(sessionId) !== viewer || viewer.endpoint !== endpoint) return;
       viewer.endpoint = undefined;
       // 1006: the socket vanished (no close frame, or our keepalive gave up). 4009 (resuming): the
       // page gave the socket up as silent and is already resuming. Any other close is the viewer leaving.
@@ -233,19 +265,24 @@ export class ViewerGateway {
     });
   }
 
-  /** A stream that is up survives its signalling socket; anything earlier still needs the socket to finish negotiating. */
+  /**
+   * A stream that is up survives its signalling socket, and a viewer in line keeps its place;
+   * a session still negotiating needs its socket to finish (a restart aside: holdRestored).
+   */
   private resumable(sessionId: string): boolean {
-    return this.deps.resumeGraceMs > 0 && this.deps.sessions.get(sessionId).status === 'Running';
+    const status = this.deps.sessions.get(sessionId).status;
+    return this.deps.resumeGraceMs > 0 && (status === 'Running' || status === 'Enqueued');
   }
 
-  private detach(viewer: Viewer, reason: string): void {
+  /** Holds the session for `resumeGraceMs`; past it the session ends for `cause`. */
+  private detach(viewer: Viewer, reason: string, cause: SessionEndCause = 'viewerLeft'): void {
     viewer.log.info({ reason, graceMs: this.deps.resumeGraceMs }, 'viewer signalling dropped; holding the session for a resume');
     viewer.graceTimer = this.deps.clock.setTimeout(() => {
       viewer.graceTimer = undefined;
       if (this.viewers.get(viewer.sessionId) !== viewer || viewer.endpoint !== undefined) return;
       this.viewers.delete(viewer.sessionId);
       viewer.log.info('viewer did not resume in time');
-      this.deps.sessions.end(viewer.sessionId, 'viewerLeft');
+      this.deps.sessions.end(viewer.sessionId, cause);
     }, this.deps.resumeGraceMs);
   }
 
@@ -304,7 +341,12 @@ export class ViewerGateway {
     viewer.graceTimer = undefined;
     endpoint.sendCustom({ type: 'pixelfleetResumed' });
     this.attach(viewer, endpoint);
-    log.info('viewer signalling resumed');
+    // What the page may have missed while away: its place in line, or that its server is assigned.
+    const status = this.deps.sessions.get(sessionId).status;
+    viewer.lastQueue = undefined;
+    if (status === 'Enqueued') this.sendPosition(viewer);
+    else if (status === 'Starting') endpoint.sendCustom({ type: 'pixelfleetStatus', status: 'starting' });
+    log.info({ status }, 'viewer signalling resumed');
   }
 
   private relayToViewer(sessionId: string, signal: RelayToViewerSignal): void {

@@ -77,7 +77,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function setup(options: { streamIsUp?: boolean; windowSeconds?: number } = {}) {
+function setup(options: { resumable?: boolean; windowSeconds?: number } = {}) {
   const transport = new WebSocketTransport();
   const closes: { code: number; reason: string }[] = [];
   const messages: string[] = [];
@@ -89,7 +89,7 @@ function setup(options: { streamIsUp?: boolean; windowSeconds?: number } = {}) {
   const timers = new ManualClock(0);
   const events: string[] = [];
   const openedAt: number[] = [];
-  let up = options.streamIsUp ?? true;
+  let up = options.resumable ?? true;
   if (!isLibraryTransport(transport)) throw new Error('the library transport changed shape');
   const resume = new SignallingResume(transport, {
     url: URL,
@@ -98,7 +98,7 @@ function setup(options: { streamIsUp?: boolean; windowSeconds?: number } = {}) {
       return new FakeSocket(url);
     },
     clock: timers,
-    streamIsUp: () => up,
+    resumable: () => up,
     onResuming: () => events.push('resuming'),
     onResumed: () => events.push('resumed'),
     onGaveUp: (code, reason) => events.push(`gave up ${code} ${reason}`),
@@ -139,8 +139,24 @@ describe('SignallingResume', () => {
     expect(FakeSocket.opened).toHaveLength(3);
   });
 
+  it('resumes after a restarting control plane closes with 1012, whatever the page is doing', () => {
+    const { first, closes, events } = setup({ resumable: false });
+    first.end(1012, 'service restarting');
+    expect(closes).toEqual([]);
+    expect(events).toEqual(['resuming']);
+    const second = FakeSocket.opened[1]!;
+    expect(second.url).toBe(`${URL}?resume=${SESSION}`);
+    second.end(1006); // the next run is not up yet: tried again
+    expect(closes).toEqual([]);
+
+    FakeSocket.opened = [];
+    const off = setup({ windowSeconds: 0 });
+    off.first.end(1012, 'service restarting');
+    expect(off.closes).toEqual([{ code: 1012, reason: 'service restarting' }]);
+  });
+
   it('lets a close through at once when the stream is not up, or the close was on purpose', () => {
-    const notUp = setup({ streamIsUp: false });
+    const notUp = setup({ resumable: false });
     notUp.first.end(1006);
     expect(notUp.closes).toEqual([{ code: 1006, reason: '' }]);
 
@@ -216,7 +232,7 @@ describe('SignallingResume', () => {
         return socket;
       },
       clock: systemClock, // on vitest's fake timers, like Epic's keepalive
-      streamIsUp: () => true,
+      resumable: () => true,
     });
     resume.enable(SESSION, TOKEN, 30);
 
@@ -260,7 +276,7 @@ describe('SignallingResume', () => {
   });
 
   it('a bare disconnect when the stream is not up closes as the library meant', () => {
-    const { transport, first } = setup({ streamIsUp: false });
+    const { transport, first } = setup({ resumable: false });
     transport.disconnect();
     expect(first.closedWith).toEqual({ code: undefined, reason: undefined });
     expect(FakeSocket.opened).toHaveLength(1);

@@ -1,10 +1,12 @@
 // Keeps the page's stream alive through a short signalling drop (architecture §2). Epic's frontend
 // tears its peer connection down whenever its signalling socket closes, although the media never
-// went through that socket. While a stream is up, this module hides an abnormal close (1006: no
-// close frame) from the library, opens a new socket with `?resume=<sessionId>`, proves with the
-// session's viewer token that it is the same viewer, and puts the new socket under the library's
-// transport. Only when the server refuses, or the resume window runs out, does the library hear a
-// close — the server's own code and reason when it gave one.
+// went through that socket. While a stream is up (or the page waits in line), this module hides an
+// abnormal close (1006: no close frame) from the library, opens a new socket with
+// `?resume=<sessionId>`, proves with the session's viewer token that it is the same viewer, and
+// puts the new socket under the library's transport. A control plane that is restarting closes
+// with 1012 (`serviceRestarting`): that is resumed too, whatever the page is doing, since the
+// next run holds every session for its viewer. Only when the server refuses, or the resume window
+// runs out, does the library hear a close — the server's own code and reason when it gave one.
 import type { Clock, TimerHandle } from '@pixelfleet/signaling/clock';
 import { VIEWER_CLOSES } from '@pixelfleet/signaling/viewer-closes';
 
@@ -45,8 +47,8 @@ export interface SignallingResumeOptions {
   readonly url: string;
   readonly openSocket: (url: string) => SocketLike;
   readonly clock: Clock;
-  /** True while the stream is up: only then does a drop leave a healthy stream behind. */
-  readonly streamIsUp: () => boolean;
+  /** True while a drop leaves something to come back to: the stream is up, or the page waits in line. */
+  readonly resumable: () => boolean;
   /** Told when a drop is being bridged, and when it was (or could not be). */
   readonly onResuming?: () => void;
   readonly onResumed?: () => void;
@@ -59,6 +61,7 @@ export const RESUMING_CLOSE_CODE = VIEWER_CLOSES.resuming.code;
 /** WebSocket `CLOSED`. */
 const CLOSED = 3;
 const ABNORMAL_CLOSURE = VIEWER_CLOSES.connectionLost.code;
+const SERVICE_RESTART = VIEWER_CLOSES.serviceRestarting.code;
 /** Waits between attempts; the last one repeats until the window closes. */
 export const RESUME_RETRY_DELAYS_MS = [0, 250, 500, 1_000, 2_000] as const;
 /**
@@ -154,11 +157,16 @@ export class SignallingResume {
   }
 
   private shouldResume(event: CloseEvent): boolean {
+    if (event.code === SERVICE_RESTART) return this.sessionKnown();
     return event.code === ABNORMAL_CLOSURE && this.canResume();
   }
 
   private canResume(): boolean {
-    return this.sessionId !== undefined && this.windowMs > 0 && this.options.streamIsUp();
+    return this.sessionKnown() && this.options.resumable();
+  }
+
+  private sessionKnown(): boolean {
+    return this.sessionId !== undefined && this.windowMs > 0;
   }
 
   private attempt(): void {

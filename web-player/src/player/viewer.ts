@@ -106,7 +106,7 @@ export class Viewer {
             return { cancel: () => win.clearInterval(handle) };
           },
         },
-        streamIsUp: () => this.state.kind === 'streaming' && !this.mediaFailed,
+        resumable: () => (this.state.kind === 'streaming' && !this.mediaFailed) || this.state.kind === 'queued',
         onResuming: () => this.view.setReconnecting(true),
         onResumed: () => this.view.setReconnecting(false),
         onGaveUp: () => this.view.setReconnecting(false),
