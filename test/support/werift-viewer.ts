@@ -7,12 +7,19 @@ import { FakePlayer } from './fake-player';
 
 export class WeriftViewer {
   readonly pc: RTCPeerConnection;
-  readonly signalling: FakePlayer;
+  /** The session's signalling socket: a new one after resume(). */
+  signalling: FakePlayer;
   rtpPackets = 0;
+  /** performance.now() of the latest RTP packet: gaps in the video show here. */
+  lastRtpAt = 0;
+  /** The longest time between two RTP packets since resetRtpGap(), in ms. */
+  longestRtpGapMs = 0;
   payloadTypes = new Set<number>();
   readonly dataMessages: Buffer[] = [];
   channel: RTCDataChannel | undefined;
   sessionId = '';
+  /** The bearer a resume proves the session with (from pixelfleetSession). */
+  viewerToken = '';
   private videoSsrc: number | undefined;
   private readonly waiters: { test: () => boolean; resolve: () => void }[] = [];
 
@@ -25,6 +32,9 @@ export class WeriftViewer {
     this.pc.onTrack.subscribe((track) => {
       if (track.kind === 'video') this.videoSsrc = track.ssrc;
       track.onReceiveRtp.subscribe((rtp) => {
+        const now = performance.now();
+        if (this.lastRtpAt > 0) this.longestRtpGapMs = Math.max(this.longestRtpGapMs, now - this.lastRtpAt);
+        this.lastRtpAt = now;
         this.rtpPackets += 1;
         this.payloadTypes.add(rtp.header.payloadType);
         this.check();
@@ -38,7 +48,7 @@ export class WeriftViewer {
       });
     });
     this.pc.onIceCandidate.subscribe((c) => {
-      if (c) signalling.send({ type: 'iceCandidate', candidate: { candidate: c.candidate, sdpMid: c.sdpMid ?? '0', sdpMLineIndex: c.sdpMLineIndex ?? 0 } });
+      if (c) this.signalling.send({ type: 'iceCandidate', candidate: { candidate: c.candidate, sdpMid: c.sdpMid ?? '0', sdpMLineIndex: c.sdpMLineIndex ?? 0 } });
     });
   }
 
@@ -47,7 +57,9 @@ export class WeriftViewer {
     const signalling = await FakePlayer.connect(wsUrl);
     const viewer = new WeriftViewer(signalling);
     signalling.send({ type: 'listStreamers' });
-    viewer.sessionId = (await signalling.next('pixelfleetSession')).sessionId as string;
+    const session = await signalling.next('pixelfleetSession');
+    viewer.sessionId = session.sessionId as string;
+    viewer.viewerToken = session.viewerToken as string;
     void viewer.negotiate();
     return viewer;
   }
@@ -59,6 +71,36 @@ export class WeriftViewer {
       const timer = setTimeout(() => reject(new Error(`condition not met within ${timeoutMs} ms (rtp ${this.rtpPackets}, dc ${this.dataMessages.length})`)), timeoutMs);
       this.waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
     });
+  }
+
+  /**
+   * Takes the session back over a new socket once the old one closed, as the page does (Pixelfleet's
+   * resume): `?resume=<sessionId>`, then the viewer token first. While the server cannot be reached
+   * (a control plane restarting) it tries again every `retryMs`, as the page's retries do; an answer
+   * that is a close (a refusal) is thrown at once. Resolves once the server said `pixelfleetResumed`.
+   */
+  async resume(wsUrl: string, options: { timeoutMs?: number; retryMs?: number } = {}): Promise<void> {
+    const deadline = performance.now() + (options.timeoutMs ?? 30_000);
+    for (;;) {
+      let socket: FakePlayer;
+      try {
+        socket = await FakePlayer.connect(`${wsUrl}?resume=${encodeURIComponent(this.sessionId)}`);
+      } catch (err) {
+        if (performance.now() >= deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 100));
+        continue;
+      }
+      socket.send({ type: 'pixelfleetResume', viewerToken: this.viewerToken });
+      const answer = await Promise.race([socket.next('pixelfleetResumed', 10_000).then(() => undefined), socket.closed]);
+      if (answer !== undefined) throw new Error(`resume refused: ${answer.code} ${answer.reason}`);
+      this.signalling = socket;
+      return;
+    }
+  }
+
+  /** Starts measuring the longest gap between RTP packets afresh. */
+  resetRtpGap(): void {
+    this.longestRtpGapMs = 0;
   }
 
   send(bytes: Buffer): void {
