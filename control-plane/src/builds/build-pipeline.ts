@@ -172,7 +172,9 @@ export class BuildPipeline {
   private async scan(build: BuildRecord, paths: WorkPaths, signal: AbortSignal, log: Logger): Promise<BuildRecord> {
     if (!existsSync(paths.zip)) return this.deps.advance(build.uploadId, 'Reject', INTERRUPTED_OBJECTION);
     await rm(paths.scan, { recursive: true, force: true });
-    const manifest = await extractArchive(paths.zip, paths.scan, this.deps.archiveLimits, {
+    // Into a folder inside paths.scan: extractArchive's own scratch folder is made beside its
+    // destination, so one removal of paths.scan also takes what a killed extraction left there.
+    const manifest = await extractArchive(paths.zip, join(paths.scan, 'build'), this.deps.archiveLimits, {
       signal,
       onProgress: (p) => this.progress.set(build.uploadId, { status: 'Extracting & Scanning', bytes: p.bytesDone, totalBytes: p.bytesTotal, bytesPerSecond: undefined, etaSeconds: undefined }),
     });
@@ -237,7 +239,7 @@ export class BuildPipeline {
 interface WorkPaths {
   /** The downloaded archive (its download writes `<zip>.part` first). */
   zip: string;
-  /** The scratch folder an archive is extracted into to verify it. */
+  /** The scratch folder an archive is extracted into (as `build/`, beside extractArchive's own temporary folder) to verify it. */
   scan: string;
 }
 

@@ -1,0 +1,83 @@
+// A real local webhook receiver (HTTP, or HTTPS with a given certificate): keeps every delivery's
+// envelope in arrival order and lets a test wait for a build's event.
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+export interface Delivery {
+  event: string;
+  uploadId: string | null;
+  status: string;
+  objection: string | null;
+}
+
+export class WebhookReceiver {
+  readonly deliveries: Delivery[] = [];
+  private readonly waiters: (() => void)[] = [];
+
+  /** Handles a delivery POSTed to `/hook` (answers 204); false for any other request, left to the caller. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'POST' || req.url !== '/hook') return false;
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const e = JSON.parse(body) as Delivery;
+      this.deliveries.push({ event: e.event, uploadId: e.uploadId, status: e.status, objection: e.objection });
+      res.writeHead(204).end();
+      for (const w of this.waiters.splice(0)) w();
+    });
+    return true;
+  }
+
+  /** The build's deliveries as `<event> <status>`, in arrival order. */
+  stages(uploadId: string): string[] {
+    return this.of(uploadId).map((d) => `${d.event} ${d.status}`);
+  }
+
+  of(uploadId: string): Delivery[] {
+    return this.deliveries.filter((d) => d.uploadId === uploadId);
+  }
+
+  /** Resolves with the build's deliveries once one with `event` has arrived; rejects after timeoutMs. */
+  async until(uploadId: string, event: string, timeoutMs = 30_000): Promise<Delivery[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const mine = this.of(uploadId);
+      if (mine.some((d) => d.event === event)) return mine;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${event} for ${uploadId} within ${timeoutMs} ms; got ${JSON.stringify(this.stages(uploadId))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+}
+
+export interface TestServer {
+  server: Server;
+  /** `http(s)://<host>:<port>` */
+  origin: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Listens on host, port 0 (HTTPS when `tls` is given); close() also cuts connections held open. */
+export async function listen(handler: RequestListener, host = '127.0.0.1', tls?: { key: string; cert: string }): Promise<TestServer> {
+  const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port,
+    origin: `${tls ? 'https' : 'http'}://${host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
