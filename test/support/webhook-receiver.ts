@@ -38,12 +38,13 @@ export class WebhookReceiver {
     return this.deliveries.filter((d) => d.uploadId === uploadId);
   }
 
-  /** Resolves with the build's deliveries once one with `event` has arrived; rejects after timeoutMs. */
-  async until(uploadId: string, event: string, timeoutMs = 30_000): Promise<Delivery[]> {
+  /** Resolves with the build's deliveries once `count` (default 1) with `event` have arrived; rejects after timeoutMs (default 30,000). */
+  async until(uploadId: string, event: string, options: { count?: number; timeoutMs?: number } = {}): Promise<Delivery[]> {
+    const { count = 1, timeoutMs = 30_000 } = options;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const mine = this.of(uploadId);
-      if (mine.some((d) => d.event === event)) return mine;
+      if (mine.filter((d) => d.event === event).length >= count) return mine;
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no ${event} for ${uploadId} within ${timeoutMs} ms; got ${JSON.stringify(this.stages(uploadId))}`);
       await new Promise<void>((resolve) => {
