@@ -4,14 +4,15 @@
 // objection, the webhook sequence seen by a real receiver is exact, nothing is left in the
 // pipeline's work dir, and the control plane keeps serving.
 import { spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeBuildZip } from '../support/build-zips';
 import { callApi, createAccount, killAll, startServe, type ProcessAccount, type ServeProcess } from '../support/fleet-processes';
-import { listen, WebhookReceiver, type TestServer } from '../support/webhook-receiver';
+import { listen, sendZip, type TestServer } from '../support/local-server';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 const MIB = 1024 * 1024;
 
@@ -45,8 +46,7 @@ function serveFiles(req: IncomingMessage, res: ServerResponse): void {
   if (receiver.handle(req, res)) return;
   const file = join(files, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).slice(1));
   if (!existsSync(file)) return void res.writeHead(404).end();
-  res.writeHead(200, { 'content-type': 'application/zip', 'content-length': statSync(file).size });
-  createReadStream(file).pipe(res);
+  sendZip(req, res, file);
 }
 
 async function accountWithHook(cp: ServeProcess, email: string, hookOrigin: string): Promise<ProcessAccount> {

@@ -2,7 +2,7 @@
 // autoRelease false stops at Ready and nothing is copied until distribute-file; a rollback is
 // set-active-build of an older build, which the workers still hold; a build call inside the
 // caller's build-call window is refused 429 and fires nothing.
-import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,8 @@ import type { Agent } from '@pixelfleet/agent';
 import { writeBuildZip } from '../support/build-zips';
 import { startApiFixture, type ApiFixture } from '../api/api-fixture';
 import { linkReaches, startTestAgent } from '../support/agent';
-import { listen, WebhookReceiver, type TestServer } from '../support/webhook-receiver';
+import { listen, sendZip, type TestServer } from '../support/local-server';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 let files: string;
 let server: TestServer;
@@ -27,8 +28,7 @@ beforeAll(async () => {
     fetched.push(req.url ?? '');
     const file = join(files, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).slice(1));
     if (!existsSync(file)) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'application/zip', 'content-length': statSync(file).size });
-    createReadStream(file).pipe(res);
+    sendZip(req, res, file);
   });
 });
 

@@ -7,7 +7,7 @@
 // caught mid-stage resumes inside that stage (its status is already committed), so after the
 // restart the receiver sees only the stages that follow, and the whole sequence has every stage
 // exactly once, in order. Webhooks are never retried, so none is delivered twice.
-import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildEntries, writeBuildZip } from '../support/build-zips';
 import { writeZip } from '../support/zip-writer';
 import { callApi, createAccount, killAll, startAgentProcess, startServe, type FleetProcess, type ProcessAccount, type ServeProcess } from '../support/fleet-processes';
-import { listen, WebhookReceiver, type TestServer } from '../support/webhook-receiver';
+import { listen, sendZip, type TestServer } from '../support/local-server';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 const MIB = 1024 * 1024;
 /** What the held file server and the held archive proxy send before they stop sending. */
@@ -38,21 +39,8 @@ function serveFiles(req: IncomingMessage, res: ServerResponse): void {
   const file = join(files, hold ? path.slice('/held/'.length) : path.slice(1));
   if (!existsSync(file)) return void res.writeHead(404).end();
   ranges.set(path, [...(ranges.get(path) ?? []), req.headers.range ?? '']);
-  const size = statSync(file).size;
-  const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
-  if (range) {
-    const start = Number(range[1]);
-    res.writeHead(206, { 'content-type': 'application/zip', 'accept-ranges': 'bytes', 'content-length': size - start, 'content-range': `bytes ${start}-${size - 1}/${size}` });
-    createReadStream(file, { start }).pipe(res);
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'application/zip', 'accept-ranges': 'bytes', 'content-length': size });
-  if (hold) {
-    createReadStream(file, { end: HELD_BYTES - 1 }).on('data', (c) => res.write(c));
-    held.push(res);
-    return;
-  }
-  createReadStream(file).pipe(res);
+  sendZip(req, res, file, hold ? HELD_BYTES : undefined);
+  if (hold && req.headers.range === undefined) held.push(res);
 }
 
 /**

@@ -1,8 +1,6 @@
-// A real local webhook receiver (HTTP, or HTTPS with a given certificate): keeps every delivery's
-// envelope in arrival order and lets a test wait for a build's event.
-import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+// A real local webhook receiver (mounted on a test server's `/hook`): keeps every delivery's
+// envelope in arrival order and lets a test wait for a build's events.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface Delivery {
   event: string;
@@ -56,29 +54,4 @@ export class WebhookReceiver {
       });
     }
   }
-}
-
-export interface TestServer {
-  server: Server;
-  /** `http(s)://<host>:<port>` */
-  origin: string;
-  port: number;
-  close(): Promise<void>;
-}
-
-/** Listens on host, port 0 (HTTPS when `tls` is given); close() also cuts connections held open. */
-export async function listen(handler: RequestListener, host = '127.0.0.1', tls?: { key: string; cert: string }): Promise<TestServer> {
-  const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    server,
-    port,
-    origin: `${tls ? 'https' : 'http'}://${host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
