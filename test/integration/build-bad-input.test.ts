@@ -4,7 +4,7 @@
 // objection, the webhook sequence seen by a real receiver is exact, nothing is left in the
 // pipeline's work dir, and the control plane keeps serving.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -184,6 +184,36 @@ describe('a disk that fills', () => {
       // The control plane still answers, and the tmpfs it writes in is empty again.
       expect((await listed(cp, a)).map((x) => [x.status, x.objection])).toEqual([['Download Failed', ds.at(-1)?.objection]]);
       expect(readdirSync(join('/proc', String(cp.child.pid), 'root', work))).toEqual([]);
+    } finally {
+      await files.close();
+    }
+  });
+
+  it('while saving to the repository: Reject saying so; nothing left in the work dir or the blob store', async () => {
+    const dir = tempDir();
+    const blobs = join(dir, 'cp', 'blobs');
+    mkdirSync(blobs, { recursive: true });
+    const wrapper = tmpfsWrapper(blobs, '1m');
+    if (wrapper === undefined) throw new Error('no mount namespace here: unshare -m and unshare -r -m both failed');
+    const files = await listen(serveFiles);
+    try {
+      const cp = await startServe({ dataDir: join(dir, 'cp'), configDir: dir, wrapper });
+      const a = await accountWithHook(cp, 'disk-save@example.com', files.origin);
+      // The 1.5 MiB archive downloads and scans on the main disk, then meets a 1 MiB repository.
+      const uploadId = await upload(cp, a, `${files.origin}/linux.zip`);
+      const ds = await receiver.until(uploadId, 'build.rejected');
+      expect(receiver.stages(uploadId)).toEqual([
+        'build.uploaded pending',
+        'build.downloading Downloading Files',
+        'build.extracting Extracting & Scanning',
+        'build.saving Saving to Repository',
+        'build.rejected Reject',
+      ]);
+      expect(ds.at(-1)?.objection).toBe('the service ran out of disk space while processing the build; please submit it again later');
+      expect((await listed(cp, a)).map((x) => x.status)).toEqual(['Reject']);
+      expect(readdirSync(join(dir, 'cp', 'pipeline'))).toEqual([]);
+      const leftInBlobs = readdirSync(join('/proc', String(cp.child.pid), 'root', blobs), { recursive: true }) as string[];
+      expect(leftInBlobs.filter((n) => statSync(join('/proc', String(cp.child.pid), 'root', blobs, n)).isFile())).toEqual([]);
     } finally {
       await files.close();
     }
