@@ -189,6 +189,30 @@ describe('a disk that fills', () => {
     }
   });
 
+  it('during the extraction (the file system runs out of inodes, ENOSPC, though the free-space check passed): Reject saying so; nothing left', async () => {
+    const dir = tempDir();
+    const work = join(dir, 'cp', 'pipeline');
+    mkdirSync(work, { recursive: true });
+    // Room for the 1 GiB margin (tmpfs takes memory only for what is written), but 10 inodes: the
+    // archive, the scan folders and the first entries get one; the next, a file, finds none. (A
+    // folder would get another objection: Node's async recursive mkdir reports ENOSPC as ENOENT.)
+    const wrapper = tmpfsWrapper(work, '2g,nr_inodes=10');
+    if (wrapper === undefined) throw new Error('no mount namespace here: unshare -m and unshare -r -m both failed');
+    const files = await listen(serveFiles);
+    try {
+      const cp = await startServe({ dataDir: join(dir, 'cp'), configDir: dir, wrapper });
+      const a = await accountWithHook(cp, 'disk-extract-inodes@example.com', files.origin);
+      const uploadId = await upload(cp, a, `${files.origin}/linux.zip`);
+      const ds = await receiver.until(uploadId, 'build.rejected');
+      expect(receiver.stages(uploadId)).toEqual(['build.uploaded pending', 'build.downloading Downloading Files', 'build.extracting Extracting & Scanning', 'build.rejected Reject']);
+      expect(ds.at(-1)?.objection).toBe('the server ran out of disk space while extracting the build');
+      expect((await listed(cp, a)).map((x) => x.status)).toEqual(['Reject']);
+      expect(readdirSync(join('/proc', String(cp.child.pid), 'root', work))).toEqual([]);
+    } finally {
+      await files.close();
+    }
+  });
+
   it('while saving to the repository: Reject saying so; nothing left in the work dir or the blob store', async () => {
     const dir = tempDir();
     const blobs = join(dir, 'cp', 'blobs');
