@@ -3,13 +3,14 @@
 // Distributing to Servers, with every stage seen by a real local webhook receiver in stage order.
 // Restarts: a build caught mid-pipeline resumes, or ends with an objection saying why.
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hostileZips, writeBuildZip } from '../support/build-zips';
+import { sendZip } from '../support/local-server';
 import { startApiFixture, type Account, type ApiFixture } from '../api/api-fixture';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { ManualClock } from '@pixelfleet/signaling';
@@ -64,23 +65,10 @@ beforeAll(async () => {
       res.writeHead(404).end();
       return;
     }
-    const size = statSync(file).size;
-    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
     rangeRequests.push(req.headers.range ?? '');
-    if (range) {
-      const start = Number(range[1]);
-      res.writeHead(206, { 'content-type': 'application/zip', 'accept-ranges': 'bytes', 'content-length': size - start, 'content-range': `bytes ${start}-${size - 1}/${size}` });
-      createReadStream(file, { start }).pipe(res);
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/zip', 'accept-ranges': 'bytes', 'content-length': size });
-    if (held) {
-      // `/held/<file>`: the first MiB, then nothing until the test lets go (it drops the connection).
-      createReadStream(file, { end: 1024 * 1024 - 1 }).on('data', (c) => res.write(c));
-      slowResponses.push(res);
-      return;
-    }
-    createReadStream(file).pipe(res);
+    // `/held/<file>`: the first MiB, then nothing until the test lets go (it drops the connection).
+    sendZip(req, res, file, held ? 1024 * 1024 : undefined);
+    if (held && req.headers.range === undefined) slowResponses.push(res);
   });
   await new Promise<void>((resolve) => fileServer.listen(0, '127.0.0.1', resolve));
   fileOrigin = `http://127.0.0.1:${(fileServer.address() as AddressInfo).port}`;

@@ -101,9 +101,16 @@ async function writeEntries(
   options: ExtractOptions,
 ): Promise<void> {
   const made = new Set<string>([root]);
-  const makeDir = async (dir: string) => {
+  // One level at a time: Node 20's recursive mkdir reports a full disk (ENOSPC) as ENOENT, which
+  // would name the wrong cause; each level is under root, which exists.
+  const makeDir = async (dir: string): Promise<void> => {
     if (made.has(dir)) return;
-    await mkdir(dir, { recursive: true });
+    await makeDir(dirname(dir));
+    try {
+      await mkdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
     made.add(dir);
   };
   const progress = { bytesDone: 0, bytesTotal };

@@ -1,0 +1,162 @@
+// Real `pixelfleet serve` and `pixelfleet-agent run` processes for tests about a process dying:
+// each runs from its JSON config file with a clean environment, its output is kept and matched,
+// and it can be killed (SIGKILL: no graceful stop) and started again on the same data dir.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { runAdminCli } from '@pixelfleet/control-plane';
+
+const root = resolve(import.meta.dirname, '../..');
+const PIXELFLEET = join(root, 'control-plane/bin/pixelfleet.mjs');
+const AGENT = join(root, 'agent/bin/pixelfleet-agent.mjs');
+export const PROCESS_ADMIN_TOKEN = 'process-admin-token-0123456789';
+export const PROCESS_JOIN_TOKEN = 'process-join-token-0123456789';
+
+export interface FleetProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** The exit code, or the signal's name when a signal ended it. */
+  exited: Promise<number | string>;
+  /** Resolves with the first match in stdout or stderr (from the start); rejects after timeoutMs. */
+  output(match: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  text(): string;
+  /** SIGKILL, then waits for the exit (a crash: nothing is flushed or closed). */
+  kill(): Promise<void>;
+}
+
+const running: FleetProcess[] = [];
+
+/** Kills every process still running (afterEach). */
+export async function killAll(): Promise<void> {
+  await Promise.all(running.splice(0).map((p) => p.kill()));
+}
+
+/** The environment without any PIXELFLEET_* variable of the machine running the tests. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PIXELFLEET_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/**
+ * Spawns `node <bin> <args>`, or `<wrapper…> node <bin> <args>` (e.g. unshare to run it in its
+ * own mount namespace).
+ */
+function startProcess(bin: string, args: string[], options: { env?: Record<string, string>; wrapper?: string[] } = {}): FleetProcess {
+  const argv = [...(options.wrapper ?? []), process.execPath, bin, ...args];
+  const child = spawn(argv[0]!, argv.slice(1), { env: cleanEnv(options.env ?? {}), cwd: root });
+  let text = '';
+  child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+  const exited = new Promise<number | string>((r) => child.on('exit', (code, signal) => r(code ?? signal ?? -1)));
+  const p: FleetProcess = {
+    child,
+    exited,
+    text: () => text,
+    output: (match, timeoutMs = 20_000) =>
+      new Promise<RegExpMatchArray>((resolveMatch, reject) => {
+        const timer = setTimeout(() => {
+          stop();
+          reject(new Error(`no ${match} in the output within ${timeoutMs} ms:\n${text}`));
+        }, timeoutMs);
+        const check = () => {
+          const m = text.match(match);
+          if (m === null) return;
+          stop();
+          resolveMatch(m);
+        };
+        const stop = () => {
+          clearTimeout(timer);
+          child.stdout.off('data', check);
+          child.stderr.off('data', check);
+        };
+        child.stdout.on('data', check);
+        child.stderr.on('data', check);
+        check();
+      }),
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  running.push(p);
+  return p;
+}
+
+export interface ServeProcess extends FleetProcess {
+  /** `http://127.0.0.1:<port>` */
+  httpOrigin: string;
+  /** `127.0.0.1:<port>` */
+  grpcAddress: string;
+}
+
+export interface ServeOptions {
+  dataDir: string;
+  /** Folder the config file is written to. */
+  configDir: string;
+  /** 0 (default) for any free port; a restart passes the first run's so agents redial the same address. */
+  grpcPort?: number;
+  /** Merged over the test config (127.0.0.1, port 0 HTTP, the tokens, allowPrivateUrls, debug logs). */
+  config?: Record<string, unknown>;
+  env?: Record<string, string>;
+  wrapper?: string[];
+}
+
+/** `pixelfleet serve --config <file>`; resolves once it printed its addresses. */
+export async function startServe(o: ServeOptions): Promise<ServeProcess> {
+  const config = {
+    http: { host: '127.0.0.1', port: 0 },
+    grpc: { host: '127.0.0.1', port: o.grpcPort ?? 0 },
+    dataDir: o.dataDir,
+    adminToken: PROCESS_ADMIN_TOKEN,
+    agentJoinToken: PROCESS_JOIN_TOKEN,
+    network: { allowPrivateUrls: true },
+    logLevel: 'debug',
+    ...o.config,
+  };
+  const file = join(o.configDir, 'control-plane.json');
+  writeFileSync(file, JSON.stringify(config));
+  const p = startProcess(PIXELFLEET, ['serve', '--config', file], { ...(o.env ? { env: o.env } : {}), ...(o.wrapper ? { wrapper: o.wrapper } : {}) });
+  const [, httpOrigin] = (await p.output(/HTTP +(http:\/\/127\.0\.0\.1:\d+)/)) as [string, string];
+  const [, grpcAddress] = (await p.output(/gRPC +(127\.0\.0\.1:\d+)/)) as [string, string];
+  return { ...p, httpOrigin, grpcAddress };
+}
+
+/** `pixelfleet-agent run --config <file>` in region europe; resolves once it is connected. */
+export async function startAgentProcess(o: { grpcAddress: string; dataDir: string; configDir: string; hostname: string }): Promise<FleetProcess> {
+  const file = join(o.configDir, `agent-${o.hostname}.json`);
+  writeFileSync(file, JSON.stringify({ controlPlane: o.grpcAddress, joinToken: PROCESS_JOIN_TOKEN, region: 'europe', slots: 1, dataDir: o.dataDir, hostname: o.hostname, logLevel: 'debug' }));
+  const p = startProcess(AGENT, ['run', '--config', file]);
+  await p.output(/connected to the control plane/);
+  return p;
+}
+
+export interface ProcessAccount {
+  userId: string;
+  apiKey: string;
+  projectId: string;
+}
+
+/** A user, its API key and a project in europe, made with `pixelfleet admin` over the process's gRPC. */
+export async function createAccount(grpcAddress: string, email: string): Promise<ProcessAccount> {
+  const admin = async (args: string[]) => {
+    let out = '';
+    const io = { env: { PIXELFLEET_ADMIN_SERVER: grpcAddress, PIXELFLEET_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN }, stdout: (t: string) => (out += t), stderr: (t: string) => (out += t) };
+    const code = await runAdminCli([...args, '--json'], io);
+    if (code !== 0) throw new Error(`pixelfleet admin ${args.join(' ')} exited ${code}: ${out}`);
+    return JSON.parse(out) as Record<string, string>;
+  };
+  const { userId } = await admin(['user', 'create', '--email', email]);
+  const { apiKey } = await admin(['key', 'issue', '--user', userId!]);
+  const { projectId } = await admin(['project', 'create', '--owner', userId!, '--name', 'Restarts', '--region', 'europe']);
+  return { userId: userId!, apiKey: apiKey!, projectId: projectId! };
+}
+
+/** A JSON call to the public API of a serve process; answers status and parsed body. */
+export async function callApi(httpOrigin: string, method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${httpOrigin}/api${path}`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+}
