@@ -180,6 +180,36 @@ describe('redactUrl', () => {
     expect(redactUrl('/a?%E0%A4%A=1&apikey=S5')).toBe('/a?%E0%A4%A=1&apikey=[Redacted]'); // a malformed escape elsewhere changes nothing
   });
 
+  // The shapes generateSecret gives (prefix, `_`, 32 random bytes in base64url) and an archive link's token.
+  const KEY = 'pfk_Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE';
+  const VIEWER = 'pfv_a-b_c-d_e-f_g-h_i-j_k-l_m-n_o-p_q-r_s-t_u-v';
+  const WORKER = 'pfw_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
+  const ARCHIVE = `v1.wrk_1.upl_a.${'ab'.repeat(32)}.1795581425466.${'M'.repeat(43)}`;
+
+  it('redacts anything shaped like one of our secrets wherever it stands in the path', () => {
+    expect(redactUrl(`/api/v1/projects/${KEY}`)).toBe('/api/v1/projects/[Redacted]');
+    expect(redactUrl(`/share/${VIEWER}/signalling`)).toBe('/share/[Redacted]/signalling');
+    expect(redactUrl(`/${WORKER}`)).toBe('/[Redacted]');
+    expect(redactUrl(`/agent/builds/upl_a/${ARCHIVE}`)).toBe('/agent/builds/upl_a/[Redacted]');
+    expect(redactUrl(`/a/key=${KEY};x`)).toBe('/a/key=[Redacted];x');
+    expect(redactUrl(`/a/${KEY.replace('_', '%5F')}/b`)).toBe('/a/[Redacted]/b'); // the separator escaped
+    expect(redactUrl(`/a/${KEY.slice(0, 20)}`)).toBe('/a/[Redacted]'); // a truncated paste is most of a key
+  });
+
+  it('redacts secret shapes in the query under any name, and in the fragment', () => {
+    expect(redactUrl(`/a?userId=${KEY}&q=1`)).toBe('/a?userId=[Redacted]&q=1');
+    expect(redactUrl(`/a?next=%2Fb%2F${VIEWER}`)).toBe('/a?next=%2Fb%2F[Redacted]');
+    expect(redactUrl(`/a?x=1#${WORKER}`)).toBe('/a?x=1#[Redacted]');
+    expect(redactUrl(`/agent/builds/upl_a/archive?token=${ARCHIVE}`)).toBe('/agent/builds/upl_a/archive?token=[Redacted]');
+    expect(redactUrl(`/a?u=${ARCHIVE}&b=2`)).toBe('/a?u=[Redacted]&b=2');
+  });
+
+  it('leaves our ids and short look-alikes alone', () => {
+    expect(redactUrl('/api/v1/projects/prj_7a2c00914505132e87bd8b39/builds/upl_0c110ce8a5f45c61773f419b')).toBe('/api/v1/projects/prj_7a2c00914505132e87bd8b39/builds/upl_0c110ce8a5f45c61773f419b');
+    expect(redactUrl('/share/prj_1/signalling?resume=session_1795581425466_310991624')).toBe('/share/prj_1/signalling?resume=session_1795581425466_310991624');
+    expect(redactUrl('/a/pfk_short')).toBe('/a/pfk_short');
+  });
+
   it('leaves URLs without secret parameters unchanged', () => {
     expect(redactUrl('/share/abc?userId=u&mytoken=visible')).toBe('/share/abc?userId=u&mytoken=visible');
     expect(redactUrl('/token=notaquery')).toBe('/token=notaquery');

@@ -77,14 +77,27 @@ const SECRET_QUERY_NAMES: ReadonlySet<string> = new Set(['apikey', 'api_key', 'x
 const QUERY_PARAM = /([?&])([^=&#]*)=([^&#]*)/g;
 
 /**
- * Removes secret query parameters (e.g. `apikey`) from a URL before it is logged. Names are
- * compared decoded and case-insensitively: the query parser decodes `api%6Bey` to `apikey` (it
- * authenticates), and a key sent as `APIKEY` by mistake is still a key.
+ * The shapes of the secrets the control plane issues, found anywhere in a URL (a path segment, a
+ * query value under any name): `pfk_` API keys, `pfv_` viewer tokens and `pfw_` worker tokens
+ * (`generateSecret`: prefix, `_`, 43 base64url characters; the `_` also when escaped as `%5F`,
+ * and from 16 characters on, so a truncated paste is caught too), and archive download tokens
+ * (`v1.<workerId>.<uploadId>.<sha256>.<expiresAt>.<mac>`, builds/archive-links.ts). The tokens an
+ * operator chooses (admin, agent join, metrics) have no shape; they are redacted by key name.
+ */
+const SECRET_SHAPES = /pf[kvw](?:_|%5[Ff])[A-Za-z0-9_-]{16,}|v1\.[A-Za-z0-9_-]{1,128}\.[A-Za-z0-9_-]{1,128}\.[0-9a-f]{64}\.\d{1,16}\.[A-Za-z0-9_-]+/g;
+
+/**
+ * Removes secrets from a URL before it is logged: the values of secret query parameters (e.g.
+ * `apikey`), and anything shaped like one of our secrets wherever it stands (SECRET_SHAPES: a key
+ * pasted into the path, or sent under another parameter's name). Names are compared decoded and
+ * case-insensitively: the query parser decodes `api%6Bey` to `apikey` (it authenticates), and a
+ * key sent as `APIKEY` by mistake is still a key.
  */
 export function redactUrl(url: string): string {
   const query = url.indexOf('?');
-  if (query < 0) return url;
-  return url.slice(0, query) + url.slice(query).replace(QUERY_PARAM, (param, sep: string, name: string) => (SECRET_QUERY_NAMES.has(decodedName(name)) ? `${sep}${name}=[Redacted]` : param));
+  const named =
+    query < 0 ? url : url.slice(0, query) + url.slice(query).replace(QUERY_PARAM, (param, sep: string, name: string) => (SECRET_QUERY_NAMES.has(decodedName(name)) ? `${sep}${name}=${CENSOR}` : param));
+  return named.replace(SECRET_SHAPES, CENSOR);
 }
 
 function decodedName(name: string): string {
