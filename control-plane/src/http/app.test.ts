@@ -28,7 +28,7 @@ let app: FastifyInstance;
 beforeAll(async () => {
   const metrics = { httpRequests: { inc: () => undefined } } as unknown as Metrics;
   const log = pino({ level: 'error' }, { write: (line: string) => logged.push(line) });
-  app = buildHttpApp({ log, metrics, isServing: () => true, trustProxy: [] });
+  app = buildHttpApp({ log, metrics, isServing: () => true, trustProxy: [], metricsBearerToken: undefined });
   app.get('/domain/:kind', (req) => {
     throw new DomainError((req.params as { kind: DomainErrorKind }).kind, 'Build upl_1 cannot be distributed while its status is pending');
   });
