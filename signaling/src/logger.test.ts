@@ -165,6 +165,32 @@ describe('createRequestLoggerFactory', () => {
   });
 });
 
+describe('createLogger and URLs', () => {
+  const KEY = 'pfk_Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE';
+
+  it('passes every url and path string of a logged object through redactUrl, at any depth and in child bindings', () => {
+    const { log, text, lines } = memoryLogger();
+    log.info({ path: `/share/${KEY}`, nested: { url: '/a?apikey=typo-of-a-key&x=1' }, file: { path: '/data/builds/upl_1' } }, 'refused');
+    log.child({ url: '/b?token=t0ken' }).info('child');
+    expect(text()).not.toContain(KEY);
+    expect(text()).not.toContain('typo-of-a-key');
+    expect(text()).not.toContain('t0ken');
+    expect(lines()[0]).toMatchObject({ path: '/share/[Redacted]', nested: { url: '/a?apikey=[Redacted]&x=1' }, file: { path: '/data/builds/upl_1' } });
+    expect(lines()[1]).toMatchObject({ url: '/b?token=[Redacted]' });
+  });
+
+  it("strikes a secret's shape from every line as written: messages, interpolations, errors, any field", () => {
+    const { log, text } = memoryLogger();
+    log.info(`Route GET:/api/${KEY} not found`);
+    log.warn('reply already sent for %s', `/x/${KEY}`);
+    log.error({ err: new Error(`fetch /y?k=${KEY} failed`) }, 'failed');
+    log.child({ component: 'c' }).info({ note: `pasted ${KEY.replace('_', '%5F')}` }, 'note');
+    const out = text();
+    expect(out).not.toContain(KEY.slice(4, 20));
+    expect(out.match(/\[Redacted\]/g)).toHaveLength(5); // the error's message and its stack
+  });
+});
+
 describe('redactUrl', () => {
   it('replaces the values of apikey, apiKey, token and viewerToken only', () => {
     expect(redactUrl('/a?apikey=S1&userId=u')).toBe('/a?apikey=[Redacted]&userId=u');

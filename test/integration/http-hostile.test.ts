@@ -131,4 +131,16 @@ describe('secrets in logged URLs', () => {
     expect(logged).toContain('/api/v1/projects/[Redacted]/builds?userId=[Redacted]');
     expect(logged).not.toContain(apiKey.slice('pfk_'.length, 'pfk_'.length + 16));
   });
+
+  it('nor does an upgrade to a page route with a key in its path (@fastify/websocket logs its path)', async () => {
+    const user = t.cp.accounts.createUser('upgraded@example.com');
+    const apiKey = t.cp.accounts.issueKey(user.userId);
+    const from = t.logs.lines.length;
+    const socket = new WebSocket(`${t.started.publicUrls.share.replace(/^http/, 'ws')}/${apiKey}`);
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.on('close', resolve));
+    const logged = t.logs.lines.slice(from).join('\n');
+    expect(logged).toContain('"path":"/share/[Redacted]"');
+    expect(logged).not.toContain(apiKey.slice('pfk_'.length, 'pfk_'.length + 16));
+  });
 });
