@@ -185,7 +185,13 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
 
   let serving = false;
   const metrics = createMetrics(registry);
-  const http = buildHttpApp({ log: log.child({ component: 'http' }), metrics, isServing: () => serving, trustProxy: config.http.trustProxy });
+  const http = buildHttpApp({
+    log: log.child({ component: 'http' }),
+    metrics,
+    isServing: () => serving,
+    trustProxy: config.http.trustProxy,
+    metricsBearerToken: config.metrics.bearerToken,
+  });
   registerTelemetryRoutes(http, { sessions, telemetry: new SqliteTelemetryRepository(db), clock });
   const urlPolicy = { allowPrivateUrls: config.network.allowPrivateUrls, resolve: deps.resolveHost ?? systemResolver };
   const webhooks = new WebhookSender({

@@ -48,6 +48,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 });
     expect(c.publicUrls).toEqual({});
     expect(c.distribution).toEqual({ linkTtlSeconds: 21_600, deadlineSeconds: 7_200 });
+    expect(c.metrics).toEqual({});
     expect(c.logLevel).toBe('info');
     expect(c.adminToken).toBe(ADMIN);
     expect(c.agentJoinToken).toBe(JOIN);
@@ -244,6 +245,15 @@ describe('loadControlPlaneConfig errors', () => {
     const join = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, agentJoinToken: 'short' } }));
     expect(join.message).toContain('"agentJoinToken"');
     expect(loadControlPlaneConfig({ overrides: { ...TOKENS, adminToken: 'x'.repeat(16) } }).adminToken).toBe('x'.repeat(16));
+  });
+
+  it('reads metrics.bearerToken from the file or env, and refuses one shorter than 16 characters', () => {
+    const token = 'metrics-token-0123456789';
+    expect(loadControlPlaneConfig({ file: writeConfig({ ...TOKENS, metrics: { bearerToken: token } }) }).metrics.bearerToken).toBe(token);
+    expect(loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_METRICS__BEARER_TOKEN: token } }).metrics.bearerToken).toBe(token);
+    const short = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, metrics: { bearerToken: 'short' } } }));
+    expect(short.message).toContain('"metrics.bearerToken"');
+    expect(short.message).toContain('at least 16 characters');
   });
 
   it('rejects a lease that does not exceed the heartbeat interval', () => {

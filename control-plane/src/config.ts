@@ -138,6 +138,11 @@ const schema = z
       })
       .strict()
       .default({ connectTimeoutSeconds: 120 }),
+    /**
+     * /metrics answers only a scrape with `Authorization: Bearer <bearerToken>` (compared in
+     * constant time); unset, it refuses every scrape.
+     */
+    metrics: z.object({ bearerToken: secret('metrics.bearerToken').optional() }).strict().default({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -178,6 +183,7 @@ const envLeaves = {
   'viewers.maxPerAddress': 'number',
   'viewers.maxQueuedPerProject': 'number',
   'sessions.connectTimeoutSeconds': 'number',
+  'metrics.bearerToken': 'string',
   logLevel: 'string',
 } as const;
 

@@ -46,6 +46,16 @@ export const HTTP_ERRORS = {
   bodyTooLarge: { status: 413, message: 'Request body is too large' },
   paramTooLong: { status: 414, message: 'A path parameter is too long' },
   badUrl: { status: 400, message: 'Malformed URL' },
+  // Answered before routing (http/client-errors.ts): requests Node's parser refused, and the like.
+  malformedRequest: { status: 400, message: 'Malformed HTTP request' },
+  headersTooLarge: { status: 431, message: 'Request header fields are too large' },
+  chunkExtensionsTooLarge: { status: 413, message: 'Request chunk extensions are too large' },
+  requestTimeout: { status: 408, message: 'Request timed out' },
+  hostRequired: { status: 400, message: 'Missing Host header' },
+  expectationFailed: { status: 417, message: 'Expectation not supported' },
+  shuttingDown: { status: 503, message: 'The server is shutting down' },
+  // /metrics (http/metrics-auth.ts): not in the spec.
+  metricsUnauthorized: { status: 401, message: 'Metrics need a valid bearer token' },
   // Build and project API: spec rows (Errors, per endpoint).
   userStatsParamsRequired: { status: 400, message: 'projectId, userId and apikey are required' },
   userIdRequired: { status: 400, message: 'User ID is required' },

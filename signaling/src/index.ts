@@ -111,6 +111,7 @@ export {
   DEFAULT_MAX_BUFFERED_BYTES,
   NOT_READING_REASON,
   TOO_MANY_MESSAGES_REASON,
+  isFrameError,
   type EndpointKeepaliveOptions,
 } from './signalling-socket';
 export {

@@ -165,6 +165,32 @@ describe('createRequestLoggerFactory', () => {
   });
 });
 
+describe('createLogger and URLs', () => {
+  const KEY = 'pfk_Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE';
+
+  it('passes every url and path string of a logged object through redactUrl, at any depth and in child bindings', () => {
+    const { log, text, lines } = memoryLogger();
+    log.info({ path: `/share/${KEY}`, nested: { url: '/a?apikey=typo-of-a-key&x=1' }, file: { path: '/data/builds/upl_1' } }, 'refused');
+    log.child({ url: '/b?token=t0ken' }).info('child');
+    expect(text()).not.toContain(KEY);
+    expect(text()).not.toContain('typo-of-a-key');
+    expect(text()).not.toContain('t0ken');
+    expect(lines()[0]).toMatchObject({ path: '/share/[Redacted]', nested: { url: '/a?apikey=[Redacted]&x=1' }, file: { path: '/data/builds/upl_1' } });
+    expect(lines()[1]).toMatchObject({ url: '/b?token=[Redacted]' });
+  });
+
+  it("strikes a secret's shape from every line as written: messages, interpolations, errors, any field", () => {
+    const { log, text } = memoryLogger();
+    log.info(`Route GET:/api/${KEY} not found`);
+    log.warn('reply already sent for %s', `/x/${KEY}`);
+    log.error({ err: new Error(`fetch /y?k=${KEY} failed`) }, 'failed');
+    log.child({ component: 'c' }).info({ note: `pasted ${KEY.replace('_', '%5F')}` }, 'note');
+    const out = text();
+    expect(out).not.toContain(KEY.slice(4, 20));
+    expect(out.match(/\[Redacted\]/g)).toHaveLength(5); // the error's message and its stack
+  });
+});
+
 describe('redactUrl', () => {
   it('replaces the values of apikey, apiKey, token and viewerToken only', () => {
     expect(redactUrl('/a?apikey=S1&userId=u')).toBe('/a?apikey=[Redacted]&userId=u');
@@ -178,6 +204,36 @@ describe('redactUrl', () => {
     expect(redactUrl('/a?APIKEY=S2&x=1')).toBe('/a?APIKEY=[Redacted]&x=1');
     expect(redactUrl('/a?x-api-key=S3&ViewerToken=S4')).toBe('/a?x-api-key=[Redacted]&ViewerToken=[Redacted]');
     expect(redactUrl('/a?%E0%A4%A=1&apikey=S5')).toBe('/a?%E0%A4%A=1&apikey=[Redacted]'); // a malformed escape elsewhere changes nothing
+  });
+
+  // The shapes generateSecret gives (prefix, `_`, 32 random bytes in base64url) and an archive link's token.
+  const KEY = 'pfk_Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE';
+  const VIEWER = 'pfv_a-b_c-d_e-f_g-h_i-j_k-l_m-n_o-p_q-r_s-t_u-v';
+  const WORKER = 'pfw_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
+  const ARCHIVE = `v1.wrk_1.upl_a.${'ab'.repeat(32)}.1795581425466.${'M'.repeat(43)}`;
+
+  it('redacts anything shaped like one of our secrets wherever it stands in the path', () => {
+    expect(redactUrl(`/api/v1/projects/${KEY}`)).toBe('/api/v1/projects/[Redacted]');
+    expect(redactUrl(`/share/${VIEWER}/signalling`)).toBe('/share/[Redacted]/signalling');
+    expect(redactUrl(`/${WORKER}`)).toBe('/[Redacted]');
+    expect(redactUrl(`/agent/builds/upl_a/${ARCHIVE}`)).toBe('/agent/builds/upl_a/[Redacted]');
+    expect(redactUrl(`/a/key=${KEY};x`)).toBe('/a/key=[Redacted];x');
+    expect(redactUrl(`/a/${KEY.replace('_', '%5F')}/b`)).toBe('/a/[Redacted]/b'); // the separator escaped
+    expect(redactUrl(`/a/${KEY.slice(0, 20)}`)).toBe('/a/[Redacted]'); // a truncated paste is most of a key
+  });
+
+  it('redacts secret shapes in the query under any name, and in the fragment', () => {
+    expect(redactUrl(`/a?userId=${KEY}&q=1`)).toBe('/a?userId=[Redacted]&q=1');
+    expect(redactUrl(`/a?next=%2Fb%2F${VIEWER}`)).toBe('/a?next=%2Fb%2F[Redacted]');
+    expect(redactUrl(`/a?x=1#${WORKER}`)).toBe('/a?x=1#[Redacted]');
+    expect(redactUrl(`/agent/builds/upl_a/archive?token=${ARCHIVE}`)).toBe('/agent/builds/upl_a/archive?token=[Redacted]');
+    expect(redactUrl(`/a?u=${ARCHIVE}&b=2`)).toBe('/a?u=[Redacted]&b=2');
+  });
+
+  it('leaves our ids and short look-alikes alone', () => {
+    expect(redactUrl('/api/v1/projects/prj_7a2c00914505132e87bd8b39/builds/upl_0c110ce8a5f45c61773f419b')).toBe('/api/v1/projects/prj_7a2c00914505132e87bd8b39/builds/upl_0c110ce8a5f45c61773f419b');
+    expect(redactUrl('/share/prj_1/signalling?resume=session_1795581425466_310991624')).toBe('/share/prj_1/signalling?resume=session_1795581425466_310991624');
+    expect(redactUrl('/a/pfk_short')).toBe('/a/pfk_short');
   });
 
   it('leaves URLs without secret parameters unchanged', () => {

@@ -80,7 +80,7 @@ export class SignallingSocket<R extends SenderRole> {
     // ws reports bad frames (WS_ERR_*: invalid UTF-8, over maxPayload, bad opcodes) and transport
     // errors here, then closes the socket itself; without a listener the process would crash.
     socket.on('error', (err: Error & { code?: unknown }) => {
-      if (this.state.kind !== 'open' || typeof err.code !== 'string' || !err.code.startsWith('WS_ERR_')) return;
+      if (this.state.kind !== 'open' || !isFrameError(err)) return;
       this.handlers.protocolError(limitCloseReason(err.message));
       // ws has sent this code in a reasonless close frame; the peer's reply may never be read.
       this.finish(closeCodeOfFrameError(err.code), '');
@@ -166,6 +166,15 @@ export class SignallingSocket<R extends SenderRole> {
     this.keepalive?.stop();
     this.handlers.closed(code, reason);
   }
+}
+
+/**
+ * True for a frame ws rejected (its `WS_ERR_*` codes: invalid UTF-8, over maxPayload, too many
+ * fragments, bad opcodes): ws has then sent the close code and ends the socket itself, once the
+ * close frame is written. Anything else a socket reports is its transport failing, or our bug.
+ */
+export function isFrameError(err: Error & { code?: unknown }): err is Error & { code: string } {
+  return typeof err.code === 'string' && err.code.startsWith('WS_ERR_');
 }
 
 /** The close code ws sends for one of its frame errors (ws/lib/receiver.js). */

@@ -1,5 +1,6 @@
-// The control plane's operational surface: HTTP /healthz and /metrics with the spec's error
-// body format, gRPC health and reflection for operators' tools, and the agents' log upload.
+// The control plane's operational surface: HTTP /healthz and /metrics (behind its bearer token)
+// with the spec's error body format, gRPC health and reflection for operators' tools, and the
+// agents' log upload.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { gzipSync, gunzipSync } from 'node:zlib';
@@ -7,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, loadPackageDefinition, Metadata, status, type ServiceError, type GrpcObject, type ServiceClientConstructor } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { agentV1 } from '@pixelfleet/proto';
-import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
+import { startTestControlPlane, TEST_JOIN_TOKEN, TEST_METRICS_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { seedProject, seedSession } from '../support/seed';
 
 let t: TestControlPlane;
@@ -34,8 +35,8 @@ describe('HTTP', () => {
     expect(await res.json()).toEqual({ status: 'ok' });
   });
 
-  it('GET /metrics is Prometheus text with fleet gauges', async () => {
-    const res = await fetch(`${t.started.httpOrigin}/metrics`);
+  it('GET /metrics with the bearer token is Prometheus text with fleet gauges', async () => {
+    const res = await fetch(`${t.started.httpOrigin}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     const text = await res.text();
@@ -43,6 +44,36 @@ describe('HTTP', () => {
     expect(text).toMatch(/^pixelfleet_agent_streams \d+$/m);
     expect(text).toMatch(/^pixelfleet_process_resident_memory_bytes \d+/m);
     expect(text).toContain('pixelfleet_http_requests_total{method="GET",route="/healthz",status="200"}');
+  });
+
+  it('GET /metrics without the bearer token, or with a wrong one, is 401 with a message, and no token is logged', async () => {
+    const wrong = `${TEST_METRICS_TOKEN.slice(0, -1)}X`;
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: `Bearer ${wrong}` },
+      { authorization: `Bearer ${TEST_METRICS_TOKEN}x` },
+      { authorization: `Basic ${Buffer.from(`prometheus:${TEST_METRICS_TOKEN}`).toString('base64')}` },
+      { authorization: TEST_METRICS_TOKEN },
+    ];
+    for (const headers of attempts) {
+      const res = await fetch(`${t.started.httpOrigin}/metrics`, { headers });
+      expect(res.status, JSON.stringify(headers)).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+      expect(await res.json()).toEqual({ message: 'Metrics need a valid bearer token' });
+    }
+    expect((await fetch(`${t.started.httpOrigin}/metrics`, { headers: { authorization: `bearer ${TEST_METRICS_TOKEN}` } })).status).toBe(200);
+    expect(t.logs.text()).not.toContain(TEST_METRICS_TOKEN.slice(0, 24));
+  });
+
+  it('GET /metrics refuses every scrape when no bearer token is configured, and says so at start', async () => {
+    const open = await startTestControlPlane({ overrides: { metrics: {} } });
+    try {
+      expect((await fetch(`${open.started.httpOrigin}/metrics`)).status).toBe(401);
+      expect((await fetch(`${open.started.httpOrigin}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).status).toBe(401);
+      expect(open.logs.text()).toContain('metrics.bearerToken is not set: /metrics refuses every scrape');
+    } finally {
+      await open.destroy();
+    }
   });
 
   it('answers /favicon.ico with 204 so viewer pages log no error', async () => {

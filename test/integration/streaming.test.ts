@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/signaling';
-import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { startTestControlPlane, TEST_METRICS_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand, textOf, uiInteraction } from '../support/mock-app';
 import { WeriftViewer } from '../support/werift-viewer';
@@ -138,7 +138,7 @@ describe('relay counters', () => {
     const viewer = await watch();
     await viewer.until(() => viewer.rtpPackets > 10);
     const metric = async (name: string): Promise<number> => {
-      const text = await (await fetch(`${t.started.httpOrigin}/metrics`)).text();
+      const text = await (await fetch(`${t.started.httpOrigin}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).text();
       return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
     };
     const before = await metric('pixelfleet_relay_keyframe_requests_total');

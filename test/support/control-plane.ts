@@ -10,6 +10,8 @@ import { buildControlPlaneWithDb, type ControlPlaneWithDb } from '@pixelfleet/co
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const TEST_JOIN_TOKEN = 'test-join-token-0123456789abcdef';
+/** The bearer token /metrics takes in tests (`Authorization: Bearer …`). */
+export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789abcdef';
 
 /** Collects pino lines written by the app under test. */
 export class LogCapture {
@@ -61,6 +63,7 @@ export async function startTestControlPlane(options: TestControlPlaneOptions = {
       adminToken: TEST_ADMIN_TOKEN,
       agentJoinToken: TEST_JOIN_TOKEN,
       network: { allowPrivateUrls: true },
+      metrics: { bearerToken: TEST_METRICS_TOKEN },
       logLevel: 'debug',
       ...options.overrides,
     },

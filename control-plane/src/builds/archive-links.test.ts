@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock, redactUrl } from '@pixelfleet/signaling';
 import { ARCHIVE_LINK_KEY_FILE, ArchiveLinks, loadArchiveLinkKey } from './archive-links';
 
 const SHA_A = 'a'.repeat(64);
@@ -43,6 +43,16 @@ describe('issueArchiveLink and verifyArchiveToken', () => {
     expect(links.verifyArchiveToken(tokenOf(url), 'upl_1').ok).toBe(true);
     clock.advance(1);
     expect(links.verifyArchiveToken(tokenOf(url), 'upl_1')).toEqual({ ok: false, refusal: 'expired' });
+  });
+
+  it("issues tokens the logger's redactUrl recognizes wherever they are pasted", () => {
+    const { url } = linksOf().issueArchiveLink({ workerId: 'wrk_1', uploadId: 'upl_1', sha256: SHA_A });
+    const token = tokenOf(url);
+    const path = new URL(url).pathname;
+    for (const logged of [`${path}?token=${token}`, `${path}?t=${token}`, `${path}/${token}`, `/${token}/archive`]) {
+      expect(redactUrl(logged)).not.toContain(token.split('.').at(-1));
+      expect(redactUrl(logged)).toContain('[Redacted]');
+    }
   });
 
   it('refuses a missing token, a garbled one, one changed in any field, and one under another key', () => {

@@ -3,6 +3,7 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { DomainError, type DomainErrorKind } from '../errors';
+import { bearerCredential } from '../lib/secrets';
 
 const CODE_BY_KIND: Record<DomainErrorKind, status> = {
   invalid: status.INVALID_ARGUMENT,
@@ -28,9 +29,7 @@ export function bearerToken(metadata: Metadata): string | undefined {
   const values = metadata.get('authorization');
   if (values.length !== 1) return undefined;
   const value = values[0];
-  if (typeof value !== 'string') return undefined;
-  const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(value);
-  return match?.[1];
+  return typeof value === 'string' ? bearerCredential(value) : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The HTTP error handler: a DomainError is answered as the gRPC edge answers it (its kind picks the
 // status, through the catalog's DOMAIN_ERROR_HTTP_STATUS; its message is the body), catalog
 // errors keep their entry, anything else is a logged 500 without details.
+import { connect, type AddressInfo } from 'node:net';
 import { status } from '@grpc/grpc-js';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +29,7 @@ let app: FastifyInstance;
 beforeAll(async () => {
   const metrics = { httpRequests: { inc: () => undefined } } as unknown as Metrics;
   const log = pino({ level: 'error' }, { write: (line: string) => logged.push(line) });
-  app = buildHttpApp({ log, metrics, isServing: () => true, trustProxy: [] });
+  app = buildHttpApp({ log, metrics, isServing: () => true, trustProxy: [], metricsBearerToken: undefined });
   app.get('/domain/:kind', (req) => {
     throw new DomainError((req.params as { kind: DomainErrorKind }).kind, 'Build upl_1 cannot be distributed while its status is pending');
   });
@@ -62,5 +63,47 @@ describe('the HTTP error handler', () => {
     const unexpected = await app.inject({ method: 'GET', url: '/unexpected' });
     expect([unexpected.statusCode, unexpected.json()]).toEqual([500, { message: 'Internal server error' }]);
     expect(logged.join('')).toContain('disk on fire');
+  });
+});
+
+describe('a request on a kept-alive connection while the app closes', () => {
+  it('is answered 503 with a message and Connection: close', async () => {
+    const metrics = { httpRequests: { inc: () => undefined } } as unknown as Metrics;
+    const closing = buildHttpApp({ log: silent, metrics, isServing: () => true, trustProxy: [], metricsBearerToken: undefined });
+    let entered!: () => void;
+    const inSlow = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    closing.get('/slow', async () => {
+      entered();
+      await released;
+      return { done: true };
+    });
+    let closeBegan!: () => void;
+    const began = new Promise<void>((resolve) => (closeBegan = resolve));
+    // preClose hooks run in order: this one runs after the app's own.
+    closing.addHook('preClose', (done) => {
+      closeBegan();
+      done();
+    });
+    await closing.listen({ host: '127.0.0.1', port: 0 });
+    const socket = connect((closing.server.address() as AddressInfo).port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    await inSlow;
+    const closed = closing.close();
+    await began;
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    release();
+    await ended;
+    await closed;
+    const responses = received.split(/(?=HTTP\/1\.1 )/);
+    expect(responses).toHaveLength(2);
+    expect(responses[0]).toMatch(/^HTTP\/1\.1 200 /);
+    expect(responses[1]).toMatch(/^HTTP\/1\.1 503 /);
+    expect(responses[1]).toMatch(/\r\nconnection: close\r\n/i);
+    expect(responses[1]!.endsWith('\r\n\r\n{"message":"The server is shutting down"}')).toBe(true);
   });
 });

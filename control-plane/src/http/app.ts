@@ -1,8 +1,11 @@
-// The fastify app: health, metrics, the spec's error body format ({ message }) and the one
-// error handler. REST routes (build & project API, analytics, share page) register here.
+// The fastify app: health, metrics (behind a bearer token), the spec's error body format
+// ({ message }), also for what is refused before routing, and the one error handler. REST routes
+// (build & project API, analytics, share page) register here.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, DOMAIN_ERROR_HTTP_STATUS, DomainError, HTTP_ERRORS } from '../errors';
 import { createRequestLoggerFactory } from '../lib/logger';
+import { bearerCredential, secretsEqual } from '../lib/secrets';
+import { answerUnmetExpectation, clientErrorHandler } from './client-errors';
 import type { Metrics } from './metrics';
 
 /** Largest JSON body accepted, in bytes; larger is 413. */
@@ -15,6 +18,8 @@ export interface HttpAppOptions {
   isServing: () => boolean;
   /** Reverse proxies trusted to name the client in X-Forwarded-For (config http.trustProxy). */
   trustProxy: readonly string[];
+  /** The only credential /metrics accepts, as `Authorization: Bearer <token>` (config metrics.bearerToken); undefined: none is. */
+  metricsBearerToken: string | undefined;
 }
 
 export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
@@ -22,7 +27,10 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
     loggerInstance: options.log,
     childLoggerFactory: createRequestLoggerFactory<FastifyBaseLogger>(),
     bodyLimit: HTTP_BODY_LIMIT_BYTES,
-    return503OnClosing: true,
+    // Both answered in our shape below: a request after close() began, and one without Host.
+    return503OnClosing: false,
+    http: { requireHostHeader: false },
+    clientErrorHandler: clientErrorHandler(options.log),
     trustProxy: options.trustProxy.length > 0 ? [...options.trustProxy] : false,
     routerOptions: { ignoreTrailingSlash: true },
     // Router errors never reach the error handler; answer them in the same `{ message }` form
@@ -31,6 +39,20 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
       const entry = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? HTTP_ERRORS.paramTooLong : HTTP_ERRORS.badUrl;
       void reply.status(entry.status).send({ message: entry.message });
     },
+  });
+
+  app.server.on('checkExpectation', answerUnmetExpectation);
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (req, _reply, done) => {
+    // As fastify's return503OnClosing: a request arriving on a kept-alive connection during close().
+    if (closing) return done(new ApiError('shuttingDown', {}, { connection: 'close' }));
+    // As Node's requireHostHeader: HTTP/1.1 requires Host (RFC 9112 §3.2).
+    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) return done(new ApiError('hostRequired'));
+    done();
   });
 
   app.addHook('onResponse', (req, reply, done) => {
@@ -64,7 +86,12 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
   // Browsers ask for it on every page; answering keeps the viewer page's console clean.
   app.get('/favicon.ico', (_req, reply) => reply.status(204).header('cache-control', 'max-age=86400').send());
 
-  app.get('/metrics', async (_req, reply) => {
+  if (options.metricsBearerToken === undefined) options.log.warn('metrics.bearerToken is not set: /metrics refuses every scrape');
+  app.get('/metrics', async (req, reply) => {
+    const presented = bearerCredential(req.headers.authorization);
+    if (presented === undefined || options.metricsBearerToken === undefined || !secretsEqual(presented, options.metricsBearerToken)) {
+      throw new ApiError('metricsUnauthorized', {}, { 'www-authenticate': 'Bearer realm="metrics"' });
+    }
     const text = await options.metrics.registry.metrics();
     return reply.type(options.metrics.registry.contentType).send(text);
   });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { redactUrl } from '@pixelfleet/signaling';
 import { generateSecret, secretMatchesDigest, secretsEqual, sha256Hex } from './secrets';
 
 describe('generateSecret', () => {
@@ -11,6 +12,12 @@ describe('generateSecret', () => {
 
   it('keeps the given prefix', () => {
     expect(generateSecret('wrk').startsWith('wrk_')).toBe(true);
+  });
+
+  // API keys (accounts), viewer tokens (sessions) and worker tokens (registry) are made here.
+  it.each(['pfk', 'pfv', 'pfw'])("makes %s secrets the logger's redactUrl removes from a URL's path and query", (prefix) => {
+    const s = generateSecret(prefix);
+    expect(redactUrl(`/api/v1/${s}/x?userId=${s}`)).toBe('/api/v1/[Redacted]/x?userId=[Redacted]');
   });
 
   it('never repeats', () => {

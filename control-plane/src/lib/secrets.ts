@@ -1,5 +1,6 @@
-// Secrets (API keys, worker tokens, admin token): generation, SHA-256 digests for storage and
-// constant-time comparison. High-entropy secrets need no slow hash; a digest is enough.
+// Secrets (API keys, worker tokens, admin token): generation, SHA-256 digests for storage,
+// constant-time comparison, and reading a bearer credential. High-entropy secrets need no slow
+// hash; a digest is enough.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A new secret: `<prefix>_` + 32 random bytes in base64url. */
@@ -22,4 +23,13 @@ export function secretMatchesDigest(presented: string, storedDigestHex: string):
 /** Compares two secrets in constant time (both are hashed first so lengths never leak). */
 export function secretsEqual(presented: string, expected: string): boolean {
   return secretMatchesDigest(presented, sha256Hex(expected));
+}
+
+/**
+ * The token of an `Authorization` value `Bearer <token>` (the scheme in any case, RFC 9110 §11.1;
+ * the token 1–512 visible ASCII characters), or undefined when absent or malformed.
+ */
+export function bearerCredential(authorization: string | undefined): string | undefined {
+  if (authorization === undefined) return undefined;
+  return /^bearer ([\x21-\x7e]{1,512})$/i.exec(authorization)?.[1];
 }

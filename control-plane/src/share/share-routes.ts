@@ -7,11 +7,12 @@ import { bundlePlayer, playerContentSecurityPolicy, renderPlayerPage } from '@pi
 import { isSessionId } from '../lib/ids';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { ViewerGateway } from './viewer-gateway';
+import { handleWebsocketError } from './websocket-errors';
 
 const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export async function registerShareRoutes(app: FastifyInstance, deps: { gateway: ViewerGateway; projects: ProjectsRepository }): Promise<void> {
-  await app.register(websocket, { options: { maxPayload: DEFAULT_MAX_MESSAGE_BYTES } });
+  await app.register(websocket, { options: { maxPayload: DEFAULT_MAX_MESSAGE_BYTES }, errorHandler: handleWebsocketError });
 
   app.get('/share/assets/player.js', async (_req, reply) => {
     const { js } = await bundlePlayer();
