@@ -241,6 +241,10 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       extendEnv: false,
       reject: false,
       cleanup: true,
+      // POSIX: its own process group, so the tree is signalled as one (and found again by the
+      // survivor sweep). Windows: not detached, so libuv assigns it to its job object, created
+      // with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: the OS ends the app when the agent dies, however
+      // it dies. (That job lets the app's own children break away silently; the sweep stops those.)
       detached: this.platform !== 'win32',
       stdin: 'ignore',
       stdout: 'pipe',
