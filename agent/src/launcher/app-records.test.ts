@@ -94,6 +94,35 @@ describe('AppRecordStore', () => {
   });
 });
 
+describe('AppRecordStore writes survive being killed mid-write', () => {
+  it('a writer killed with SIGKILL at any moment leaves a whole record (old or new) and at most a temp file the next load drops', async () => {
+    const moduleUrl = new URL('./app-records.ts', import.meta.url).href;
+    // Rewrites one large record as fast as it can, alternating two versions.
+    const writer = `
+      import { AppRecordStore } from ${JSON.stringify(moduleUrl)};
+      const store = new AppRecordStore(process.argv[1]);
+      const base = { id: process.argv[2], sessionId: 'ses_1', uploadId: 'upl_1', buildDir: undefined, platform: 'linux', recordedAtMs: 1, process: undefined, windowsPid: undefined };
+      for (let i = 0; ; i++) {
+        store.save({ ...base, executable: (i % 2 ? 'a' : 'b').repeat(256 * 1024) });
+        if (i === 1) console.log('writing');
+      }`;
+    const id = store.newId();
+    for (let round = 0; round < 4; round++) {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', writer, dataDir, id], { cwd: new URL('.', import.meta.url), stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      // Any moment will do; a few milliseconds in, a write is usually under way.
+      await new Promise((resolve) => setTimeout(resolve, 3 + round * 7));
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      const { records, unreadable } = store.load();
+      expect(unreadable).toEqual([]);
+      expect(records).toHaveLength(1);
+      expect(records[0]!.executable).toMatch(/^(a{262144}|b{262144})$/);
+      expect(readdirSync(join(dataDir, APP_RECORDS_DIR))).toEqual([`${id}.json`]);
+    }
+  }, 30_000);
+});
+
 describe('identifyProcess (Linux /proc)', () => {
   it("records a live process's start time, group, binary and boot, as /proc shows them", async () => {
     const child = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
