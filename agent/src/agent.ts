@@ -13,6 +13,9 @@ import type { CommandHandlers } from './commands/command';
 import { SessionManager } from './sessions/session-manager';
 import { BuildCache } from './build-cache/build-cache';
 import { appEnvironment } from './launcher/launcher';
+import { AppRecordStore } from './launcher/app-records';
+import { runWithExeca } from './launcher/app-process';
+import { stopSurvivors, type SurvivorOutcome } from './launcher/survivor-sweep';
 import { uploadSessionLog } from './link/log-upload';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/signaling';
 import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
@@ -35,8 +38,10 @@ export interface AgentDeps {
   onSignal?: (signal: SignalEnvelope) => void;
   inventory?: AgentInventory;
   backoff?: BackoffOptions;
-  /** Time source of the control link, the sessions, the build cache's retries and the command journal's deadlines (default systemClock). */
+  /** Time source of the control link, the sessions, the build cache's retries, the command journal's deadlines and the survivor sweep's grace (default systemClock). */
   clock?: Clock;
+  /** How long apps a previous run left behind get between SIGTERM and SIGKILL at start, in ms (default DEFAULT_SURVIVOR_GRACE_MS). */
+  survivorGraceMs?: number;
 }
 
 export interface Agent {
@@ -47,9 +52,11 @@ export interface Agent {
   readonly builds: BuildCache;
   /** Known after start(). */
   readonly workerId: string;
+  /** What start() found of the apps a previous run left behind (empty before start()). */
+  readonly survivors: readonly SurvivorOutcome[];
   /** True while an operator has drained this worker (from Welcome and DrainNotice). */
   readonly draining: boolean;
-  /** Enrolls if needed and opens the control link; resolves once the link is dialing. */
+  /** Stops what a previous run left running, enrolls if needed and opens the control link; resolves once the link is dialing. */
   start(): Promise<void>;
   /** Stops redialing and closes the link; idempotent. */
   close(): Promise<void>;
@@ -62,6 +69,8 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane);
   const store = new CredentialStore(config.dataDir);
   const journal = new CommandJournal(config.dataDir);
+  const appRecords = new AppRecordStore(config.dataDir);
+  let survivors: SurvivorOutcome[] = [];
   const builds = new BuildCache({ dir: join(config.dataDir, 'builds'), maxBytes: config.buildCache.maxBytes, clock, log: log.child({ component: 'build-cache' }) });
   // The link is created in start(); session reports and signals go to whatever link is current.
   let linkRef: ControlLink | undefined;
@@ -89,6 +98,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     log: log.child({ component: 'sessions' }),
     clock,
     builds,
+    appRecords,
   });
   const inventory: AgentInventory = deps.inventory ?? sessions;
   const handlers = deps.handlers ?? sessions.handlers;
@@ -136,8 +146,20 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     get draining() {
       return draining;
     },
+    get survivors() {
+      return survivors;
+    },
 
     async start() {
+      // Before the first Hello, which must not report (or take sessions beside) apps a killed
+      // run left on the GPU: every recorded app still running is verified and stopped.
+      survivors = await stopSurvivors({
+        store: appRecords,
+        log: log.child({ component: 'survivors' }),
+        clock,
+        ...(deps.survivorGraceMs === undefined ? {} : { graceMs: deps.survivorGraceMs }),
+        runKillCommand: runWithExeca,
+      });
       credentials = await obtainCredentials();
       const creds = credentials;
       link = new ControlLink({

@@ -1,16 +1,16 @@
 // The commands a new operator runs, as real processes: `pixelfleet serve`, `pixelfleet-agent
 // run`, `pixelfleet admin workers`. Config errors refuse to start and name the key; SIGTERM
 // shuts down cleanly.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { connect } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AGENT_BIN, cleanEnv, PIXELFLEET_BIN, startCli } from '../support/cli-process';
 
-const root = resolve(import.meta.dirname, '../..');
-const PIXELFLEET = join(root, 'control-plane/bin/pixelfleet.mjs');
-const AGENT = join(root, 'agent/bin/pixelfleet-agent.mjs');
+const PIXELFLEET = PIXELFLEET_BIN;
+const AGENT = AGENT_BIN;
 const ADMIN_TOKEN = 'cli-admin-token-0123456789';
 const JOIN_TOKEN = 'cli-join-token-0123456789';
 
@@ -33,36 +33,10 @@ function writeJson(dir: string, name: string, value: unknown): string {
   return path;
 }
 
-/** Environment without any PIXELFLEET_* variables from the machine running the tests. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PIXELFLEET_')) env[k] = v;
-  return { ...env, ...extra };
-}
-
 function start(bin: string, args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  const child = spawn(process.execPath, [bin, ...args], { env, cwd: root });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const output = (match: RegExp, timeoutMs = 20_000) =>
-    new Promise<RegExpMatchArray>((resolveMatch, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${match} in output within ${timeoutMs} ms:\n${stdout}\n${stderr}`)), timeoutMs);
-      const check = () => {
-        const m = stdout.match(match) ?? stderr.match(match);
-        if (m) {
-          clearTimeout(timer);
-          resolveMatch(m);
-        }
-      };
-      child.stdout.on('data', check);
-      child.stderr.on('data', check);
-      check();
-    });
-  return { child, exited, output, stdout: () => stdout, stderr: () => stderr };
+  const p = startCli(bin, args, env);
+  children.push(p.child);
+  return p;
 }
 
 async function run(bin: string, args: string[], env?: NodeJS.ProcessEnv) {

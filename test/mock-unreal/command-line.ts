@@ -18,6 +18,13 @@ export interface MockFailureModes {
    * it (with that reason; none for a missing or empty one), as a game kicking a player would.
    */
   readonly kickOnUIInteraction: boolean;
+  /**
+   * Outlive the signalling socket as a real build does: when it closes, end the players it
+   * carried and re-dial every RECONNECT_INTERVAL_MS, instead of exiting.
+   */
+  readonly reconnectSignalling: boolean;
+  /** Start a helper child process (as a real build starts CrashReportClient) in the app's process group; it lives until killed. */
+  readonly helperProcess: boolean;
 }
 
 export interface MockUnrealConfig {
@@ -58,6 +65,8 @@ export const FAILURE_ENV = {
   neverConnect: 'MOCK_UNREAL_NEVER_CONNECT',
   exitEarly: 'MOCK_UNREAL_EXIT_EARLY',
   kickOnUIInteraction: 'MOCK_UNREAL_KICK_ON_UI_INTERACTION',
+  reconnectSignalling: 'MOCK_UNREAL_RECONNECT_SIGNALLING',
+  helperProcess: 'MOCK_UNREAL_HELPER_PROCESS',
 } as const;
 
 const KNOWN_VALUES = new Set([
@@ -72,7 +81,7 @@ const KNOWN_VALUES = new Set([
 const KNOWN_FLAGS = new Set([
   'renderoffscreen', 'forceres', 'unattended', 'windowed', 'fullscreen', 'log', 'stdout', 'fullstdoutlogoutput',
   'audiomixer', 'nosound', 'nosplash', 'allowpixelstreamingcommands', 'mockhangonstop', 'mockneverconnect',
-  'mockexitearly', 'mockkickonuiinteraction',
+  'mockexitearly', 'mockkickonuiinteraction', 'mockreconnectsignalling', 'mockhelperprocess',
 ]);
 
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on']);
@@ -222,6 +231,8 @@ export function parseCommandLine(
       neverConnect: flag('mockneverconnect') || envFlag(FAILURE_ENV.neverConnect),
       exitEarly: flag('mockexitearly') || envFlag(FAILURE_ENV.exitEarly),
       kickOnUIInteraction: flag('mockkickonuiinteraction') || envFlag(FAILURE_ENV.kickOnUIInteraction),
+      reconnectSignalling: flag('mockreconnectsignalling') || envFlag(FAILURE_ENV.reconnectSignalling),
+      helperProcess: flag('mockhelperprocess') || envFlag(FAILURE_ENV.helperProcess),
     }),
     notes: Object.freeze([...notes]),
   };

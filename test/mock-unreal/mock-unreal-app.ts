@@ -17,8 +17,10 @@ export interface MockUnrealAppHooks {
 }
 
 export interface MockUnrealApp {
-  /** Dials the signalling server. */
+  /** Dials the signalling server; called again after onSignallingClosed, re-dials it. */
   start(): void;
+  /** Ends every player's peer connection (their signalling server is gone); returns how many there were. */
+  endPlayers(reason: string): number;
   /** Closes every peer connection and the signalling socket. Idempotent. */
   close(reason: string): Promise<void>;
   readonly playerIds: readonly string[];
@@ -138,6 +140,12 @@ export function createMockUnrealApp(config: MockUnrealConfig, clip: H264Clip, lo
           if (closing === undefined) hooks.onSignallingClosed(info);
         },
       });
+    },
+
+    endPlayers(reason: string): number {
+      const ids = [...sessions.keys()];
+      for (const id of ids) endSession(id, reason);
+      return ids.length;
     },
 
     close(reason: string): Promise<void> {

@@ -15,6 +15,10 @@ export const MOCK_UNREAL_LOG = {
   neverConnect: 'LogPixelStreaming: Warning: Not connecting to signalling (never-connect failure mode)',
   crash: 'LogWindows: Error: Fatal error: simulated crash',
   ignoredSignal: (signal: 'SIGTERM' | 'SIGINT') => `LogMockUnreal: Warning: ${signal} ignored (hang-on-stop failure mode)`,
+  /** -MockReconnectSignalling: the socket closed and the app will dial again. */
+  reconnecting: 'reconnecting in 1000 ms',
+  /** -MockHelperProcess: followed by the helper's pid. */
+  helperStarted: 'LogMockUnreal: Started helper process ',
 } as const;
 
 export interface UnrealCommandLineOptions {

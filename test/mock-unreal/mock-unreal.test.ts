@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { H264RtpPayload, type RtpPacket } from 'werift';
 import { encodeToStreamer, TO_STREAMER } from './data-channel-protocol';
 import { NalUnitType, splitNalUnits } from './h264-annexb';
@@ -278,5 +278,32 @@ describe('mock Unreal app failure modes', () => {
     const log = readFileSync(logPath, 'utf8');
     expect(log).toMatch(/Signalling connection closed \(code 1006\).*exiting \(the mock does not reconnect\)/);
     expect(log.trimEnd().endsWith(MOCK_UNREAL_LOG.exit)).toBe(true);
+  });
+
+  it('outlive signalling (-MockReconnectSignalling): a dropped socket ends its players and is dialled again; -MockHelperProcess: a helper child in its group', async () => {
+    const { app, stub, logPath } = await launch('Outlive', ['-MockReconnectSignalling', '-MockHelperProcess']);
+    await app.waitForLine(MOCK_UNREAL_LOG.identified('Outlive'));
+    const helperPid = Number((await app.waitForLine(MOCK_UNREAL_LOG.helperStarted)).split(MOCK_UNREAL_LOG.helperStarted)[1]!.split(' ')[0]);
+    const pgidOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2];
+    expect(pgidOf(helperPid)).toBe(pgidOf(app.child.pid!));
+
+    stub.dropStreamer();
+    await app.waitForLine(MOCK_UNREAL_LOG.reconnecting);
+    await vi.waitFor(() => expect(stub.received.filter((m) => m.type === 'endpointId')).toHaveLength(2), { timeout: 10_000 });
+    expect(stub.connections).toBe(2);
+    expect(app.isAlive()).toBe(true);
+
+    app.child.kill('SIGTERM');
+    expect(await app.exited).toEqual({ code: 0, signal: null });
+    expect(readFileSync(logPath, 'utf8')).toContain('Signalling connection closed (code 1006); ended 0 player(s); reconnecting in 1000 ms');
+    // Gone, or a zombie nobody reaps (its parent exited; some containers' PID 1 never waits).
+    const gone = () => {
+      try {
+        return readFileSync(`/proc/${helperPid}/stat`, 'utf8').split(') ')[1]!.startsWith('Z');
+      } catch {
+        return true;
+      }
+    };
+    await vi.waitFor(() => expect(gone()).toBe(true));
   });
 });

@@ -23,10 +23,16 @@
 //   MOCK_UNREAL_KICK_ON_UI_INTERACTION=1 / -MockKickOnUIInteraction
 //                                                        a UIInteraction {"kick":"<reason>"} makes the app send
 //                                                        disconnectPlayer for that player (reason optional)
+//   MOCK_UNREAL_RECONNECT_SIGNALLING=1 / -MockReconnectSignalling
+//                                                        outlive the signalling socket as a real build does: end its
+//                                                        players and re-dial every second, instead of exiting
+//   MOCK_UNREAL_HELPER_PROCESS=1  / -MockHelperProcess   start a helper child in the app's process group (as a real
+//                                                        build starts CrashReportClient); it lives until killed
 //
-// Exit codes: 0 clean stop (SIGTERM/SIGINT, or the signalling socket closed: no reconnect, unlike PS2),
+// Exit codes: 0 clean stop (SIGTERM/SIGINT, or the signalling socket closed without -MockReconnectSignalling),
 // 1 exit-early mode or a startup error (bad fixture, unwritable log), 3 simulated crash,
 // 70 unexpected internal error. A second SIGTERM/SIGINT during shutdown exits at once.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
 import { parseCommandLine, type MockUnrealConfig } from './command-line';
 import type { H264Clip } from './h264-clip';
@@ -37,6 +43,8 @@ const EXIT_CRASH = 3;
 const EXIT_STARTUP_ERROR = 1;
 const EXIT_INTERNAL_ERROR = 70;
 const SHUTDOWN_DEADLINE_MS = 3000;
+/** -MockReconnectSignalling: the wait between a lost signalling socket and the next dial. */
+const RECONNECT_INTERVAL_MS = 1000;
 
 const config: MockUnrealConfig = parseCommandLine(process.argv.slice(2), process.env, process.cwd());
 
@@ -66,12 +74,21 @@ const crashTimer = crashAfterMs === undefined ? undefined : setTimeout(() => {
 if (crashAfterMs !== undefined) log.warning('LogMockUnreal', `Failure mode: will crash ${crashAfterMs} ms after start`);
 if (config.failure.hangOnStop) log.warning('LogMockUnreal', 'Failure mode: SIGTERM and SIGINT will be ignored');
 
+// In the app's process group (not detached), inheriting its environment, like CrashReportClient.
+let helper: ChildProcess | undefined;
+if (config.failure.helperProcess) {
+  helper = spawn(process.execPath, ['-e', 'setInterval(() => {}, 60_000)'], { stdio: 'ignore' });
+  log.log('LogMockUnreal', `Started helper process ${helper.pid ?? '(failed)'} (helper-process mode)`);
+}
+let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+
 let app: MockUnrealApp | undefined;
 let stopping = false;
 // A real engine ticks whether or not anyone watches; this also keeps never-connect mode alive.
 const engineTick = setInterval(() => undefined, 1000);
 
 function exitNow(code: number): never {
+  helper?.kill('SIGKILL');
   log.log('LogExit', 'Exiting.');
   log.close();
   process.exit(code);
@@ -83,6 +100,7 @@ async function shutdown(why: string): Promise<void> {
   log.log('LogExit', 'Preparing to exit.');
   clearInterval(engineTick);
   clearTimeout(crashTimer);
+  clearTimeout(reconnectTimer);
   let deadline: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     app?.close(why),
@@ -148,8 +166,16 @@ if (!stopping) {
   app = createMockUnrealApp(config, clip, log, {
     onSignallingClosed: (info) => {
       const cause = info.error !== undefined ? `: ${info.error}` : info.reason !== '' ? `: ${info.reason}` : '';
-      log.warning('LogPixelStreaming', `Signalling connection closed (code ${info.code})${cause}; exiting (the mock does not reconnect)`);
-      void shutdown('signalling closed');
+      if (!config.failure.reconnectSignalling) {
+        log.warning('LogPixelStreaming', `Signalling connection closed (code ${info.code})${cause}; exiting (the mock does not reconnect)`);
+        void shutdown('signalling closed');
+        return;
+      }
+      const ended = app?.endPlayers('signalling closed') ?? 0;
+      log.warning('LogPixelStreaming', `Signalling connection closed (code ${info.code})${cause}; ended ${ended} player(s); reconnecting in ${RECONNECT_INTERVAL_MS} ms`);
+      reconnectTimer = setTimeout(() => {
+        if (!stopping) app?.start();
+      }, RECONNECT_INTERVAL_MS);
     },
   });
   if (config.failure.neverConnect) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -17,6 +17,8 @@ import {
   type AppProcessOptions,
 } from './app-process';
 import { ManualClock } from '@pixelfleet/signaling';
+import { APP_RECORD_ENV, AppRecordStore } from './app-records';
+import { readProcessStat } from './process-identity';
 
 const NODE = process.execPath;
 const silent = pino({ level: 'silent' });
@@ -315,5 +317,37 @@ describe('AppProcess', { timeout: 10_000 }, () => {
     const appPid = Number(readFileSync(pidFile, 'utf8'));
     strays.push(appPid);
     await waitUntilGone(appPid);
+  });
+
+  it('records the app before it can outlive the agent: the record names it in its environment, gains its identity once spawned and goes when its exit is seen', async () => {
+    const store = new AppRecordStore(dir);
+    const app = start(nodeScript(`console.log(process.env.${APP_RECORD_ENV}); ${LOOP}`), { record: { store, sessionId: 'ses_1', uploadId: 'upl_1', buildDir: '/data/builds/upl_1' } });
+    const [record] = store.load().records;
+    expect(record).toMatchObject({ sessionId: 'ses_1', uploadId: 'upl_1', executable: NODE, buildDir: '/data/builds/upl_1', platform: 'linux', recordedAtMs: clock.now() });
+    expect(record!.process).toEqual({
+      pid: app.pid,
+      pgid: app.pid,
+      startTicks: readProcessStat(app.pid!)!.startTicks,
+      bootId: expect.any(String) as unknown,
+      bootTimeS: expect.any(Number) as unknown,
+      exe: realpathSync(NODE),
+    });
+    await lineFrom(app, record!.id);
+    const done = app.stop({ graceMs: 60_000 });
+    expect(store.load().records).toHaveLength(1);
+    await done;
+    expect(store.load().records).toEqual([]);
+  });
+
+  it('starts nothing when the record cannot be written (nothing could find the app after a crash)', async () => {
+    const store = new AppRecordStore(join(dir, 'not-a-folder'));
+    writeFileSync(join(dir, 'not-a-folder'), 'a file where the data dir should be');
+    const marker = join(dir, 'ran');
+    expect(() => start(nodeScript(`require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x')`), { record: { store, sessionId: 'ses_1', uploadId: '', buildDir: undefined } }))
+      .toThrow(expect.objectContaining({ name: 'LaunchError', code: 'CANNOT_RECORD_APP' }) as Error);
+    // The same command with a usable store runs (and writes its marker): the refusal above was the record's.
+    const ran = start(nodeScript(`require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x')`), { record: { store: new AppRecordStore(dir), sessionId: 'ses_1', uploadId: '', buildDir: undefined } });
+    await ran.whenExited();
+    expect(readFileSync(marker, 'utf8')).toBe('x');
   });
 });

@@ -11,6 +11,8 @@ import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
 import { windowsKillPlan } from './windows-kill-plan';
+import { APP_RECORD_ENV, identifyProcess, type AppRecord, type AppRecordStore } from './app-records';
+import { LaunchError } from './launch-error';
 
 export const APP_PROCESS_STATES = ['starting', 'running', 'stopping', 'exited'] as const;
 export type AppProcessState = (typeof APP_PROCESS_STATES)[number];
@@ -92,6 +94,20 @@ export interface AppProcessOptions {
   argv0?: string;
   /** Windows: pass args to the command line as written (they are already quoted, see toWindowsUnrealArgs). */
   windowsVerbatimArguments?: boolean;
+  /**
+   * Records the app in the agent's data dir before it is spawned and removes the record once its
+   * exit has been seen, so an agent that crashed finds it on its next start (survivor-sweep.ts).
+   */
+  record?: AppRecordTarget;
+}
+
+export interface AppRecordTarget {
+  store: AppRecordStore;
+  sessionId: string;
+  /** '' for a local build run by launcher.command. */
+  uploadId: string;
+  /** The cached build's folder, when the app runs one. */
+  buildDir: string | undefined;
 }
 
 /** Splits a text stream into lines of at most maxChars (CR LF or LF). */
@@ -148,7 +164,8 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-async function runWithExeca(argv: readonly string[]): Promise<void> {
+/** Runs a kill or sweep command (taskkill, PowerShell) with execa; a failure is thrown. */
+export async function runWithExeca(argv: readonly string[]): Promise<void> {
   const [file, ...args] = argv;
   if (file === undefined) return;
   const result = await execa(file, args, { reject: false, windowsHide: true, timeout: 15_000, stdin: 'ignore' });
@@ -175,6 +192,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
   private forced = false;
   private forceTimer: TimerHandle | undefined;
   private drainTimer: TimerHandle | undefined;
+  private record: { store: AppRecordStore; id: string } | undefined;
   private resolveExit!: (exit: AppExit) => void;
   private readonly exitPromise = new Promise<AppExit>((resolve) => {
     this.resolveExit = resolve;
@@ -182,8 +200,10 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
 
   /**
    * Spawns the process. POSIX: in its own process group (detached), so the tree can be
-   * signalled as one. Throws only for unusable options; a binary that cannot be started
-   * (ENOENT, EACCES) ends as an `exited` event with spawnError.
+   * signalled as one. With options.record, the record is on disk before the spawn.
+   * Throws RangeError for unusable options and LaunchError CANNOT_RECORD_APP when the record
+   * cannot be written (then nothing is started); a binary that cannot be started (ENOENT,
+   * EACCES) ends as an `exited` event with spawnError.
    */
   static start(options: AppProcessOptions): AppProcess {
     return new AppProcess(options);
@@ -200,12 +220,31 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.startedAt = this.clock.now();
     const args = [...fixedArgs, ...options.args];
 
+    // Written before the spawn: from the moment the process exists it can outlive us, and its
+    // environment names this record, so even a crash between the spawn and the second write below
+    // leaves it findable.
+    let pending: AppRecord | undefined;
+    if (options.record) {
+      const { store, sessionId, uploadId, buildDir } = options.record;
+      pending = { id: store.newId(), sessionId, uploadId, executable: file, buildDir, platform: this.platform, recordedAtMs: this.startedAt, process: undefined, windowsPid: undefined };
+      try {
+        store.save(pending);
+      } catch (err) {
+        throw new LaunchError('CANNOT_RECORD_APP', `cannot record the app in ${store.dir}: ${(err as Error).message}`);
+      }
+      this.record = { store, id: pending.id };
+    }
+
     const subprocess = execa(file, args, {
       cwd: options.cwd,
-      env: { ...options.env },
+      env: { ...options.env, ...(pending ? { [APP_RECORD_ENV]: pending.id } : {}) },
       extendEnv: false,
       reject: false,
       cleanup: true,
+      // POSIX: its own process group, so the tree is signalled as one (and found again by the
+      // survivor sweep). Windows: not detached, so libuv assigns it to its job object, created
+      // with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: the OS ends the app when the agent dies, however
+      // it dies. (That job lets the app's own children break away silently; the sweep stops those.)
       detached: this.platform !== 'win32',
       stdin: 'ignore',
       stdout: 'pipe',
@@ -217,6 +256,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       ...(options.argv0 === undefined ? {} : { argv0: options.argv0 }),
     });
     this.pid = subprocess.pid;
+    if (pending) this.completeRecord(pending);
 
     if (options.logPath !== undefined) {
       const stream = createWriteStream(options.logPath, { flags: 'a' });
@@ -289,6 +329,36 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       this.endTree('forced');
     }, graceMs);
     return this.exitPromise;
+  }
+
+  /** Adds the spawned process's identity to its record (spawn returns once the binary is exec'd, so /proc already shows it). */
+  private completeRecord(pending: AppRecord): void {
+    const store = this.record!.store;
+    try {
+      if (this.pid === undefined) {
+        store.remove(pending.id);
+        this.record = undefined;
+      } else if (this.platform === 'win32') {
+        store.save({ ...pending, windowsPid: this.pid });
+      } else {
+        store.save({ ...pending, process: identifyProcess(this.pid, this.platform) });
+      }
+    } catch (err) {
+      // The launching record stays: the sweep still finds the app by the record id in its environment.
+      this.log.error({ appPid: this.pid, err: (err as Error).message }, 'cannot complete the app record');
+    }
+  }
+
+  /** The exit has been seen: the app no longer needs finding after a crash. */
+  private dropRecord(): void {
+    const record = this.record;
+    this.record = undefined;
+    if (!record) return;
+    try {
+      record.store.remove(record.id);
+    } catch (err) {
+      this.log.warn({ appPid: this.pid, err: (err as Error).message }, 'cannot remove the app record');
+    }
   }
 
   private transition(event: AppProcessEvent): boolean {
@@ -370,6 +440,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.forceTimer?.cancel();
     this.drainTimer?.cancel();
     live.delete(this);
+    this.dropRecord();
     for (const s of this.splitters) s.flush();
     const status = this.exitStatus;
     const exit: AppExit = {

@@ -11,7 +11,9 @@ export type LaunchErrorCode =
   /** The build holds more than one candidate binary. */
   | 'AMBIGUOUS_EXECUTABLE'
   /** Not on Windows and no launcher.command configured: nothing can run the build. */
-  | 'NO_LAUNCH_COMMAND';
+  | 'NO_LAUNCH_COMMAND'
+  /** The app could not be recorded in the data dir (disk full, no permission): it is not started, since nothing could find it after an agent crash. */
+  | 'CANNOT_RECORD_APP';
 
 export class LaunchError extends Error {
   override readonly name = 'LaunchError';

@@ -5,7 +5,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join, posix, win32 } from 'node:path';
 import type { Logger } from 'pino';
 import type { StartSessionCommand } from '@pixelfleet/proto';
-import { AppProcess } from './app-process';
+import { AppProcess, type AppRecordTarget } from './app-process';
 import type { Clock } from '@pixelfleet/signaling';
 import { LaunchError } from './launch-error';
 import { buildUnrealArgs, loopbackSignallingUrl, toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
@@ -134,6 +134,8 @@ export interface LaunchSessionInput extends LaunchPlanInput {
   env: Readonly<Record<string, string | undefined>>;
   log: Logger;
   clock?: Clock;
+  /** Records the app in the agent's data dir before it is spawned (see app-records.ts); the build folder is filled in here. */
+  record?: Omit<AppRecordTarget, 'buildDir'>;
 }
 
 export interface LaunchedSession {
@@ -165,6 +167,7 @@ export async function launchSession(input: LaunchSessionInput): Promise<Launched
     ...(input.platform ? { platform: input.platform } : {}),
     ...(plan.argv0 === undefined ? {} : { argv0: plan.argv0 }),
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
+    ...(input.record ? { record: { ...input.record, buildDir: input.build?.dir } } : {}),
   });
   return { process: app, logPath: plan.logPath, outputLogPath: plan.outputLogPath, plan };
 }

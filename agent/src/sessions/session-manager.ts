@@ -8,6 +8,7 @@ import type { AgentSessionEvent, CachedBuild, RunningSession, SessionActivity, S
 import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';
 import type { BuildCache } from '../build-cache/build-cache';
+import type { AppRecordStore } from '../launcher/app-records';
 import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
 
 export interface SessionManagerOptions {
@@ -27,6 +28,8 @@ export interface SessionManagerOptions {
   clock?: Clock;
   /** Runs PrepareBuild/DeleteBuild and lists cached builds; without it PrepareBuild fails UNSUPPORTED. */
   builds?: BuildCache;
+  /** Where every app is recorded before it is spawned (`<dataDir>/apps`), so a restarted agent finds what a crash left running. */
+  appRecords?: AppRecordStore;
 }
 
 export class SessionManager implements AgentInventory {
@@ -104,6 +107,7 @@ export class SessionManager implements AgentInventory {
       },
       log,
       clock: this.clock,
+      ...(this.options.appRecords ? { appRecords: this.options.appRecords } : {}),
     });
     this.sessions.set(c.sessionId, runtime);
     try {

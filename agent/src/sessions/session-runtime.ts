@@ -14,6 +14,7 @@ import { launchSession, type LaunchBuild, type LaunchedSession } from '../launch
 import { LaunchError } from '../launcher/launch-error';
 import { listenOnLoopback } from '../launcher/port-allocator';
 import type { AppExit } from '../launcher/app-process';
+import type { AppRecordStore } from '../launcher/app-records';
 import { SessionRelay } from '../relay/session-relay';
 import type { RelayIceCandidate } from '../relay/relay-types';
 import type { IceCandidateInit } from '@pixelfleet/signaling';
@@ -45,6 +46,8 @@ export interface SessionRuntimeOptions {
   log: Logger;
   /** Time source of startedAtMs, the startup timeout, the launcher and the relay (default systemClock). */
   clock?: Clock;
+  /** Where the app is recorded before it is spawned, so a restarted agent finds it after a crash. */
+  appRecords?: AppRecordStore;
 }
 
 /**
@@ -146,6 +149,7 @@ export class SessionRuntime {
         env: this.options.appEnv,
         clock: this.clock,
         log,
+        ...(this.options.appRecords ? { record: { store: this.options.appRecords, sessionId: this.sessionId, uploadId: c.uploadId } } : {}),
       });
     } catch (err) {
       await this.release();
