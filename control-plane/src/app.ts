@@ -248,7 +248,12 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     registry,
     clock,
     resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
-    limits: { perAddress: config.viewers.maxPerAddress, queuedPerProject: config.viewers.maxQueuedPerProject },
+    limits: {
+      perAddress: config.viewers.maxPerAddress,
+      queuedPerProject: config.viewers.maxQueuedPerProject,
+      sessionsPerMinute: config.viewers.sessionsPerMinute,
+      sessionBurst: config.viewers.sessionBurst,
+    },
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
     log: log.child({ component: 'gateway' }),
   });
