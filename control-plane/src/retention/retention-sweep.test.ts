@@ -165,6 +165,19 @@ describe('RetentionSweep', () => {
     expect((await sweep.sweep()).events).toBe(30);
   });
 
+  it('a sweep asked for while one runs starts when it ends, with its own cutoff; asks meanwhile join it', async () => {
+    seedEvent(DAYS + 1);
+    const sweep = sweeper();
+    const first = sweep.sweep();
+    seedEvent(DAYS - 0.5); // old enough for a sweep whose cutoff is taken a day later
+    clock.advance(DAY);
+    const second = sweep.sweep();
+    expect(sweep.sweep()).toBe(second);
+    expect((await first).events).toBe(1);
+    expect((await second).events).toBe(1);
+    expect(count('events')).toBe(0);
+  });
+
   it('sweeps at start and every sweepIntervalMs on the clock, until closed', async () => {
     const sweep = sweeper({ sweepIntervalMs: 60 * 60_000 });
     seedEvent(DAYS + 1);

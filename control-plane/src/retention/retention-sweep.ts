@@ -56,6 +56,8 @@ export class RetentionSweep {
   private readonly betweenBatches: () => Promise<void>;
   private timer: TimerHandle | undefined;
   private running: Promise<SweepResult> | undefined;
+  /** The sweep asked for while one was running: it starts when that one ends (requests meanwhile join it). */
+  private queued: Promise<SweepResult> | undefined;
   private closed = false;
 
   constructor(private readonly deps: RetentionSweepDeps) {
@@ -70,12 +72,24 @@ export class RetentionSweep {
     this.sweepInBackground();
   }
 
-  /** Runs one sweep (or joins the one running) and resolves with what it deleted. */
+  /**
+   * Runs a sweep that starts now, or as soon as the one running ends (its cutoff was taken before
+   * this call), and resolves with what it deleted.
+   */
   sweep(): Promise<SweepResult> {
-    this.running ??= this.run().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    if (this.running === undefined) {
+      this.running = this.run().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.sweep();
+      });
+    return this.queued;
   }
 
   /** Stops the timer and waits for a running sweep to stop after its current statement. Idempotent. */
@@ -84,6 +98,7 @@ export class RetentionSweep {
     this.timer?.cancel();
     this.timer = undefined;
     await this.running?.catch(() => undefined);
+    await this.queued?.catch(() => undefined);
   }
 
   private sweepInBackground(): void {
@@ -95,6 +110,7 @@ export class RetentionSweep {
     const cutoff = clock.now() - this.deps.sessionDays * DAY_MS;
     const limit = this.batchRows;
     const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, events: 0, commands: 0, batches: 0 };
+    if (this.closed) return result;
     /** One statement done: the loop gets its turn; false once close() was called. */
     const turn = async (): Promise<boolean> => {
       result.batches += 1;
