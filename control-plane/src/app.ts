@@ -51,6 +51,8 @@ import { SqliteBuildCopiesRepository } from './repositories/build-copies';
 import { ProjectService } from './projects/project-service';
 import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
 import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
+import { SqliteSessionRetentionRepository } from './repositories/session-retention';
+import { RetentionSweep } from './retention/retention-sweep';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -86,6 +88,8 @@ export interface ControlPlane {
   readonly http: FastifyInstance;
   /** Builds: submit, activate, and the pipeline that takes each through its stages. */
   readonly builds: BuildService;
+  /** Deletes history older than retention.sessionDays (tests run a sweep with `retention.sweep()`). */
+  readonly retention: RetentionSweep;
   /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
   registerLocalBuild(projectId: string): string;
   start(): Promise<StartedControlPlane>;
@@ -128,7 +132,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   const logFiles = new SqliteLogFilesRepository(db);
   const blobs = new LocalBlobStore(join(config.dataDir, 'blobs'));
 
-  const events = new EventLog(new SqliteEventsRepository(db), clock, log.child({ component: 'events' }));
+  const eventsRepo = new SqliteEventsRepository(db);
+  const events = new EventLog(eventsRepo, clock, log.child({ component: 'events' }));
   const accounts = new AccountService(users, projects, events, clock, ids);
   const registry = new WorkerRegistry(workersRepo, events, clock, ids, log.child({ component: 'workers' }), {
     heartbeatIntervalMs: config.workers.heartbeatIntervalSeconds * 1000,
@@ -254,9 +259,23 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     registry,
     clock,
     resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
-    limits: { perAddress: config.viewers.maxPerAddress, queuedPerProject: config.viewers.maxQueuedPerProject },
+    limits: {
+      perAddress: config.viewers.maxPerAddress,
+      queuedPerProject: config.viewers.maxQueuedPerProject,
+      sessionsPerMinute: config.viewers.sessionsPerMinute,
+      sessionBurst: config.viewers.sessionBurst,
+    },
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
     log: log.child({ component: 'gateway' }),
+  });
+  const retention = new RetentionSweep({
+    sessions: new SqliteSessionRetentionRepository(db),
+    events: eventsRepo,
+    commands: workersRepo,
+    clock,
+    log: log.child({ component: 'retention' }),
+    sessionDays: config.retention.sessionDays,
+    sweepIntervalMs: config.retention.sweepIntervalMinutes * 60_000,
   });
   let grpc: GrpcServerHandle | undefined;
   let closing: Promise<void> | undefined;
@@ -275,6 +294,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     gateway,
     http,
     builds: buildService,
+    retention,
     registerLocalBuild: (projectId) => registerLocalBuild({ builds, projects, events, clock, ids }, projectId),
 
     async start() {
@@ -297,6 +317,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       // Builds a previous run left mid-pipeline resume where they stood.
       buildService.pipeline?.resumeUnfinished();
       distribution.resumeAtStart();
+      retention.start();
       serving = true;
       const started: StartedControlPlane = {
         httpPort,
@@ -312,9 +333,11 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
 
     close() {
       closing ??= (async () => {
-        // 1. Stop taking work: health checks fail, no new sessions are placed.
+        // 1. Stop taking work: health checks fail, no new sessions are placed; a retention sweep
+        // stops after its current batch (a few ms) and no other starts.
         serving = false;
         grpc?.health.setStatus('', 'NOT_SERVING');
+        await retention.close();
         // 2. Close viewer sockets with 1012 (the pages resume against the next run; no session ends), then HTTP.
         gateway.close();
         await http.close();

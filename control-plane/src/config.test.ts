@@ -45,7 +45,8 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.downloads).toEqual({ maxAttempts: 5, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 60 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
-    expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 });
+    expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500, sessionsPerMinute: 10, sessionBurst: 20 });
+    expect(c.retention).toEqual({ sessionDays: 100, sweepIntervalMinutes: 60 });
     expect(c.publicUrls).toEqual({});
     expect(c.distribution).toEqual({ linkTtlSeconds: 21_600, deadlineSeconds: 7_200 });
     expect(c.metrics).toEqual({});
@@ -132,10 +133,17 @@ describe('loadControlPlaneConfig sources and precedence', () => {
         PIXELFLEET_HTTP__TRUST_PROXY: '["10.0.0.0/8", "127.0.0.1"]',
         PIXELFLEET_VIEWERS__MAX_PER_ADDRESS: '0',
         PIXELFLEET_VIEWERS__MAX_QUEUED_PER_PROJECT: '25',
+        PIXELFLEET_VIEWERS__SESSIONS_PER_MINUTE: '0',
+        PIXELFLEET_VIEWERS__SESSION_BURST: '5',
+        PIXELFLEET_RETENTION__SESSION_DAYS: '120',
+        PIXELFLEET_RETENTION__SWEEP_INTERVAL_MINUTES: '15',
       },
     });
     expect(c.http.trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
-    expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 0, maxQueuedPerProject: 25 });
+    expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 0, maxQueuedPerProject: 25, sessionsPerMinute: 0, sessionBurst: 5 });
+    expect(c.retention).toEqual({ sessionDays: 120, sweepIntervalMinutes: 15 });
+    expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, viewers: { sessionBurst: 0 } } })).toThrow(/viewers\.sessionBurst/);
+    expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, retention: { sessionDays: 0 } } })).toThrow(/retention\.sessionDays/);
     expect(() => loadControlPlaneConfig({ env: { PIXELFLEET_ADMIN_TOKEN: ADMIN, PIXELFLEET_AGENT_JOIN_TOKEN: JOIN, PIXELFLEET_HTTP__TRUST_PROXY: '10.0.0.1' } })).toThrow(
       /http\.trustProxy/,
     );

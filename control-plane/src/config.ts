@@ -124,9 +124,19 @@ const schema = z
         maxPerAddress: z.number().int().min(0).default(20),
         /** Sessions waiting in one project's queue; a viewer beyond it is turned away; 0 = no limit. */
         maxQueuedPerProject: z.number().int().min(0).default(500),
+        /**
+         * New sessions per client address per minute once its burst is spent (a token bucket; a
+         * resume is not a new session); past it the socket is closed with 4014. 0 = no limit.
+         */
+        sessionsPerMinute: z.number().min(0).default(10),
+        /**
+         * New sessions a client address may create back to back: as many as maxPerAddress's default,
+         * for a school or an office behind one address opening a link together, or a viewer reloading.
+         */
+        sessionBurst: z.number().int().min(1).default(20),
       })
       .strict()
-      .default({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500 }),
+      .default({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500, sessionsPerMinute: 10, sessionBurst: 20 }),
     sessions: z
       .object({
         /**
@@ -143,6 +153,19 @@ const schema = z
      * constant time); unset, it refuses every scrape.
      */
     metrics: z.object({ bearerToken: secret('metrics.bearerToken').optional() }).strict().default({}),
+    /** How long ended sessions and fleet events are kept, and how often older ones are deleted. */
+    retention: z
+      .object({
+        /**
+         * Days an ended session (with its snapshots, telemetry rows and log file records) and a fleet
+         * event are kept. The default outlasts the analytics API's 92-day window.
+         */
+        sessionDays: z.number().int().min(1).max(36_500).default(100),
+        /** Minutes between two retention sweeps (the first runs at start). */
+        sweepIntervalMinutes: z.number().int().min(1).max(24 * 60).default(60),
+      })
+      .strict()
+      .default({ sessionDays: 100, sweepIntervalMinutes: 60 }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -182,8 +205,12 @@ const envLeaves = {
   'viewers.resumeGraceSeconds': 'number',
   'viewers.maxPerAddress': 'number',
   'viewers.maxQueuedPerProject': 'number',
+  'viewers.sessionsPerMinute': 'number',
+  'viewers.sessionBurst': 'number',
   'sessions.connectTimeoutSeconds': 'number',
   'metrics.bearerToken': 'string',
+  'retention.sessionDays': 'number',
+  'retention.sweepIntervalMinutes': 'number',
   logLevel: 'string',
 } as const;
 

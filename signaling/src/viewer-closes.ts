@@ -99,6 +99,13 @@ export const VIEWER_CLOSES = Object.freeze({
     sentence: 'The video connection could not be established or was lost. Please check your network and try again.',
   },
   streamLost: { code: 4013, reason: 'the video connection was lost', sentence: 'The video connection could not be established or was lost. Please check your network and try again.' },
+  // Ours: session creation rate limit per client address (control plane config viewers.sessionsPerMinute,
+  // viewers.sessionBurst); no session is made. A resume is not a creation and is never refused with it.
+  tooManySessions: {
+    code: 4014,
+    reason: 'too many new sessions from this address',
+    sentence: 'Too many streams were started from your network. Please wait a minute and try again.',
+  },
 } as const satisfies Record<string, ViewerCloseEntry>);
 
 /** A viewer close's name. */

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
 import { MAX_ICE_CANDIDATES_PER_SESSION } from '@pixelfleet/control-plane/test-support';
-import { DEFAULT_PLAYER_RATE_LIMIT, VIEWER_CLOSES } from '@pixelfleet/signaling';
+import { DEFAULT_PLAYER_RATE_LIMIT, ManualClock, VIEWER_CLOSES } from '@pixelfleet/signaling';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
@@ -15,8 +15,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides?: Record<string, unknown> } = {}) {
-  const t = await startTestControlPlane(options.overrides ? { overrides: options.overrides } : {});
+async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides?: Record<string, unknown>; clock?: ManualClock } = {}) {
+  const t = await startTestControlPlane({ ...(options.overrides ? { overrides: options.overrides } : {}), ...(options.clock ? { clock: options.clock } : {}) });
   cleanups.push(() => t.destroy());
   const owner = t.cp.accounts.createUser(`v${Date.now()}@example.com`);
   const projectId = t.cp.accounts.createProject(owner.userId, 'Gateway', 'europe').projectId;
@@ -326,6 +326,79 @@ describe('admission limits', () => {
     await expect.poll(() => t.cp.sessions.counts(t.cp.sessions.get(firstId).projectId).queueUser).toBe(0);
     const fourth = await connect();
     expect(await fourth.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
+  });
+});
+
+describe('session creation rate limit', () => {
+  /** Sessions from one address through a trusted proxy's X-Forwarded-For, as in production behind a load balancer. */
+  const proxied = { http: { host: '127.0.0.1', port: 0, trustProxy: ['127.0.0.1'] } };
+  const from = (address: string) => ({ 'x-forwarded-for': address });
+
+  it('an address opening sessions in a loop is refused with 4014 after viewers.sessionBurst, while another address still gets in; the bucket refills on the clock', async () => {
+    const clock = new ManualClock(Date.now());
+    const { t, connect, sessionCount } = await setup({ clock, overrides: { ...proxied, viewers: { sessionBurst: 5, sessionsPerMinute: 6 } } });
+    /** Open, read one message, close: the loop the limit is for. */
+    const churn = async (address: string) => {
+      const p = await connect('', from(address));
+      const first = await Promise.race([p.next('pixelfleetSession'), p.closed]);
+      if ('type' in first) {
+        p.close();
+        await p.closed;
+        return 'session';
+      }
+      return first.code;
+    };
+    const flood: (string | number)[] = [];
+    for (let i = 0; i < 12; i++) flood.push(await churn('203.0.113.5'));
+    expect(flood).toEqual([...Array<string>(5).fill('session'), ...Array<number>(7).fill(4014)]);
+    expect(sessionCount()).toBe(5);
+    const refused = await connect('', from('203.0.113.5'));
+    expect(await refused.closed).toEqual({ code: 4014, reason: 'too many new sessions from this address' });
+    // One log line for the whole run of refusals.
+    expect(t.logs.lines.filter((l) => l.includes('too many new sessions from its address'))).toHaveLength(1);
+
+    expect(await churn('203.0.113.6')).toBe('session'); // someone else behind the same proxy
+    expect(sessionCount()).toBe(6);
+
+    clock.advance(9_000);
+    expect(await churn('203.0.113.5')).toBe(4014);
+    clock.advance(1_000); // 10 s at 6 a minute: one more session
+    expect(await churn('203.0.113.5')).toBe('session');
+    expect(t.logs.text()).toContain('address gets a session again after refusals over the session rate limit');
+    expect(await churn('203.0.113.5')).toBe(4014);
+    clock.advance(60_000);
+    const refilled: (string | number)[] = [];
+    for (let i = 0; i < 7; i++) refilled.push(await churn('203.0.113.5'));
+    expect(refilled).toEqual([...Array<string>(5).fill('session'), 4014, 4014]); // a full bucket again, no more
+  });
+
+  it('a resume is not a new session: an address whose bucket is empty takes its own session back', async () => {
+    const { t, script, connect } = await setup({ overrides: { viewers: { sessionBurst: 1, sessionsPerMinute: 1 } } });
+    const player = await connect();
+    const hello = await player.next('pixelfleetSession');
+    const sessionId = hello.sessionId as string;
+    await expect.poll(() => script.started).toEqual([sessionId]);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => t.cp.sessions.get(sessionId).status).toBe('Running');
+    expect((await (await connect()).closed).code).toBe(4014);
+
+    player.socket.terminate(); // the viewer's network drops
+    await expect.poll(() => t.cp.gateway.detached).toBe(1);
+    const back = await connect(`?resume=${sessionId}`);
+    back.send({ type: 'pixelfleetResume', viewerToken: hello.viewerToken });
+    expect(await back.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed' });
+    expect(t.cp.sessions.get(sessionId).status).toBe('Running');
+  });
+
+  it('viewers.sessionsPerMinute 0 turns the limit off', async () => {
+    const { connect, sessionCount } = await setup({ overrides: { viewers: { sessionBurst: 1, sessionsPerMinute: 0 } } });
+    for (let i = 0; i < 5; i++) {
+      const p = await connect();
+      await p.next('pixelfleetSession');
+      p.close();
+      await p.closed;
+    }
+    expect(sessionCount()).toBe(5);
   });
 });
 

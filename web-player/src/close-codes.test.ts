@@ -16,6 +16,8 @@ describe('close codes', () => {
     [4010, 'tooManyConnections', 'Too many streams are open from your network. Close one and try again.'],
     [4011, 'queueFull', 'Too many viewers are waiting for this stream. Please try again later.'],
     [4012, 'disconnectedByApp', 'The application ended your session.'],
+    [4013, 'connectTimeout', 'The video connection could not be established or was lost. Please check your network and try again.'],
+    [4014, 'tooManySessions', 'Too many streams were started from your network. Please wait a minute and try again.'],
     [1000, 'normalClosure', 'The session has ended.'],
     [1001, 'goingAway', 'The session has ended.'],
     [1005, 'noStatus', 'The connection to the server was lost.'],

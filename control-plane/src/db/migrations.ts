@@ -268,4 +268,16 @@ CREATE INDEX build_copies_worker ON build_copies(worker_id, phase);
 ALTER TABLE sessions ADD COLUMN placed_at INTEGER;
 `,
   },
+  {
+    version: 9,
+    name: 'retention: ended sessions, fleet events and settled commands by age',
+    sql: `
+-- The retention sweep (retention/retention-sweep.ts) finds what is older than retention.sessionDays
+-- through these, oldest first, a small batch at a time, without reading what it keeps. An ended
+-- session's updated_at is when it ended (Terminated is final).
+CREATE INDEX sessions_ended ON sessions(updated_at) WHERE status = 'Terminated';
+CREATE INDEX events_occurred ON events(occurred_at);
+CREATE INDEX worker_commands_settled ON worker_commands(updated_at) WHERE phase IN ('SUCCEEDED', 'FAILED');
+`,
+  },
 ];

@@ -18,6 +18,8 @@ export interface EventsRepository {
   /** Events with an id above afterId, oldest first, at most limit. */
   listAfter(afterId: number, limit: number): FleetEvent[];
   lastId(): number;
+  /** Deletes at most limit events that occurred before occurredBeforeMs, oldest first; returns how many (retention). */
+  deleteBefore(occurredBeforeMs: number, limit: number): number;
 }
 
 interface EventRow {
@@ -40,6 +42,8 @@ export class SqliteEventsRepository implements EventsRepository {
       ),
       after: db.prepare('SELECT id, type, occurred_at, worker_id, session_id, project_id, data FROM events WHERE id > ? ORDER BY id LIMIT ?'),
       last: db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM events'),
+      // Ids keep growing after a deletion (AUTOINCREMENT): a watcher's cursor never points at a reused id.
+      deleteBefore: db.prepare('DELETE FROM events WHERE id IN (SELECT id FROM events WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?)'),
     };
   }
 
@@ -62,5 +66,9 @@ export class SqliteEventsRepository implements EventsRepository {
 
   lastId(): number {
     return (this.stmts.last.get() as { id: number }).id;
+  }
+
+  deleteBefore(occurredBeforeMs: number, limit: number): number {
+    return this.stmts.deleteBefore.run(occurredBeforeMs, limit).changes;
   }
 }

@@ -54,6 +54,11 @@ export interface WorkersRepository {
   setCommandPhase(commandId: string, phase: CommandPhase, errorCode: string | undefined, errorMessage: string | undefined, nowMs: number): void;
   /** Commands not yet finished, in seq order (resent on every Hello). */
   unfinishedCommands(workerId: string): WorkerCommandRecord[];
+  /**
+   * Deletes at most limit commands that settled (SUCCEEDED or FAILED) before settledBeforeMs, oldest
+   * first; returns how many (retention). A late ack of one is then ignored as unknown, as it would be anyway.
+   */
+  deleteSettledCommandsBefore(settledBeforeMs: number, limit: number): number;
 }
 
 interface WorkerRow {
@@ -151,6 +156,10 @@ export class SqliteWorkersRepository implements WorkersRepository {
       unfinished: db.prepare(
         `SELECT ${C_COLUMNS} FROM worker_commands WHERE worker_id = ? AND phase NOT IN ('SUCCEEDED', 'FAILED') ORDER BY seq`,
       ),
+      // The phase test is spelled as the partial index worker_commands_settled's, so that index applies.
+      deleteSettled: db.prepare(
+        `DELETE FROM worker_commands WHERE rowid IN (SELECT rowid FROM worker_commands WHERE phase IN ('SUCCEEDED', 'FAILED') AND updated_at < ? ORDER BY updated_at LIMIT ?)`,
+      ),
     };
   }
 
@@ -224,5 +233,9 @@ export class SqliteWorkersRepository implements WorkersRepository {
 
   unfinishedCommands(workerId: string): WorkerCommandRecord[] {
     return (this.stmts.unfinished.all(workerId) as CommandRow[]).map(toCommand);
+  }
+
+  deleteSettledCommandsBefore(settledBeforeMs: number, limit: number): number {
+    return this.stmts.deleteSettled.run(settledBeforeMs, limit).changes;
   }
 }

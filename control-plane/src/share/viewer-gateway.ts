@@ -18,7 +18,8 @@
 //
 // Nothing a viewer sends may grow without bound past this gateway: PlayerEndpoint bounds the rate
 // of messages and the unsent data per socket, a resuming socket gets no answer to anything before
-// its token, and a session's ICE candidates to the agent are capped.
+// its token, a session's ICE candidates to the agent are capped, and an address creates sessions
+// no faster than its token bucket allows (SessionRateLimit; a resume creates none).
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { PlayerEndpoint, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
@@ -28,6 +29,7 @@ import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
 import type { SessionRecord } from '../repositories/sessions';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
+import { SessionRateLimit } from './session-rate-limit';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
 export const RESUME_REFUSED: ViewerClose = viewerClose('resumeRefused');
@@ -37,6 +39,9 @@ export const TOO_MANY_FROM_ADDRESS: ViewerClose = viewerClose('tooManyConnection
 
 /** Our close for a viewer arriving when the project's queue already holds `limits.queuedPerProject` sessions. */
 export const QUEUE_FULL: ViewerClose = viewerClose('queueFull');
+
+/** Our close for a viewer whose address created sessions faster than `limits.sessionsPerMinute` (past `limits.sessionBurst`). */
+export const TOO_MANY_SESSIONS: ViewerClose = viewerClose('tooManySessions');
 
 /** Our close for a resuming socket whose first message is anything but `pixelfleetResume`. */
 export const RESUME_NOT_FIRST: ViewerClose = viewerClose('resumeNotFirst');
@@ -96,6 +101,10 @@ export interface ViewerLimits {
   perAddress: number;
   /** Sessions waiting in one project's queue. */
   queuedPerProject: number;
+  /** New sessions per client address per minute, after a full bucket of `sessionBurst`; resumes are not new sessions. 0 = no limit. */
+  sessionsPerMinute: number;
+  /** New sessions a client address may create back to back (the bucket's size, at least 1). */
+  sessionBurst: number;
 }
 
 /** Where a viewer socket comes from and what it asks for. */
@@ -112,8 +121,10 @@ export class ViewerGateway {
   private readonly pending = new Map<PlayerEndpoint, string>();
   /** Set by close(): sockets closing now are the shutdown's, not viewers leaving. */
   private closing = false;
+  private readonly sessionRate: SessionRateLimit;
 
   constructor(private readonly deps: ViewerGatewayDeps) {
+    this.sessionRate = new SessionRateLimit(deps.clock, { burst: deps.limits.sessionBurst, perMinute: deps.limits.sessionsPerMinute });
     const sessions = deps.sessions;
     sessions.on('queueChanged', (projectId) => this.sendPositions(projectId));
     sessions.on('placed', (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }));
@@ -166,6 +177,14 @@ export class ViewerGateway {
     if (!this.deps.registry.hasServiceableWorker(project.region)) return refuse('noWorker');
     if (perAddress > 0 && this.viewersFrom(address) + this.resumingFrom(address) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'viewer refused: too many from its address');
     if (queuedPerProject > 0 && this.deps.sessions.queues.length(projectId) >= queuedPerProject) return turnAway(QUEUE_FULL, 'viewer refused: the queue is full');
+    // Last, so that only a session about to be created takes a token.
+    const admission = this.sessionRate.take(address);
+    if (!admission.admitted) {
+      // One line per run of refusals: a loop refused at the socket's pace must not become a loop of log lines.
+      if (admission.refusedInRow === 1) this.deps.log.warn({ projectId, address }, 'viewer refused: too many new sessions from its address (not logged again until it gets one)');
+      return endpoint.close(TOO_MANY_SESSIONS.code, TOO_MANY_SESSIONS.reason);
+    }
+    if (admission.refusedBefore > 0) this.deps.log.warn({ projectId, address, refused: admission.refusedBefore }, 'address gets a session again after refusals over the session rate limit');
 
     const { session, viewerToken } = this.deps.sessions.create(project);
     const viewer: Viewer = {

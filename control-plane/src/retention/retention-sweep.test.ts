@@ -1,0 +1,199 @@
+// The retention sweep on a real SQLite file: exactly what is older than the window goes (ended
+// sessions with their snapshots, telemetry rows and log file records; fleet events; settled
+// commands), the rest stays (recent history, sessions not ended whatever their age, unsettled
+// commands); every statement deletes at most a batch; close() stops a sweep between two batches.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { ManualClock } from '@pixelfleet/signaling';
+import { openDatabase, type Db } from '../db/database';
+import { SqliteEventsRepository } from '../repositories/events';
+import { SqliteWorkersRepository } from '../repositories/workers';
+import { SqliteSessionRetentionRepository } from '../repositories/session-retention';
+import { RetentionSweep, type RetentionSweepDeps } from './retention-sweep';
+
+const DAY = 24 * 60 * 60 * 1000;
+const DAYS = 100;
+const TABLES = ['sessions', 'session_snapshots', 'telemetry_rows', 'log_files', 'events', 'worker_commands'] as const;
+
+let dir: string;
+let db: Db;
+let clock: ManualClock;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-retention-'));
+  db = openDatabase(join(dir, 'cp.sqlite'));
+  clock = new ManualClock(Date.parse('2026-06-01T00:00:00Z'));
+  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 0)").run();
+  db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'P', 'europe', 0)").run();
+  db.prepare("INSERT INTO workers (id, hostname, region, slots, token_hash, agent_version, enrolled_at) VALUES ('wrk_1', 'h', 'europe', 4, 'th', '1', 0)").run();
+});
+
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function sweeper(overrides: Partial<RetentionSweepDeps> = {}): RetentionSweep {
+  return new RetentionSweep({
+    sessions: new SqliteSessionRetentionRepository(db),
+    events: new SqliteEventsRepository(db),
+    commands: new SqliteWorkersRepository(db),
+    clock,
+    log: pino({ level: 'silent' }),
+    sessionDays: DAYS,
+    sweepIntervalMs: 60 * 60_000,
+    ...overrides,
+  });
+}
+
+/** A session that last changed `ageDays` ago, with `children` rows in each table that hangs off it. */
+function seedSession(id: string, status: string, ageDays: number, children = 1): void {
+  const at = clock.now() - ageDays * DAY;
+  db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', ?, ?, ?)").run(id, status, at - 1000, at);
+  for (let i = 0; i < children; i++) {
+    db.prepare("INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, '{}')").run(id, at);
+    db.prepare("INSERT INTO telemetry_rows (session_id, project_id, timestamp, received_at, row) VALUES (?, 'prj_1', 't', ?, '{}')").run(id, at);
+    db.prepare("INSERT INTO log_files (id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at) VALUES (?, ?, 'prj_1', 'f', 1, 1, 'sha', ?)").run(
+      `log_${id}_${i}`,
+      id,
+      at,
+    );
+  }
+}
+
+function seedEvent(ageDays: number): void {
+  db.prepare("INSERT INTO events (type, occurred_at, data) VALUES ('session.ended', ?, '{}')").run(clock.now() - ageDays * DAY);
+}
+
+let seq = 0;
+function seedCommand(phase: string, ageDays: number): void {
+  seq += 1;
+  const at = clock.now() - ageDays * DAY;
+  db.prepare("INSERT INTO worker_commands (worker_id, seq, command_id, kind, payload, phase, created_at, updated_at) VALUES ('wrk_1', ?, ?, 'StopSession', '{}', ?, ?, ?)").run(
+    seq,
+    `cmd_${seq}`,
+    phase,
+    at,
+    at,
+  );
+}
+
+const count = (table: string, where = '1'): number => (db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get() as { n: number }).n;
+const ids = (table: string, column = 'id'): string[] => (db.prepare(`SELECT ${column} AS v FROM ${table} ORDER BY ${column}`).all() as { v: string }[]).map((r) => r.v);
+const totalRows = (): number => TABLES.reduce((sum, t) => sum + count(t), 0);
+
+describe('RetentionSweep', () => {
+  it('deletes exactly what is older than retention.sessionDays and keeps the rest and anything not ended', async () => {
+    seedSession('s_old', 'Terminated', DAYS + 1, 3);
+    seedSession('s_just_old', 'Terminated', DAYS + 0.001, 2);
+    seedSession('s_recent', 'Terminated', DAYS - 0.001, 2);
+    seedSession('s_old_running', 'Running', DAYS + 50, 2); // never ended (a bug elsewhere): its history stays
+    seedSession('s_old_terminating', 'Terminating', DAYS + 50, 1);
+    seedEvent(DAYS + 1);
+    seedEvent(DAYS + 0.001);
+    seedEvent(DAYS - 0.001);
+    seedEvent(1);
+    seedCommand('SUCCEEDED', DAYS + 1);
+    seedCommand('FAILED', DAYS + 1);
+    seedCommand('PENDING', DAYS + 1); // not settled: it will be resent, whatever its age
+    seedCommand('SUCCEEDED', DAYS - 1);
+
+    const result = await sweeper().sweep();
+
+    expect(result).toMatchObject({ sessions: 2, snapshots: 5, telemetryRows: 5, logFiles: 5, events: 2, commands: 2 });
+    expect(ids('sessions')).toEqual(['s_old_running', 's_old_terminating', 's_recent']);
+    for (const table of ['session_snapshots', 'telemetry_rows', 'log_files']) {
+      expect([...new Set(ids(table, 'session_id'))]).toEqual(['s_old_running', 's_old_terminating', 's_recent']);
+    }
+    expect(count('session_snapshots')).toBe(5);
+    expect(count('events')).toBe(2);
+    expect(count('events', `occurred_at < ${clock.now() - DAYS * DAY}`)).toBe(0);
+    expect(ids('worker_commands', 'phase')).toEqual(['PENDING', 'SUCCEEDED']);
+    expect(count('worker_commands', `updated_at > ${clock.now() - DAYS * DAY}`)).toBe(1);
+
+    expect(await sweeper().sweep()).toMatchObject({ sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, events: 0, commands: 0 });
+  });
+
+  it('deletes at most batchRows rows per statement, with a turn of the event loop between two', async () => {
+    for (let i = 0; i < 25; i++) seedSession(`s_${String(i).padStart(2, '0')}`, 'Terminated', DAYS + 1 + i, 3);
+    for (let i = 0; i < 37; i++) seedEvent(DAYS + 1 + i);
+    for (let i = 0; i < 12; i++) seedCommand('SUCCEEDED', DAYS + 1);
+    seedSession('s_keep', 'Terminated', 1, 3);
+    const before = totalRows();
+    const steps: number[] = [];
+    let last = before;
+    const result = await sweeper({
+      batchRows: 10,
+      betweenBatches: async () => {
+        const now = totalRows();
+        steps.push(last - now);
+        last = now;
+        await Promise.resolve();
+      },
+    }).sweep();
+
+    expect(before - totalRows()).toBe(25 + 25 * 9 + 37 + 12);
+    expect(Math.max(...steps)).toBe(10);
+    expect(steps.every((n) => n >= 0 && n <= 10)).toBe(true);
+    expect(result.batches).toBe(steps.length);
+    expect(steps.length).toBeGreaterThanOrEqual(Math.ceil((before - totalRows()) / 10));
+    expect(ids('sessions')).toEqual(['s_keep']);
+    expect(count('telemetry_rows')).toBe(3);
+  });
+
+  it('close() stops a running sweep after its current batch; the next start carries on', async () => {
+    for (let i = 0; i < 50; i++) seedEvent(DAYS + 1 + i);
+    let sweep: RetentionSweep | undefined;
+    let turns = 0;
+    let closing: Promise<void> | undefined;
+    sweep = sweeper({
+      batchRows: 10,
+      betweenBatches: async () => {
+        turns += 1;
+        if (turns === 2) closing = sweep!.close();
+        await Promise.resolve();
+      },
+    });
+    const result = await sweep.sweep();
+    await closing;
+    expect(result.events).toBe(20);
+    expect(count('events')).toBe(30);
+    sweep = sweeper({ batchRows: 10 });
+    expect((await sweep.sweep()).events).toBe(30);
+  });
+
+  it('a sweep asked for while one runs starts when it ends, with its own cutoff; asks meanwhile join it', async () => {
+    seedEvent(DAYS + 1);
+    const sweep = sweeper();
+    const first = sweep.sweep();
+    seedEvent(DAYS - 0.5); // old enough for a sweep whose cutoff is taken a day later
+    clock.advance(DAY);
+    const second = sweep.sweep();
+    expect(sweep.sweep()).toBe(second);
+    expect((await first).events).toBe(1);
+    expect((await second).events).toBe(1);
+    expect(count('events')).toBe(0);
+  });
+
+  it('sweeps at start and every sweepIntervalMs on the clock, until closed', async () => {
+    const sweep = sweeper({ sweepIntervalMs: 60 * 60_000 });
+    seedEvent(DAYS + 1);
+    sweep.start();
+    await expect.poll(() => count('events')).toBe(0);
+    seedEvent(DAYS - 0.5 + 1 / 1440); // older than the window in 11 h 59 min
+    clock.advance(11 * 60 * 60_000);
+    await sweep.sweep();
+    expect(count('events')).toBe(1);
+    clock.advance(60 * 60_000); // the 12th hourly sweep
+    await expect.poll(() => count('events')).toBe(0);
+    await sweep.close();
+    seedEvent(DAYS + 1);
+    clock.advance(2 * 60 * 60_000);
+    await Promise.resolve();
+    expect(count('events')).toBe(1);
+    expect(clock.pending).toBe(0);
+  });
+});

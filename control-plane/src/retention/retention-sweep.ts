@@ -1,0 +1,148 @@
+// The retention job: ended sessions (with their snapshots, telemetry rows and log file records),
+// fleet events and settled worker commands older than `retention.sessionDays` are deleted, every
+// `retention.sweepIntervalMinutes` on the injected clock and once at start. Each statement deletes
+// at most `batchRows` rows and the event loop gets a turn between two statements, so a sweep of a
+// large backlog never holds the loop for long (signalling, gRPC and HTTP carry on in between).
+// Sessions not ended are kept whatever their age. The gzip blobs of deleted log file records stay
+// in the blob store: it is content-addressed (one blob may back several records, or a build), and
+// collecting unreferenced blobs safely against concurrent uploads is a job of its own, not done here.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { EventsRepository } from '../repositories/events';
+import type { WorkersRepository } from '../repositories/workers';
+import { SESSION_CHILD_TABLES, type SessionChildTable, type SessionRetentionRepository } from '../repositories/session-retention';
+
+/** Rows deleted by one statement: small enough to take a few milliseconds on a table of millions. */
+export const RETENTION_BATCH_ROWS = 1_000;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface RetentionSweepDeps {
+  sessions: SessionRetentionRepository;
+  events: Pick<EventsRepository, 'deleteBefore'>;
+  commands: Pick<WorkersRepository, 'deleteSettledCommandsBefore'>;
+  clock: Clock;
+  log: Logger;
+  /** Days an ended session, a fleet event and a settled command are kept. */
+  sessionDays: number;
+  /** Time between two sweeps, in ms. */
+  sweepIntervalMs: number;
+  /** Rows per statement (RETENTION_BATCH_ROWS). */
+  batchRows?: number;
+  /** Gives the event loop a turn between two statements (default: one setImmediate turn); benches time each batch through it. */
+  betweenBatches?: () => Promise<void>;
+}
+
+/** What one sweep deleted, in rows, and how many statements it took. */
+export interface SweepResult {
+  sessions: number;
+  snapshots: number;
+  telemetryRows: number;
+  logFiles: number;
+  events: number;
+  commands: number;
+  batches: number;
+}
+
+const CHILD_FIELD: Record<SessionChildTable, 'snapshots' | 'telemetryRows' | 'logFiles'> = {
+  session_snapshots: 'snapshots',
+  telemetry_rows: 'telemetryRows',
+  log_files: 'logFiles',
+};
+
+export class RetentionSweep {
+  private readonly batchRows: number;
+  private readonly betweenBatches: () => Promise<void>;
+  private timer: TimerHandle | undefined;
+  private running: Promise<SweepResult> | undefined;
+  /** The sweep asked for while one was running: it starts when that one ends (requests meanwhile join it). */
+  private queued: Promise<SweepResult> | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: RetentionSweepDeps) {
+    this.batchRows = deps.batchRows ?? RETENTION_BATCH_ROWS;
+    this.betweenBatches = deps.betweenBatches ?? (() => nextTurn());
+  }
+
+  /** Sweeps now, then every sweepIntervalMs until close(). */
+  start(): void {
+    if (this.closed || this.timer !== undefined) return;
+    this.timer = this.deps.clock.setInterval(() => this.sweepInBackground(), this.deps.sweepIntervalMs);
+    this.sweepInBackground();
+  }
+
+  /**
+   * Runs a sweep that starts now, or as soon as the one running ends (its cutoff was taken before
+   * this call), and resolves with what it deleted.
+   */
+  sweep(): Promise<SweepResult> {
+    if (this.running === undefined) {
+      this.running = this.run().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.sweep();
+      });
+    return this.queued;
+  }
+
+  /** Stops the timer and waits for a running sweep to stop after its current statement. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+    await this.queued?.catch(() => undefined);
+  }
+
+  private sweepInBackground(): void {
+    this.sweep().catch((err: unknown) => this.deps.log.error({ err }, 'retention sweep failed; the next one tries again'));
+  }
+
+  private async run(): Promise<SweepResult> {
+    const { sessions, events, commands, clock, log } = this.deps;
+    const cutoff = clock.now() - this.deps.sessionDays * DAY_MS;
+    const limit = this.batchRows;
+    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, events: 0, commands: 0, batches: 0 };
+    if (this.closed) return result;
+    /** One statement done: the loop gets its turn; false once close() was called. */
+    const turn = async (): Promise<boolean> => {
+      result.batches += 1;
+      await this.betweenBatches();
+      return !this.closed;
+    };
+    /** Repeats a bounded delete until it deletes less than a full batch. */
+    const drain = async (deleteBatch: () => number, add: (n: number) => void): Promise<boolean> => {
+      for (;;) {
+        const n = deleteBatch();
+        add(n);
+        if (!(await turn())) return false;
+        if (n < limit) return true;
+      }
+    };
+
+    sweep: {
+      // Sessions a batch at a time: their child rows first (a session may have up to 20,000
+      // telemetry rows, which a cascade would delete in one statement), then the sessions.
+      for (let ids = sessions.listEndedBefore(cutoff, limit); ids.length > 0 && !this.closed; ids = sessions.listEndedBefore(cutoff, limit)) {
+        for (const table of SESSION_CHILD_TABLES) {
+          const field = CHILD_FIELD[table];
+          if (!(await drain(() => sessions.deleteChildRows(table, ids, limit), (n) => (result[field] += n)))) break sweep;
+        }
+        result.sessions += sessions.deleteEnded(ids);
+        if (!(await turn())) break sweep;
+      }
+      if (this.closed || !(await drain(() => events.deleteBefore(cutoff, limit), (n) => (result.events += n)))) break sweep;
+      await drain(() => commands.deleteSettledCommandsBefore(cutoff, limit), (n) => (result.commands += n));
+    }
+    const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.events + result.commands;
+    if (deleted > 0) log.info({ ...result, olderThan: new Date(cutoff).toISOString(), stopped: this.closed }, 'retention sweep deleted old history');
+    return result;
+  }
+}

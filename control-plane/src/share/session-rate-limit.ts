@@ -1,0 +1,86 @@
+// How fast one client address may create viewer sessions: a token bucket per address
+// (`viewers.sessionBurst` at once, refilled at `viewers.sessionsPerMinute`), taken before a session
+// exists, so that an address opening and closing the signalling socket in a loop cannot grow the
+// database and the log without bound. `viewers.maxPerAddress` bounds only the sockets open at once.
+import { TokenBucket, type Clock } from '@pixelfleet/signaling';
+
+export interface SessionRateLimitOptions {
+  /** Sessions an address may create back to back (the bucket's size); at least 1. */
+  burst: number;
+  /** Sessions given back to an address per minute; 0 turns the limit off. */
+  perMinute: number;
+}
+
+/**
+ * Addresses held at most. Past it the least recently seen is dropped (and would start again with
+ * a full bucket): a flood from this many addresses at once is not one an address limit can stop.
+ */
+export const MAX_RATE_LIMITED_ADDRESSES = 100_000;
+
+interface AddressBucket {
+  readonly bucket: TokenBucket;
+  /** When the address last asked for a session (ms). */
+  lastAt: number;
+  /** Sessions refused in a row since the address last got one. */
+  refused: number;
+}
+
+/** What take() decided for a new session. */
+export type SessionAdmission =
+  | { admitted: true; /** Sessions refused in a row just before this one (0 when none). */ refusedBefore: number }
+  | { admitted: false; /** This refusal's place in the run of refusals since the address last got a session (1 = the first). */ refusedInRow: number };
+
+export class SessionRateLimit {
+  /** In order of last use (a use moves its address to the end), so idle buckets are at the front. */
+  private readonly buckets = new Map<string, AddressBucket>();
+  /** A bucket untouched this long is full again: dropping it changes nothing for its address. */
+  private readonly refillMs: number;
+
+  constructor(
+    private readonly clock: Pick<Clock, 'now'>,
+    private readonly options: SessionRateLimitOptions,
+  ) {
+    if (!(options.burst >= 1) || !(options.perMinute >= 0)) throw new RangeError('session rate limit: burst must be at least 1 and perMinute at least 0');
+    this.refillMs = options.perMinute > 0 ? Math.ceil((options.burst / options.perMinute) * 60_000) : 0;
+  }
+
+  /** Addresses whose bucket is held (those seen within one refill period, at most MAX_RATE_LIMITED_ADDRESSES). */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  /** Takes a token for a new session from the address's bucket; every admission when the limit is off. */
+  take(address: string): SessionAdmission {
+    if (this.options.perMinute === 0) return { admitted: true, refusedBefore: 0 };
+    const now = this.clock.now();
+    this.dropIdle(now);
+    let entry = this.buckets.get(address);
+    if (entry === undefined) {
+      entry = { bucket: new TokenBucket({ burst: this.options.burst, perSecond: this.options.perMinute / 60 }, this.clock), lastAt: now, refused: 0 };
+    } else {
+      this.buckets.delete(address);
+    }
+    entry.lastAt = now;
+    this.buckets.set(address, entry);
+    if (this.buckets.size > MAX_RATE_LIMITED_ADDRESSES) this.dropOldest();
+    if (!entry.bucket.take()) {
+      entry.refused += 1;
+      return { admitted: false, refusedInRow: entry.refused };
+    }
+    const refusedBefore = entry.refused;
+    entry.refused = 0;
+    return { admitted: true, refusedBefore };
+  }
+
+  private dropIdle(now: number): void {
+    for (const [address, entry] of this.buckets) {
+      if (now - entry.lastAt < this.refillMs) return;
+      this.buckets.delete(address);
+    }
+  }
+
+  private dropOldest(): void {
+    const oldest = this.buckets.keys().next();
+    if (oldest.done !== true) this.buckets.delete(oldest.value);
+  }
+}
