@@ -56,10 +56,11 @@ async function runOne(n: number, how: 'SIGKILL' | 'SIGTERM', fileOrigin: string)
   const dir = mkdtempSync(join(tmpdir(), 'pf-bench-restart-'));
   const viewers: WeriftViewer[] = [];
   try {
-    const quiet = { logLevel: 'info' };
+    // Every simulated viewer comes from 127.0.0.1: the per-address limits would see one crowd.
+    const quiet = { logLevel: 'info', viewers: { maxPerAddress: 0, sessionsPerMinute: 0 } };
     const cp = await startServe({ dataDir: join(dir, 'cp'), configDir: dir, config: quiet });
     const a = await createAccount(cp.grpcAddress, `bench-${n}-${how}@example.com`);
-    await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'gpu-bench', slots: n, logLevel: 'warn' });
+    await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'gpu-bench', slots: n, logLevel: 'info' });
     const up = await callApi(cp.httpOrigin, 'POST', '/projects/upload-file', { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, fileUrl: `${fileOrigin}/build.zip`, autoRelease: true });
     if (up.status !== 201) throw new Error(`upload-file answered ${up.status}`);
     await until(
