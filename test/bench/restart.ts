@@ -9,10 +9,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAdminCli } from '@pixelfleet/control-plane';
 import { writeBuildZip } from '../support/build-zips';
 import { REPO_ROOT } from '../support/cli-process';
-import { callApi, createAccount, killAll, PROCESS_ADMIN_TOKEN, startAgentProcess, startServe, type ServeProcess } from '../support/fleet-processes';
+import { callApi, createAccount, killAll, sessionStatuses, startAgentProcess, startServe } from '../support/fleet-processes';
 import { listen, sendZip } from '../support/local-server';
 import { WeriftViewer } from '../support/werift-viewer';
 
@@ -23,17 +22,6 @@ const arg = (name: string, fallback: string): string => {
 const SIZES = arg('--sizes', '1,10,50').split(',').map(Number);
 /** Video watched after every viewer resumed, before the counts are read. */
 const AFTER_MS = 2_000;
-
-async function statuses(cp: ServeProcess): Promise<Map<string, string>> {
-  let out = '';
-  const code = await runAdminCli(['sessions', '--json'], {
-    env: { PIXELFLEET_ADMIN_SERVER: cp.grpcAddress, PIXELFLEET_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN },
-    stdout: (t) => (out += t),
-    stderr: () => undefined,
-  });
-  if (code !== 0) throw new Error(`pixelfleet admin sessions exited ${code}`);
-  return new Map((JSON.parse(out) as { sessions: { sessionId: string; status: string }[] }).sessions.map((s) => [s.sessionId, s.status]));
-}
 
 const until = async (test: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> => {
   const deadline = performance.now() + timeoutMs;
@@ -95,7 +83,7 @@ async function runOne(n: number, how: 'SIGKILL' | 'SIGTERM', fileOrigin: string)
     await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
     const windowS = (performance.now() - stoppedAt) / 1000;
     const continuity = Math.min(...viewers.map((v, i) => (v.rtpPackets - atStop[i]!) / (perSecond[i]! * windowS)));
-    const now = await statuses(again);
+    const now = await sessionStatuses(again.grpcAddress);
     const lost = viewers.filter((v) => now.get(v.sessionId) !== 'Running').length;
     return { n, how, reattachMs, longestGapMs: Math.max(...viewers.map((v) => v.longestRtpGapMs)), continuity, lost };
   } finally {

@@ -7,10 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runAdminCli } from '@pixelfleet/control-plane';
 import { writeBuildZip } from '../support/build-zips';
 import { REPO_ROOT } from '../support/cli-process';
-import { callApi, createAccount, killAll, PROCESS_ADMIN_TOKEN, startAgentProcess, startServe, type ServeProcess } from '../support/fleet-processes';
+import { callApi, createAccount, killAll, sessionStatuses, startAgentProcess, startServe, type ServeProcess } from '../support/fleet-processes';
 import { listen, sendZip, type TestServer } from '../support/local-server';
 import { WeriftViewer } from '../support/werift-viewer';
 
@@ -36,16 +35,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function sessionStatus(cp: ServeProcess, sessionId: string): Promise<string | undefined> {
-  let out = '';
-  const code = await runAdminCli(['sessions', '--json'], {
-    env: { PIXELFLEET_ADMIN_SERVER: cp.grpcAddress, PIXELFLEET_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN },
-    stdout: (t) => (out += t),
-    stderr: () => undefined,
-  });
-  if (code !== 0) throw new Error(`pixelfleet admin sessions exited ${code}`);
-  return (JSON.parse(out) as { sessions: { sessionId: string; status: string }[] }).sessions.find((s) => s.sessionId === sessionId)?.status;
-}
+const sessionStatus = async (cp: ServeProcess, sessionId: string) => (await sessionStatuses(cp.grpcAddress)).get(sessionId);
 
 /** A serve process, a real agent holding the project's live build, and a werift viewer receiving its video. */
 async function streamingFleet() {

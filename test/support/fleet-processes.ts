@@ -3,12 +3,10 @@
 // and it can be killed (SIGKILL: no graceful stop) and started again on the same data dir.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { runAdminCli } from '@pixelfleet/control-plane';
+import { AGENT_BIN as AGENT, cleanEnv, PIXELFLEET_BIN as PIXELFLEET, REPO_ROOT as root } from './cli-process';
 
-const root = resolve(import.meta.dirname, '../..');
-const PIXELFLEET = join(root, 'control-plane/bin/pixelfleet.mjs');
-const AGENT = join(root, 'agent/bin/pixelfleet-agent.mjs');
 export const PROCESS_ADMIN_TOKEN = 'process-admin-token-0123456789';
 export const PROCESS_JOIN_TOKEN = 'process-join-token-0123456789';
 
@@ -28,13 +26,6 @@ const running: FleetProcess[] = [];
 /** Kills every process still running (afterEach). */
 export async function killAll(): Promise<void> {
   await Promise.all(running.splice(0).map((p) => p.kill()));
-}
-
-/** The environment without any PIXELFLEET_* variable of the machine running the tests. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PIXELFLEET_')) env[k] = v;
-  return { ...env, ...extra };
 }
 
 /**
@@ -136,15 +127,24 @@ export interface ProcessAccount {
   projectId: string;
 }
 
+/** `pixelfleet admin <args> --json` against a serve process; its parsed output. */
+async function adminJson(grpcAddress: string, args: string[]): Promise<unknown> {
+  let out = '';
+  const io = { env: { PIXELFLEET_ADMIN_SERVER: grpcAddress, PIXELFLEET_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN }, stdout: (t: string) => (out += t), stderr: (t: string) => (out += t) };
+  const code = await runAdminCli([...args, '--json'], io);
+  if (code !== 0) throw new Error(`pixelfleet admin ${args.join(' ')} exited ${code}: ${out}`);
+  return JSON.parse(out) as unknown;
+}
+
+/** Every session's status, by session id, as `pixelfleet admin sessions` lists them. */
+export async function sessionStatuses(grpcAddress: string): Promise<Map<string, string>> {
+  const { sessions } = (await adminJson(grpcAddress, ['sessions'])) as { sessions: { sessionId: string; status: string }[] };
+  return new Map(sessions.map((x) => [x.sessionId, x.status]));
+}
+
 /** A user, its API key and a project in europe, made with `pixelfleet admin` over the process's gRPC. */
 export async function createAccount(grpcAddress: string, email: string): Promise<ProcessAccount> {
-  const admin = async (args: string[]) => {
-    let out = '';
-    const io = { env: { PIXELFLEET_ADMIN_SERVER: grpcAddress, PIXELFLEET_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN }, stdout: (t: string) => (out += t), stderr: (t: string) => (out += t) };
-    const code = await runAdminCli([...args, '--json'], io);
-    if (code !== 0) throw new Error(`pixelfleet admin ${args.join(' ')} exited ${code}: ${out}`);
-    return JSON.parse(out) as Record<string, string>;
-  };
+  const admin = async (args: string[]) => (await adminJson(grpcAddress, args)) as Record<string, string>;
   const { userId } = await admin(['user', 'create', '--email', email]);
   const { apiKey } = await admin(['key', 'issue', '--user', userId!]);
   const { projectId } = await admin(['project', 'create', '--owner', userId!, '--name', 'Restarts', '--region', 'europe']);
