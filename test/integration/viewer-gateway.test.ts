@@ -354,8 +354,9 @@ describe('session creation rate limit', () => {
     expect(sessionCount()).toBe(5);
     const refused = await connect('', from('203.0.113.5'));
     expect(await refused.closed).toEqual({ code: 4014, reason: 'too many new sessions from this address' });
-    // One log line for the whole run of refusals.
+    // One log line for the whole run of refusals, and no request log line per upgrade.
     expect(t.logs.lines.filter((l) => l.includes('too many new sessions from its address'))).toHaveLength(1);
+    expect(t.logs.lines.filter((l) => l.includes('/signalling') && (l.includes('incoming request') || l.includes('request completed')))).toEqual([]);
 
     expect(await churn('203.0.113.6')).toBe('session'); // someone else behind the same proxy
     expect(sessionCount()).toBe(6);

@@ -33,7 +33,9 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
 
   app.get<{ Params: { projectId: string }; Querystring: { resume?: string | string[] } }>(
     '/share/:projectId/signalling',
-    { websocket: true },
+    // No request log lines per upgrade (a socket is logged by the gateway, once): a loop of refused
+    // sockets would otherwise write two info lines each.
+    { websocket: true, logLevel: 'warn' },
     (socket, req) => {
       const projectId = PROJECT_ID.test(req.params.projectId) ? req.params.projectId : '';
       // ?resume=<sessionId>: the page reattaching to its session after its socket dropped.
