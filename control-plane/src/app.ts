@@ -138,6 +138,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   const registry = new WorkerRegistry(workersRepo, events, clock, ids, log.child({ component: 'workers' }), {
     heartbeatIntervalMs: config.workers.heartbeatIntervalSeconds * 1000,
     leaseTtlMs: config.workers.leaseSeconds * 1000,
+    lostGraceMs: config.workers.lostGraceSeconds * 1000,
   });
   const copies = new SqliteBuildCopiesRepository(db);
   // Distribution (build-distribution.ts) and the build service call each other by name: the

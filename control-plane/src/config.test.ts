@@ -44,7 +44,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: 25_769_803_776 });
     expect(c.downloads).toEqual({ maxAttempts: 5, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 60 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
-    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 });
+    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30, lostGraceSeconds: 120 });
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500, sessionsPerMinute: 10, sessionBurst: 20 });
     expect(c.retention).toEqual({ sessionDays: 100, sweepIntervalMinutes: 60 });
     expect(c.publicUrls).toEqual({});
@@ -58,7 +58,7 @@ describe('loadControlPlaneConfig defaults', () => {
   it('fills a partially given section with defaults for the missing keys', () => {
     const c = loadControlPlaneConfig({ overrides: { ...TOKENS, http: { port: 9000 }, workers: { leaseSeconds: 40 } } });
     expect(c.http).toEqual({ host: '127.0.0.1', port: 9000, trustProxy: [] });
-    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 40 });
+    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 40, lostGraceSeconds: 120 });
   });
 
   it('resolves dataDir to an absolute path (default and configured)', () => {
@@ -120,7 +120,7 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     expect(c.dataDir).toBe(join(dir, 'data'));
     expect(c.network.allowPrivateUrls).toBe(true);
     expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: 25_769_803_776 });
-    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 5, leaseSeconds: 15 });
+    expect(c.workers).toEqual({ heartbeatIntervalSeconds: 5, leaseSeconds: 15, lostGraceSeconds: 120 });
     expect(c.publicUrls.api).toBe('https://api.example.com');
     expect(c.logLevel).toBe('warn');
   });

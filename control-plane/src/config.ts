@@ -112,10 +112,15 @@ const schema = z
       .object({
         heartbeatIntervalSeconds: z.number().int().min(1).default(10),
         leaseSeconds: z.number().int().min(2).default(30),
+        /**
+         * How long an unreachable worker is waited for, from its lease's end: its sessions are kept
+         * and its region's queued viewers keep their places; past it they end (4006, 4001).
+         */
+        lostGraceSeconds: z.number().int().min(1).max(3600).default(120),
       })
       .strict()
       .refine((w) => w.leaseSeconds > w.heartbeatIntervalSeconds, 'leaseSeconds must exceed heartbeatIntervalSeconds')
-      .default({ heartbeatIntervalSeconds: 10, leaseSeconds: 30 }),
+      .default({ heartbeatIntervalSeconds: 10, leaseSeconds: 30, lostGraceSeconds: 120 }),
     viewers: z
       .object({
         /** How long a Running session outlives its viewer's dropped signalling socket, waiting for a resume; 0 = never. */
@@ -202,6 +207,7 @@ const envLeaves = {
   'distribution.deadlineSeconds': 'number',
   'workers.heartbeatIntervalSeconds': 'number',
   'workers.leaseSeconds': 'number',
+  'workers.lostGraceSeconds': 'number',
   'viewers.resumeGraceSeconds': 'number',
   'viewers.maxPerAddress': 'number',
   'viewers.maxQueuedPerProject': 'number',

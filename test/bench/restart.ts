@@ -9,9 +9,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeBuildZip } from '../support/build-zips';
-import { REPO_ROOT } from '../support/cli-process';
-import { callApi, createAccount, killAll, sessionStatuses, startAgentProcess, startServe } from '../support/fleet-processes';
+import { killAll, sessionStatuses } from '../support/fleet-processes';
+import { restartServe, startStreamingFleet, writeMockAppBuild } from '../support/streaming-fleet';
 import { listen, sendZip } from '../support/local-server';
 import { WeriftViewer } from '../support/werift-viewer';
 
@@ -22,14 +21,6 @@ const arg = (name: string, fallback: string): string => {
 const SIZES = arg('--sizes', '1,10,50').split(',').map(Number);
 /** Video watched after every viewer resumed, before the counts are read. */
 const AFTER_MS = 2_000;
-
-const until = async (test: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> => {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await test())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
 
 interface Row {
   n: number;
@@ -46,17 +37,7 @@ async function runOne(n: number, how: 'SIGKILL' | 'SIGTERM', fileOrigin: string)
   try {
     // Every simulated viewer comes from 127.0.0.1: the per-address limits would see one crowd.
     const quiet = { logLevel: 'info', viewers: { maxPerAddress: 0, sessionsPerMinute: 0 } };
-    const cp = await startServe({ dataDir: join(dir, 'cp'), configDir: dir, config: quiet });
-    const a = await createAccount(cp.grpcAddress, `bench-${n}-${how}@example.com`);
-    await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'gpu-bench', slots: n, logLevel: 'info' });
-    const up = await callApi(cp.httpOrigin, 'POST', '/projects/upload-file', { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, fileUrl: `${fileOrigin}/build.zip`, autoRelease: true });
-    if (up.status !== 201) throw new Error(`upload-file answered ${up.status}`);
-    await until(
-      async () => ((await callApi(cp.httpOrigin, 'GET', `/projects/${a.projectId}/builds?userId=${a.userId}&apikey=${a.apiKey}`)).body as { builds: { live: boolean }[] }).builds.some((b) => b.live),
-      60_000,
-      'the build to be live',
-    );
-    const wsUrl = `${cp.httpOrigin.replace(/^http/, 'ws')}/share/${a.projectId}/signalling`;
+    const { cp, wsUrl } = await startStreamingFleet({ dir, buildUrl: `${fileOrigin}/build.zip`, config: quiet, slots: n });
     // Viewers join five at a time (apps start in parallel on the agent) until each receives video.
     for (let i = 0; i < n; i += 5) {
       const batch = await Promise.all(Array.from({ length: Math.min(5, n - i) }, () => WeriftViewer.join(wsUrl)));
@@ -72,12 +53,7 @@ async function runOne(n: number, how: 'SIGKILL' | 'SIGTERM', fileOrigin: string)
     const stoppedAt = performance.now();
     cp.child.kill(how);
     await cp.exited;
-    const again = await startServe({
-      dataDir: join(dir, 'cp'),
-      configDir: dir,
-      grpcPort: Number(cp.grpcAddress.split(':')[1]),
-      config: { ...quiet, http: { host: '127.0.0.1', port: Number(new URL(cp.httpOrigin).port) } },
-    });
+    const again = await restartServe(dir, cp, quiet);
     await Promise.all(viewers.map((v) => v.resume(wsUrl, { timeoutMs: 60_000 })));
     const reattachMs = performance.now() - stoppedAt;
     await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
@@ -97,9 +73,8 @@ async function runOne(n: number, how: 'SIGKILL' | 'SIGTERM', fileOrigin: string)
 async function main(): Promise<void> {
   console.log(`bench:restart — ${new Date().toISOString()}, Node ${process.version}, ${cpus().length} CPUs; sizes ${SIZES.join(', ')}`);
   const files = mkdtempSync(join(tmpdir(), 'pf-bench-restart-files-'));
-  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
-  await writeBuildZip(files, 'linux', { fileName: 'build.zip', linuxBinary: binary });
-  const server = await listen((req, res) => sendZip(req, res, join(files, 'build.zip')));
+  const zip = await writeMockAppBuild(files);
+  const server = await listen((req, res) => sendZip(req, res, zip));
   const rows: Row[] = [];
   try {
     for (const n of SIZES) {

@@ -119,6 +119,12 @@ describe('an agent killed with SIGKILL does not leave its apps to the next run',
       killQuietly(helperPid);
     });
 
+    // The start was acknowledged: otherwise the control plane would still be waiting for it and
+    // resend it to the restarted agent (which would launch the session again, rather than lose it).
+    await vi.waitFor(
+      () => expect(t.cp.db.prepare(`SELECT phase FROM worker_commands WHERE kind = 'startSession' AND payload LIKE ?`).get(`%${sessionId}%`)).toEqual({ phase: 'SUCCEEDED' }),
+      { timeout: 10_000, interval: 50 },
+    );
     // SIGKILL: no exit hook runs. The app outlives its signalling socket and keeps re-dialling.
     first.child.kill('SIGKILL');
     await first.exited;

@@ -7,10 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { writeBuildZip } from '../support/build-zips';
-import { REPO_ROOT } from '../support/cli-process';
-import { callApi, createAccount, killAll, sessionStatuses, startAgentProcess, startServe, type ServeProcess } from '../support/fleet-processes';
+import { killAll, sessionStatuses, type ServeProcess } from '../support/fleet-processes';
 import { listen, sendZip, type TestServer } from '../support/local-server';
+import { restartServe, startStreamingFleet, writeMockAppBuild } from '../support/streaming-fleet';
 import { WeriftViewer } from '../support/werift-viewer';
 
 let files: string;
@@ -19,10 +18,8 @@ const dirs: string[] = [];
 
 beforeAll(async () => {
   files = mkdtempSync(join(tmpdir(), 'pf-cp-restart-files-'));
-  // The packaged Linux binary of this build starts the mock Unreal app (real H.264) with its arguments.
-  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
-  await writeBuildZip(files, 'linux', { fileName: 'build.zip', linuxBinary: binary });
-  fileServer = await listen((req, res) => sendZip(req, res, join(files, 'build.zip')));
+  const zip = await writeMockAppBuild(files);
+  fileServer = await listen((req, res) => sendZip(req, res, zip));
 });
 
 afterAll(async () => {
@@ -37,29 +34,15 @@ afterEach(async () => {
 
 const sessionStatus = async (cp: ServeProcess, sessionId: string) => (await sessionStatuses(cp.grpcAddress)).get(sessionId);
 
-/** A serve process, a real agent holding the project's live build, and a werift viewer receiving its video. */
+/** A fleet streaming to one werift viewer. */
 async function streamingFleet() {
   const dir = mkdtempSync(join(tmpdir(), 'pf-cp-restart-'));
   dirs.push(dir);
-  const cp = await startServe({ dataDir: join(dir, 'cp'), configDir: dir });
-  const a = await createAccount(cp.grpcAddress, `restart-${Date.now()}@example.com`);
-  await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'gpu-restart' });
-  const uploaded = await callApi(cp.httpOrigin, 'POST', '/projects/upload-file', { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, fileUrl: `${fileServer.origin}/build.zip`, autoRelease: true });
-  expect(uploaded.status).toBe(201);
-  await expect
-    .poll(async () => ((await callApi(cp.httpOrigin, 'GET', `/projects/${a.projectId}/builds?userId=${a.userId}&apikey=${a.apiKey}`)).body as { builds: { live: boolean }[] }).builds.some((b) => b.live), { timeout: 30_000, interval: 100 })
-    .toBe(true);
-  const wsUrl = `${cp.httpOrigin.replace(/^http/, 'ws')}/share/${a.projectId}/signalling`;
+  const { cp, wsUrl } = await startStreamingFleet({ dir, buildUrl: `${fileServer.origin}/build.zip` });
   const viewer = await WeriftViewer.join(wsUrl);
   await viewer.until(() => viewer.rtpPackets > 50, 60_000);
   expect(await sessionStatus(cp, viewer.sessionId)).toBe('Running');
   return { dir, cp, viewer, wsUrl };
-}
-
-/** Starts serve again on the first run's data dir, HTTP port and gRPC port. */
-function restart(dir: string, cp: ServeProcess): Promise<ServeProcess> {
-  const httpPort = Number(new URL(cp.httpOrigin).port);
-  return startServe({ dataDir: join(dir, 'cp'), configDir: dir, grpcPort: Number(cp.grpcAddress.split(':')[1]), config: { http: { host: '127.0.0.1', port: httpPort } } });
 }
 
 describe('a control plane restart is invisible to a viewer who is watching', () => {
@@ -74,7 +57,7 @@ describe('a control plane restart is invisible to a viewer who is watching', () 
       await cp.exited;
       // SIGKILL: the socket just dies (1006). SIGTERM: the gateway closes it with 1012 so the page resumes.
       expect((await closed).code).toBe(how === 'SIGKILL' ? 1006 : 1012);
-      const again = await restart(dir, cp);
+      const again = await restartServe(dir, cp);
       await viewer.resume(wsUrl);
       const signallingGapMs = performance.now() - stoppedAt;
       await viewer.until(() => viewer.rtpPackets > before + 100, 10_000);

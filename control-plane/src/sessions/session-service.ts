@@ -21,7 +21,7 @@ import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } f
 import { SessionQueues } from './session-queue';
 import { LiveCounts } from './live-counts';
 import { playerIdOf, snapshotOf, streamingIdOf } from './session-snapshots';
-import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, SessionTimers, WORKER_LOST_GRACE_MS } from './session-timers';
+import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, SessionTimers } from './session-timers';
 import { reconcileWorker } from './worker-reconcile';
 import { SignalRoutes } from './signal-routes';
 import { Scheduler } from './scheduler';
@@ -84,7 +84,7 @@ export class SessionService {
       sessionExpired: (sessionId, cause) => this.end(sessionId, cause),
       stopUnconfirmed: (sessionId) => this.onStopUnconfirmed(sessionId),
       workerLost: (workerId) => this.onWorkerLost(workerId),
-    });
+    }, this.registry.lostGraceMs);
     this.scheduler = new Scheduler(this, deps.projects, this.registry, this.log.child({ component: 'scheduler' }), deps.canRunBuild);
     const registry = this.registry;
     registry.on('helloAccepted', (workerId, hello) => {
@@ -258,7 +258,7 @@ export class SessionService {
     const now = this.clock.now();
     for (const w of workers) {
       if (w.link !== 'unreachable') continue;
-      const remainingMs = (w.leaseExpiresAt ?? now) + WORKER_LOST_GRACE_MS - now;
+      const remainingMs = (w.leaseExpiresAt ?? now) + this.registry.lostGraceMs - now;
       this.log.info({ workerId: w.workerId, remainingMs }, 'worker unreachable at start; its grace goes on');
       this.timers.workerUnreachable(w.workerId, remainingMs);
     }

@@ -24,7 +24,7 @@ export interface SessionTimerExpiry {
   sessionExpired(sessionId: string, cause: SessionExpiryCause): void;
   /** A Terminating session's worker did not confirm the stop in time. */
   stopUnconfirmed(sessionId: string): void;
-  /** The worker stayed unreachable for WORKER_LOST_GRACE_MS. */
+  /** The worker stayed unreachable for its grace. */
   workerLost(workerId: string): void;
 }
 
@@ -43,6 +43,8 @@ export class SessionTimers {
   constructor(
     private readonly clock: Clock,
     private readonly expiry: SessionTimerExpiry,
+    /** How long an unreachable worker's sessions are kept (`workers.lostGraceSeconds`). */
+    private readonly lostGraceMs = WORKER_LOST_GRACE_MS,
   ) {}
 
   /** At join: the project's AFK timeout applies to this session once it runs (0: none). */
@@ -107,7 +109,7 @@ export class SessionTimers {
    * The worker's link is unreachable: its sessions are lost unless it comes back within
    * `remainingMs` (the whole grace when it just became so; what is left of it at a restart).
    */
-  workerUnreachable(workerId: string, remainingMs = WORKER_LOST_GRACE_MS): void {
+  workerUnreachable(workerId: string, remainingMs = this.lostGraceMs): void {
     if (this.lostTimers.has(workerId)) return;
     this.arm(this.lostTimers, workerId, Math.max(0, remainingMs), () => this.expiry.workerLost(workerId));
   }

@@ -61,6 +61,8 @@ interface LiveStream {
 export interface WorkerRegistryOptions {
   heartbeatIntervalMs: number;
   leaseTtlMs: number;
+  /** How long an unreachable worker is waited for, from its lease's end (default WORKER_LOST_GRACE_MS). */
+  lostGraceMs?: number;
   /** How often leases are checked; defaults to a quarter of the heartbeat interval. */
   sweepIntervalMs?: number;
 }
@@ -306,13 +308,18 @@ export class WorkerRegistry {
   /**
    * True when the region has a worker that could take sessions now or after a short outage: not
    * draining, and connected, disconnected within its lease, or unreachable for less than the
-   * grace its sessions get (WORKER_LOST_GRACE_MS from its lease's end).
+   * grace its sessions get (lostGraceMs from its lease's end).
    */
   hasServiceableWorker(region: string): boolean {
     const now = this.clock.now();
     return this.repo
       .list()
-      .some((w) => w.region === region && !w.draining && (w.link !== 'unreachable' || (w.leaseExpiresAt ?? 0) + WORKER_LOST_GRACE_MS > now));
+      .some((w) => w.region === region && !w.draining && (w.link !== 'unreachable' || (w.leaseExpiresAt ?? 0) + this.lostGraceMs > now));
+  }
+
+  /** How long an unreachable worker is waited for, from its lease's end. */
+  get lostGraceMs(): number {
+    return this.options.lostGraceMs ?? WORKER_LOST_GRACE_MS;
   }
 
   liveStreamCount(): number {

@@ -5,8 +5,9 @@
 export type WorkerLink = 'connected' | 'disconnected' | 'unreachable';
 
 /**
- * How long an unreachable worker is waited for, counted from its lease's end: its sessions are
- * kept (media can outlive a control-link blip) and its region's queued viewers keep their places.
+ * How long an unreachable worker is waited for by default (`workers.lostGraceSeconds`), counted
+ * from its lease's end: its sessions are kept (media can outlive a control-link blip) and its
+ * region's queued viewers keep their places.
  */
 export const WORKER_LOST_GRACE_MS = 120_000;
 export type WorkerLinkEvent = 'hello' | 'heartbeat' | 'streamClosed' | 'leaseExpired';

@@ -1,0 +1,110 @@
+// Issue 12, rows 2 and 7, with the real processes: the streaming server's agent is frozen
+// (SIGSTOP) until its lease runs out, as a machine that hangs or drops off the network. A short
+// lease and grace are configured (`workers.leaseSeconds`, `workers.lostGraceSeconds`): waiting is
+// the point of these tests, not their cost.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FakePlayer } from '../support/fake-player';
+import { killAll, sessionStatuses } from '../support/fleet-processes';
+import { listen, sendZip, type TestServer } from '../support/local-server';
+import { restartServe, startStreamingFleet, writeMockAppBuild } from '../support/streaming-fleet';
+import { WeriftViewer } from '../support/werift-viewer';
+
+const SHORT = { workers: { heartbeatIntervalSeconds: 1, leaseSeconds: 3, lostGraceSeconds: 8 } };
+
+let files: string;
+let fileServer: TestServer;
+const dirs: string[] = [];
+const frozen: number[] = [];
+
+beforeAll(async () => {
+  files = mkdtempSync(join(tmpdir(), 'pf-outage-files-'));
+  const zip = await writeMockAppBuild(files);
+  fileServer = await listen((req, res) => sendZip(req, res, zip));
+});
+
+afterAll(async () => {
+  await fileServer.close();
+  rmSync(files, { recursive: true, force: true });
+});
+
+afterEach(async () => {
+  for (const pid of frozen.splice(0)) {
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // gone
+    }
+  }
+  await killAll();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fleet (1 slot) streaming to a werift viewer, and a second viewer waiting in line. */
+async function fleetWithLine() {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-outage-'));
+  dirs.push(dir);
+  const fleet = await startStreamingFleet({ dir, buildUrl: `${fileServer.origin}/build.zip`, config: SHORT });
+  const watching = await WeriftViewer.join(fleet.wsUrl);
+  await watching.until(() => watching.rtpPackets > 30, 60_000);
+  const waiting = await FakePlayer.connect(fleet.wsUrl);
+  const waitingId = (await waiting.next('pixelfleetSession')).sessionId as string;
+  expect(await waiting.next('pixelfleetQueue')).toMatchObject({ position: 1, waitingForServer: false });
+  const freeze = () => {
+    fleet.agent.child.kill('SIGSTOP');
+    frozen.push(fleet.agent.child.pid!);
+  };
+  const thaw = () => fleet.agent.child.kill('SIGCONT');
+  return { dir, ...fleet, watching, waiting, waitingId, freeze, thaw };
+}
+
+const statusOf = async (grpcAddress: string, sessionId: string) => (await sessionStatuses(grpcAddress)).get(sessionId);
+
+describe("a region's only worker drops off for a while", () => {
+  it('row 7: the waiting viewer keeps its place and is told the line waits for a server; the worker back within its grace keeps its session and serves the line', { timeout: 90_000 }, async () => {
+    const f = await fleetWithLine();
+    f.freeze();
+    // Past the lease: the worker is unreachable; the viewer is told, and not sent away (no 4001).
+    expect(await f.waiting.next('pixelfleetQueue', 15_000)).toMatchObject({ position: 1, waitingForServer: true });
+    f.thaw();
+    expect(await f.waiting.next('pixelfleetQueue', 15_000)).toMatchObject({ position: 1, waitingForServer: false });
+    expect(await statusOf(f.cp.grpcAddress, f.watching.sessionId)).toBe('Running');
+    expect(await statusOf(f.cp.grpcAddress, f.waitingId)).toBe('Enqueued');
+    // The watching viewer leaves: the waiting one gets the slot.
+    f.watching.signalling.close();
+    expect(await f.waiting.next('pixelfleetStatus', 20_000)).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    await f.watching.pc.close();
+  });
+
+  it('row 7: past the grace the waiting viewer hears 4001 and the running session is lost (4006)', { timeout: 90_000 }, async () => {
+    const f = await fleetWithLine();
+    const started = performance.now();
+    f.freeze();
+    expect(await f.waiting.closed).toEqual({ code: 4001, reason: 'no streaming server available in this region' });
+    // Not before the lease (3 s) and the grace (8 s) ran out.
+    expect(performance.now() - started).toBeGreaterThan(10_000);
+    expect(await f.watching.signalling.closed).toEqual({ code: 4006, reason: 'streaming server lost' });
+    await f.watching.pc.close();
+  });
+
+  it('row 2: the control plane restarted while the worker is unreachable ends its sessions when what is left of the grace runs out; never Terminating for good', { timeout: 90_000 }, async () => {
+    const f = await fleetWithLine();
+    f.freeze();
+    expect(await f.waiting.next('pixelfleetQueue', 15_000)).toMatchObject({ waitingForServer: true });
+    const stoppedAt = performance.now();
+    f.cp.child.kill('SIGTERM');
+    // The shutdown does not wait for the frozen agent's connection (gRPC is forced after 5 s).
+    expect(await f.cp.exited).toBe(0);
+    expect(performance.now() - stoppedAt).toBeLessThan(8_000);
+    const restartedAt = performance.now();
+    const again = await restartServe(f.dir, f.cp, SHORT);
+    // Both sessions are taken up; the worker never comes back within what is left of its grace.
+    await expect.poll(() => statusOf(again.grpcAddress, f.watching.sessionId), { timeout: 20_000, interval: 200 }).toBe('Terminated');
+    expect(performance.now() - restartedAt).toBeLessThan(9_000);
+    const ended = (await sessionStatuses(again.grpcAddress)).get(f.waitingId);
+    expect(ended).toBe('Terminated');
+    await f.watching.pc.close();
+  });
+});

@@ -1,0 +1,59 @@
+// A streaming fleet of real processes for chaos tests and bench:restart: `pixelfleet serve`, one
+// `pixelfleet-agent run`, and a customer's Linux build (its binary is the mock Unreal app: real
+// H.264) submitted through upload-file and live on the agent, ready for viewers on the share page.
+import { join } from 'node:path';
+import { writeBuildZip } from './build-zips';
+import { REPO_ROOT } from './cli-process';
+import { callApi, createAccount, startAgentProcess, startServe, type FleetProcess, type ProcessAccount, type ServeProcess } from './fleet-processes';
+
+/** Writes `<dir>/build.zip`: a Linux-packaged build whose binary runs the mock Unreal app with its arguments. */
+export async function writeMockAppBuild(dir: string): Promise<string> {
+  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
+  return writeBuildZip(dir, 'linux', { fileName: 'build.zip', linuxBinary: binary });
+}
+
+export interface StreamingFleet {
+  cp: ServeProcess;
+  agent: FleetProcess;
+  account: ProcessAccount;
+  /** The share page's signalling socket URL of the project. */
+  wsUrl: string;
+}
+
+export interface StreamingFleetOptions {
+  /** Folder for the data dirs and config files. */
+  dir: string;
+  /** Where `build.zip` (writeMockAppBuild) is served. */
+  buildUrl: string;
+  /** Merged over the serve process's test config. */
+  config?: Record<string, unknown>;
+  slots?: number;
+  agentLogLevel?: string;
+}
+
+/** Starts the fleet and waits until the build is the project's live build on the agent. */
+export async function startStreamingFleet(o: StreamingFleetOptions): Promise<StreamingFleet> {
+  const cp = await startServe({ dataDir: join(o.dir, 'cp'), configDir: o.dir, ...(o.config ? { config: o.config } : {}) });
+  const account = await createAccount(cp.grpcAddress, `fleet-${Date.now()}@example.com`);
+  const agent = await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(o.dir, 'agent'), configDir: o.dir, hostname: 'gpu-fleet', slots: o.slots ?? 1, logLevel: o.agentLogLevel ?? 'info' });
+  const up = await callApi(cp.httpOrigin, 'POST', '/projects/upload-file', { apiKey: account.apiKey, userId: account.userId, projectId: account.projectId, fileUrl: o.buildUrl, autoRelease: true });
+  if (up.status !== 201) throw new Error(`upload-file answered ${up.status}`);
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const res = await callApi(cp.httpOrigin, 'GET', `/projects/${account.projectId}/builds?userId=${account.userId}&apikey=${account.apiKey}`);
+    if ((res.body as { builds: { live: boolean }[] }).builds.some((b) => b.live)) break;
+    if (performance.now() > deadline) throw new Error('the build did not become live within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { cp, agent, account, wsUrl: `${cp.httpOrigin.replace(/^http/, 'ws')}/share/${account.projectId}/signalling` };
+}
+
+/** Starts serve again on the first run's data dir, HTTP port and gRPC port (agents and pages find it where it was). */
+export function restartServe(dir: string, cp: ServeProcess, config: Record<string, unknown> = {}): Promise<ServeProcess> {
+  return startServe({
+    dataDir: join(dir, 'cp'),
+    configDir: dir,
+    grpcPort: Number(cp.grpcAddress.split(':')[1]),
+    config: { ...config, http: { host: '127.0.0.1', port: Number(new URL(cp.httpOrigin).port) } },
+  });
+}
