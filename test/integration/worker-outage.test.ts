@@ -1,7 +1,7 @@
-// Issue 12, rows 2 and 7, with the real processes: the streaming server's agent is frozen
-// (SIGSTOP) until its lease runs out, as a machine that hangs or drops off the network. A short
-// lease and grace are configured (`workers.leaseSeconds`, `workers.lostGraceSeconds`): waiting is
-// the point of these tests, not their cost.
+// Issue 12, rows 2, 4 and 7, with the real processes. Rows 2 and 7: the streaming server's agent
+// is frozen (SIGSTOP) until its lease runs out, as a machine that hangs or drops off the network;
+// a short lease and grace are configured (`workers.leaseSeconds`, `workers.lostGraceSeconds`):
+// waiting is the point of these tests, not their cost. Row 4: a viewer that never negotiates.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,5 +106,23 @@ describe("a region's only worker drops off for a while", () => {
     const ended = (await sessionStatuses(again.grpcAddress)).get(f.waitingId);
     expect(ended).toBe('Terminated');
     await f.watching.pc.close();
+  });
+});
+
+describe('no slot held by a viewer that never streams', () => {
+  it('row 4: a viewer that opens the socket and never completes WebRTC is closed with 4013 at sessions.connectTimeoutSeconds; its app is stopped and the slot goes to the next viewer', { timeout: 90_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pf-connect-timeout-'));
+    dirs.push(dir);
+    const fleet = await startStreamingFleet({ dir, buildUrl: `${fileServer.origin}/build.zip`, config: { sessions: { connectTimeoutSeconds: 8 } } });
+    const idle = await FakePlayer.connect(fleet.wsUrl);
+    const idleId = (await idle.next('pixelfleetSession')).sessionId as string;
+    await idle.next('pixelfleetStatus'); // placed: the app starts, and the viewer never answers an offer
+    const next = await WeriftViewer.join(fleet.wsUrl);
+    expect(await next.signalling.next('pixelfleetQueue')).toMatchObject({ position: 1 });
+    expect(await idle.closed).toEqual({ code: 4013, reason: 'the video connection did not come up in time' });
+    await next.until(() => next.rtpPackets > 30, 60_000);
+    expect(await statusOf(fleet.cp.grpcAddress, idleId)).toBe('Terminated');
+    expect(await statusOf(fleet.cp.grpcAddress, next.sessionId)).toBe('Running');
+    await next.close();
   });
 });
