@@ -8,8 +8,8 @@
 // (the control plane; the file server is the child's). Then distribution: 4 local agents
 // (`pixelfleet-agent` processes, each its own build cache) take the build from the control plane's
 // archive links and extract it, against 4 parallel `curl -o` of the same links (the issue's
-// baseline) and 4 parallel `curl -o && unzip` (the same work), in the same run; an agent's peak
-// RSS is its VmHWM. Not a test.
+// baseline) and 4 parallel `curl -o && unzip` (the same work), in the same run (`--agents N`:
+// another count; 1 is one streaming server's own copy); an agent's peak RSS is its VmHWM. Not a test.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -28,7 +28,6 @@ const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 const TARGET_RATIO = 0.9;
 const TARGET_RSS_MIB = 256;
-const AGENTS = 4;
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Peak resident memory of a process (VmHWM), in bytes; 0 when it is gone. */
@@ -141,6 +140,9 @@ async function main(): Promise<void> {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) throw new Error(`the baseline needs ${tool}: apt-get install ${tool}`);
   }
   const gib = Number(arg('--gib', '2'));
+  // `--agents 1`: one streaming server's own copy (each is its own machine in production; four on
+  // this machine share its two cores and its disk).
+  const AGENTS = Number(arg('--agents', '4'));
   const dir = mkdtempSync(join(tmpdir(), 'pf-bench-pipeline-'));
   const serverDir = join(dir, 'served');
   const zip = join(serverDir, 'build.zip');
