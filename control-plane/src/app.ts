@@ -341,13 +341,15 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         await retention.close();
         // 2. Close viewer sockets with 1012 (the pages resume against the next run; no session ends), then HTTP.
         gateway.close();
+        // No session is placed, and no timer ends one, from here on: the scheduler and the timers stop
+        // (the next run arms the timers again from what is stored).
+        sessions.close();
         await http.close();
         // Builds being processed stop where they stand (a download keeps its .part) and resume at the next start.
         await buildService.pipeline?.close();
         // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
         await webhooks.idle();
         // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
-        sessions.close(); // and its scheduler
         distribution.close();
         registry.close();
         admin.endWatches();

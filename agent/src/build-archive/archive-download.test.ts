@@ -126,6 +126,17 @@ describe('downloadArchive', () => {
     expect(ranges).toEqual([undefined]);
   });
 
+  it('an abort while a kept .part is being re-hashed keeps the .part whole for the next run', async () => {
+    const body = zipLike(8 * MIB);
+    writeFileSync(join(dir, 'b.zip.part'), body.subarray(0, 6 * MIB));
+    const { base } = await serve((req, res) => sendPlain(req, res, body));
+    const controller = new AbortController();
+    controller.abort(new Error('the agent is stopping'));
+    const failure = await failureOf(downloadArchive(options(`${base}/b.zip`, { expectedBytes: body.length, signal: controller.signal })));
+    expect(failure.failure.kind).toBe('aborted');
+    expect(statSync(join(dir, 'b.zip.part')).size).toBe(6 * MIB);
+  });
+
   it('fails size-mismatch when the announced size differs, and when the body runs past the expected size', async () => {
     const body = zipLike(10_000);
     const { base } = await serve((req, res) => sendPlain(req, res, body));

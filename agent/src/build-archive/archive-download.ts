@@ -183,7 +183,9 @@ class ArchiveDownload {
     } catch (err) {
       this.stopStallTimer();
       if (signal?.aborted || (err instanceof AttemptFailure && err.failure.kind === 'aborted')) {
-        if (this.offset === 0) await rm(this.part, { force: true });
+        // An empty .part goes; one with bytes stays, whether counted yet or not (an abort while a
+        // kept .part is being re-hashed leaves offset 0 and the file whole).
+        if ((await sizeOnDisk(this.part)) === 0) await rm(this.part, { force: true });
         log.info({ bytes: this.offset }, 'build download aborted; .part kept for a resume');
         throw new ArchiveDownloadError({ kind: 'aborted' }, this.offset);
       }
@@ -506,5 +508,15 @@ function hostOf(raw: string): string | undefined {
     return new URL(raw).host;
   } catch {
     return undefined;
+  }
+}
+
+/** Bytes of the file at path; 0 when it does not exist. */
+export async function sizeOnDisk(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
   }
 }

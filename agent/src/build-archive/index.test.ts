@@ -27,6 +27,7 @@ describe('@pixelfleet/agent/build-archive', () => {
       'downloadArchive',
       'extractArchive',
       'inspectArchive',
+      'sizeOnDisk',
       'statusWords',
       'verifyArchive',
     ]);

@@ -10,6 +10,7 @@ export { verifyArchive, type VerifyOptions } from './verify-archive';
 export type { BuildPlatform } from './unreal-layout';
 export {
   downloadArchive,
+  sizeOnDisk,
   DEFAULT_ARCHIVE_DOWNLOAD_RETRY,
   type ArchiveDownloadOptions,
   type ArchiveDownloadRetry,

@@ -39,6 +39,9 @@ export async function verifyArchive(zipPath: string, limits: ArchiveLimits, opti
         const drop = new Writable({ highWaterMark: 1024 * 1024, write: (_chunk, _encoding, callback) => callback() });
         await pipeline([...data, checkedEntryData(entry, raw.fileName, progress, options.onProgress), drop], { signal: options.signal });
       } catch (err) {
+        // Nothing is written: a file system error reading the archive is the server's fault, not
+        // the archive's, and goes on as it is (the pipeline logs it and answers its own objection).
+        if ((err as NodeJS.ErrnoException).syscall !== undefined) throw err;
         throw extractionError(err, raw.fileName);
       }
     }

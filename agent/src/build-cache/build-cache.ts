@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CachedBuild, PrepareBuildCommand } from '@pixelfleet/proto';
 import type { Clock } from '@pixelfleet/signaling';
-import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive, type ArchiveLimits, type ArchiveManifest } from '../build-archive';
+import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive, sizeOnDisk, type ArchiveLimits, type ArchiveManifest } from '../build-archive';
 import { CommandFailure } from '../commands/command';
-import { DEFAULT_BUILD_DOWNLOAD_RETRY, downloadVerified, sizeOf, type BuildDownloadRetry } from './build-download';
+import { DEFAULT_BUILD_DOWNLOAD_RETRY, downloadVerified, type BuildDownloadRetry } from './build-download';
 import { readBuildIndex, writeBuildIndex, type CachedBuildRecord } from './build-index';
 
 export interface BuildCacheOptions {
@@ -240,7 +240,7 @@ export class BuildCache {
     }).catch(() => undefined); // a failed removal is logged by enqueue; the build still comes
     // The archive must fit beside what is already downloaded; extraction checks its own needs.
     const free = await (this.options.freeBytes ?? statfsFreeBytes)(dir);
-    const missing = command.sizeBytes - (await sizeOf(part));
+    const missing = command.sizeBytes - (await sizeOnDisk(part));
     if (free < missing) {
       throw new CommandFailure('DISK_FULL', `the worker has too little free disk for the build: it needs ${missing} more bytes and ${free} are free`);
     }

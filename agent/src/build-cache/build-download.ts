@@ -2,7 +2,6 @@
 // (`build-archive/archive-download.ts`) of the command's short-lived URL into `<uploadId>.zip`,
 // same-origin redirects only, the size and SHA-256 the command names, Range resume of a kept
 // `.part`; its failures become the command's codes (DOWNLOAD_FAILED, SIZE_MISMATCH, HASH_MISMATCH, …).
-import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '@pixelfleet/signaling';
 import { ArchiveDownloadError, downloadArchive, type HopPolicy } from '../build-archive';
@@ -119,15 +118,5 @@ function commandFailure(err: ArchiveDownloadError): Error {
       return new CommandFailure('WRITE_FAILED', `the worker could not write the downloaded build (${f.code === '' ? 'I/O error' : f.code})`);
     default:
       return new CommandFailure('DOWNLOAD_FAILED', `the build download failed: ${err.message}`);
-  }
-}
-
-/** Bytes of the file at path; 0 when it does not exist. */
-export async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw err;
   }
 }

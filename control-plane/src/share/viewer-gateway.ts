@@ -64,7 +64,8 @@ interface Viewer {
   readonly sessionId: string;
   readonly projectId: string;
   /** The client address the session was opened from (counted against `limits.perAddress`). */
-  readonly address: string;
+  /** Set again from the resuming socket for a session held across a restart (its address is not stored). */
+  address: string;
   endpoint: PlayerEndpoint | undefined;
   /** The queue message last sent (position and whether the line waits for a server), so an unchanged one is not sent again. */
   lastQueue: string | undefined;
@@ -160,6 +161,8 @@ export class ViewerGateway {
     // A resuming socket belongs to no session until its token has been checked: until then it may
     // only send the token, and hears nothing back (not even a pong) for any project id it names.
     const endpoint = new PlayerEndpoint(socket, { peerConnectionOptions: 'deferred', ...(resumeSessionId === undefined ? {} : { resumeFirst: RESUME_NOT_FIRST }) });
+    // Stopping: the page resumes against the next run.
+    if (this.closing) return endpoint.close(VIEWER_CLOSES.serviceRestarting.code, VIEWER_CLOSES.serviceRestarting.reason);
     const { perAddress, queuedPerProject } = this.deps.limits;
     const turnAway = (close: ViewerClose, why: string) => {
       this.deps.log.warn({ projectId, address }, why);
@@ -331,11 +334,11 @@ export class ViewerGateway {
     endpoint.once('resume', (viewerToken) => {
       handshake.cancel();
       this.pending.delete(endpoint);
-      this.resume(endpoint, projectId, sessionId, viewerToken);
+      this.resume(endpoint, address, projectId, sessionId, viewerToken);
     });
   }
 
-  private resume(endpoint: PlayerEndpoint, projectId: string, sessionId: string, viewerToken: string): void {
+  private resume(endpoint: PlayerEndpoint, address: string, projectId: string, sessionId: string, viewerToken: string): void {
     const log = this.deps.log.child({ sessionId, projectId });
     if (!this.deps.sessions.viewerTokenMatches(sessionId, viewerToken)) {
       log.warn('resume refused: unknown session or wrong viewer token');
@@ -358,6 +361,8 @@ export class ViewerGateway {
     }
     viewer.graceTimer?.cancel();
     viewer.graceTimer = undefined;
+    // A session held across a restart counts against its viewer's address again.
+    if (viewer.address === '') viewer.address = address;
     endpoint.sendCustom({ type: 'pixelfleetResumed' });
     this.attach(viewer, endpoint);
     // What the page may have missed while away: its place in line, or that its server is assigned.
