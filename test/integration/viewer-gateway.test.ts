@@ -122,6 +122,14 @@ describe('signalling through the gateway', () => {
     expect(await second.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
   });
 
+  it('a socket arriving while the control plane stops is closed with 1012 and gets no session', async () => {
+    const { t, connect, sessionCount } = await setup();
+    t.cp.gateway.close();
+    const late = await connect();
+    expect(await late.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    expect(sessionCount()).toBe(0);
+  });
+
   it('a second viewer waits with its position and is promoted when the first leaves', async () => {
     const { script, connect } = await setup();
     const first = await connect();

@@ -183,7 +183,7 @@ describe('resuming a dropped viewer socket', () => {
   });
 
   it('a control plane restart is invisible to a viewer who is watching: closed with 1012, resumed on the next run, nothing stopped; a queued viewer gets its place back', async () => {
-    const { t, clock, script, streaming, connect, resume } = await setup();
+    const { t, clock, script, streaming, connect, resume } = await setup({ maxPerAddress: 2 });
     const watching = await streaming();
     const queued = await connect();
     const q = await queued.next('pixelfleetSession');
@@ -198,7 +198,7 @@ describe('resuming a dropped viewer socket', () => {
       grpcPort: t.started.grpcPort,
       clock,
       logs: t.logs,
-      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S } },
+      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S, maxPerAddress: 2 } },
     });
     cleanups.push(() => again.stop());
     await expect.poll(() => again.cp.registry.placeable('europe').length).toBe(1);
@@ -207,6 +207,9 @@ describe('resuming a dropped viewer socket', () => {
     const queuedBack = await resume(q.sessionId as string, q.viewerToken as string);
     await queuedBack.next('pixelfleetResumed');
     expect(await queuedBack.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
+    // The resumed sessions count against their address again (its limit is 2 here).
+    const third = await connect();
+    expect(await third.closed).toEqual({ code: 4010, reason: 'too many viewer connections from this address' });
     clock.advance(GRACE_S * 1000); // past the grace: both came back in time
     expect(again.cp.sessions.get(watching.sessionId).status).toBe('Running');
     expect(again.cp.sessions.get(q.sessionId as string).status).toBe('Enqueued');
