@@ -10,8 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAll, sessionStatuses } from '../support/fleet-processes';
-import { restartServe, startStreamingFleet, writeMockAppBuild } from '../support/streaming-fleet';
-import { listen, sendZip } from '../support/local-server';
+import { restartServe, serveMockAppBuild, startStreamingFleet } from '../support/streaming-fleet';
 import { WeriftViewer } from '../support/werift-viewer';
 
 const arg = (name: string, fallback: string): string => {
@@ -31,13 +30,13 @@ interface Row {
   lost: number;
 }
 
-async function runOne(n: number, how: 'SIGKILL' | 'SIGTERM', fileOrigin: string): Promise<Row> {
+async function runOne(n: number, how: 'SIGKILL' | 'SIGTERM', buildUrl: string): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), 'pf-bench-restart-'));
   const viewers: WeriftViewer[] = [];
   try {
     // Every simulated viewer comes from 127.0.0.1: the per-address limits would see one crowd.
     const quiet = { logLevel: 'info', viewers: { maxPerAddress: 0, sessionsPerMinute: 0 } };
-    const { cp, wsUrl } = await startStreamingFleet({ dir, buildUrl: `${fileOrigin}/build.zip`, config: quiet, slots: n });
+    const { cp, wsUrl } = await startStreamingFleet({ dir, buildUrl, config: quiet, slots: n });
     // Viewers join five at a time (apps start in parallel on the agent) until each receives video.
     for (let i = 0; i < n; i += 5) {
       const batch = await Promise.all(Array.from({ length: Math.min(5, n - i) }, () => WeriftViewer.join(wsUrl)));
@@ -72,21 +71,18 @@ async function runOne(n: number, how: 'SIGKILL' | 'SIGTERM', fileOrigin: string)
 
 async function main(): Promise<void> {
   console.log(`bench:restart — ${new Date().toISOString()}, Node ${process.version}, ${cpus().length} CPUs; sizes ${SIZES.join(', ')}`);
-  const files = mkdtempSync(join(tmpdir(), 'pf-bench-restart-files-'));
-  const zip = await writeMockAppBuild(files);
-  const server = await listen((req, res) => sendZip(req, res, zip));
+  const build = await serveMockAppBuild();
   const rows: Row[] = [];
   try {
     for (const n of SIZES) {
       for (const how of ['SIGKILL', 'SIGTERM'] as const) {
-        const row = await runOne(n, how, server.origin);
+        const row = await runOne(n, how, build.buildUrl);
         rows.push(row);
         console.log(`  ${n} × ${how}: reattached in ${(row.reattachMs / 1000).toFixed(2)} s, longest video gap ${row.longestGapMs.toFixed(0)} ms, lost ${row.lost}`);
       }
     }
   } finally {
-    await server.close();
-    rmSync(files, { recursive: true, force: true });
+    await build.close();
   }
   console.log('');
   console.log('| Sessions | Restart | Every viewer reattached (signalling gap) | Longest video gap, any viewer | Video during the outage vs before (worst viewer) | Sessions lost | Target |');

@@ -8,23 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, sessionStatuses, type ServeProcess } from '../support/fleet-processes';
-import { listen, sendZip, type TestServer } from '../support/local-server';
-import { restartServe, startStreamingFleet, writeMockAppBuild } from '../support/streaming-fleet';
+import { restartServe, startStreamingFleet, serveMockAppBuild } from '../support/streaming-fleet';
 import { WeriftViewer } from '../support/werift-viewer';
 
-let files: string;
-let fileServer: TestServer;
+let build: Awaited<ReturnType<typeof serveMockAppBuild>>;
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  files = mkdtempSync(join(tmpdir(), 'pf-cp-restart-files-'));
-  const zip = await writeMockAppBuild(files);
-  fileServer = await listen((req, res) => sendZip(req, res, zip));
+  build = await serveMockAppBuild();
 });
 
 afterAll(async () => {
-  await fileServer.close();
-  rmSync(files, { recursive: true, force: true });
+  await build.close();
 });
 
 afterEach(async () => {
@@ -38,7 +33,7 @@ const sessionStatus = async (cp: ServeProcess, sessionId: string) => (await sess
 async function streamingFleet() {
   const dir = mkdtempSync(join(tmpdir(), 'pf-cp-restart-'));
   dirs.push(dir);
-  const { cp, wsUrl } = await startStreamingFleet({ dir, buildUrl: `${fileServer.origin}/build.zip` });
+  const { cp, wsUrl } = await startStreamingFleet({ dir, buildUrl: build.buildUrl });
   const viewer = await WeriftViewer.join(wsUrl);
   await viewer.until(() => viewer.rtpPackets > 50, 60_000);
   expect(await sessionStatus(cp, viewer.sessionId)).toBe('Running');

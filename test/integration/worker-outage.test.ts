@@ -8,26 +8,21 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakePlayer } from '../support/fake-player';
 import { killAll, sessionStatuses } from '../support/fleet-processes';
-import { listen, sendZip, type TestServer } from '../support/local-server';
-import { restartServe, startStreamingFleet, writeMockAppBuild } from '../support/streaming-fleet';
+import { restartServe, startStreamingFleet, serveMockAppBuild } from '../support/streaming-fleet';
 import { WeriftViewer } from '../support/werift-viewer';
 
 const SHORT = { workers: { heartbeatIntervalSeconds: 1, leaseSeconds: 3, lostGraceSeconds: 8 } };
 
-let files: string;
-let fileServer: TestServer;
+let build: Awaited<ReturnType<typeof serveMockAppBuild>>;
 const dirs: string[] = [];
 const frozen: number[] = [];
 
 beforeAll(async () => {
-  files = mkdtempSync(join(tmpdir(), 'pf-outage-files-'));
-  const zip = await writeMockAppBuild(files);
-  fileServer = await listen((req, res) => sendZip(req, res, zip));
+  build = await serveMockAppBuild();
 });
 
 afterAll(async () => {
-  await fileServer.close();
-  rmSync(files, { recursive: true, force: true });
+  await build.close();
 });
 
 afterEach(async () => {
@@ -46,7 +41,7 @@ afterEach(async () => {
 async function fleetWithLine() {
   const dir = mkdtempSync(join(tmpdir(), 'pf-outage-'));
   dirs.push(dir);
-  const fleet = await startStreamingFleet({ dir, buildUrl: `${fileServer.origin}/build.zip`, config: SHORT });
+  const fleet = await startStreamingFleet({ dir, buildUrl: build.buildUrl, config: SHORT });
   const watching = await WeriftViewer.join(fleet.wsUrl);
   await watching.until(() => watching.rtpPackets > 30, 60_000);
   const waiting = await FakePlayer.connect(fleet.wsUrl);
@@ -113,7 +108,7 @@ describe('no slot held by a viewer that never streams', () => {
   it('row 4: a viewer that opens the socket and never completes WebRTC is closed with 4013 at sessions.connectTimeoutSeconds; its app is stopped and the slot goes to the next viewer', { timeout: 90_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pf-connect-timeout-'));
     dirs.push(dir);
-    const fleet = await startStreamingFleet({ dir, buildUrl: `${fileServer.origin}/build.zip`, config: { sessions: { connectTimeoutSeconds: 8 } } });
+    const fleet = await startStreamingFleet({ dir, buildUrl: build.buildUrl, config: { sessions: { connectTimeoutSeconds: 8 } } });
     const idle = await FakePlayer.connect(fleet.wsUrl);
     const idleId = (await idle.next('pixelfleetSession')).sessionId as string;
     await idle.next('pixelfleetStatus'); // placed: the app starts, and the viewer never answers an offer

@@ -1,15 +1,32 @@
 // A streaming fleet of real processes for chaos tests and bench:restart: `pixelfleet serve`, one
 // `pixelfleet-agent run`, and a customer's Linux build (its binary is the mock Unreal app: real
 // H.264) submitted through upload-file and live on the agent, ready for viewers on the share page.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeBuildZip } from './build-zips';
 import { REPO_ROOT } from './cli-process';
 import { callApi, createAccount, startAgentProcess, startServe, type FleetProcess, type ProcessAccount, type ServeProcess } from './fleet-processes';
+import { listen, sendZip } from './local-server';
 
 /** Writes `<dir>/build.zip`: a Linux-packaged build whose binary runs the mock Unreal app with its arguments. */
 export async function writeMockAppBuild(dir: string): Promise<string> {
   const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
   return writeBuildZip(dir, 'linux', { fileName: 'build.zip', linuxBinary: binary });
+}
+
+/** The mock-app build served over HTTP (Range answered) from a temp folder; close() stops the server and removes the folder. */
+export async function serveMockAppBuild(): Promise<{ buildUrl: string; close(): Promise<void> }> {
+  const files = mkdtempSync(join(tmpdir(), 'pf-mock-build-'));
+  const zip = await writeMockAppBuild(files);
+  const server = await listen((req, res) => sendZip(req, res, zip));
+  return {
+    buildUrl: `${server.origin}/build.zip`,
+    close: async () => {
+      await server.close();
+      rmSync(files, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface StreamingFleet {
