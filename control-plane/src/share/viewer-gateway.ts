@@ -30,6 +30,7 @@ import type { SessionService } from '../sessions/session-service';
 import type { SessionRecord } from '../repositories/sessions';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
 import { SessionRateLimit } from './session-rate-limit';
+import { clientBlock } from '../lib/ip-address';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
 export const RESUME_REFUSED: ViewerClose = viewerClose('resumeRefused');
@@ -308,17 +309,19 @@ export class ViewerGateway {
     }, this.deps.resumeGraceMs);
   }
 
-  /** Viewers (any state, held ones included) whose session was opened from address. */
+  /** Viewers (any state, held ones included) whose session was opened from address's block (clientBlock). */
   private viewersFrom(address: string): number {
+    const block = clientBlock(address);
     let n = 0;
-    for (const viewer of this.viewers.values()) if (viewer.address === address) n += 1;
+    for (const viewer of this.viewers.values()) if (clientBlock(viewer.address) === block) n += 1;
     return n;
   }
 
-  /** Resuming sockets from address still waiting for their token. */
+  /** Resuming sockets from address's block still waiting for their token. */
   private resumingFrom(address: string): number {
+    const block = clientBlock(address);
     let n = 0;
-    for (const from of this.pending.values()) if (from === address) n += 1;
+    for (const from of this.pending.values()) if (clientBlock(from) === block) n += 1;
     return n;
   }
 
