@@ -14,6 +14,7 @@ import { APP_JOB_EXIT_CODES, appJobFailure, appJobSpawn } from './app-job';
 import { compileWindowsProgram, buildAppJob } from './app-job-build';
 import { isProcessGone, listProcesses, processHasEnv } from './process-identity';
 import { toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
+import { windowsKillPlan } from './windows-kill-plan';
 
 const PROBE_SOURCE = fileURLToPath(new URL('../../native/app-job/test/job-probe.c', import.meta.url));
 /** Every process a test starts carries this variable (Wine passes the environment on to the Linux processes), with a value of its own. */
@@ -198,6 +199,18 @@ describe('app-job.exe under Wine', () => {
     run.child.kill('SIGKILL');
     await vi.waitFor(() => expect([...tree.keys()].filter((pid) => !isProcessGone(pid))).toEqual([]), { timeout: 15_000, interval: 50 });
     expect(isProcessGone(grandchild)).toBe(true);
+  });
+
+  it("ends the app's whole tree when the agent force-stops the launcher (taskkill /F; Wine 8's taskkill has no /T, which the job makes unneeded)", async () => {
+    const run = runWine(['app-job.exe', 'job-probe.exe', 'tree', '60']);
+    await run.line((t) => t.startsWith('watching'));
+    const tree = processesOf(run.mark);
+    const launcherPid = Number(/^parent (\d+)$/.exec(await run.line((t) => t.startsWith('parent ')))?.[1]);
+    const forced = windowsKillPlan(launcherPid).forced.filter((arg) => arg !== '/T');
+    expect(forced).toEqual(['taskkill', '/PID', String(launcherPid), '/F']);
+    const taskkill = await execa(wine, forced, { env: wineEnv, reject: false, stdin: 'ignore' });
+    expect(taskkill.exitCode).toBe(0);
+    await vi.waitFor(() => expect([...tree.keys()].filter((pid) => !isProcessGone(pid))).toEqual([]), { timeout: 15_000, interval: 50 });
   });
 
   describe('control: the same kills without the launcher leave the grandchild running (what the tests above would catch)', () => {

@@ -2,8 +2,9 @@
  * job-probe: a stand-in app for the app-job tests under Wine (agent/src/launcher/app-job.wine.test.ts).
  *   job-probe.exe exit <code>             exits with code
  *   job-probe.exe cmdline                 prints its command line and exits 0
- *   job-probe.exe tree <seconds>          starts a grandchild the way CrashReportClient would (trying
- *                                         CREATE_BREAKAWAY_FROM_JOB first), prints what happened, sleeps
+ *   job-probe.exe tree <seconds>          prints its parent's pid ("parent <pid>"), starts a grandchild the
+ *                                         way CrashReportClient would (trying CREATE_BREAKAWAY_FROM_JOB
+ *                                         first), prints what happened, sleeps
  *   job-probe.exe watch <pid> <seconds>   (the grandchild) prints whether it is in a job, then waits for
  *                                         process pid to end, prints "parent gone", and sleeps
  *   job-probe.exe as-agent                stands in for the agent: puts itself in a job made as libuv makes
@@ -15,6 +16,7 @@
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
+#include <tlhelp32.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <wchar.h>
@@ -25,6 +27,20 @@ static void say(const char *format, ...) {
   vprintf(format, args);
   va_end(args);
   fflush(stdout);
+}
+
+/* The pid of the process that started this one (0 if unknown). */
+static DWORD parent_pid(void) {
+  DWORD parent = 0;
+  HANDLE snapshot = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+  if (snapshot == INVALID_HANDLE_VALUE) return 0;
+  PROCESSENTRY32W entry;
+  entry.dwSize = sizeof entry;
+  for (BOOL more = Process32FirstW(snapshot, &entry); more; more = Process32NextW(snapshot, &entry)) {
+    if (entry.th32ProcessID == GetCurrentProcessId()) parent = entry.th32ParentProcessID;
+  }
+  CloseHandle(snapshot);
+  return parent;
 }
 
 static int start_watcher(DWORD flags, DWORD seconds, DWORD *pid, DWORD *error) {
@@ -98,6 +114,7 @@ int wmain(int argc, wchar_t **argv) {
   if (argc >= 3 && wcscmp(argv[1], L"tree") == 0) {
     DWORD seconds = (DWORD)_wtoi(argv[2]);
     DWORD pid = 0, error = 0;
+    say("parent %lu\n", parent_pid());
     if (start_watcher(CREATE_BREAKAWAY_FROM_JOB, seconds, &pid, &error)) {
       say("breakaway allowed\n");
     } else {
