@@ -117,6 +117,17 @@ function grandchildOf(mark: string): number {
   return pid;
 }
 
+/** Starts a run whose app is `job-probe.exe tree` and waits until the grandchild is up; tree: the run's processes then. */
+async function treeRun(args: readonly string[], extraEnv: Record<string, string> = {}): Promise<{ run: WineRun; tree: Map<number, string> }> {
+  const run = runWine(args, extraEnv);
+  await run.line((t) => t.startsWith('watching'));
+  return { run, tree: processesOf(run.mark) };
+}
+
+/** Resolves once every process of tree is gone (the kernel's view: gone or a zombie). */
+const allGone = (tree: Map<number, string>) =>
+  vi.waitFor(() => expect([...tree.keys()].filter((pid) => !isProcessGone(pid))).toEqual([]), { timeout: 15_000, interval: 50 });
+
 beforeAll(async () => {
   wine = wineTool(['wine64', 'wine']);
   wineserver = wineTool(['wineserver']);
@@ -176,47 +187,33 @@ describe('app-job.exe under Wine', () => {
     expect(usage.lines).toContain('app-job: no app command line given (usage: app-job.exe <app command line>)');
   });
 
-  it("ends the app's whole tree when the agent is killed: the app's grandchild is in the job and cannot break away", async () => {
-    const run = runWine(['job-probe.exe', 'as-agent'], { JOB_PROBE_COMMAND_LINE: 'app-job.exe job-probe.exe tree 60' });
-    await run.line((t) => t.startsWith('watching'));
+  it.each<{ who: string; args: string[]; env: Record<string, string>; kinds: string[] }>([
+    { who: 'the agent is killed', args: ['job-probe.exe', 'as-agent'], env: { JOB_PROBE_COMMAND_LINE: 'app-job.exe job-probe.exe tree 60' }, kinds: ['agent', 'app', 'grandchild', 'launcher'] },
+    { who: 'the launcher itself is killed', args: ['app-job.exe', 'job-probe.exe', 'tree', '60'], env: {}, kinds: ['app', 'grandchild', 'launcher'] },
+  ])("ends the app's whole tree when $who: the app's grandchild is in the job and cannot break away", async ({ args, env, kinds: expected }) => {
+    const { run, tree } = await treeRun(args, env);
     expect(run.lines).toEqual(expect.arrayContaining(['breakaway refused 5', 'watching, in a job: yes']));
-    const tree = processesOf(run.mark);
-    expect(kinds(tree)).toEqual(['agent', 'app', 'grandchild', 'launcher']);
+    expect(kinds(tree)).toEqual(expected);
     const grandchild = grandchildOf(run.mark);
 
     run.child.kill('SIGKILL');
-    await vi.waitFor(() => expect([...tree.keys()].filter((pid) => !isProcessGone(pid))).toEqual([]), { timeout: 15_000, interval: 50 });
-    expect(isProcessGone(grandchild)).toBe(true);
-  });
-
-  it("ends the app's whole tree when the launcher itself is killed", async () => {
-    const run = runWine(['app-job.exe', 'job-probe.exe', 'tree', '60']);
-    await run.line((t) => t.startsWith('watching'));
-    const tree = processesOf(run.mark);
-    expect(kinds(tree)).toEqual(['app', 'grandchild', 'launcher']);
-    const grandchild = grandchildOf(run.mark);
-
-    run.child.kill('SIGKILL');
-    await vi.waitFor(() => expect([...tree.keys()].filter((pid) => !isProcessGone(pid))).toEqual([]), { timeout: 15_000, interval: 50 });
+    await allGone(tree);
     expect(isProcessGone(grandchild)).toBe(true);
   });
 
   it("ends the app's whole tree when the agent force-stops the launcher (taskkill /F; Wine 8's taskkill has no /T, which the job makes unneeded)", async () => {
-    const run = runWine(['app-job.exe', 'job-probe.exe', 'tree', '60']);
-    await run.line((t) => t.startsWith('watching'));
-    const tree = processesOf(run.mark);
+    const { run, tree } = await treeRun(['app-job.exe', 'job-probe.exe', 'tree', '60']);
     const launcherPid = Number(/^parent (\d+)$/.exec(await run.line((t) => t.startsWith('parent ')))?.[1]);
     const forced = windowsKillPlan(launcherPid).forced.filter((arg) => arg !== '/T');
     expect(forced).toEqual(['taskkill', '/PID', String(launcherPid), '/F']);
     const taskkill = await execa(wine, forced, { env: wineEnv, reject: false, stdin: 'ignore' });
     expect(taskkill.exitCode).toBe(0);
-    await vi.waitFor(() => expect([...tree.keys()].filter((pid) => !isProcessGone(pid))).toEqual([]), { timeout: 15_000, interval: 50 });
+    await allGone(tree);
   });
 
   describe('control: the same kills without the launcher leave the grandchild running (what the tests above would catch)', () => {
     it("the agent's own job (libuv's: silent breakaway) ends the app but not the app's child", async () => {
-      const run = runWine(['job-probe.exe', 'as-agent'], { JOB_PROBE_COMMAND_LINE: 'job-probe.exe tree 60' });
-      await run.line((t) => t.startsWith('watching'));
+      const { run } = await treeRun(['job-probe.exe', 'as-agent'], { JOB_PROBE_COMMAND_LINE: 'job-probe.exe tree 60' });
       expect(run.lines).toContain('watching, in a job: no');
       const grandchild = grandchildOf(run.mark);
       run.child.kill('SIGKILL');
@@ -226,8 +223,7 @@ describe('app-job.exe under Wine', () => {
     });
 
     it("killing the app's parent leaves its child", async () => {
-      const run = runWine(['job-probe.exe', 'tree', '60']);
-      await run.line((t) => t.startsWith('watching'));
+      const { run } = await treeRun(['job-probe.exe', 'tree', '60']);
       const grandchild = grandchildOf(run.mark);
       run.child.kill('SIGKILL');
       await run.line((t) => t === 'parent gone');

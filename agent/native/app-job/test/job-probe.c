@@ -43,18 +43,23 @@ static DWORD parent_pid(void) {
   return parent;
 }
 
+/* Startup info that hands a child this process's standard handles. */
+static void with_own_std_handles(STARTUPINFOW *startup) {
+  ZeroMemory(startup, sizeof *startup);
+  startup->cb = sizeof *startup;
+  startup->dwFlags = STARTF_USESTDHANDLES;
+  startup->hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+  startup->hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+  startup->hStdError = GetStdHandle(STD_ERROR_HANDLE);
+}
+
 static int start_watcher(DWORD flags, DWORD seconds, DWORD *pid, DWORD *error) {
   wchar_t self[MAX_PATH];
   GetModuleFileNameW(NULL, self, MAX_PATH);
   wchar_t line[MAX_PATH + 64];
   swprintf(line, MAX_PATH + 64, L"\"%ls\" watch %lu %lu", self, GetCurrentProcessId(), seconds);
   STARTUPINFOW startup;
-  ZeroMemory(&startup, sizeof startup);
-  startup.cb = sizeof startup;
-  startup.dwFlags = STARTF_USESTDHANDLES;
-  startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-  startup.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
-  startup.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+  with_own_std_handles(&startup);
   PROCESS_INFORMATION child;
   if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, flags, NULL, NULL, &startup, &child)) {
     *error = GetLastError();
@@ -84,12 +89,7 @@ static int as_agent(void) {
     return 3;
   }
   STARTUPINFOW startup;
-  ZeroMemory(&startup, sizeof startup);
-  startup.cb = sizeof startup;
-  startup.dwFlags = STARTF_USESTDHANDLES;
-  startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-  startup.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
-  startup.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+  with_own_std_handles(&startup);
   PROCESS_INFORMATION child;
   if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT, NULL, NULL, &startup, &child)) {
     say("cannot start %lu\n", GetLastError());
