@@ -53,6 +53,10 @@ import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
 import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
 import { SqliteSessionRetentionRepository } from './repositories/session-retention';
 import { RetentionSweep } from './retention/retention-sweep';
+import { registerAnalyticsRoutes } from './http/analytics/analytics-routes';
+import { AnalyticsService } from './analytics/analytics-service';
+import { SqliteSessionHistoryRepository } from './repositories/session-history';
+import { SqliteTelemetryReadsRepository } from './repositories/telemetry-reads';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -242,6 +246,23 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       addressBurst: config.limits.fairUseAddressBurst,
       addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
     }),
+  });
+  // The analytics API: the same key and access checks as the build API's reads, its own read limit.
+  const analyticsReads = config.limits.analyticsReadsPerMinute;
+  registerAnalyticsRoutes(http, {
+    auth: new ApiKeyAuth(users),
+    access: new ProjectAccess(projects),
+    accessFacts: new SqliteAccessFactsRepository(db),
+    readLimit: new FairUse(clock, { burst: analyticsReads, refillPerSecond: analyticsReads / 60, addressBurst: analyticsReads, addressRefillPerSecond: analyticsReads / 60 }),
+    analytics: new AnalyticsService({
+      sessions: sessionsRepo,
+      history: new SqliteSessionHistoryRepository(db),
+      telemetry: new SqliteTelemetryReadsRepository(db),
+      logFiles,
+      blobs,
+    }),
+    clock,
+    log: log.child({ component: 'analytics' }),
   });
   let publicUrls: PublicUrls | undefined;
   // Agents download build archives over HTTP with links signed by a key kept in the data dir.

@@ -280,4 +280,15 @@ CREATE INDEX events_occurred ON events(occurred_at);
 CREATE INDEX worker_commands_settled ON worker_commands(updated_at) WHERE phase IN ('SUCCEEDED', 'FAILED');
 `,
   },
+  {
+    version: 12,
+    name: 'telemetry facts a session diagnosis reads',
+    sql: `
+-- The session list's diagnosis (analytics/session-diagnosis.ts) asks, per listed session, whether
+-- an event was reported (sdpAnswer, connected) and for its oldest and newest statistics rows: each
+-- is one probe of these indexes, however many rows the session has.
+CREATE INDEX telemetry_rows_session_event ON telemetry_rows(session_id, event) WHERE log_type IS NOT NULL;
+CREATE INDEX telemetry_rows_session_statistics ON telemetry_rows(session_id, timestamp) WHERE log_type IS NULL;
+`,
+  },
 ];
