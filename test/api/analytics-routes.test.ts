@@ -293,10 +293,36 @@ describe('GET /projects/{projectId}/sessions', () => {
       queueWaitMs: 4_000,
       startupMs: 5_000,
       lifetimeMs: 600_000,
+      browser: null,
+      os: null,
+      deviceType: null,
+      geoData: null,
       diagnosis: 'videoDelivered',
     });
     expect(sessions[0]).toMatchObject({ status: 'Enqueued', worker: null, endReason: null, startingAt: null, queueWaitMs: null, startupMs: null, lifetimeMs: null });
     expect(sessions[2]).toMatchObject({ queueWaitMs: 4_000, startupMs: null, runningAt: null, lifetimeMs: 600_000 });
+  });
+
+  it("tells who watched, from where and on what, as the server derived it when the session was created", async () => {
+    const projectId = f.t.cp.accounts.createProject(a.userId, 'Audience', 'europe').projectId;
+    const client = { browser: 'Chrome', os: 'Windows', deviceType: 'desktop', country: 'Germany', countryCode: 'DE', city: 'Berlin' };
+    const { session } = f.t.cp.sessions.create(f.t.cp.accounts.requireProject(projectId), client);
+    const res = await read(`/projects/${projectId}/sessions`);
+    expect(res.body).toMatchObject({
+      total: 1,
+      sessions: [
+        {
+          sessionId: session.sessionId,
+          createdAt: at(NOW),
+          enqueuedAt: at(NOW),
+          browser: 'Chrome',
+          os: 'Windows',
+          deviceType: 'desktop',
+          geoData: { country: 'Germany', countryCode: 'DE', city: 'Berlin' },
+          diagnosis: 'neverReported',
+        },
+      ],
+    });
   });
 
   it('filters by status and window, and pages', async () => {
@@ -363,10 +389,11 @@ describe('limits.analyticsReadsPerMinute', () => {
       const paths = [`/projects/${one.projectId}/sessions`, '/frontend-streaming-logs?sessionId=session_1_2', `/sessions/session_1_2?projectId=${one.projectId}`];
       // Three reads of any route (their answers 200, 403 and 404) use the minute's three.
       expect((await Promise.all(paths.map((p) => get(p, one.apiKey)))).map((r) => r.status).sort()).toEqual([200, 403, 404]);
-      const refused = await get(`/log-files/session/session_1_2?projectId=${one.projectId}`, one.apiKey);
+      const refused = await get(`/projects/${one.projectId}/analytics/breakdown?dimension=os&startDate=2026-05-01&endDate=2026-05-02`, one.apiKey);
       // 3 per minute refill one read every 20 s.
       expect(refused).toEqual({ status: 429, retryAfter: '20', body: error('Rate limit exceeded. Try again in 20 seconds.', 'RATE_LIMITED') });
       expect((await get(`/projects/${two.projectId}/sessions`, two.apiKey)).status).toBe(200);
+      expect((await get(`/log-files/session/session_1_2?projectId=${one.projectId}`, one.apiKey)).status).toBe(429);
       limitedClock.advance(19_000);
       expect((await get(paths[0] as string, one.apiKey)).retryAfter).toBe('1');
       limitedClock.advance(1_000);

@@ -41,7 +41,7 @@ export function seedSessionHistory(cp: ControlPlaneWithDb, s: SeededSession): st
 /** Inserts telemetry rows of a session as the ingest route stores them (each row's own timestamp). */
 export function seedTelemetry(cp: ControlPlaneWithDb, sessionId: string, projectId: string, rows: Record<string, unknown>[]): void {
   const insert = cp.db.prepare(
-    'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   cp.db.transaction(() => {
     for (const row of rows) {
@@ -52,6 +52,7 @@ export function seedTelemetry(cp: ControlPlaneWithDb, sessionId: string, project
         typeof row.logType === 'string' ? row.logType : null,
         typeof row.event === 'string' ? row.event : null,
         timestamp,
+        Date.parse(timestamp),
         Date.parse(timestamp),
         JSON.stringify({ ...row, sessionId }),
       );

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { percentagesOf } from './breakdown-percentages';
 import { diagnose } from './session-diagnosis';
-import type { DiagnosisFacts } from '../repositories/telemetry-reads';
+import type { DiagnosisFacts } from '../repositories/telemetry-diagnosis';
 
 const facts = (f: Partial<DiagnosisFacts>): DiagnosisFacts => ({ hasRows: true, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined, ...f });
 

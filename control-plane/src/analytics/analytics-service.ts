@@ -7,9 +7,12 @@ import type { BlobStore } from '../blobs/blob-store';
 import type { LogFileRecord, LogFilesRepository } from '../repositories/log-files';
 import type { SessionHistoryRepository, SessionListEntry, SessionListQuery, SnapshotRecord } from '../repositories/session-history';
 import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
-import type { TelemetryPage, TelemetryPageQuery, TelemetryReadsRepository } from '../repositories/telemetry-reads';
+import type { TelemetryDiagnosisRepository } from '../repositories/telemetry-diagnosis';
+import type { StoredTelemetryRow, TelemetryPageQuery, TelemetryRepository } from '../repositories/telemetry';
+import type { BreakdownEntry, BreakdownQuery, SessionDimensionsRepository } from '../repositories/session-dimensions';
 import type { SessionStatus } from '../sessions/session-status';
 import { diagnose, type Diagnosis } from './session-diagnosis';
+import { percentagesOf } from './breakdown-percentages';
 
 /** A session of the list, with its times and durations (ms) derived from its snapshots' receivedAt. */
 export interface SessionSummary {
@@ -23,10 +26,17 @@ export interface SessionSummary {
   diagnosis: Diagnosis;
 }
 
+/** A breakdown entry with its share of the total (percentages/breakdown-percentages.ts). */
+export interface BreakdownShare extends BreakdownEntry {
+  percentage: number;
+}
+
 export interface AnalyticsServiceDeps {
   sessions: Pick<SessionsRepository, 'findById'>;
   history: SessionHistoryRepository;
-  telemetry: TelemetryReadsRepository;
+  telemetry: Pick<TelemetryRepository, 'pageBySession'>;
+  diagnosis: TelemetryDiagnosisRepository;
+  dimensions: Pick<SessionDimensionsRepository, 'breakdown'>;
   logFiles: Pick<LogFilesRepository, 'pageBySession' | 'findById'>;
   blobs: Pick<BlobStore, 'has' | 'read'>;
 }
@@ -51,8 +61,23 @@ export class AnalyticsService {
     return this.deps.history.snapshots(sessionId);
   }
 
-  telemetry(q: TelemetryPageQuery): TelemetryPage {
-    return this.deps.telemetry.page(q);
+  /** A page of the session's telemetry rows, newest first, and how many match. */
+  telemetry(q: TelemetryPageQuery): { total: number; rows: StoredTelemetryRow[] } {
+    return this.deps.telemetry.pageBySession(q);
+  }
+
+  /**
+   * The project's sessions created in [from, to] (both inclusive, ms) grouped by one dimension:
+   * entries by count, then value, each with its percentage of `total`.
+   */
+  breakdown(q: BreakdownQuery): { total: number; entries: BreakdownShare[] } {
+    // The repository's window ends before `to`; the API's endDate is inclusive.
+    const { total, entries } = this.deps.dimensions.breakdown({ ...q, to: q.to + 1 });
+    const shares = percentagesOf(
+      entries.map((e) => e.count),
+      total,
+    );
+    return { total, entries: entries.map((e, i) => ({ ...e, percentage: shares[i] ?? 0 })) };
   }
 
   logFiles(sessionId: string, limit: number, skip: number): { total: number; logFiles: LogFileRecord[] } {
@@ -85,7 +110,7 @@ export class AnalyticsService {
         queueWaitMs: span(entry.statusTimes, 'Enqueued', 'Starting'),
         startupMs: span(entry.statusTimes, 'Starting', 'Running'),
         lifetimeMs: span(entry.statusTimes, 'Enqueued', 'Terminated'),
-        diagnosis: diagnose(this.deps.telemetry.diagnosisFacts(entry.sessionId)),
+        diagnosis: diagnose(this.deps.diagnosis.diagnosisFacts(entry.sessionId)),
       })),
     };
   }

@@ -1,6 +1,6 @@
 // The spec's reading rules for a session's telemetry (Resources, Telemetry row), applied to the
 // few facts the telemetry repository reads with one index probe each.
-import type { DiagnosisFacts } from '../repositories/telemetry-reads';
+import type { DiagnosisFacts } from '../repositories/telemetry-diagnosis';
 
 /**
  * What a session's telemetry says, in the spec's words:

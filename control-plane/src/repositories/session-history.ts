@@ -2,6 +2,7 @@
 // project's sessions in a time window, newest first, a page at a time, with each one's status times.
 import type { Db } from '../db/database';
 import type { SnapshotData } from './sessions';
+import type { ClientDimensions } from './session-dimensions';
 import type { SessionStatus } from '../sessions/session-status';
 
 export interface SnapshotRecord {
@@ -33,6 +34,8 @@ export interface SessionListEntry {
   updatedAt: number;
   /** When each status was first recorded as a snapshot (ms since the epoch). */
   statusTimes: Partial<Record<SessionStatus, number>>;
+  /** What the server derived of the viewer (User-Agent, GeoIP) when the session was created. */
+  client: ClientDimensions;
 }
 
 export interface SessionListPage {
@@ -55,6 +58,23 @@ interface ListRow {
   end_reason: string | null;
   created_at: number;
   updated_at: number;
+  browser: string | null;
+  os: string | null;
+  device_type: string | null;
+  country: string | null;
+  country_code: string | null;
+  city: string | null;
+}
+
+function clientOf(r: ListRow): ClientDimensions {
+  const client: ClientDimensions = {};
+  if (r.browser !== null) client.browser = r.browser;
+  if (r.os !== null) client.os = r.os;
+  if (r.device_type !== null) client.deviceType = r.device_type;
+  if (r.country !== null) client.country = r.country;
+  if (r.country_code !== null) client.countryCode = r.country_code;
+  if (r.city !== null) client.city = r.city;
+  return client;
 }
 
 export class SqliteSessionHistoryRepository implements SessionHistoryRepository {
@@ -70,7 +90,7 @@ export class SqliteSessionHistoryRepository implements SessionHistoryRepository 
       ),
       count: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE ${where}`),
       page: db.prepare(
-        `SELECT id, project_id, region, status, assigned_worker, end_reason, created_at, updated_at FROM sessions
+        `SELECT id, project_id, region, status, assigned_worker, end_reason, created_at, updated_at, browser, os, device_type, country, country_code, city FROM sessions
          WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @skip`,
       ),
     };
@@ -100,6 +120,7 @@ export class SqliteSessionHistoryRepository implements SessionHistoryRepository 
         createdAt: r.created_at,
         updatedAt: r.updated_at,
         statusTimes: Object.fromEntries((this.stmts.statusTimes.all(r.id) as { status: SessionStatus; at: number }[]).map((t) => [t.status, t.at])),
+        client: clientOf(r),
       })),
     };
   }

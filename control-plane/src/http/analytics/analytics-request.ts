@@ -3,11 +3,8 @@
 // so a bad window is refused before any query.
 import { ApiError } from '../../errors';
 import { SESSION_STATUSES, type SessionStatus } from '../../sessions/session-status';
+import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from '../../repositories/session-dimensions';
 import { queryParam } from '../api/request-fields';
-
-/** The breakdown's dimensions, in the order the spec's message lists them. */
-export const BREAKDOWN_DIMENSIONS = ['country', 'city', 'browser', 'device', 'os'] as const;
-export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
 
 /** Widest window an API-key caller may ask for (spec: Limits), in days; exactly this is accepted. */
 export const MAX_WINDOW_DAYS = 92;

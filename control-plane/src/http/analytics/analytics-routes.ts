@@ -8,15 +8,19 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Clock } from '@pixelfleet/signaling';
 import { ApiError, analyticsCodeOf, DOMAIN_ERROR_HTTP_STATUS, DomainError, HTTP_ERRORS } from '../../errors';
 import type { AnalyticsService } from '../../analytics/analytics-service';
+import type { ClientDimensions } from '../../repositories/session-dimensions';
 import { queryParam } from '../api/request-fields';
 import { POLLED_ROUTE_LOG_LEVEL } from '../api/api-deps';
 import { analyticsReader, checkProjectRead, checkSameProject, requiredProjectId, type AnalyticsReadDeps } from './analytics-read';
 import {
+  countryCode,
   defaultedWindow,
+  dimension,
   LOG_FILE_PAGE_DEFAULT,
   logType,
   optionalWindow,
   paging,
+  requiredWindow,
   SESSION_PAGE_DEFAULT,
   sessionStatus,
   TELEMETRY_PAGE_DEFAULT,
@@ -24,6 +28,8 @@ import {
 import {
   ANALYTICS_SECURITY,
   analyticsErrorResponses,
+  breakdownQuery,
+  breakdownResponse,
   logFileDownloadResponse,
   logFileIdParams,
   logFilesQuery,
@@ -48,6 +54,12 @@ export interface AnalyticsRouteDeps extends AnalyticsReadDeps {
 }
 
 const isoOf = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+
+/** The telemetry rows' `geoData` shape; null when the address told nothing. */
+function geoDataOf(c: ClientDimensions): { country?: string; countryCode?: string; city?: string } | null {
+  if (c.country === undefined && c.countryCode === undefined && c.city === undefined) return null;
+  return { ...(c.country === undefined ? {} : { country: c.country }), ...(c.countryCode === undefined ? {} : { countryCode: c.countryCode }), ...(c.city === undefined ? {} : { city: c.city }) };
+}
 
 /**
  * Whether an Accept-Encoding header takes gzip (RFC 9110 §12.5.3): `gzip` (or `x-gzip`) with a
@@ -100,6 +112,42 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
   const route = (tags: string[], summary: string) => ({ tags, summary, security: ANALYTICS_SECURITY });
 
   api.get(
+    '/projects/:projectId/analytics/breakdown',
+    {
+      logLevel: POLLED_ROUTE_LOG_LEVEL,
+      schema: {
+        ...route(['analytics'], "A project's sessions in a window grouped by one dimension"),
+        params: projectIdPathParams,
+        querystring: breakdownQuery,
+        response: { 200: breakdownResponse, ...analyticsErrorResponses },
+      },
+    },
+    (req) => {
+      // The spec's order: the dimension, then the dates; all before anything is read.
+      const dim = dimension(req.query);
+      const window = requiredWindow(req.query);
+      const country = countryCode(req.query, dim);
+      const projectId = queryParam(req.params, 'projectId') ?? '';
+      const userId = analyticsReader(req, deps);
+      checkProjectRead(userId, projectId, deps);
+      const { total, entries } = deps.analytics.breakdown({ projectId, dimension: dim, from: window.fromMs, to: window.toMs, ...(country === undefined ? {} : { countryCode: country }) });
+      return {
+        success: true,
+        projectId,
+        dimension: dim,
+        total,
+        count: entries.length,
+        breakdown: entries.map((e) => ({
+          value: e.value,
+          count: e.count,
+          percentage: e.percentage,
+          ...(dim === 'city' ? { country: e.country ?? '', countryCode: e.countryCode ?? '' } : {}),
+        })),
+      };
+    },
+  );
+
+  api.get(
     '/frontend-streaming-logs',
     {
       logLevel: POLLED_ROUTE_LOG_LEVEL,
@@ -115,8 +163,14 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
       const projectId = requiredProjectId(req.query);
       checkProjectRead(userId, projectId, deps);
       checkSameProject(deps.analytics.session(sessionId).projectId, projectId);
-      const { total, rows } = deps.analytics.telemetry({ sessionId, ...(type === undefined ? {} : { logType: type }), ...window, ...page });
-      return { success: true, total, count: rows.length, logs: rows };
+      const { total, rows } = deps.analytics.telemetry({
+        sessionId,
+        ...(type === undefined ? {} : { logType: type }),
+        ...(window.fromMs === undefined ? {} : { from: window.fromMs }),
+        ...(window.toMs === undefined ? {} : { to: window.toMs }),
+        ...page,
+      });
+      return { success: true, total, count: rows.length, logs: rows.map((r) => r.row) };
     },
   );
 
@@ -252,6 +306,10 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
           queueWaitMs: s.queueWaitMs ?? null,
           startupMs: s.startupMs ?? null,
           lifetimeMs: s.lifetimeMs ?? null,
+          browser: s.entry.client.browser ?? null,
+          os: s.entry.client.os ?? null,
+          deviceType: s.entry.client.deviceType ?? null,
+          geoData: geoDataOf(s.entry.client),
           diagnosis: s.diagnosis,
         })),
       };

@@ -1,6 +1,7 @@
 // JSON schemas of the analytics API, for OpenAPI and response serialization (only the listed
 // fields are written; telemetry rows are written as the player reported them).
-import { BREAKDOWN_DIMENSIONS, MAX_PAGE_LIMIT, MAX_WINDOW_DAYS } from './analytics-request';
+import { MAX_PAGE_LIMIT, MAX_WINDOW_DAYS } from './analytics-request';
+import { BREAKDOWN_DIMENSIONS } from '../../repositories/session-dimensions';
 import { DIAGNOSES } from '../../analytics/session-diagnosis';
 import { SESSION_STATUSES } from '../../sessions/session-status';
 
@@ -204,6 +205,14 @@ export const sessionsResponse = {
           queueWaitMs: { ...nullableMs, description: 'Enqueued → Starting, from the snapshots.' },
           startupMs: { ...nullableMs, description: 'Starting → Running.' },
           lifetimeMs: { ...nullableMs, description: 'Enqueued → Terminated; null while it goes on.' },
+          browser: { type: ['string', 'null'], description: 'From the User-Agent when the session was created.' },
+          os: { type: ['string', 'null'] },
+          deviceType: { type: ['string', 'null'], description: 'desktop, mobile, tablet, smarttv, console, wearable, embedded or xr.' },
+          geoData: {
+            type: ['object', 'null'],
+            description: "From the viewer's address (offline GeoIP); null when unknown (a private address).",
+            properties: { country: { type: 'string' }, countryCode: { type: 'string' }, city: { type: 'string' } },
+          },
           diagnosis: {
             type: 'string',
             enum: [...DIAGNOSES],
@@ -211,7 +220,7 @@ export const sessionsResponse = {
               "The spec's reading rules on the session's telemetry: neverReported (no rows), videoDelivered (framesDecoded rising with FPS above 0), mediaNeverConnected (sdpAnswer without connected), connectedWithoutVideo (events, framesDecoded never above 0).",
           },
         },
-        required: ['sessionId', 'status', 'region', 'worker', 'endReason', 'createdAt', 'enqueuedAt', 'startingAt', 'runningAt', 'terminatedAt', 'queueWaitMs', 'startupMs', 'lifetimeMs', 'diagnosis'],
+        required: ['sessionId', 'status', 'region', 'worker', 'endReason', 'createdAt', 'enqueuedAt', 'startingAt', 'runningAt', 'terminatedAt', 'queueWaitMs', 'startupMs', 'lifetimeMs', 'browser', 'os', 'deviceType', 'geoData', 'diagnosis'],
       },
     },
   },
