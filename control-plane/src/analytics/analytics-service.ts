@@ -110,7 +110,7 @@ export class AnalyticsService {
         queueWaitMs: span(entry.statusTimes, 'Enqueued', 'Starting'),
         startupMs: span(entry.statusTimes, 'Starting', 'Running'),
         lifetimeMs: span(entry.statusTimes, 'Enqueued', 'Terminated'),
-        diagnosis: diagnose(this.deps.diagnosis.diagnosisFacts(entry.sessionId)),
+        diagnosis: diagnose(this.deps.diagnosis.diagnosisFacts(entry.session.sessionId)),
       })),
     };
   }

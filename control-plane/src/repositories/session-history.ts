@@ -1,8 +1,7 @@
 // What the analytics API reads of sessions: one session's status snapshots oldest first, and a
 // project's sessions in a time window, newest first, a page at a time, with each one's status times.
 import type { Db } from '../db/database';
-import type { SnapshotData } from './sessions';
-import type { ClientDimensions } from './session-dimensions';
+import { SELECTED, toSession, type SessionRecord, type SessionRow, type SnapshotData } from './sessions';
 import type { SessionStatus } from '../sessions/session-status';
 
 export interface SnapshotRecord {
@@ -24,18 +23,9 @@ export interface SessionListQuery {
 }
 
 export interface SessionListEntry {
-  sessionId: string;
-  projectId: string;
-  region: string;
-  status: SessionStatus;
-  assignedWorker: string | undefined;
-  endReason: string | undefined;
-  createdAt: number;
-  updatedAt: number;
+  session: SessionRecord;
   /** When each status was first recorded as a snapshot (ms since the epoch). */
   statusTimes: Partial<Record<SessionStatus, number>>;
-  /** What the server derived of the viewer (User-Agent, GeoIP) when the session was created. */
-  client: ClientDimensions;
 }
 
 export interface SessionListPage {
@@ -47,34 +37,6 @@ export interface SessionHistoryRepository {
   /** The session's snapshots, oldest first. */
   snapshots(sessionId: string): SnapshotRecord[];
   list(q: SessionListQuery): SessionListPage;
-}
-
-interface ListRow {
-  id: string;
-  project_id: string;
-  region: string;
-  status: SessionStatus;
-  assigned_worker: string | null;
-  end_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  browser: string | null;
-  os: string | null;
-  device_type: string | null;
-  country: string | null;
-  country_code: string | null;
-  city: string | null;
-}
-
-function clientOf(r: ListRow): ClientDimensions {
-  const client: ClientDimensions = {};
-  if (r.browser !== null) client.browser = r.browser;
-  if (r.os !== null) client.os = r.os;
-  if (r.device_type !== null) client.deviceType = r.device_type;
-  if (r.country !== null) client.country = r.country;
-  if (r.country_code !== null) client.countryCode = r.country_code;
-  if (r.city !== null) client.city = r.city;
-  return client;
 }
 
 export class SqliteSessionHistoryRepository implements SessionHistoryRepository {
@@ -89,10 +51,7 @@ export class SqliteSessionHistoryRepository implements SessionHistoryRepository 
         `SELECT json_extract(data, '$.status') AS status, MIN(received_at) AS at FROM session_snapshots WHERE session_id = ? GROUP BY 1`,
       ),
       count: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE ${where}`),
-      page: db.prepare(
-        `SELECT id, project_id, region, status, assigned_worker, end_reason, created_at, updated_at, browser, os, device_type, country, country_code, city FROM sessions
-         WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @skip`,
-      ),
+      page: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @skip`),
     };
   }
 
@@ -107,20 +66,12 @@ export class SqliteSessionHistoryRepository implements SessionHistoryRepository 
   list(q: SessionListQuery): SessionListPage {
     const params = { projectId: q.projectId, from: q.fromMs, to: q.toMs, status: q.status ?? null };
     const total = (this.stmts.count.get(params) as { n: number }).n;
-    const rows = q.skip >= total || q.limit === 0 ? [] : (this.stmts.page.all({ ...params, limit: q.limit, skip: q.skip }) as ListRow[]);
+    const rows = q.skip >= total || q.limit === 0 ? [] : (this.stmts.page.all({ ...params, limit: q.limit, skip: q.skip }) as SessionRow[]);
     return {
       total,
       sessions: rows.map((r) => ({
-        sessionId: r.id,
-        projectId: r.project_id,
-        region: r.region,
-        status: r.status,
-        assignedWorker: r.assigned_worker ?? undefined,
-        endReason: r.end_reason ?? undefined,
-        createdAt: r.created_at,
-        updatedAt: r.updated_at,
+        session: toSession(r),
         statusTimes: Object.fromEntries((this.stmts.statusTimes.all(r.id) as { status: SessionStatus; at: number }[]).map((t) => [t.status, t.at])),
-        client: clientOf(r),
       })),
     };
   }

@@ -22,6 +22,17 @@ export interface TelemetryDiagnosisRepository {
   diagnosisFacts(sessionId: string): DiagnosisFacts;
 }
 
+/**
+ * The diagnosis's statements, each answered by an index probe (a test reads their query plans).
+ * `log_type IS NOT NULL` / `IS NULL` are spelled out so the partial indexes of migration 12 apply.
+ */
+export const DIAGNOSIS_QUERIES = {
+  hasRows: 'SELECT EXISTS (SELECT 1 FROM telemetry_rows WHERE session_id = ?) AS yes',
+  hasEvent: 'SELECT EXISTS (SELECT 1 FROM telemetry_rows WHERE session_id = ? AND event = ? AND log_type IS NOT NULL) AS yes',
+  oldestStatistics: 'SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts, id LIMIT 1',
+  newestStatistics: 'SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts DESC, id DESC LIMIT 1',
+} as const;
+
 function sample(rowJson: string | undefined): StatisticsSample | undefined {
   if (rowJson === undefined) return undefined;
   const row = JSON.parse(rowJson) as Record<string, unknown>;
@@ -37,11 +48,10 @@ export class SqliteTelemetryDiagnosisRepository implements TelemetryDiagnosisRep
 
   constructor(db: Db) {
     this.stmts = {
-      hasRows: db.prepare('SELECT EXISTS (SELECT 1 FROM telemetry_rows WHERE session_id = ?) AS yes'),
-      // `log_type IS NOT NULL` / `IS NULL` are spelled out so the partial indexes of migration 12 apply.
-      hasEvent: db.prepare('SELECT EXISTS (SELECT 1 FROM telemetry_rows WHERE session_id = ? AND event = ? AND log_type IS NOT NULL) AS yes'),
-      oldestStatistics: db.prepare('SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts, id LIMIT 1'),
-      newestStatistics: db.prepare('SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts DESC, id DESC LIMIT 1'),
+      hasRows: db.prepare(DIAGNOSIS_QUERIES.hasRows),
+      hasEvent: db.prepare(DIAGNOSIS_QUERIES.hasEvent),
+      oldestStatistics: db.prepare(DIAGNOSIS_QUERIES.oldestStatistics),
+      newestStatistics: db.prepare(DIAGNOSIS_QUERIES.newestStatistics),
     };
   }
 

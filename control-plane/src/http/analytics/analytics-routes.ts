@@ -4,7 +4,7 @@
 // Errors here carry `code` and the offending `field` beside `message` (spec: Errors, Format 3).
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '@pixelfleet/signaling';
 import { ApiError, analyticsCodeOf, DOMAIN_ERROR_HTTP_STATUS, DomainError, HTTP_ERRORS } from '../../errors';
 import type { AnalyticsService } from '../../analytics/analytics-service';
@@ -108,6 +108,17 @@ export function registerAnalyticsRoutes(app: FastifyInstance, deps: AnalyticsRou
   );
 }
 
+/**
+ * A read of one session's data: the key and its read limit, `projectId` (403 when missing), the
+ * project (404/403), then the session (404) in that project (403).
+ */
+function authorizeSessionRead(req: FastifyRequest, sessionId: string, deps: AnalyticsRouteDeps): void {
+  const userId = analyticsReader(req, deps);
+  const projectId = requiredProjectId(req.query);
+  checkProjectRead(userId, projectId, deps);
+  checkSameProject(deps.analytics.session(sessionId).projectId, projectId);
+}
+
 function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): void {
   const route = (tags: string[], summary: string) => ({ tags, summary, security: ANALYTICS_SECURITY });
 
@@ -159,10 +170,7 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
       const page = paging(req.query, TELEMETRY_PAGE_DEFAULT);
       const sessionId = queryParam(req.query, 'sessionId');
       if (sessionId === undefined) throw new ApiError('missingField', { field: 'sessionId' }, {}, { field: 'sessionId' });
-      const userId = analyticsReader(req, deps);
-      const projectId = requiredProjectId(req.query);
-      checkProjectRead(userId, projectId, deps);
-      checkSameProject(deps.analytics.session(sessionId).projectId, projectId);
+      authorizeSessionRead(req, sessionId, deps);
       const { total, rows } = deps.analytics.telemetry({
         sessionId,
         ...(type === undefined ? {} : { logType: type }),
@@ -187,10 +195,7 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
     },
     (req) => {
       const sessionId = queryParam(req.params, 'sessionId') ?? '';
-      const userId = analyticsReader(req, deps);
-      const projectId = requiredProjectId(req.query);
-      checkProjectRead(userId, projectId, deps);
-      checkSameProject(deps.analytics.session(sessionId).projectId, projectId);
+      authorizeSessionRead(req, sessionId, deps);
       const snapshots = deps.analytics.snapshots(sessionId).map((s) => ({ id: `snap_${s.id}`, receivedAt: new Date(s.receivedAt).toISOString(), data: s.data }));
       return { sessionId, snapshots, totalSnapshots: snapshots.length };
     },
@@ -210,10 +215,7 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
     (req) => {
       const page = paging(req.query, LOG_FILE_PAGE_DEFAULT);
       const sessionId = queryParam(req.params, 'sessionId') ?? '';
-      const userId = analyticsReader(req, deps);
-      const projectId = requiredProjectId(req.query);
-      checkProjectRead(userId, projectId, deps);
-      checkSameProject(deps.analytics.session(sessionId).projectId, projectId);
+      authorizeSessionRead(req, sessionId, deps);
       const { total, logFiles } = deps.analytics.logFiles(sessionId, page.limit, page.skip);
       return {
         success: true,
@@ -293,12 +295,12 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
         total,
         count: sessions.length,
         sessions: sessions.map((s) => ({
-          sessionId: s.entry.sessionId,
-          status: s.entry.status,
-          region: s.entry.region,
-          worker: s.entry.assignedWorker ?? null,
-          endReason: s.entry.endReason ?? null,
-          createdAt: new Date(s.entry.createdAt).toISOString(),
+          sessionId: s.entry.session.sessionId,
+          status: s.entry.session.status,
+          region: s.entry.session.region,
+          worker: s.entry.session.assignedWorker ?? null,
+          endReason: s.entry.session.endReason ?? null,
+          createdAt: new Date(s.entry.session.createdAt).toISOString(),
           enqueuedAt: isoOf(s.entry.statusTimes.Enqueued),
           startingAt: isoOf(s.entry.statusTimes.Starting),
           runningAt: isoOf(s.entry.statusTimes.Running),
@@ -306,10 +308,10 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
           queueWaitMs: s.queueWaitMs ?? null,
           startupMs: s.startupMs ?? null,
           lifetimeMs: s.lifetimeMs ?? null,
-          browser: s.entry.client.browser ?? null,
-          os: s.entry.client.os ?? null,
-          deviceType: s.entry.client.deviceType ?? null,
-          geoData: geoDataOf(s.entry.client),
+          browser: s.entry.session.client?.browser ?? null,
+          os: s.entry.session.client?.os ?? null,
+          deviceType: s.entry.session.client?.deviceType ?? null,
+          geoData: geoDataOf(s.entry.session.client ?? {}),
           diagnosis: s.diagnosis,
         })),
       };
