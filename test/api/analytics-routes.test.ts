@@ -227,6 +227,15 @@ describe('GET /sessions/{sessionId}', () => {
     expect(snapshots[1]).toMatchObject({ id: expect.stringMatching(/^snap_\d+$/) as string, data: { sessionId: s.delivered, projectId: a.projectId, region: 'Europe', assignedWorker: 'wrk_gpu1' } });
     expect(new Set(snapshots.map((x) => x.id)).size).toBe(4);
   });
+
+  it('answers an unexpected failure with 500 Internal server error and its code, the detail only in the log', async () => {
+    const projectId = f.t.cp.accounts.createProject(a.userId, 'Broken', 'europe').projectId;
+    const broken = seedSessionHistory(f.t.cp, { projectId, statuses: [['Enqueued', T0]] });
+    f.t.cp.db.prepare("UPDATE session_snapshots SET data = '{not json' WHERE session_id = ?").run(broken);
+    const res = await read(`/sessions/${broken}`, { projectId });
+    expect([res.status, res.body]).toEqual([500, error('Internal server error', 'INTERNAL_ERROR')]);
+    expect(f.t.logs.text()).toContain('unhandled error');
+  });
 });
 
 describe('GET /log-files/session/{sessionId} and the download', () => {
