@@ -53,6 +53,13 @@ import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
 import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
 import { SqliteSessionRetentionRepository } from './repositories/session-retention';
 import { RetentionSweep } from './retention/retention-sweep';
+import { clientDimensions } from './enrichment/client-dimensions';
+import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
+import { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
+import { registerAnalyticsRoutes } from './http/analytics/analytics-routes';
+import { AnalyticsService } from './analytics/analytics-service';
+import { SqliteSessionHistoryRepository } from './repositories/session-history';
+import { SqliteTelemetryDiagnosisRepository } from './repositories/telemetry-diagnosis';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -243,7 +250,27 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
     }),
   });
+  // The analytics API: the same key and access checks as the build API's reads, its own read limit.
+  const analyticsReads = config.limits.analyticsReadsPerMinute;
+  registerAnalyticsRoutes(http, {
+    auth: new ApiKeyAuth(users),
+    access: new ProjectAccess(projects),
+    accessFacts: new SqliteAccessFactsRepository(db),
+    readLimit: new FairUse(clock, { burst: analyticsReads, refillPerSecond: analyticsReads / 60, addressBurst: analyticsReads, addressRefillPerSecond: analyticsReads / 60 }),
+    analytics: new AnalyticsService({
+      sessions: sessionsRepo,
+      history: new SqliteSessionHistoryRepository(db),
+      telemetry: new SqliteTelemetryRepository(db),
+      diagnosis: new SqliteTelemetryDiagnosisRepository(db),
+      dimensions: new SqliteSessionDimensionsRepository(db),
+      logFiles,
+      blobs,
+    }),
+    clock,
+    log: log.child({ component: 'analytics' }),
+  });
   let publicUrls: PublicUrls | undefined;
+  let geoIp: GeoIp | undefined;
   // Agents download build archives over HTTP with links signed by a key kept in the data dir.
   const archiveLinks = new ArchiveLinks({
     key: loadArchiveLinkKey(config.dataDir),
@@ -268,11 +295,13 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     },
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
     log: log.child({ component: 'gateway' }),
+    clientOf: (origin) => clientDimensions(origin, geoIp),
   });
   const retention = new RetentionSweep({
     sessions: new SqliteSessionRetentionRepository(db),
     events: eventsRepo,
     commands: workersRepo,
+    dimensions: new SqliteSessionDimensionsRepository(db),
     clock,
     log: log.child({ component: 'retention' }),
     sessionDays: config.retention.sessionDays,
@@ -309,6 +338,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         adminService: admin.implementation,
       });
       await registerShareRoutes(http, { gateway, projects });
+      // Read before the first viewer can arrive (once per process; config geoip.enabled).
+      if (config.geoip.enabled) geoIp = await loadDbIpCity();
       await http.listen({ host: config.http.host, port: config.http.port });
       const address = http.server.address();
       const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;

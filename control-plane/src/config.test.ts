@@ -47,6 +47,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30, lostGraceSeconds: 120 });
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500, sessionsPerMinute: 10, sessionBurst: 20 });
     expect(c.retention).toEqual({ sessionDays: 100, sweepIntervalMinutes: 60 });
+    expect(c.geoip).toEqual({ enabled: true });
     expect(c.publicUrls).toEqual({});
     expect(c.distribution).toEqual({ linkTtlSeconds: 21_600, deadlineSeconds: 7_200 });
     expect(c.metrics).toEqual({});
@@ -137,11 +138,13 @@ describe('loadControlPlaneConfig sources and precedence', () => {
         PIXELFLEET_VIEWERS__SESSION_BURST: '5',
         PIXELFLEET_RETENTION__SESSION_DAYS: '120',
         PIXELFLEET_RETENTION__SWEEP_INTERVAL_MINUTES: '15',
+        PIXELFLEET_GEOIP__ENABLED: 'false',
       },
     });
     expect(c.http.trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 0, maxQueuedPerProject: 25, sessionsPerMinute: 0, sessionBurst: 5 });
     expect(c.retention).toEqual({ sessionDays: 120, sweepIntervalMinutes: 15 });
+    expect(c.geoip).toEqual({ enabled: false });
     expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, viewers: { sessionBurst: 0 } } })).toThrow(/viewers\.sessionBurst/);
     expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, retention: { sessionDays: 0 } } })).toThrow(/retention\.sessionDays/);
     expect(() => loadControlPlaneConfig({ env: { PIXELFLEET_ADMIN_TOKEN: ADMIN, PIXELFLEET_AGENT_JOIN_TOKEN: JOIN, PIXELFLEET_HTTP__TRUST_PROXY: '10.0.0.1' } })).toThrow(

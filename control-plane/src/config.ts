@@ -171,6 +171,11 @@ const schema = z
       })
       .strict()
       .default({ sessionDays: 100, sweepIntervalMinutes: 60 }),
+    /**
+     * Country and city of viewers from the bundled DB-IP city database (read once at start, ~135 MB
+     * in memory). false: sessions get no country or city (the breakdown's geo dimensions stay empty).
+     */
+    geoip: z.object({ enabled: z.boolean().default(true) }).strict().default({ enabled: true }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -217,6 +222,7 @@ const envLeaves = {
   'metrics.bearerToken': 'string',
   'retention.sessionDays': 'number',
   'retention.sweepIntervalMinutes': 'number',
+  'geoip.enabled': 'boolean',
   logLevel: 'string',
 } as const;
 

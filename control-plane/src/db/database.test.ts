@@ -15,6 +15,7 @@ const ALL_TABLES = [
   'project_members',
   'projects',
   'schema_migrations',
+  'session_dimension_days',
   'session_snapshots',
   'sessions',
   'telemetry_rows',
@@ -195,5 +196,38 @@ describe('migration 5: the CHECK on builds.status', () => {
     expect(Math.max(...versions(db))).toBe(4);
     expect(rows(db)).toEqual(kept);
     expect(tables(db)).not.toContain('builds_with_status_check');
+  });
+});
+
+describe('migration 10: client dimensions, telemetry order and count', () => {
+  it('backfills each session\'s telemetry count and each row\'s time from its ISO 8601 timestamp', () => {
+    const path = join(dir, 'cp.sqlite');
+    const raw = new Database(path);
+    migrate(raw, MIGRATIONS.filter((m) => m.version < 10));
+    raw.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    raw.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+    const session = raw.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', 'Terminated', 1, 2)");
+    session.run('session_1_1');
+    session.run('session_2_2');
+    const row = raw.prepare("INSERT INTO telemetry_rows (session_id, project_id, timestamp, received_at, row) VALUES ('session_1_1', 'prj_1', ?, 7, '{}')");
+    row.run('2026-01-01T10:00:00Z');
+    row.run('2026-01-01T12:00:00.250+02:00');
+    raw.close();
+
+    const db = track(openDatabase(path));
+    expect(db.prepare('SELECT id, telemetry_count AS n FROM sessions ORDER BY id').all()).toEqual([
+      { id: 'session_1_1', n: 2 },
+      { id: 'session_2_2', n: 0 },
+    ]);
+    expect(db.prepare('SELECT ts FROM telemetry_rows ORDER BY id').all()).toEqual([
+      { ts: Date.parse('2026-01-01T10:00:00Z') },
+      { ts: Date.parse('2026-01-01T10:00:00.250Z') },
+    ]);
+    // Migration 12's partial indexes (the session list's diagnosis) follow.
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'telemetry_rows' ORDER BY name").all()).toEqual([
+      { name: 'telemetry_rows_session_event' },
+      { name: 'telemetry_rows_session_statistics' },
+      { name: 'telemetry_rows_session_ts' },
+    ]);
   });
 });

@@ -280,4 +280,61 @@ CREATE INDEX events_occurred ON events(occurred_at);
 CREATE INDEX worker_commands_settled ON worker_commands(updated_at) WHERE phase IN ('SUCCEEDED', 'FAILED');
 `,
   },
+  {
+    version: 10,
+    name: 'client dimensions of sessions, their per-day rollup, telemetry read order and row count',
+    sql: `
+-- What the server derived of the viewer when the session was created (the share page's socket):
+-- browser, os and device type from the User-Agent, country, country code and city from the client
+-- address (offline GeoIP). NULL when unknown (a bot or garbage User-Agent, a private address).
+ALTER TABLE sessions ADD COLUMN browser TEXT;
+ALTER TABLE sessions ADD COLUMN os TEXT;
+ALTER TABLE sessions ADD COLUMN device_type TEXT;
+ALTER TABLE sessions ADD COLUMN country TEXT;
+ALTER TABLE sessions ADD COLUMN country_code TEXT;
+ALTER TABLE sessions ADD COLUMN city TEXT;
+-- Telemetry rows accepted for the session (the per-session cap reads this one row, not a COUNT).
+ALTER TABLE sessions ADD COLUMN telemetry_count INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET telemetry_count = (SELECT COUNT(*) FROM telemetry_rows t WHERE t.session_id = sessions.id);
+
+-- Sessions created per UTC day (day = floor(created_at / 86400000)) by dimension value, kept
+-- current in the transaction that inserts the session, so a breakdown reads at most days x values
+-- rows whatever the number of sessions. dimension: country | city | browser | os | device.
+-- value: the country name for country, the city name for city, else the browser / os / device type.
+-- country_code and country: the session's, for country and city rows (a city is told apart by its
+-- country); '' for the others.
+CREATE TABLE session_dimension_days (
+  project_id TEXT NOT NULL,
+  dimension TEXT NOT NULL CHECK (dimension IN ('country', 'city', 'browser', 'os', 'device')),
+  day INTEGER NOT NULL,
+  country_code TEXT NOT NULL DEFAULT '',
+  value TEXT NOT NULL,
+  country TEXT NOT NULL DEFAULT '',
+  sessions INTEGER NOT NULL,
+  PRIMARY KEY (project_id, dimension, day, country_code, value)
+) WITHOUT ROWID;
+-- The retention sweep deletes days older than retention.sessionDays through this.
+CREATE INDEX session_dimension_days_day ON session_dimension_days(day);
+
+-- Telemetry rows of one session are read newest first by the time the row carries (ts: its
+-- ISO 8601 timestamp in ms since the epoch), optionally only the event rows (log_type 'Webrtc')
+-- and between two dates: (session_id, ts, id, log_type) answers the filters and the count from the
+-- index alone, and ORDER BY ts DESC, id DESC walks it backwards with no sort (id is the rowid).
+ALTER TABLE telemetry_rows ADD COLUMN ts INTEGER NOT NULL DEFAULT 0;
+UPDATE telemetry_rows SET ts = coalesce(CAST(round((julianday(timestamp) - 2440587.5) * 86400000) AS INTEGER), received_at);
+DROP INDEX telemetry_rows_session;
+CREATE INDEX telemetry_rows_session_ts ON telemetry_rows(session_id, ts, id, log_type);
+`,
+  },
+  {
+    version: 12,
+    name: 'telemetry facts a session diagnosis reads',
+    sql: `
+-- The session list's diagnosis (analytics/session-diagnosis.ts) asks, per listed session, whether
+-- an event was reported (sdpAnswer, connected) and for its oldest and newest statistics rows: each
+-- is one probe of these indexes, however many rows the session has.
+CREATE INDEX telemetry_rows_session_event ON telemetry_rows(session_id, event) WHERE log_type IS NOT NULL;
+CREATE INDEX telemetry_rows_session_statistics ON telemetry_rows(session_id, ts, id) WHERE log_type IS NULL;
+`,
+  },
 ];

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '@pixelfleet/signaling';
 import type { SessionService } from '../sessions/session-service';
+import type { ClientDimensions } from '../repositories/session-dimensions';
 import type { TelemetryRepository, TelemetryRowRecord } from '../repositories/telemetry';
 
 export const TELEMETRY_PATH = '/api/v1/telemetry';
@@ -40,6 +41,30 @@ export function telemetryRowProblem(row: unknown): string | undefined {
   // Statistics rows: every value is a string (spec).
   for (const [key, value] of Object.entries(r)) if (typeof value !== 'string') return `statistics value ${key.slice(0, 40)} must be a string`;
   return undefined;
+}
+
+/** The client details the server derives and the page may not claim (spec: "Client details, on the first rows"). */
+export const SERVER_CLIENT_FIELDS = ['browser', 'os', 'deviceType', 'geoData'] as const;
+
+/**
+ * The row as stored: the session's client details, derived by the server when the share socket
+ * created the session, replace whatever the page claimed. They go on the "first rows": every event
+ * row of the session's first accepted batch (the page sends its details on its first event rows),
+ * and any later event row on which the page put client details. A statistics row carries none (its
+ * values are all strings, spec). A field the server does not know (a private address has no
+ * geoData) is left out rather than taken from the page. domainUrl and embedded stay the page's.
+ */
+export function withServerClientDetails(row: Record<string, unknown>, client: ClientDimensions | undefined, firstBatch: boolean): Record<string, unknown> {
+  const claimed = SERVER_CLIENT_FIELDS.some((f) => f in row);
+  if (!claimed && !(firstBatch && row.logType === 'Webrtc')) return row;
+  const out = { ...row };
+  for (const f of SERVER_CLIENT_FIELDS) delete out[f];
+  if (out.logType !== 'Webrtc' || client === undefined) return out;
+  if (client.browser !== undefined) out.browser = client.browser;
+  if (client.os !== undefined) out.os = client.os;
+  if (client.deviceType !== undefined) out.deviceType = client.deviceType;
+  if (client.country !== undefined) out.geoData = { country: client.country, countryCode: client.countryCode ?? '', city: client.city ?? '' };
+  return out;
 }
 
 export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: SessionService; telemetry: TelemetryRepository; clock: Clock }): void {
@@ -87,9 +112,12 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
         const problem = telemetryRowProblem(row);
         if (problem !== undefined) return reply.status(400).send({ message: problem });
       }
-      if (deps.telemetry.countBySession(session.sessionId) + req.body.rows.length > MAX_ROWS_PER_SESSION) {
+      // The session's accepted-row count: one indexed row read (sessions.telemetry_count).
+      const accepted = deps.telemetry.countBySession(session.sessionId);
+      if (accepted + req.body.rows.length > MAX_ROWS_PER_SESSION) {
         return reply.status(429).send({ message: 'Telemetry limit reached for this session' });
       }
+      const firstBatch = accepted === 0;
       const receivedAt = deps.clock.now();
       const rows: TelemetryRowRecord[] = req.body.rows.map((row) => ({
         sessionId: session.sessionId,
@@ -98,8 +126,8 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
         event: typeof row.event === 'string' ? row.event : undefined,
         timestamp: row.timestamp as string,
         receivedAt,
-        // The session id is the server's, whatever the row claimed.
-        row: { ...row, sessionId: session.sessionId },
+        // The session id and the client details are the server's, whatever the row claimed.
+        row: withServerClientDetails({ ...row, sessionId: session.sessionId }, session.client, firstBatch),
       }));
       deps.telemetry.insertMany(rows);
       return reply.status(204).send();

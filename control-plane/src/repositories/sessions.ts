@@ -1,6 +1,7 @@
 // Viewing sessions and their status snapshots.
 import type { Db } from '../db/database';
 import type { SessionStatus } from '../sessions/session-status';
+import { SqliteSessionDimensionsRepository, type ClientDimensions } from './session-dimensions';
 
 export interface SessionRecord {
   sessionId: string;
@@ -16,6 +17,8 @@ export interface SessionRecord {
   placedAt?: number;
   createdAt: number;
   updatedAt: number;
+  /** What the server derived of the viewer at creation (User-Agent, GeoIP); fixed from then on. */
+  client?: ClientDimensions;
 }
 
 /** The `data` of a snapshot row, exactly the spec's fields. */
@@ -48,7 +51,8 @@ export interface SessionsRepository {
   update(s: SessionRecord, snapshot: SnapshotData | undefined): void;
 }
 
-interface SessionRow {
+/** A sessions row as SELECTED reads it (repositories that list sessions map it with toSession). */
+export interface SessionRow {
   id: string;
   project_id: string;
   region: string;
@@ -61,12 +65,34 @@ interface SessionRow {
   placed_at: number | null;
   created_at: number;
   updated_at: number;
+  browser: string | null;
+  os: string | null;
+  device_type: string | null;
+  country: string | null;
+  country_code: string | null;
+  city: string | null;
 }
 
 const COLUMNS =
   'id, project_id, region, status, assigned_worker, streaming_id, player_id, max_run_time, end_reason, placed_at, created_at, updated_at';
+const CLIENT_COLUMNS = 'browser, os, device_type, country, country_code, city';
+export const SELECTED = `${COLUMNS}, ${CLIENT_COLUMNS}`;
 
-const toSession = (r: SessionRow): SessionRecord => ({
+const clientOf = (r: SessionRow): ClientDimensions | undefined => {
+  const client: ClientDimensions = {
+    ...(r.browser === null ? {} : { browser: r.browser }),
+    ...(r.os === null ? {} : { os: r.os }),
+    ...(r.device_type === null ? {} : { deviceType: r.device_type }),
+    ...(r.country === null ? {} : { country: r.country }),
+    ...(r.country_code === null ? {} : { countryCode: r.country_code }),
+    ...(r.city === null ? {} : { city: r.city }),
+  };
+  return Object.keys(client).length === 0 ? undefined : client;
+};
+
+export const toSession = (r: SessionRow): SessionRecord => {
+  const client = clientOf(r);
+  return {
   sessionId: r.id,
   projectId: r.project_id,
   region: r.region,
@@ -79,7 +105,9 @@ const toSession = (r: SessionRow): SessionRecord => ({
   ...(r.placed_at === null ? {} : { placedAt: r.placed_at }),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
-});
+  ...(client === undefined ? {} : { client }),
+  };
+};
 
 const toParams = (s: SessionRecord) => ({
   id: s.sessionId,
@@ -98,38 +126,52 @@ const toParams = (s: SessionRecord) => ({
 
 export class SqliteSessionsRepository implements SessionsRepository {
   private readonly stmts;
+  private readonly dimensions: SqliteSessionDimensionsRepository;
 
   constructor(private readonly db: Db) {
+    this.dimensions = new SqliteSessionDimensionsRepository(db);
     this.stmts = {
       insert: db.prepare(
-        `INSERT INTO sessions (${COLUMNS}, viewer_token_hash) VALUES (@id, @projectId, @region, @status, @assignedWorker, @streamingId,
-           @playerId, @maxRunTime, @endReason, @placedAt, @createdAt, @updatedAt, @viewerTokenHash)`,
+        `INSERT INTO sessions (${COLUMNS}, ${CLIENT_COLUMNS}, viewer_token_hash) VALUES (@id, @projectId, @region, @status, @assignedWorker, @streamingId,
+           @playerId, @maxRunTime, @endReason, @placedAt, @createdAt, @updatedAt, @browser, @os, @deviceType, @country, @countryCode, @city, @viewerTokenHash)`,
       ),
       tokenHash: db.prepare('SELECT viewer_token_hash AS h FROM sessions WHERE id = ?'),
       countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
-      notTerminated: db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
+      notTerminated: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
       notEndingOfProject: db.prepare(
-        `SELECT ${COLUMNS} FROM sessions WHERE project_id = ? AND status <> 'Terminated' AND status <> 'Terminating' ORDER BY created_at, id`,
+        `SELECT ${SELECTED} FROM sessions WHERE project_id = ? AND status <> 'Terminated' AND status <> 'Terminating' ORDER BY created_at, id`,
       ),
       update: db.prepare(
         `UPDATE sessions SET status = @status, assigned_worker = @assignedWorker, streaming_id = @streamingId,
            player_id = @playerId, max_run_time = @maxRunTime, end_reason = @endReason, placed_at = @placedAt, updated_at = @updatedAt WHERE id = @id`,
       ),
       snapshot: db.prepare('INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, ?)'),
-      byId: db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`),
-      listAll: db.prepare(`SELECT ${COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`),
-      listProject: db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE project_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`),
+      byId: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE id = ?`),
+      listAll: db.prepare(`SELECT ${SELECTED} FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`),
+      listProject: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE project_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`),
       holding: db.prepare(
-        `SELECT ${COLUMNS} FROM sessions WHERE assigned_worker = ? AND status IN ('Starting', 'Running', 'Terminating')`,
+        `SELECT ${SELECTED} FROM sessions WHERE assigned_worker = ? AND status IN ('Starting', 'Running', 'Terminating')`,
       ),
     };
   }
 
   insert(s: SessionRecord, snapshot: SnapshotData, viewerTokenHash?: string): void {
     this.db.transaction(() => {
-      this.stmts.insert.run({ ...toParams(s), viewerTokenHash: viewerTokenHash ?? null });
+      const c = s.client ?? {};
+      this.stmts.insert.run({
+        ...toParams(s),
+        browser: c.browser ?? null,
+        os: c.os ?? null,
+        deviceType: c.deviceType ?? null,
+        country: c.country ?? null,
+        countryCode: c.countryCode ?? null,
+        city: c.city ?? null,
+        viewerTokenHash: viewerTokenHash ?? null,
+      });
       this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
+      // The day's rollup counts the session in the same transaction (session-dimensions.ts).
+      if (s.client !== undefined) this.dimensions.record(s.projectId, s.createdAt, s.client);
     })();
   }
 

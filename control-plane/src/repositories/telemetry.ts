@@ -6,50 +6,128 @@ export interface TelemetryRowRecord {
   projectId: string;
   logType: string | undefined;
   event: string | undefined;
+  /** The row's own ISO 8601 time, as the page wrote it. */
   timestamp: string;
   receivedAt: number;
   row: Record<string, unknown>;
 }
 
-export interface TelemetryRepository {
-  insertMany(rows: readonly TelemetryRowRecord[]): void;
-  countBySession(sessionId: string): number;
-  listBySession(sessionId: string): TelemetryRowRecord[];
+/** A stored row: its id (insertion order) and the row's time in ms since the epoch. */
+export interface StoredTelemetryRow extends TelemetryRowRecord {
+  id: number;
+  /** `timestamp` in ms since the epoch (the order and the date filters of the page). */
+  ts: number;
 }
+
+export interface TelemetryPageQuery {
+  sessionId: string;
+  /** `Webrtc`: event rows only. */
+  logType?: 'Webrtc';
+  /** Rows whose timestamp is at or after this time (ms since the epoch). */
+  from?: number;
+  /** Rows whose timestamp is at or before this time (ms since the epoch). */
+  to?: number;
+  /** Rows to return (the caller caps it: at most 1,000). */
+  limit: number;
+  skip: number;
+}
+
+export interface TelemetryRepository {
+  /** Stores one batch in one transaction, and adds its size to the session's accepted-row count. */
+  insertMany(rows: readonly TelemetryRowRecord[]): void;
+  /** Rows ever accepted for the session (sessions.telemetry_count: one row read, no COUNT). */
+  countBySession(sessionId: string): number;
+  /** Every row of the session in insertion order. */
+  listBySession(sessionId: string): StoredTelemetryRow[];
+  /** One page of the session's rows, newest first (ts descending, then id descending), and how many match. */
+  pageBySession(query: TelemetryPageQuery): { total: number; rows: StoredTelemetryRow[] };
+}
+
+/** The ms of an ISO 8601 time with a zone (the ingest validates the form); NaN when not one. */
+export function timestampMs(timestamp: string): number {
+  return Date.parse(timestamp);
+}
+
+type Row = {
+  id: number;
+  session_id: string;
+  project_id: string;
+  log_type: string | null;
+  event: string | null;
+  timestamp: string;
+  received_at: number;
+  ts: number;
+  row: string;
+};
+
+const SELECTED = 'id, session_id, project_id, log_type, event, timestamp, received_at, ts, row';
+
+const toRow = (r: Row): StoredTelemetryRow => ({
+  id: r.id,
+  sessionId: r.session_id,
+  projectId: r.project_id,
+  logType: r.log_type ?? undefined,
+  event: r.event ?? undefined,
+  timestamp: r.timestamp,
+  receivedAt: r.received_at,
+  ts: r.ts,
+  row: JSON.parse(r.row) as Record<string, unknown>,
+});
 
 export class SqliteTelemetryRepository implements TelemetryRepository {
   private readonly stmts;
 
   constructor(private readonly db: Db) {
+    // The page's filters, every combination spelled out so each statement is prepared once and
+    // walks telemetry_rows_session_ts (session_id, ts, id, log_type) backwards: no sort, and the
+    // count answered from the index alone.
+    const where = (webrtc: boolean) =>
+      `session_id = @sessionId AND ts >= @from AND ts <= @to${webrtc ? " AND log_type = 'Webrtc'" : ''}`;
+    const page = (webrtc: boolean) => ({
+      count: db.prepare(`SELECT COUNT(*) AS n FROM telemetry_rows WHERE ${where(webrtc)}`),
+      rows: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE ${where(webrtc)} ORDER BY ts DESC, id DESC LIMIT @limit OFFSET @skip`),
+    });
     this.stmts = {
       insert: db.prepare(
-        'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
-      count: db.prepare('SELECT COUNT(*) AS n FROM telemetry_rows WHERE session_id = ?'),
-      list: db.prepare('SELECT session_id, project_id, log_type, event, timestamp, received_at, row FROM telemetry_rows WHERE session_id = ? ORDER BY id'),
+      addCount: db.prepare('UPDATE sessions SET telemetry_count = telemetry_count + ? WHERE id = ?'),
+      count: db.prepare('SELECT telemetry_count AS n FROM sessions WHERE id = ?'),
+      list: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE session_id = ? ORDER BY id`),
+      all: page(false),
+      webrtc: page(true),
     };
   }
 
   insertMany(rows: readonly TelemetryRowRecord[]): void {
     this.db.transaction(() => {
-      for (const r of rows) this.stmts.insert.run(r.sessionId, r.projectId, r.logType ?? null, r.event ?? null, r.timestamp, r.receivedAt, JSON.stringify(r.row));
+      const perSession = new Map<string, number>();
+      for (const r of rows) {
+        const ts = timestampMs(r.timestamp);
+        this.stmts.insert.run(r.sessionId, r.projectId, r.logType ?? null, r.event ?? null, r.timestamp, Number.isNaN(ts) ? r.receivedAt : ts, r.receivedAt, JSON.stringify(r.row));
+        perSession.set(r.sessionId, (perSession.get(r.sessionId) ?? 0) + 1);
+      }
+      for (const [sessionId, n] of perSession) this.stmts.addCount.run(n, sessionId);
     })();
   }
 
   countBySession(sessionId: string): number {
-    return (this.stmts.count.get(sessionId) as { n: number }).n;
+    return (this.stmts.count.get(sessionId) as { n: number } | undefined)?.n ?? 0;
   }
 
-  listBySession(sessionId: string): TelemetryRowRecord[] {
-    type Row = { session_id: string; project_id: string; log_type: string | null; event: string | null; timestamp: string; received_at: number; row: string };
-    return (this.stmts.list.all(sessionId) as Row[]).map((r) => ({
-      sessionId: r.session_id,
-      projectId: r.project_id,
-      logType: r.log_type ?? undefined,
-      event: r.event ?? undefined,
-      timestamp: r.timestamp,
-      receivedAt: r.received_at,
-      row: JSON.parse(r.row) as Record<string, unknown>,
-    }));
+  listBySession(sessionId: string): StoredTelemetryRow[] {
+    return (this.stmts.list.all(sessionId) as Row[]).map(toRow);
+  }
+
+  pageBySession(query: TelemetryPageQuery): { total: number; rows: StoredTelemetryRow[] } {
+    const stmts = query.logType === 'Webrtc' ? this.stmts.webrtc : this.stmts.all;
+    const params = {
+      sessionId: query.sessionId,
+      from: query.from ?? Number.MIN_SAFE_INTEGER,
+      to: query.to ?? Number.MAX_SAFE_INTEGER,
+    };
+    const total = (stmts.count.get(params) as { n: number }).n;
+    const rows = query.limit > 0 && query.skip < total ? (stmts.rows.all({ ...params, limit: query.limit, skip: query.skip }) as Row[]).map(toRow) : [];
+    return { total, rows };
   }
 }

@@ -11,6 +11,7 @@ import { ManualClock } from '@pixelfleet/signaling';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteEventsRepository } from '../repositories/events';
 import { SqliteWorkersRepository } from '../repositories/workers';
+import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
 import { SqliteSessionRetentionRepository } from '../repositories/session-retention';
 import { RetentionSweep, type RetentionSweepDeps } from './retention-sweep';
 
@@ -115,6 +116,20 @@ describe('RetentionSweep', () => {
     expect(count('worker_commands', `updated_at > ${clock.now() - DAYS * DAY}`)).toBe(1);
 
     expect(await sweeper().sweep()).toMatchObject({ sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, events: 0, commands: 0 });
+  });
+
+  it("deletes the dimension rollup's whole days before the cutoff, keeping the day the cutoff falls in", async () => {
+    const dimensions = new SqliteSessionDimensionsRepository(db);
+    const cutoff = clock.now() - DAYS * DAY;
+    const cutoffDay = Math.floor(cutoff / DAY);
+    for (const at of [cutoff - 3 * DAY, (cutoffDay - 1) * DAY, cutoffDay * DAY - 1, cutoffDay * DAY, cutoff, clock.now()]) dimensions.record('prj_1', at, { browser: 'Chrome', os: 'Linux' });
+    const days = () => (db.prepare("SELECT DISTINCT day FROM session_dimension_days ORDER BY day").all() as { day: number }[]).map((r) => r.day);
+    expect(days()).toEqual([cutoffDay - 3, cutoffDay - 1, cutoffDay, Math.floor(clock.now() / DAY)]);
+
+    const result = await sweeper({ dimensions, batchRows: 3 }).sweep();
+
+    expect(result.dimensionDays).toBe(4); // 2 days x browser and os (one day counted two sessions)
+    expect(days()).toEqual([cutoffDay, Math.floor(clock.now() / DAY)]);
   });
 
   it('deletes at most batchRows rows per statement, with a turn of the event loop between two', async () => {

@@ -3,7 +3,8 @@
 // `retention.sweepIntervalMinutes` on the injected clock and once at start. Each statement deletes
 // at most `batchRows` rows and the event loop gets a turn between two statements, so a sweep of a
 // large backlog never holds the loop for long (signalling, gRPC and HTTP carry on in between).
-// Sessions not ended are kept whatever their age. The gzip blobs of deleted log file records stay
+// Sessions not ended are kept whatever their age; the per-day rollup of session dimensions loses
+// its whole days before the cutoff (a breakdown reaching back past retention counts fewer). The gzip blobs of deleted log file records stay
 // in the blob store: it is content-addressed (one blob may back several records, or a build), and
 // collecting unreferenced blobs safely against concurrent uploads is a job of its own, not done here.
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -12,6 +13,7 @@ import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { EventsRepository } from '../repositories/events';
 import type { WorkersRepository } from '../repositories/workers';
 import { SESSION_CHILD_TABLES, type SessionChildTable, type SessionRetentionRepository } from '../repositories/session-retention';
+import type { SessionDimensionsRepository } from '../repositories/session-dimensions';
 
 /** Rows deleted by one statement: small enough to take a few milliseconds on a table of millions. */
 export const RETENTION_BATCH_ROWS = 1_000;
@@ -22,6 +24,8 @@ export interface RetentionSweepDeps {
   sessions: SessionRetentionRepository;
   events: Pick<EventsRepository, 'deleteBefore'>;
   commands: Pick<WorkersRepository, 'deleteSettledCommandsBefore'>;
+  /** The per-day rollup of session dimensions: its whole UTC days before the cutoff go with the sessions. */
+  dimensions?: Pick<SessionDimensionsRepository, 'deleteDaysBefore'>;
   clock: Clock;
   log: Logger;
   /** Days an ended session, a fleet event and a settled command are kept. */
@@ -42,6 +46,8 @@ export interface SweepResult {
   logFiles: number;
   events: number;
   commands: number;
+  /** Rollup rows (session_dimension_days) of days before the cutoff. */
+  dimensionDays: number;
   batches: number;
 }
 
@@ -109,7 +115,7 @@ export class RetentionSweep {
     const { sessions, events, commands, clock, log } = this.deps;
     const cutoff = clock.now() - this.deps.sessionDays * DAY_MS;
     const limit = this.batchRows;
-    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, events: 0, commands: 0, batches: 0 };
+    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, events: 0, commands: 0, dimensionDays: 0, batches: 0 };
     if (this.closed) return result;
     /** One statement done: the loop gets its turn; false once close() was called. */
     const turn = async (): Promise<boolean> => {
@@ -138,10 +144,13 @@ export class RetentionSweep {
         result.sessions += sessions.deleteEnded(ids);
         if (!(await turn())) break sweep;
       }
+      // Whole days ending at or before the cutoff (day numbers: floor(ms / DAY_MS)).
+      const { dimensions } = this.deps;
+      if (dimensions !== undefined && (this.closed || !(await drain(() => dimensions.deleteDaysBefore(Math.floor(cutoff / DAY_MS), limit), (n) => (result.dimensionDays += n))))) break sweep;
       if (this.closed || !(await drain(() => events.deleteBefore(cutoff, limit), (n) => (result.events += n)))) break sweep;
       await drain(() => commands.deleteSettledCommandsBefore(cutoff, limit), (n) => (result.commands += n));
     }
-    const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.events + result.commands;
+    const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.dimensionDays + result.events + result.commands;
     if (deleted > 0) log.info({ ...result, olderThan: new Date(cutoff).toISOString(), stopped: this.closed }, 'retention sweep deleted old history');
     return result;
   }

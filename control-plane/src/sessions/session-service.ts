@@ -25,6 +25,7 @@ import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, SessionTimers } from './session-
 import { reconcileWorker } from './worker-reconcile';
 import { SignalRoutes } from './signal-routes';
 import { Scheduler } from './scheduler';
+import type { ClientDimensions } from '../repositories/session-dimensions';
 
 /** What the viewer gateway hears about sessions: event → its listeners' arguments. */
 export type SessionEvents = {
@@ -134,7 +135,7 @@ export class SessionService {
    * the scheduler's next run, one turn later, once the caller (the gateway) has registered the
    * viewer and told it its session.
    */
-  create(project: Project): { session: SessionRecord; viewerToken: string } {
+  create(project: Project, client?: ClientDimensions): { session: SessionRecord; viewerToken: string } {
     const now = this.clock.now();
     const sessionId = this.ids.nextSessionId(now);
     const viewerToken = generateSecret('pfv');
@@ -151,6 +152,7 @@ export class SessionService {
       endReason: undefined,
       createdAt: now,
       updatedAt: now,
+      ...(client === undefined ? {} : { client }),
     };
     this.repo.insert(session, snapshotOf(session), sha256Hex(viewerToken));
     this.queues.enqueue(project.projectId, sessionId);

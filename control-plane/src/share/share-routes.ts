@@ -40,7 +40,9 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
       const projectId = PROJECT_ID.test(req.params.projectId) ? req.params.projectId : '';
       // ?resume=<sessionId>: the page reattaching to its session after its socket dropped.
       const resume = req.query.resume;
-      if (resume === undefined) return deps.gateway.accept(socket, projectId, { address: req.ip });
+      // req.ip: the socket's peer, or X-Forwarded-For when the peer is in http.trustProxy (app.ts).
+      const userAgent = req.headers['user-agent'];
+      if (resume === undefined) return deps.gateway.accept(socket, projectId, { address: req.ip, userAgent });
       deps.gateway.accept(socket, projectId, { address: req.ip, resumeSessionId: typeof resume === 'string' && isSessionId(resume) ? resume : '' });
     },
   );

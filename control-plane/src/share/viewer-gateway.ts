@@ -31,6 +31,8 @@ import type { SessionRecord } from '../repositories/sessions';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
 import { SessionRateLimit } from './session-rate-limit';
 import { clientBlock } from '../lib/ip-address';
+import type { ViewerOrigin } from '../enrichment/client-dimensions';
+import type { ClientDimensions } from '../repositories/session-dimensions';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
 export const RESUME_REFUSED: ViewerClose = viewerClose('resumeRefused');
@@ -88,6 +90,8 @@ export interface ViewerGatewayDeps {
   /** Absolute URL the page posts telemetry to. */
   telemetryUrl: () => string;
   log: Logger;
+  /** What the server derives of a new session's viewer (User-Agent, GeoIP); none when absent. */
+  clientOf?: (origin: ViewerOrigin) => ClientDimensions;
 }
 
 /**
@@ -115,6 +119,8 @@ export interface ViewerArrival {
   address: string;
   /** Set for `?resume=<sessionId>` ('' when the value was malformed): the socket must prove it is that session's viewer. */
   resumeSessionId?: string;
+  /** The upgrade request's User-Agent. */
+  userAgent?: string;
 }
 
 export class ViewerGateway {
@@ -190,7 +196,8 @@ export class ViewerGateway {
     }
     if (admission.refusedBefore > 0) this.deps.log.warn({ projectId, address, refused: admission.refusedBefore }, 'address gets a session again after refusals over the session rate limit');
 
-    const { session, viewerToken } = this.deps.sessions.create(project);
+    const client = this.deps.clientOf?.({ address, userAgent: arrival.userAgent });
+    const { session, viewerToken } = this.deps.sessions.create(project, client);
     const viewer: Viewer = {
       sessionId: session.sessionId,
       projectId,

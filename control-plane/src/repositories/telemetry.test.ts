@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../db/database';
+import { SqliteTelemetryRepository, type TelemetryRowRecord } from './telemetry';
+
+let dir: string;
+let db: Db;
+let telemetry: SqliteTelemetryRepository;
+
+const T0 = Date.UTC(2026, 10, 21, 6);
+const iso = (ms: number) => new Date(ms).toISOString();
+const row = (sessionId: string, at: number, event?: string): TelemetryRowRecord => ({
+  sessionId,
+  projectId: 'prj_1',
+  logType: event === undefined ? undefined : 'Webrtc',
+  event,
+  timestamp: iso(at),
+  receivedAt: T0 + 60_000,
+  row: event === undefined ? { timestamp: iso(at), FPS: '30' } : { logType: 'Webrtc', event, timestamp: iso(at) },
+});
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-telemetry-'));
+  db = openDatabase(join(dir, 'cp.sqlite'));
+  telemetry = new SqliteTelemetryRepository(db);
+  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
+  db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+  const session = db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', 'Running', 1, 1)");
+  session.run('session_1_1');
+  session.run('session_2_2');
+});
+
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SqliteTelemetryRepository', () => {
+  it('keeps the accepted-row count on the session, batch by batch', () => {
+    telemetry.insertMany([row('session_1_1', T0), row('session_1_1', T0 + 1, 'connected'), row('session_2_2', T0)]);
+    telemetry.insertMany([row('session_1_1', T0 + 2)]);
+    expect(telemetry.countBySession('session_1_1')).toBe(3);
+    expect(telemetry.countBySession('session_2_2')).toBe(1);
+    expect(telemetry.countBySession('session_9_9')).toBe(0);
+  });
+
+  it('stores a batch in one transaction: a failing row stores none of it', () => {
+    expect(() => telemetry.insertMany([row('session_1_1', T0), row('session_gone', T0)])).toThrow(/FOREIGN KEY/);
+    expect(telemetry.listBySession('session_1_1')).toEqual([]);
+    expect(telemetry.countBySession('session_1_1')).toBe(0);
+  });
+
+  it('pages newest first by the row time (ties by arrival), with logType and inclusive date filters and the matching total', () => {
+    // Arrival order differs from row time; two rows share a time.
+    telemetry.insertMany([row('session_1_1', T0 + 3000), row('session_1_1', T0 + 1000, 'sdpOffer'), row('session_1_1', T0 + 2000, 'connected')]);
+    telemetry.insertMany([row('session_1_1', T0 + 2000), row('session_1_1', T0 + 4000, 'disconnected'), row('session_2_2', T0 + 5000, 'connected')]);
+    // An offset timestamp is ordered by the instant it names.
+    telemetry.insertMany([{ ...row('session_1_1', 0, 'visibilitychange'), timestamp: '2026-11-21T08:00:02.500+02:00' }]);
+    const times = (q: Parameters<SqliteTelemetryRepository['pageBySession']>[0]) => {
+      const page = telemetry.pageBySession(q);
+      return [page.total, page.rows.map((r) => [r.ts - T0, r.event ?? 'stats'])];
+    };
+    const all = { sessionId: 'session_1_1', limit: 100, skip: 0 };
+    expect(times(all)).toEqual([
+      6,
+      [
+        [4000, 'disconnected'],
+        [3000, 'stats'],
+        [2500, 'visibilitychange'],
+        [2000, 'stats'],
+        [2000, 'connected'],
+        [1000, 'sdpOffer'],
+      ],
+    ]);
+    expect(times({ ...all, limit: 2, skip: 2 })).toEqual([6, [[2500, 'visibilitychange'], [2000, 'stats']]]);
+    expect(times({ ...all, logType: 'Webrtc' })).toEqual([4, [[4000, 'disconnected'], [2500, 'visibilitychange'], [2000, 'connected'], [1000, 'sdpOffer']]]);
+    expect(times({ ...all, logType: 'Webrtc', from: T0 + 2000, to: T0 + 2500 })).toEqual([2, [[2500, 'visibilitychange'], [2000, 'connected']]]);
+    expect(times({ ...all, from: T0 + 3000 })).toEqual([2, [[4000, 'disconnected'], [3000, 'stats']]]);
+    expect(times({ ...all, skip: 6 })).toEqual([6, []]);
+    expect(times({ ...all, limit: 0 })).toEqual([6, []]);
+    // The stored row is the one to return, with the time the page wrote.
+    expect(telemetry.pageBySession({ ...all, limit: 1 }).rows[0]).toMatchObject({ row: { logType: 'Webrtc', event: 'disconnected', timestamp: iso(T0 + 4000) } });
+  });
+
+  it('reads pages through the session/time index without sorting', () => {
+    const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ s: 'x', a: 0, b: 1 }) as { detail: string }[]).map((r) => r.detail).join(' | ');
+    const page = plan("SELECT * FROM telemetry_rows WHERE session_id = @s AND ts >= @a AND ts <= @b AND log_type = 'Webrtc' ORDER BY ts DESC, id DESC LIMIT 10 OFFSET 5");
+    expect(page).toContain('telemetry_rows_session_ts');
+    expect(page).not.toContain('TEMP B-TREE');
+    expect(plan("SELECT COUNT(*) FROM telemetry_rows WHERE session_id = @s AND ts >= @a AND ts <= @b AND log_type = 'Webrtc'")).toContain('COVERING INDEX telemetry_rows_session_ts');
+  });
+});
