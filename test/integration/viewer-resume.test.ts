@@ -220,6 +220,47 @@ describe('resuming a dropped viewer socket', () => {
     expect(await queuedBack.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
   });
 
+  it('a restart while a session is Starting: what its agent says while the control plane is down reaches the page that resumes on the next run, which lists the app again and subscribes', async () => {
+    const { t, clock, script, connect, resume } = await setup();
+    const player = await connect();
+    player.send({ type: 'listStreamers' });
+    const hello = await player.next('pixelfleetSession');
+    const sessionId = hello.sessionId as string;
+    await expect.poll(() => script.started).toContain(sessionId);
+    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
+    await player.next('config');
+    await t.stop();
+    expect(await player.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    await expect.poll(() => script.agent!.link.linkState).not.toBe('connected');
+    // While the control plane is down the app identifies and the relay offers: the agent holds both.
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_s' });
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
+    expect(script.agent!.link.heldMessages).toBe(2);
+
+    const again = await startTestControlPlane({
+      dataDir: t.dataDir,
+      grpcPort: t.started.grpcPort,
+      clock,
+      logs: t.logs,
+      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S } },
+    });
+    cleanups.push(() => again.stop());
+    // The agent is back (and has sent what it held) before the page: the next run keeps both for it.
+    await expect.poll(() => script.agent!.link.heldMessages).toBe(0);
+    await expect.poll(() => again.logs.lines.some((l) => l.includes('relay signal held for a viewer who is away'))).toBe(true);
+    const back = await resume(sessionId, hello.viewerToken as string);
+    await back.next('pixelfleetResumed');
+    expect(await back.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    expect(await back.next('offer')).toMatchObject({ type: 'offer', sdp: 'v=0\r\n' });
+    // The page never had its streamer list: it asks again, as Epic's protocol does, and subscribes.
+    back.send({ type: 'listStreamers' });
+    expect(await back.next('streamerList')).toEqual({ type: 'streamerList', ids: ['streamer_s'] });
+    back.send({ type: 'subscribe', streamerId: 'streamer_s' });
+    await expect.poll(() => script.signals.map((x) => JSON.parse(x.json) as { type: string }).filter((m) => m.type === 'subscribe')).toHaveLength(1);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => again.cp.sessions.get(sessionId).status).toBe('Running');
+  });
+
   it('the page and the server agree on the refusal code', () => {
     expect(VIEWER_CLOSES.resumeRefused).toEqual({ code: 4008, reason: 'session cannot be resumed', sentence: 'The connection to the server was lost.' });
   });
