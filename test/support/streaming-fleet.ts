@@ -9,16 +9,20 @@ import { REPO_ROOT } from './cli-process';
 import { callApi, createAccount, startAgentProcess, startServe, type FleetProcess, type ProcessAccount, type ServeProcess } from './fleet-processes';
 import { listen, sendZip } from './local-server';
 
-/** Writes `<dir>/build.zip`: a Linux-packaged build whose binary runs the mock Unreal app with its arguments. */
-export async function writeMockAppBuild(dir: string): Promise<string> {
-  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
+/**
+ * Writes `<dir>/build.zip`: a Linux-packaged build whose binary runs the mock Unreal app with its
+ * arguments, then `appArgs` (mock flags such as `-MockSignallingGate=<file>`; no quotes in them).
+ */
+export async function writeMockAppBuild(dir: string, appArgs: readonly string[] = []): Promise<string> {
+  const extra = appArgs.map((a) => ` '${a}'`).join('');
+  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"${extra}\n`;
   return writeBuildZip(dir, 'linux', { fileName: 'build.zip', linuxBinary: binary });
 }
 
 /** The mock-app build served over HTTP (Range answered) from a temp folder; close() stops the server and removes the folder. */
-export async function serveMockAppBuild(): Promise<{ buildUrl: string; close(): Promise<void> }> {
+export async function serveMockAppBuild(options: { appArgs?: readonly string[] } = {}): Promise<{ buildUrl: string; close(): Promise<void> }> {
   const files = mkdtempSync(join(tmpdir(), 'pf-mock-build-'));
-  const zip = await writeMockAppBuild(files);
+  const zip = await writeMockAppBuild(files, options.appArgs);
   const server = await listen((req, res) => sendZip(req, res, zip));
   return {
     buildUrl: `${server.origin}/build.zip`,
