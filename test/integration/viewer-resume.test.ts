@@ -18,7 +18,7 @@ afterEach(async () => {
 
 const GRACE_S = 30;
 
-async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: number } = {}) {
+async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: number; agentClock?: ManualClock } = {}) {
   const clock = new ManualClock(Date.now());
   const viewers = { resumeGraceSeconds: options.resumeGraceSeconds ?? GRACE_S, ...(options.maxPerAddress === undefined ? {} : { maxPerAddress: options.maxPerAddress }) };
   const t = await startTestControlPlane({ clock, overrides: { viewers } });
@@ -28,7 +28,13 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
   t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
   t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
   const script = new ScriptedSessions();
-  const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal });
+  const { agent } = await startTestAgent({
+    grpcAddress: t.started.grpcAddress,
+    handlers: script.handlers,
+    inventory: script.inventory,
+    onSignal: script.onSignal,
+    ...(options.agentClock ? { clock: options.agentClock } : {}),
+  });
   script.agent = agent;
   cleanups.push(() => agent.close());
   await linkReaches(agent, 'connected');
@@ -257,6 +263,50 @@ describe('resuming a dropped viewer socket', () => {
     expect(await back.next('streamerList')).toEqual({ type: 'streamerList', ids: ['streamer_s'] });
     back.send({ type: 'subscribe', streamerId: 'streamer_s' });
     await expect.poll(() => script.signals.map((x) => JSON.parse(x.json) as { type: string }).filter((m) => m.type === 'subscribe')).toHaveLength(1);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => again.cp.sessions.get(sessionId).status).toBe('Running');
+  });
+
+  it('a restart while a session is Starting: the answer and candidates of a page back before its agent wait for the agent and reach it in order', async () => {
+    // The agent redials on its own clock: it stays away until the test lets it back.
+    const agentClock = new ManualClock(Date.now());
+    const { t, clock, script, connect, resume } = await setup({ agentClock });
+    const player = await connect();
+    player.send({ type: 'listStreamers' });
+    const hello = await player.next('pixelfleetSession');
+    const sessionId = hello.sessionId as string;
+    await expect.poll(() => script.started).toContain(sessionId);
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_a' });
+    await player.next('streamerList');
+    player.send({ type: 'subscribe', streamerId: 'streamer_a' });
+    await expect.poll(() => script.signals.length).toBe(1);
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
+    await player.next('offer');
+    await t.stop();
+    expect(await player.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    await expect.poll(() => script.agent!.link.linkState).toBe('waiting');
+
+    const again = await startTestControlPlane({
+      dataDir: t.dataDir,
+      grpcPort: t.started.grpcPort,
+      clock,
+      logs: t.logs,
+      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S } },
+    });
+    cleanups.push(() => again.stop());
+    const back = await resume(sessionId, hello.viewerToken as string);
+    await back.next('pixelfleetResumed');
+    // What the page's library sent while away follows the resume: its answer and a candidate.
+    back.send({ type: 'answer', sdp: 'v=0\r\na=answer\r\n' });
+    back.send({ type: 'iceCandidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } });
+    expect(await back.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    const pingTime = Date.now();
+    back.send({ type: 'ping', time: pingTime });
+    await back.next('pong'); // both were read by the gateway
+    expect(script.signals).toHaveLength(1);
+
+    agentClock.advance(1_000); // past the redial wait
+    await expect.poll(() => script.signals.map((x) => (JSON.parse(x.json) as { type: string }).type)).toEqual(['subscribe', 'answer', 'iceCandidate']);
     script.report(sessionId, 'viewerConnected');
     await expect.poll(() => again.cp.sessions.get(sessionId).status).toBe('Running');
   });

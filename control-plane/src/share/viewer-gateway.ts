@@ -276,7 +276,7 @@ export class ViewerGateway {
     if (viewer.streamerId !== undefined) endpoint.setStreamerAvailable(viewer.streamerId);
     const toAgent = (signal: ViewerToRelaySignal) => {
       if (!this.deps.sessions.signalToAgent(sessionId, signal)) {
-        viewer.log.debug({ type: signal.type }, 'viewer signal not relayed: session has no live worker link');
+        viewer.log.debug({ type: signal.type }, 'viewer signal not relayed: the session has no relay (not placed, or ending)');
       }
     };
     endpoint.on('subscribe', (streamerId) => toAgent({ type: 'subscribe', streamerId }));
