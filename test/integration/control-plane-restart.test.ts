@@ -123,3 +123,35 @@ describe('a control plane restart while a session is Starting', () => {
     });
   }
 });
+
+describe('a control plane restart while the viewer answers', () => {
+  it('SIGKILL after the relay offered: the answer made while the control plane is down follows the resume, waits for the agent if it is not back yet, and the viewer streams', { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pf-cp-restart-answer-'));
+    dirs.push(dir);
+    const config = { sessions: { connectTimeoutSeconds: 25 } };
+    const { cp, wsUrl } = await startStreamingFleet({ dir, buildUrl: build.buildUrl, config });
+    let offered!: () => void;
+    const offerApplied = new Promise<void>((resolve) => (offered = resolve));
+    let answer!: () => void;
+    const mayAnswer = new Promise<void>((resolve) => (answer = resolve));
+    const viewer = await WeriftViewer.join(wsUrl, {
+      beforeAnswer: () => {
+        offered();
+        return mayAnswer;
+      },
+    });
+    await offerApplied;
+    expect(await sessionStatus(cp, viewer.sessionId)).toBe('Starting');
+    const closed = viewer.signalling.closed;
+    cp.child.kill('SIGKILL');
+    await cp.exited;
+    expect((await closed).code).toBe(1006);
+    // The answer and the viewer's candidates are made now, with nobody to send them to: the viewer keeps them, as the page does.
+    answer();
+    const again = await restartServe(dir, cp, config);
+    await viewer.resume(wsUrl);
+    await viewer.until(() => viewer.rtpPackets > 30, 60_000);
+    expect(await sessionStatus(again, viewer.sessionId)).toBe('Running');
+    await viewer.close();
+  });
+});

@@ -32,6 +32,7 @@ export class WeriftViewer {
   /** Sent while the socket was away: sent on the resumed one, as the page does. */
   private held: Record<string, unknown>[] = [];
   private streamerListed = false;
+  private beforeAnswer: (() => Promise<void>) | undefined;
   /** Why the negotiation stopped, if it did (no streamer list or offer in time). */
   negotiationError: Error | undefined;
 
@@ -65,10 +66,15 @@ export class WeriftViewer {
     });
   }
 
-  /** Opens the signalling socket and plays the frontend's part until media flows. */
-  static async join(wsUrl: string): Promise<WeriftViewer> {
+  /**
+   * Opens the signalling socket and plays the frontend's part until media flows. `beforeAnswer`:
+   * awaited once the relay's offer is applied, before the answer is made and sent (a test holds the
+   * negotiation there, e.g. across a control plane restart).
+   */
+  static async join(wsUrl: string, options: { beforeAnswer?: () => Promise<void> } = {}): Promise<WeriftViewer> {
     const signalling = await FakePlayer.connect(wsUrl);
     const viewer = new WeriftViewer(signalling);
+    viewer.beforeAnswer = options.beforeAnswer;
     signalling.send({ type: 'listStreamers' });
     const session = await signalling.next('pixelfleetSession');
     viewer.sessionId = session.sessionId as string;
@@ -185,6 +191,7 @@ export class WeriftViewer {
     this.sendSignal({ type: 'subscribe', streamerId });
     const offer = await this.next('offer', 60_000);
     await this.pc.setRemoteDescription(new RTCSessionDescription(offer.sdp as string, 'offer'));
+    await this.beforeAnswer?.();
     const answer = await this.pc.createAnswer();
     await this.pc.setLocalDescription(answer);
     this.sendSignal({ type: 'answer', sdp: this.pc.localDescription!.sdp });
