@@ -3,30 +3,27 @@
 // gate, `pixelfleet serve` is killed (SIGKILL: the page sees 1006) or stopped (SIGTERM: 1012), the
 // app identifies while it is down, and serve starts again. The page resumes, asks again for the
 // streamer list its first socket never got, Epic's library subscribes, and the video decodes.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { killAll, sessionStatuses } from '../support/fleet-processes';
-import { restartServe, serveMockAppBuild, startStreamingFleet } from '../support/streaming-fleet';
+import { appLogOf, restartServe, serveGatedMockAppBuild, startStreamingFleet } from '../support/streaming-fleet';
 
 let browser: Awaited<ReturnType<typeof launchChromium>>;
-let gatedBuild: Awaited<ReturnType<typeof serveMockAppBuild>>;
-const gateDir = mkdtempSync(join(tmpdir(), 'pf-gate-'));
-const GATE = join(gateDir, 'open');
+let gatedBuild: Awaited<ReturnType<typeof serveGatedMockAppBuild>>;
 const dirs: string[] = [];
 
 beforeAll(async () => {
   browser = await launchChromium();
-  gatedBuild = await serveMockAppBuild({ appArgs: [`-MockSignallingGate=${GATE}`] });
+  gatedBuild = await serveGatedMockAppBuild();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   await gatedBuild?.close();
-  rmSync(gateDir, { recursive: true, force: true });
 });
 
 afterEach(async () => {
@@ -50,6 +47,7 @@ async function onlySession(grpcAddress: string): Promise<string> {
 describe('the viewer page through a control plane restart while its session is Starting', () => {
   for (const how of ['SIGKILL', 'SIGTERM'] as const) {
     it(`${how}: the page resumes, lists the app that identified meanwhile, subscribes and decodes`, { timeout: 120_000 }, async () => {
+      const GATE = gatedBuild.gate;
       rmSync(GATE, { force: true });
       const dir = mkdtempSync(join(tmpdir(), 'pf-browser-restart-'));
       dirs.push(dir);
@@ -58,14 +56,7 @@ describe('the viewer page through a control plane restart while its session is S
       const page = await browser.context.newPage();
       await page.goto(`${fleet.cp.httpOrigin}/share/${fleet.account.projectId}`);
       const sessionId = await onlySession(fleet.cp.grpcAddress);
-      const sessionDir = join(dir, 'agent', 'sessions', sessionId);
-      const appLog = () => {
-        try {
-          return readdirSync(sessionDir).filter((n) => n.endsWith('.log')).map((n) => readFileSync(join(sessionDir, n), 'utf8')).join('');
-        } catch {
-          return '';
-        }
-      };
+      const appLog = () => appLogOf(dir, sessionId);
       await vi.waitFor(() => expect(appLog()).toContain(`Waiting for ${GATE} before connecting to signalling`), { timeout: 30_000, interval: 50 });
       expect((await sessionStatuses(fleet.cp.grpcAddress)).get(sessionId)).toBe('Starting');
 

@@ -6,30 +6,27 @@
 // The same restart while a session is Starting (its app launched, held before it identifies by the
 // mock's signalling gate, and let go while the control plane is down): the agent keeps what it
 // could not say, the page asks again for its streamer list, and the viewer streams (no 4013).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { killAll, sessionStatuses, type ServeProcess } from '../support/fleet-processes';
-import { restartServe, startStreamingFleet, serveMockAppBuild } from '../support/streaming-fleet';
+import { appLogOf, restartServe, serveGatedMockAppBuild, startStreamingFleet, serveMockAppBuild } from '../support/streaming-fleet';
 import { WeriftViewer } from '../support/werift-viewer';
 
 let build: Awaited<ReturnType<typeof serveMockAppBuild>>;
-/** The same build whose app dials its signalling only once GATE exists. */
-let gatedBuild: Awaited<ReturnType<typeof serveMockAppBuild>>;
-const gateDir = mkdtempSync(join(tmpdir(), 'pf-gate-'));
-const GATE = join(gateDir, 'open');
+/** The same build whose app dials its signalling only once its gate file exists. */
+let gatedBuild: Awaited<ReturnType<typeof serveGatedMockAppBuild>>;
 const dirs: string[] = [];
 
 beforeAll(async () => {
   build = await serveMockAppBuild();
-  gatedBuild = await serveMockAppBuild({ appArgs: [`-MockSignallingGate=${GATE}`] });
+  gatedBuild = await serveGatedMockAppBuild();
 });
 
 afterAll(async () => {
   await build.close();
   await gatedBuild.close();
-  rmSync(gateDir, { recursive: true, force: true });
 });
 
 afterEach(async () => {
@@ -81,6 +78,7 @@ describe('a control plane restart is invisible to a viewer who is watching', () 
 describe('a control plane restart while a session is Starting', () => {
   for (const how of ['SIGKILL', 'SIGTERM'] as const) {
     it(`${how}: the app identifies while the control plane is down; the viewer resumes, asks again for its streamer, streams, and the session is Running (no 4013)`, { timeout: 120_000 }, async () => {
+      const GATE = gatedBuild.gate;
       rmSync(GATE, { force: true });
       const dir = mkdtempSync(join(tmpdir(), 'pf-cp-restart-starting-'));
       dirs.push(dir);
@@ -89,15 +87,7 @@ describe('a control plane restart while a session is Starting', () => {
       const { cp, wsUrl } = await startStreamingFleet({ dir, buildUrl: gatedBuild.buildUrl, config });
       const viewer = await WeriftViewer.join(wsUrl);
       expect(await viewer.signalling.next('pixelfleetStatus', 30_000)).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
-      // The app's -ABSLOG, `<Project>.log` in the session's folder (the project name is the build's).
-      const sessionDir = join(dir, 'agent', 'sessions', viewer.sessionId);
-      const logText = () => {
-        try {
-          return readdirSync(sessionDir).filter((n) => n.endsWith('.log')).map((n) => readFileSync(join(sessionDir, n), 'utf8')).join('');
-        } catch {
-          return '';
-        }
-      };
+      const logText = () => appLogOf(dir, viewer.sessionId);
       // Launched and held at the gate: Starting, the streamer not ready, the page's listStreamers held by this run.
       await vi.waitFor(() => expect(logText()).toContain(`Waiting for ${GATE} before connecting to signalling`), { timeout: 30_000, interval: 50 });
       expect(await sessionStatus(cp, viewer.sessionId)).toBe('Starting');

@@ -47,13 +47,19 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
   const status = (sessionId: string) => t.cp.sessions.get(sessionId).status;
   const gateway = () => t.cp.gateway;
 
-  /** A viewer whose session reached Running. */
-  const streaming = async () => {
+  /** A viewer whose session was placed (Starting) and whose page asked for the streamer list. */
+  const placed = async () => {
     const player = await connect();
     player.send({ type: 'listStreamers' });
     const hello = await player.next('pixelfleetSession');
     const sessionId = hello.sessionId as string;
     await expect.poll(() => script.started).toContain(sessionId);
+    return { player, sessionId, hello };
+  };
+
+  /** A viewer whose session reached Running. */
+  const streaming = async () => {
+    const { player, sessionId, hello } = await placed();
     script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
     await player.next('config');
     script.report(sessionId, 'appIdentified', { streamingId: 'streamer_r' });
@@ -77,7 +83,20 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
     return player;
   };
 
-  return { t, clock, script, connect, status, gateway, streaming, drop, resume };
+  /** The control plane started again (after t.stop()) on the same data dir, ports, clock and config. */
+  const restart = async () => {
+    const again = await startTestControlPlane({
+      dataDir: t.dataDir,
+      grpcPort: t.started.grpcPort,
+      clock,
+      logs: t.logs,
+      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers },
+    });
+    cleanups.push(() => again.stop());
+    return again;
+  };
+
+  return { t, clock, script, connect, status, gateway, placed, streaming, drop, resume, restart };
 }
 
 describe('resuming a dropped viewer socket', () => {
@@ -189,7 +208,7 @@ describe('resuming a dropped viewer socket', () => {
   });
 
   it('a control plane restart is invisible to a viewer who is watching: closed with 1012, resumed on the next run, nothing stopped; a queued viewer gets its place back', async () => {
-    const { t, clock, script, streaming, connect, resume } = await setup({ maxPerAddress: 2 });
+    const { t, clock, script, streaming, connect, resume, restart } = await setup({ maxPerAddress: 2 });
     const watching = await streaming();
     const queued = await connect();
     const q = await queued.next('pixelfleetSession');
@@ -199,14 +218,7 @@ describe('resuming a dropped viewer socket', () => {
     expect(await queued.closed).toEqual({ code: 1012, reason: 'service restarting' });
     expect(script.stopped).toEqual([]);
 
-    const again = await startTestControlPlane({
-      dataDir: t.dataDir,
-      grpcPort: t.started.grpcPort,
-      clock,
-      logs: t.logs,
-      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S, maxPerAddress: 2 } },
-    });
-    cleanups.push(() => again.stop());
+    const again = await restart();
     await expect.poll(() => again.cp.registry.placeable('europe').length).toBe(1);
     const back = await resume(watching.sessionId, watching.viewerToken);
     await back.next('pixelfleetResumed');
@@ -227,12 +239,8 @@ describe('resuming a dropped viewer socket', () => {
   });
 
   it('a restart while a session is Starting: what its agent says while the control plane is down reaches the page that resumes on the next run, which lists the app again and subscribes', async () => {
-    const { t, clock, script, connect, resume } = await setup();
-    const player = await connect();
-    player.send({ type: 'listStreamers' });
-    const hello = await player.next('pixelfleetSession');
-    const sessionId = hello.sessionId as string;
-    await expect.poll(() => script.started).toContain(sessionId);
+    const { t, script, placed, resume, restart } = await setup();
+    const { player, sessionId, hello } = await placed();
     script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
     await player.next('config');
     await t.stop();
@@ -243,14 +251,7 @@ describe('resuming a dropped viewer socket', () => {
     script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
     expect(script.agent!.link.heldMessages).toBe(2);
 
-    const again = await startTestControlPlane({
-      dataDir: t.dataDir,
-      grpcPort: t.started.grpcPort,
-      clock,
-      logs: t.logs,
-      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S } },
-    });
-    cleanups.push(() => again.stop());
+    const again = await restart();
     // The agent is back (and has sent what it held) before the page: the next run keeps both for it.
     await expect.poll(() => script.agent!.link.heldMessages).toBe(0);
     await expect.poll(() => again.logs.lines.some((l) => l.includes('relay signal held for a viewer who is away'))).toBe(true);
@@ -270,12 +271,8 @@ describe('resuming a dropped viewer socket', () => {
   it('a restart while a session is Starting: the answer and candidates of a page back before its agent wait for the agent and reach it in order', async () => {
     // The agent redials on its own clock: it stays away until the test lets it back.
     const agentClock = new ManualClock(Date.now());
-    const { t, clock, script, connect, resume } = await setup({ agentClock });
-    const player = await connect();
-    player.send({ type: 'listStreamers' });
-    const hello = await player.next('pixelfleetSession');
-    const sessionId = hello.sessionId as string;
-    await expect.poll(() => script.started).toContain(sessionId);
+    const { t, script, placed, resume, restart } = await setup({ agentClock });
+    const { player, sessionId, hello } = await placed();
     script.report(sessionId, 'appIdentified', { streamingId: 'streamer_a' });
     await player.next('streamerList');
     player.send({ type: 'subscribe', streamerId: 'streamer_a' });
@@ -286,14 +283,7 @@ describe('resuming a dropped viewer socket', () => {
     expect(await player.closed).toEqual({ code: 1012, reason: 'service restarting' });
     await expect.poll(() => script.agent!.link.linkState).toBe('waiting');
 
-    const again = await startTestControlPlane({
-      dataDir: t.dataDir,
-      grpcPort: t.started.grpcPort,
-      clock,
-      logs: t.logs,
-      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S } },
-    });
-    cleanups.push(() => again.stop());
+    const again = await restart();
     const back = await resume(sessionId, hello.viewerToken as string);
     await back.next('pixelfleetResumed');
     // What the page's library sent while away follows the resume: its answer and a candidate.

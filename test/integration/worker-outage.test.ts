@@ -39,11 +39,16 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** A fleet (1 slot) in a temp folder of its own (removed after the test), serve started with config. */
+async function freshFleet(prefix: string, config: Record<string, unknown>) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return { dir, ...(await startStreamingFleet({ dir, buildUrl: build.buildUrl, config })) };
+}
+
 /** A fleet (1 slot) streaming to a werift viewer, and a second viewer waiting in line. */
 async function fleetWithLine() {
-  const dir = mkdtempSync(join(tmpdir(), 'pf-outage-'));
-  dirs.push(dir);
-  const fleet = await startStreamingFleet({ dir, buildUrl: build.buildUrl, config: SHORT });
+  const { dir, ...fleet } = await freshFleet('pf-outage-', SHORT);
   const watching = await WeriftViewer.join(fleet.wsUrl);
   await watching.until(() => watching.rtpPackets > 30, 60_000);
   const waiting = await FakePlayer.connect(fleet.wsUrl);
@@ -108,9 +113,7 @@ describe("a region's only worker drops off for a while", () => {
 
 describe('no slot held by a viewer that never streams', () => {
   it('row 4: a viewer that opens the socket and never completes WebRTC is closed with 4013 at sessions.connectTimeoutSeconds; its app is stopped and the slot goes to the next viewer', { timeout: 90_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pf-connect-timeout-'));
-    dirs.push(dir);
-    const fleet = await startStreamingFleet({ dir, buildUrl: build.buildUrl, config: { sessions: { connectTimeoutSeconds: 8 } } });
+    const fleet = await freshFleet('pf-connect-timeout-', { sessions: { connectTimeoutSeconds: 8 } });
     const idle = await FakePlayer.connect(fleet.wsUrl);
     const idleId = (await idle.next('pixelfleetSession')).sessionId as string;
     await idle.next('pixelfleetStatus'); // placed: the app starts, and the viewer never answers an offer
@@ -133,9 +136,7 @@ const PAST_ICE_CONSENT_MS = 35_000;
 
 describe('no slot held by a session whose media legs failed', () => {
   it('row 5: the agent frozen past ICE consent, then back: the session ends with 4013 (stream connection lost) after the resume grace and the slot serves the next viewer', { timeout: 120_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pf-stream-lost-'));
-    dirs.push(dir);
-    const fleet = await startStreamingFleet({ dir, buildUrl: build.buildUrl, config: { viewers: { resumeGraceSeconds: 3 } } });
+    const fleet = await freshFleet('pf-stream-lost-', { viewers: { resumeGraceSeconds: 3 } });
     const watching = await WeriftViewer.join(fleet.wsUrl);
     await watching.until(() => watching.rtpPackets > 30, 60_000);
     fleet.agent.child.kill('SIGSTOP');

@@ -1,7 +1,7 @@
 // A streaming fleet of real processes for chaos tests and bench:restart: `pixelfleet serve`, one
 // `pixelfleet-agent run`, and a customer's Linux build (its binary is the mock Unreal app: real
 // H.264) submitted through upload-file and live on the agent, ready for viewers on the share page.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeBuildZip } from './build-zips';
@@ -31,6 +31,34 @@ export async function serveMockAppBuild(options: { appArgs?: readonly string[] }
       rmSync(files, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The mock-app build whose app dials its signalling only once `gate` exists (-MockSignallingGate):
+ * a session stays Starting, its app launched and not identified, until the test writes the file.
+ */
+export async function serveGatedMockAppBuild(): Promise<{ buildUrl: string; gate: string; close(): Promise<void> }> {
+  const gateDir = mkdtempSync(join(tmpdir(), 'pf-gate-'));
+  const gate = join(gateDir, 'open');
+  const served = await serveMockAppBuild({ appArgs: [`-MockSignallingGate=${gate}`] });
+  return {
+    buildUrl: served.buildUrl,
+    gate,
+    close: async () => {
+      await served.close();
+      rmSync(gateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What the app of a session on the fleet's agent has logged so far (its -ABSLOG, `<Project>.log` in the session's folder); '' before it exists. */
+export function appLogOf(fleetDir: string, sessionId: string): string {
+  const sessionDir = join(fleetDir, 'agent', 'sessions', sessionId);
+  try {
+    return readdirSync(sessionDir).filter((n) => n.endsWith('.log')).map((n) => readFileSync(join(sessionDir, n), 'utf8')).join('');
+  } catch {
+    return '';
+  }
 }
 
 export interface StreamingFleet {

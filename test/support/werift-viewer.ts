@@ -6,7 +6,8 @@
 import { RTCIceCandidate, RTCPeerConnection, RTCSessionDescription, useH264, useOPUS, type RTCDataChannel } from 'werift';
 import { loopbackPeer } from '@pixelfleet/agent/test-support';
 import WebSocket from 'ws';
-import { FakePlayer, type ServerMessage } from './fake-player';
+import { FakePlayer } from './fake-player';
+import { MessageInbox, type ServerMessage } from './message-inbox';
 
 export class WeriftViewer {
   readonly pc: RTCPeerConnection;
@@ -26,9 +27,7 @@ export class WeriftViewer {
   private videoSsrc: number | undefined;
   private readonly waiters: { test: () => boolean; resolve: () => void }[] = [];
   /** Every message of every socket of the session, in order (the negotiation reads these). */
-  private readonly inbox: ServerMessage[] = [];
-  private readonly inboxCursor = new Map<string, number>();
-  private readonly inboxWaiters: { type: string; resolve: (m: ServerMessage) => void }[] = [];
+  private readonly inbox = new MessageInbox();
   /** Sent while the socket was away: sent on the resumed one, as the page does. */
   private held: Record<string, unknown>[] = [];
   private streamerListed = false;
@@ -159,30 +158,12 @@ export class WeriftViewer {
       const message = JSON.parse(data.toString('utf8')) as ServerMessage;
       if (message.type === 'streamerList') this.streamerListed = true;
       this.inbox.push(message);
-      const waiter = this.inboxWaiters.find((w) => w.type === message.type);
-      if (waiter === undefined) return;
-      this.inboxWaiters.splice(this.inboxWaiters.indexOf(waiter), 1);
-      this.inboxCursor.set(message.type, (this.inboxCursor.get(message.type) ?? 0) + 1);
-      waiter.resolve(message);
     });
   }
 
   /** The next message of this type from any of the session's sockets, not yet taken. */
   private next(type: string, timeoutMs: number): Promise<ServerMessage> {
-    const taken = this.inboxCursor.get(type) ?? 0;
-    const already = this.inbox.filter((m) => m.type === type);
-    if (already.length > taken) {
-      this.inboxCursor.set(type, taken + 1);
-      return Promise.resolve(already[taken]!);
-    }
-    return new Promise((resolve, reject) => {
-      const waiter = { type, resolve: (m: ServerMessage) => (clearTimeout(timer), resolve(m)) };
-      const timer = setTimeout(() => {
-        this.inboxWaiters.splice(this.inboxWaiters.indexOf(waiter), 1);
-        reject(new Error(`no ${type} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.inboxWaiters.push(waiter);
-    });
+    return this.inbox.next(type, timeoutMs);
   }
 
   private async negotiate(): Promise<void> {
