@@ -180,6 +180,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
           draining = d;
         },
         onSignal,
+        onConnected: () => sessions.reannounceIdentified(),
         backoff,
         log: log.child({ component: 'control-link', workerId: creds.workerId }),
         clock,

@@ -18,7 +18,7 @@ afterEach(async () => {
 
 const GRACE_S = 30;
 
-async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: number } = {}) {
+async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: number; agentClock?: ManualClock } = {}) {
   const clock = new ManualClock(Date.now());
   const viewers = { resumeGraceSeconds: options.resumeGraceSeconds ?? GRACE_S, ...(options.maxPerAddress === undefined ? {} : { maxPerAddress: options.maxPerAddress }) };
   const t = await startTestControlPlane({ clock, overrides: { viewers } });
@@ -28,7 +28,13 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
   t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
   t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
   const script = new ScriptedSessions();
-  const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal });
+  const { agent } = await startTestAgent({
+    grpcAddress: t.started.grpcAddress,
+    handlers: script.handlers,
+    inventory: script.inventory,
+    onSignal: script.onSignal,
+    ...(options.agentClock ? { clock: options.agentClock } : {}),
+  });
   script.agent = agent;
   cleanups.push(() => agent.close());
   await linkReaches(agent, 'connected');
@@ -41,13 +47,19 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
   const status = (sessionId: string) => t.cp.sessions.get(sessionId).status;
   const gateway = () => t.cp.gateway;
 
-  /** A viewer whose session reached Running. */
-  const streaming = async () => {
+  /** A viewer whose session was placed (Starting) and whose page asked for the streamer list. */
+  const placed = async () => {
     const player = await connect();
     player.send({ type: 'listStreamers' });
     const hello = await player.next('pixelfleetSession');
     const sessionId = hello.sessionId as string;
     await expect.poll(() => script.started).toContain(sessionId);
+    return { player, sessionId, hello };
+  };
+
+  /** A viewer whose session reached Running. */
+  const streaming = async () => {
+    const { player, sessionId, hello } = await placed();
     script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
     await player.next('config');
     script.report(sessionId, 'appIdentified', { streamingId: 'streamer_r' });
@@ -71,7 +83,20 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
     return player;
   };
 
-  return { t, clock, script, connect, status, gateway, streaming, drop, resume };
+  /** The control plane started again (after t.stop()) on the same data dir, ports, clock and config. */
+  const restart = async () => {
+    const again = await startTestControlPlane({
+      dataDir: t.dataDir,
+      grpcPort: t.started.grpcPort,
+      clock,
+      logs: t.logs,
+      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers },
+    });
+    cleanups.push(() => again.stop());
+    return again;
+  };
+
+  return { t, clock, script, connect, status, gateway, placed, streaming, drop, resume, restart };
 }
 
 describe('resuming a dropped viewer socket', () => {
@@ -183,7 +208,7 @@ describe('resuming a dropped viewer socket', () => {
   });
 
   it('a control plane restart is invisible to a viewer who is watching: closed with 1012, resumed on the next run, nothing stopped; a queued viewer gets its place back', async () => {
-    const { t, clock, script, streaming, connect, resume } = await setup({ maxPerAddress: 2 });
+    const { t, clock, script, streaming, connect, resume, restart } = await setup({ maxPerAddress: 2 });
     const watching = await streaming();
     const queued = await connect();
     const q = await queued.next('pixelfleetSession');
@@ -193,14 +218,7 @@ describe('resuming a dropped viewer socket', () => {
     expect(await queued.closed).toEqual({ code: 1012, reason: 'service restarting' });
     expect(script.stopped).toEqual([]);
 
-    const again = await startTestControlPlane({
-      dataDir: t.dataDir,
-      grpcPort: t.started.grpcPort,
-      clock,
-      logs: t.logs,
-      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S, maxPerAddress: 2 } },
-    });
-    cleanups.push(() => again.stop());
+    const again = await restart();
     await expect.poll(() => again.cp.registry.placeable('europe').length).toBe(1);
     const back = await resume(watching.sessionId, watching.viewerToken);
     await back.next('pixelfleetResumed');
@@ -218,6 +236,69 @@ describe('resuming a dropped viewer socket', () => {
     back.close();
     await expect.poll(() => again.cp.sessions.get(watching.sessionId).endReason).toBe('viewer left');
     expect(await queuedBack.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+  });
+
+  it('a restart while a session is Starting: what its agent says while the control plane is down reaches the page that resumes on the next run, which lists the app again and subscribes', async () => {
+    const { t, script, placed, resume, restart } = await setup();
+    const { player, sessionId, hello } = await placed();
+    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
+    await player.next('config');
+    await t.stop();
+    expect(await player.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    await expect.poll(() => script.agent!.link.linkState).not.toBe('connected');
+    // While the control plane is down the app identifies and the relay offers: the agent holds both.
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_s' });
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
+    expect(script.agent!.link.heldMessages).toBe(2);
+
+    const again = await restart();
+    // The agent is back (and has sent what it held) before the page: the next run keeps both for it.
+    await expect.poll(() => script.agent!.link.heldMessages).toBe(0);
+    await expect.poll(() => again.logs.lines.some((l) => l.includes('relay signal held for a viewer who is away'))).toBe(true);
+    const back = await resume(sessionId, hello.viewerToken as string);
+    await back.next('pixelfleetResumed');
+    expect(await back.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    expect(await back.next('offer')).toMatchObject({ type: 'offer', sdp: 'v=0\r\n' });
+    // The page never had its streamer list: it asks again, as Epic's protocol does, and subscribes.
+    back.send({ type: 'listStreamers' });
+    expect(await back.next('streamerList')).toEqual({ type: 'streamerList', ids: ['streamer_s'] });
+    back.send({ type: 'subscribe', streamerId: 'streamer_s' });
+    await expect.poll(() => script.signals.map((x) => JSON.parse(x.json) as { type: string }).filter((m) => m.type === 'subscribe')).toHaveLength(1);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => again.cp.sessions.get(sessionId).status).toBe('Running');
+  });
+
+  it('a restart while a session is Starting: the answer and candidates of a page back before its agent wait for the agent and reach it in order', async () => {
+    // The agent redials on its own clock: it stays away until the test lets it back.
+    const agentClock = new ManualClock(Date.now());
+    const { t, script, placed, resume, restart } = await setup({ agentClock });
+    const { player, sessionId, hello } = await placed();
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_a' });
+    await player.next('streamerList');
+    player.send({ type: 'subscribe', streamerId: 'streamer_a' });
+    await expect.poll(() => script.signals.length).toBe(1);
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
+    await player.next('offer');
+    await t.stop();
+    expect(await player.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    await expect.poll(() => script.agent!.link.linkState).toBe('waiting');
+
+    const again = await restart();
+    const back = await resume(sessionId, hello.viewerToken as string);
+    await back.next('pixelfleetResumed');
+    // What the page's library sent while away follows the resume: its answer and a candidate.
+    back.send({ type: 'answer', sdp: 'v=0\r\na=answer\r\n' });
+    back.send({ type: 'iceCandidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } });
+    expect(await back.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    const pingTime = Date.now();
+    back.send({ type: 'ping', time: pingTime });
+    await back.next('pong'); // both were read by the gateway
+    expect(script.signals).toHaveLength(1);
+
+    agentClock.advance(1_000); // past the redial wait
+    await expect.poll(() => script.signals.map((x) => (JSON.parse(x.json) as { type: string }).type)).toEqual(['subscribe', 'answer', 'iceCandidate']);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => again.cp.sessions.get(sessionId).status).toBe('Running');
   });
 
   it('the page and the server agree on the refusal code', () => {

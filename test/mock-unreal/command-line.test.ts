@@ -31,7 +31,7 @@ describe('parseCommandLine', () => {
       keepAliveIntervalMs: 30_000,
       icePortRange: undefined,
       fixturePath: DEFAULT_FIXTURE_PATH,
-      failure: { crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false },
+      failure: { crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false, signallingGate: undefined },
       notes: [],
     });
     expect(config.commandLine).toBe(REAL.join(' '));
@@ -107,18 +107,19 @@ describe('parseCommandLine', () => {
       MOCK_UNREAL_KICK_ON_UI_INTERACTION: 'on',
       MOCK_UNREAL_RECONNECT_SIGNALLING: '1',
       MOCK_UNREAL_HELPER_PROCESS: 'true',
+      MOCK_UNREAL_SIGNALLING_GATE: 'gate',
     }, CWD);
-    expect(config.failure).toEqual({ crashAfterMs: 300, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true });
+    expect(config.failure).toEqual({ crashAfterMs: 300, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true, signallingGate: join(CWD, 'gate') });
   });
 
   it('turns each failure mode on from the command line, which wins for the crash delay', () => {
-    const config = parseCommandLine(['-MockCrashAfterMs=50', '-MockHangOnStop', '-mockneverconnect', '-MockExitEarly=1', '-MockKickOnUIInteraction', '-MockReconnectSignalling', '-MockHelperProcess'], { MOCK_UNREAL_CRASH_AFTER_MS: '999' }, CWD);
-    expect(config.failure).toEqual({ crashAfterMs: 50, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true });
+    const config = parseCommandLine(['-MockCrashAfterMs=50', '-MockHangOnStop', '-mockneverconnect', '-MockExitEarly=1', '-MockKickOnUIInteraction', '-MockReconnectSignalling', '-MockHelperProcess', '-MockSignallingGate=/tmp/gate'], { MOCK_UNREAL_CRASH_AFTER_MS: '999' }, CWD);
+    expect(config.failure).toEqual({ crashAfterMs: 50, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true, signallingGate: '/tmp/gate' });
   });
 
   it('leaves failure modes off for 0/false/empty and reports nonsense', () => {
     const config = parseCommandLine(['-MockHangOnStop=0', '-MockKickOnUIInteraction=false'], { MOCK_UNREAL_NEVER_CONNECT: '0', MOCK_UNREAL_EXIT_EARLY: '', MOCK_UNREAL_CRASH_AFTER_MS: 'soon' }, CWD);
-    expect(config.failure).toEqual({ crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false });
+    expect(config.failure).toEqual({ crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false, signallingGate: undefined });
     expect(config.notes).toEqual(['Ignoring MOCK_UNREAL_CRASH_AFTER_MS="soon": expected an integer >= 0']);
   });
 });

@@ -25,6 +25,11 @@ export interface MockFailureModes {
   readonly reconnectSignalling: boolean;
   /** Start a helper child process (as a real build starts CrashReportClient) in the app's process group; it lives until killed. */
   readonly helperProcess: boolean;
+  /**
+   * Dial the signalling server only once this file exists (absolute path): a test holds the app's
+   * start at a known point (launched, not yet identified) and lets it go when it chooses.
+   */
+  readonly signallingGate: string | undefined;
 }
 
 export interface MockUnrealConfig {
@@ -67,6 +72,7 @@ export const FAILURE_ENV = {
   kickOnUIInteraction: 'MOCK_UNREAL_KICK_ON_UI_INTERACTION',
   reconnectSignalling: 'MOCK_UNREAL_RECONNECT_SIGNALLING',
   helperProcess: 'MOCK_UNREAL_HELPER_PROCESS',
+  signallingGate: 'MOCK_UNREAL_SIGNALLING_GATE',
 } as const;
 
 const KNOWN_VALUES = new Set([
@@ -74,7 +80,7 @@ const KNOWN_VALUES = new Set([
   'pixelstreamingport', 'pixelstreamingid', 'resx', 'resy', 'abslog', 'pixelstreamingencodercodec',
   'pixelstreamingwebrtcfps', 'pixelstreamingwebrtcmaxfps', 'pixelstreamingwebrtcstartbitrate',
   'pixelstreamingwebrtcminbitrate', 'pixelstreamingwebrtcmaxbitrate', 'pixelstreamingwebrtcminport',
-  'pixelstreamingwebrtcmaxport', 'pixelstreamingsignalingkeepaliveinterval', 'mockcrashafterms', 'mockfixture',
+  'pixelstreamingwebrtcmaxport', 'pixelstreamingsignalingkeepaliveinterval', 'mockcrashafterms', 'mockfixture', 'mocksignallinggate',
 ]);
 
 /** Engine flags a packaged game accepts; the mock has nothing to do for them. */
@@ -170,6 +176,10 @@ function signallingUrl(args: ParsedArgs, notes: string[]): string | undefined {
   return url;
 }
 
+function gatePath(raw: string | undefined, cwd: string): string | undefined {
+  return raw === undefined || raw === '' ? undefined : resolve(cwd, raw);
+}
+
 /**
  * Parses the command line (argv without node and script) and failure-mode environment.
  * Never throws: bad values fall back to defaults and are reported in `notes`.
@@ -233,6 +243,7 @@ export function parseCommandLine(
       kickOnUIInteraction: flag('mockkickonuiinteraction') || envFlag(FAILURE_ENV.kickOnUIInteraction),
       reconnectSignalling: flag('mockreconnectsignalling') || envFlag(FAILURE_ENV.reconnectSignalling),
       helperProcess: flag('mockhelperprocess') || envFlag(FAILURE_ENV.helperProcess),
+      signallingGate: gatePath(value('mocksignallinggate') || env[FAILURE_ENV.signallingGate], cwd),
     }),
     notes: Object.freeze([...notes]),
   };

@@ -13,6 +13,7 @@ export const MOCK_UNREAL_LOG = {
   exit: 'LogExit: Exiting.',
   identified: (streamerId: string) => `LogPixelStreaming: Streamer identified as ${streamerId}`,
   neverConnect: 'LogPixelStreaming: Warning: Not connecting to signalling (never-connect failure mode)',
+  gateWaiting: (gate: string) => `LogPixelStreaming: Waiting for ${gate} before connecting to signalling`,
   crash: 'LogWindows: Error: Fatal error: simulated crash',
   ignoredSignal: (signal: 'SIGTERM' | 'SIGINT') => `LogMockUnreal: Warning: ${signal} ignored (hang-on-stop failure mode)`,
   /** -MockReconnectSignalling: the socket closed and the app will dial again. */

@@ -1,7 +1,7 @@
 // The mock Unreal app as a real child process with the real Unreal command line, against a
 // Wilbur-like signalling stub and werift players: offer, H.264 RTP, data channel, input, clean
 // stop, and each failure mode.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -237,6 +237,16 @@ describe('mock Unreal app failure modes', () => {
     const log = readFileSync(logPath, 'utf8');
     expect(log).toContain('*** INTERRUPTED *** : SHUTTING DOWN (SIGINT)');
     expect(log.trimEnd().endsWith(MOCK_UNREAL_LOG.exit)).toBe(true);
+  });
+
+  it('signalling gate (-MockSignallingGate=<file>): launched but not dialling until the file exists, then identifies', async () => {
+    const gate = join(workDir, 'gate-open');
+    const { app, stub } = await launch('Gated', [`-MockSignallingGate=${gate}`]);
+    await app.waitForLine(MOCK_UNREAL_LOG.gateWaiting(gate));
+    expect(stub.connections).toBe(0);
+    writeFileSync(gate, '');
+    await app.waitForLine(MOCK_UNREAL_LOG.identified('Gated'));
+    expect(stub.connections).toBe(1);
   });
 
   it('hang on stop (-MockHangOnStop): survives SIGTERM until SIGKILL', async () => {

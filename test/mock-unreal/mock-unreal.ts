@@ -28,11 +28,15 @@
 //                                                        players and re-dial every second, instead of exiting
 //   MOCK_UNREAL_HELPER_PROCESS=1  / -MockHelperProcess   start a helper child in the app's process group (as a real
 //                                                        build starts CrashReportClient); it lives until killed
+//   MOCK_UNREAL_SIGNALLING_GATE=<file> / -MockSignallingGate=<file>
+//                                                        dial signalling only once <file> exists (looked for every
+//                                                        50 ms): a test holds the start before the app identifies
 //
 // Exit codes: 0 clean stop (SIGTERM/SIGINT, or the signalling socket closed without -MockReconnectSignalling),
 // 1 exit-early mode or a startup error (bad fixture, unwritable log), 3 simulated crash,
 // 70 unexpected internal error. A second SIGTERM/SIGINT during shutdown exits at once.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseCommandLine, type MockUnrealConfig } from './command-line';
 import type { H264Clip } from './h264-clip';
@@ -45,6 +49,8 @@ const EXIT_INTERNAL_ERROR = 70;
 const SHUTDOWN_DEADLINE_MS = 3000;
 /** -MockReconnectSignalling: the wait between a lost signalling socket and the next dial. */
 const RECONNECT_INTERVAL_MS = 1000;
+/** -MockSignallingGate: how often the gate file is looked for. */
+const GATE_POLL_MS = 50;
 
 const config: MockUnrealConfig = parseCommandLine(process.argv.slice(2), process.env, process.cwd());
 
@@ -178,8 +184,18 @@ if (!stopping) {
       }, RECONNECT_INTERVAL_MS);
     },
   });
+  const gate = config.failure.signallingGate;
   if (config.failure.neverConnect) {
     log.warning('LogPixelStreaming', 'Not connecting to signalling (never-connect failure mode)');
+  } else if (gate !== undefined && !existsSync(gate)) {
+    log.log('LogPixelStreaming', `Waiting for ${gate} before connecting to signalling`);
+    const waiting = setInterval(() => {
+      if (stopping) return clearInterval(waiting);
+      if (!existsSync(gate)) return;
+      clearInterval(waiting);
+      log.log('LogPixelStreaming', `${gate} is there: connecting to signalling`);
+      app?.start();
+    }, GATE_POLL_MS);
   } else {
     app.start();
   }

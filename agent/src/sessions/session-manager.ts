@@ -17,7 +17,7 @@ export interface SessionManagerOptions {
   launcherCommand: readonly string[] | undefined;
   appEnv: Readonly<Record<string, string>>;
   ice: SessionRuntimeOptions['ice'];
-  /** Reports a session event on the control link (dropped while disconnected). */
+  /** Reports a session event on the control link (held while it is down, sent once it is back). */
   report: (event: AgentSessionEvent) => void;
   /** Relays a signalling message toward a viewer. */
   signal: (signal: SignalEnvelope) => void;
@@ -65,6 +65,11 @@ export class SessionManager implements AgentInventory {
   sessionActivity(): SessionActivity[] {
     const now = this.clock.now();
     return [...this.sessions.values()].map((s) => ({ sessionId: s.sessionId, lastInputAtMs: s.lastInputAt(now), relay: s.relayCounters() }));
+  }
+
+  /** After each Welcome: every session whose app has identified says so again (see SessionRuntime.reannounceIdentified). */
+  reannounceIdentified(): void {
+    for (const session of this.sessions.values()) session.reannounceIdentified();
   }
 
   onSignal(signal: SignalEnvelope): void {

@@ -190,6 +190,15 @@ export class SessionRuntime {
     return { keyframeRequestsMade, keyframeRequestsToApp, keyframeRequestsCoalesced, ingestPacketsMissing, ingestPacketsAbandoned, viewerPacketsResent, viewerNackMisses, rembBps };
   }
 
+  /**
+   * Reports `appIdentified` again when the app has identified (a new control link: a control plane
+   * that restarted knows the session from its store, but not that its viewer may subscribe now).
+   */
+  reannounceIdentified(): void {
+    const streamerId = this.streamer?.streamerId;
+    if ((this.phase === 'identified' || this.phase === 'subscribed') && streamerId !== undefined) this.options.report('appIdentified', { streamingId: streamerId });
+  }
+
   /** A viewer's signalling message relayed by the control plane. */
   async handleViewerSignal(signal: SignalEnvelope): Promise<void> {
     const relay = this.relay;

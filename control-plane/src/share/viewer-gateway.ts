@@ -14,7 +14,9 @@
 // A control plane restart is such a drop for every viewer at once: a graceful stop closes each
 // socket with 1012 (`serviceRestarting`), which the page answers by resuming, and ends no
 // session; at start every session the previous run left is held for its viewer (holdRestored),
-// whatever its status, for the same grace.
+// whatever its status, for the same grace. What the session's relay says while its viewer is
+// away (an offer, ICE candidates, that its app is ready to be listed) waits for the resumed socket,
+// so a session caught negotiating by a restart finishes its negotiation on the next run.
 //
 // Nothing a viewer sends may grow without bound past this gateway: PlayerEndpoint bounds the rate
 // of messages and the unsent data per socket, a resuming socket gets no answer to anything before
@@ -62,6 +64,9 @@ export const MAX_ICE_CANDIDATES_PER_SESSION = 64;
 /** Our close for a viewer past MAX_ICE_CANDIDATES_PER_SESSION; the session ends as the viewer leaving. */
 export const TOO_MANY_ICE_CANDIDATES: ViewerClose = viewerClose('tooManyIceCandidates');
 
+/** Relay signals kept for a viewer whose socket is away (a negotiation: config, offer, the relay's candidates); the oldest go past it. */
+export const MAX_HELD_RELAY_SIGNALS = 128;
+
 /** A session's viewer: its socket, or none while a dropped socket may be resumed. */
 interface Viewer {
   readonly sessionId: string;
@@ -76,6 +81,10 @@ interface Viewer {
   iceCandidates: number;
   /** Set while detached: ends the session when the grace runs out. */
   graceTimer: TimerHandle | undefined;
+  /** The app's streamer id once it identified: every socket of the session may list it (a resumed one included). */
+  streamerId?: string;
+  /** Relay signals that arrived while no socket was attached, in order, for the resumed socket. */
+  heldSignals?: RelayToViewerSignal[];
   readonly log: Logger;
 }
 
@@ -136,7 +145,13 @@ export class ViewerGateway {
     const sessions = deps.sessions;
     sessions.on('queueChanged', (projectId) => this.sendPositions(projectId));
     sessions.on('placed', (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }));
-    sessions.on('streamerReady', (s, streamerId) => this.viewers.get(s.sessionId)?.endpoint?.setStreamerAvailable(streamerId));
+    sessions.on('streamerReady', (s, streamerId) => {
+      const viewer = this.viewers.get(s.sessionId);
+      if (viewer === undefined) return;
+      // Kept for a socket that is away now (a restart, a drop): it lists the streamer once back.
+      viewer.streamerId = streamerId;
+      viewer.endpoint?.setStreamerAvailable(streamerId);
+    });
     sessions.on('signal', (sessionId, signal) => this.relayToViewer(sessionId, signal));
     sessions.on('ended', (s, close) => {
       const viewer = this.viewers.get(s.sessionId);
@@ -265,9 +280,11 @@ export class ViewerGateway {
   private attach(viewer: Viewer, endpoint: PlayerEndpoint): void {
     viewer.endpoint = endpoint;
     const { sessionId } = viewer;
+    // A resumed socket may list (and subscribe to) the app that identified before it came back.
+    if (viewer.streamerId !== undefined) endpoint.setStreamerAvailable(viewer.streamerId);
     const toAgent = (signal: ViewerToRelaySignal) => {
       if (!this.deps.sessions.signalToAgent(sessionId, signal)) {
-        viewer.log.debug({ type: signal.type }, 'viewer signal not relayed: session has no live worker link');
+        viewer.log.debug({ type: signal.type }, 'viewer signal not relayed: the session has no relay (not placed, or ending)');
       }
     };
     endpoint.on('subscribe', (streamerId) => toAgent({ type: 'subscribe', streamerId }));
@@ -380,7 +397,11 @@ export class ViewerGateway {
     viewer.lastQueue = undefined;
     if (status === 'Enqueued') this.sendPosition(viewer);
     else if (status === 'Starting') endpoint.sendCustom({ type: 'pixelfleetStatus', status: 'starting' });
-    log.info({ status }, 'viewer signalling resumed');
+    // Then what the relay said while the page was away, in order (a negotiation caught by a restart).
+    const held = viewer.heldSignals ?? [];
+    viewer.heldSignals = undefined;
+    for (const signal of held) this.relayToViewer(sessionId, signal);
+    log.info({ status, heldSignals: held.length }, 'viewer signalling resumed');
   }
 
   private relayToViewer(sessionId: string, signal: RelayToViewerSignal): void {
@@ -388,7 +409,13 @@ export class ViewerGateway {
     if (!viewer) return;
     const endpoint = viewer.endpoint;
     if (endpoint === undefined) {
-      viewer.log.debug('relay signal dropped: the viewer is resuming');
+      const held = (viewer.heldSignals ??= []);
+      held.push(signal);
+      viewer.log.debug({ type: signal.type, held: held.length }, 'relay signal held for a viewer who is away');
+      if (held.length > MAX_HELD_RELAY_SIGNALS) {
+        held.shift();
+        viewer.log.warn({ limit: MAX_HELD_RELAY_SIGNALS }, 'relay signal dropped: too many held for a viewer that is away');
+      }
       return;
     }
     try {
