@@ -1,4 +1,4 @@
-// A short signalling drop does not kill a healthy stream (architecture §2): a Running session
+// A short signalling drop does not kill a healthy stream (architecture §2): a Running or Starting session
 // whose viewer socket vanishes is held for viewers.resumeGraceSeconds, and the page's token takes
 // it back over a new socket. Real gateway, scheduler and agent link; the relay is scripted; the
 // grace runs on the injected clock.
@@ -305,14 +305,40 @@ describe('resuming a dropped viewer socket', () => {
     expect(VIEWER_CLOSES.resumeRefused).toEqual({ code: 4008, reason: 'session cannot be resumed', sentence: 'The connection to the server was lost.' });
   });
 
-  it('a drop before the stream is up ends the session at once (its negotiation went with the socket)', async () => {
-    const { script, connect, status, gateway } = await setup();
-    const player = await connect();
-    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
-    await expect.poll(() => script.started).toContain(sessionId);
-    player.socket.terminate();
+  it('a drop while Starting holds the session: the offer its relay makes meanwhile reaches the resumed page, which lists the app again, subscribes and streams', async () => {
+    const { t, script, placed, drop, resume, status } = await setup();
+    const { player, sessionId, hello } = await placed();
+    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
+    await player.next('config');
+    await drop(player);
+    expect(status(sessionId)).toBe('Starting');
+    // While the page is away the app identifies and the relay offers: the gateway keeps both for it.
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_d' });
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
+    await expect.poll(() => t.logs.lines.some((l) => l.includes('relay signal held for a viewer who is away'))).toBe(true);
+    const back = await resume(sessionId, hello.viewerToken as string);
+    await back.next('pixelfleetResumed');
+    expect(await back.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    expect(await back.next('offer')).toMatchObject({ type: 'offer', sdp: 'v=0\r\n' });
+    back.send({ type: 'listStreamers' });
+    expect(await back.next('streamerList')).toEqual({ type: 'streamerList', ids: ['streamer_d'] });
+    back.send({ type: 'subscribe', streamerId: 'streamer_d' });
+    await expect.poll(() => script.signals.map((x) => JSON.parse(x.json) as { type: string }).filter((m) => m.type === 'subscribe')).toHaveLength(1);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => status(sessionId)).toBe('Running');
+    expect(statusHistory(t.cp, sessionId)).toEqual(['Enqueued', 'Starting', 'Running']);
+  });
+
+  it('a drop while Starting that never resumes ends the session as viewer left when the grace runs out', async () => {
+    const { t, clock, placed, drop, status, gateway } = await setup();
+    const { player, sessionId } = await placed();
+    await drop(player);
+    expect(gateway().detached).toBe(1);
+    clock.advance(GRACE_S * 1000 - 1);
+    expect(status(sessionId)).toBe('Starting');
+    clock.advance(1);
     await expect.poll(() => status(sessionId)).toBe('Terminated');
-    expect(gateway().detached).toBe(0);
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
   });
 
   it('resumeGraceSeconds 0 ends a Running session on a drop, as before', async () => {

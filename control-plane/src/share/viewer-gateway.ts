@@ -3,13 +3,14 @@
 // creates the viewer's session, tells it its place in line, and relays offer/answer/ICE between
 // the browser and the session's agent over the agent's gRPC stream.
 //
-// A short signalling drop does not kill a healthy stream (architecture §2): when a Running
-// session's socket vanishes (1006: no close frame, or the keepalive gave up) the session is held
+// A short signalling drop does not kill a healthy stream (architecture §2): when a Running or
+// Starting session's socket vanishes (1006: no close frame, or the keepalive gave up) the session is held
 // for `resumeGraceMs` (so is one the page closed with 4009, `resuming`, after hearing nothing
 // for too long), and a socket opened with `?resume=<sessionId>` whose first message is
 // `pixelfleetResume` with the session's viewer token takes its place. The media never went
 // through this socket, so the browser's peer connection carries on untouched. A viewer waiting in
-// line keeps its place the same way.
+// line keeps its place the same way, and a session still negotiating finishes its negotiation
+// on the resumed socket (below).
 //
 // A control plane restart is such a drop for every viewer at once: a graceful stop closes each
 // socket with 1012 (`serviceRestarting`), which the page answers by resuming, and ends no
@@ -313,12 +314,13 @@ export class ViewerGateway {
   }
 
   /**
-   * A stream that is up survives its signalling socket, and a viewer in line keeps its place;
-   * a session still negotiating needs its socket to finish (a restart aside: holdRestored).
+   * A stream that is up survives its signalling socket, a viewer in line keeps its place, and a
+   * session still negotiating picks up where it stood: what its relay says meanwhile is held for
+   * the resumed socket (heldRelaySignals) and the page asks again for what it never got.
    */
   private resumable(sessionId: string): boolean {
     const status = this.deps.sessions.get(sessionId).status;
-    return this.deps.resumeGraceMs > 0 && (status === 'Running' || status === 'Enqueued');
+    return this.deps.resumeGraceMs > 0 && (status === 'Running' || status === 'Enqueued' || status === 'Starting');
   }
 
   /** Holds the session for `resumeGraceMs`; past it the session ends for `cause`. */
