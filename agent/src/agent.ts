@@ -18,7 +18,7 @@ import { runWithExeca } from './launcher/app-process';
 import { stopSurvivors, type SurvivorOutcome } from './launcher/survivor-sweep';
 import { uploadSessionLog } from './link/log-upload';
 import { collectSessionLogs, MAX_SESSION_LOG_FILES } from './logs/collect-logs';
-import { LogSpool, removeEmptySessionDir } from './logs/log-spool';
+import { LogSpool, removeSpooledSessionDir } from './logs/log-spool';
 import { SpoolUploader } from './logs/spool-uploader';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/signaling';
 import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
@@ -114,7 +114,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       const { logs, skipped } = await collectSessionLogs(sources);
       if (skipped.length > 0) log.warn({ sessionId: sources.sessionId, skipped, maxFiles: MAX_SESSION_LOG_FILES }, 'more session logs than the control plane keeps; the rest are not collected');
       const entry = await spool.add(sources.sessionId, logs);
-      if (sources.absLogPath !== undefined) await removeEmptySessionDir(dirname(sources.absLogPath));
+      if (sources.absLogPath !== undefined) await removeSpooledSessionDir(dirname(sources.absLogPath));
       if (entry) void uploader.kick();
     },
     log: log.child({ component: 'sessions' }),

@@ -30,6 +30,7 @@
 //                                                        build starts CrashReportClient); it lives until killed
 //   MOCK_UNREAL_CRASH_REPORT=1    / -MockCrashReport     a crash (above) also writes Saved/Crashes/UECC-<Platform>-<GUID>_0000/
 //                                                        (CrashContext.runtime-xml with pid and command line, a log copy, a minidump)
+// SIGUSR2 crashes the app at once, as the crash mode does when its time comes (with the crash folder in crash-report mode).
 // -MockSavedLog=<Name.log> also writes Saved/Logs/<Name.log> at start, as a plugin with its own log would. Saved is
 // <Project>/Saved beside <Project>/Binaries/<Platform>/ when started there (as the agent starts a build), else <cwd>/<Project>/Saved.
 //
@@ -76,9 +77,9 @@ if (config.savedLogName !== undefined) {
   pluginLog.close();
 }
 
-const crashAfterMs = config.failure.crashAfterMs;
-const crashTimer = crashAfterMs === undefined ? undefined : setTimeout(() => {
-  const errorMessage = `Fatal error: simulated crash (crash-after-ms failure mode, ${crashAfterMs} ms)`;
+/** The simulated crash: UE's critical-error lines, the crash folder in crash-report mode, exit 3 without LogExit. */
+function crashNow(why: string): never {
+  const errorMessage = `Fatal error: simulated crash (${why})`;
   log.error('LogWindows', '=== Critical error: ===');
   log.error('LogWindows', errorMessage);
   if (config.failure.crashReport) {
@@ -87,7 +88,12 @@ const crashTimer = crashAfterMs === undefined ? undefined : setTimeout(() => {
   }
   log.close();
   process.exit(EXIT_CRASH);
-}, Math.max(0, crashAfterMs - process.uptime() * 1000));
+}
+
+const crashAfterMs = config.failure.crashAfterMs;
+const crashTimer = crashAfterMs === undefined ? undefined : setTimeout(() => crashNow(`crash-after-ms failure mode, ${crashAfterMs} ms`), Math.max(0, crashAfterMs - process.uptime() * 1000));
+// A test's lever: crash at the moment it chooses (SIGUSR1 belongs to Node's inspector).
+process.on('SIGUSR2', () => crashNow('SIGUSR2'));
 if (crashAfterMs !== undefined) log.warning('LogMockUnreal', `Failure mode: will crash ${crashAfterMs} ms after start`);
 if (config.failure.hangOnStop) log.warning('LogMockUnreal', 'Failure mode: SIGTERM and SIGINT will be ignored');
 

@@ -9,16 +9,19 @@ import { REPO_ROOT } from './cli-process';
 import { callApi, createAccount, startAgentProcess, startServe, type FleetProcess, type ProcessAccount, type ServeProcess } from './fleet-processes';
 import { listen, sendZip } from './local-server';
 
-/** Writes `<dir>/build.zip`: a Linux-packaged build whose binary runs the mock Unreal app with its arguments. */
-export async function writeMockAppBuild(dir: string): Promise<string> {
-  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
+/**
+ * Writes `<dir>/build.zip`: a Linux-packaged build whose binary runs the mock Unreal app with its
+ * arguments, then `mockFlags` (e.g. `-MockCrashReport`: the build behaves so on every launch).
+ */
+export async function writeMockAppBuild(dir: string, mockFlags: readonly string[] = []): Promise<string> {
+  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"${mockFlags.map((f) => ` '${f}'`).join('')}\n`;
   return writeBuildZip(dir, 'linux', { fileName: 'build.zip', linuxBinary: binary });
 }
 
-/** The mock-app build served over HTTP (Range answered) from a temp folder; close() stops the server and removes the folder. */
-export async function serveMockAppBuild(): Promise<{ buildUrl: string; close(): Promise<void> }> {
+/** The mock-app build (with mockFlags, see writeMockAppBuild) served over HTTP (Range answered) from a temp folder; close() stops the server and removes the folder. */
+export async function serveMockAppBuild(mockFlags: readonly string[] = []): Promise<{ buildUrl: string; close(): Promise<void> }> {
   const files = mkdtempSync(join(tmpdir(), 'pf-mock-build-'));
-  const zip = await writeMockAppBuild(files);
+  const zip = await writeMockAppBuild(files, mockFlags);
   const server = await listen((req, res) => sendZip(req, res, zip));
   return {
     buildUrl: `${server.origin}/build.zip`,

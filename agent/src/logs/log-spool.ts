@@ -223,7 +223,15 @@ export class LogSpool {
   }
 }
 
-/** Removes a session folder once the spool took its files (only when empty: anything else is left as it was). */
-export async function removeEmptySessionDir(dir: string): Promise<void> {
+/**
+ * Removes a session folder once the spool took its logs: empty files (a log opened and never
+ * written: no log) go, then the folder if nothing else is left (anything else stays as it was).
+ */
+export async function removeSpooledSessionDir(dir: string): Promise<void> {
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const path = join(dir, name);
+    const s = await stat(path).catch(() => undefined);
+    if (s?.isFile() === true && s.size === 0) await unlink(path).catch(() => undefined);
+  }
   await rmdir(dir).catch(() => undefined);
 }
