@@ -26,6 +26,8 @@ import type { AgentInventory } from './agent-inventory';
 import agentPackage from '../package.json' with { type: 'json' };
 
 export const AGENT_VERSION: string = agentPackage.version;
+/** At shutdown, how long the logs of the sessions just stopped may take to upload, in ms; the rest waits in the spool for the next run. */
+const SHUTDOWN_LOG_DRAIN_MS = 10_000;
 
 
 export interface AgentDeps {
@@ -184,6 +186,8 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       });
       credentials = await obtainCredentials();
       const creds = credentials;
+      // Before anything drains it: half-written entries and files already answered for go.
+      await spool.recover();
       link = new ControlLink({
         client,
         workerToken: creds.workerToken,
@@ -213,7 +217,6 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       });
       link.start();
       // What a previous run left in the spool (a crash, a stop during an outage) is sent first.
-      await spool.recover();
       void uploader.kick();
     },
 
@@ -223,8 +226,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       // upload in flight (what is left stays spooled for the next run), then downloads (their
       // .part stays for a resume), then the link.
       await sessions.close();
-      await uploader.kick();
-      await uploader.close();
+      await uploader.close(SHUTDOWN_LOG_DRAIN_MS);
       await builds.close();
       await link?.close();
       client.close();

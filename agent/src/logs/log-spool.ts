@@ -150,6 +150,8 @@ export class LogSpool {
    * undefined when it was removed.
    */
   async settle(entry: SpoolEntry, fileName: string, outcome: { uploaded: { logFileId: string; gzSize: number } } | { dropped: string }): Promise<SpoolEntry | undefined> {
+    // The bounds may have dropped the entry meanwhile: nothing is left to record.
+    if ((await stat(entry.dir).catch(() => undefined)) === undefined) return undefined;
     const files = entry.manifest.files.map((f) => (f.fileName === fileName ? { ...f, ...outcome } : f));
     const updated: SpoolEntry = { dir: entry.dir, manifest: { ...entry.manifest, files } };
     if (pendingFiles(updated).length === 0) {

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/signaling';
 import type { CollectedLog } from './collect-logs';
 import { LogSpool } from './log-spool';
-import { LogUploadRefused, SpoolUploader, type SendLogFile } from './spool-uploader';
+import { CLOSE_WAIT_MS, LogUploadRefused, SpoolUploader, type SendLogFile } from './spool-uploader';
 
 let root: string;
 let clock: ManualClock;
@@ -128,5 +128,24 @@ describe('SpoolUploader', () => {
     await uploader(cp.send).kick();
     expect(cp.sent).toEqual(['ses_1/Game.log']);
     expect(await pending()).toEqual([]);
+  });
+
+  it('close(drainMs) at shutdown: a control plane that never answers holds it drainMs plus CLOSE_WAIT_MS at most, and the file stays spooled', async () => {
+    await spoolSession('ses_1', ['Game.log']);
+    const sent: string[] = [];
+    const u = uploader((sessionId, file) => {
+      sent.push(`${sessionId}/${file.fileName}`);
+      return new Promise(() => undefined); // silent
+    });
+    let closed = false;
+    const closing = u.close(10_000).then(() => (closed = true));
+    await expect.poll(() => sent).toEqual(['ses_1/Game.log']);
+    clock.advance(10_000);
+    await expect.poll(() => clock.pending).toBe(1); // now waiting for the upload in flight
+    expect(closed).toBe(false);
+    clock.advance(CLOSE_WAIT_MS);
+    await closing;
+    expect(clock.pending).toBe(0);
+    expect(await pending()).toEqual(['ses_1']);
   });
 });

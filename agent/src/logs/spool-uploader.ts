@@ -7,6 +7,9 @@ import type { Logger } from 'pino';
 import { backoffDelayMs, type BackoffOptions, type Clock, type TimerHandle } from '@pixelfleet/signaling';
 import { pendingFiles, spoolFilePath, type LogSpool, type SpoolEntry } from './log-spool';
 
+/** How long close() waits for an upload in flight, in ms (a control plane that went silent must not hold the agent's shutdown). */
+export const CLOSE_WAIT_MS = 5_000;
+
 /** The control plane refused a log for good: sending it again would get the same answer. */
 export class LogUploadRefused extends Error {
   override readonly name = 'LogUploadRefused';
@@ -59,12 +62,28 @@ export class SpoolUploader {
     return this.drain();
   }
 
-  /** Stops retrying and waits for the upload in flight (what is left stays spooled for the next run). Idempotent. */
-  async close(): Promise<void> {
+  /**
+   * Stops: first drains for at most drainMs (default 0: no drain), then stops retrying and waits
+   * at most CLOSE_WAIT_MS for the upload in flight. What is left stays spooled for the next run (an
+   * upload whose answer never came is sent again then, and answered with the stored record).
+   * Idempotent.
+   */
+  async close(drainMs = 0): Promise<void> {
+    if (drainMs > 0 && !this.closed) await this.within(this.kick(), drainMs);
     this.closed = true;
     this.retryTimer?.cancel();
     this.retryTimer = undefined;
-    await this.running;
+    if (this.running) await this.within(this.running, CLOSE_WAIT_MS);
+  }
+
+  /** Resolves when work settles or after ms on the clock, whichever is first. */
+  private async within(work: Promise<void>, ms: number): Promise<void> {
+    let timer: TimerHandle | undefined;
+    try {
+      await Promise.race([work, new Promise<void>((resolve) => (timer = this.options.clock.setTimeout(resolve, ms)))]);
+    } finally {
+      timer?.cancel();
+    }
   }
 
   private drain(): Promise<void> {
