@@ -148,4 +148,23 @@ describe('SpoolUploader', () => {
     expect(clock.pending).toBe(0);
     expect(await pending()).toEqual(['ses_1']);
   });
+
+  it('a retry during a long outage applies the age bound: logs older than maxAgeMs are dropped while it lasts', async () => {
+    spool = new LogSpool({ dir: join(root, 'log-spool'), maxBytes: 1024 ** 3, maxAgeMs: 3_600_000, clock, log: pino({ level: 'silent' }) });
+    await spoolSession('ses_1', ['Game.log']);
+    const cp = controlPlane(() => 'down');
+    const u = uploader(cp.send);
+    await u.kick();
+    for (let i = 0; i < 4; i++) {
+      clock.advance(30_000);
+      await expect.poll(() => u.waiting).toBe(true);
+    }
+    expect(await pending()).toEqual(['ses_1']);
+    clock.advance(3_600_000);
+    await expect.poll(pending).toEqual([]);
+    const attempts = cp.sent.length;
+    clock.advance(30_000);
+    expect(cp.sent).toHaveLength(attempts); // nothing left to send, no retry armed
+    expect(u.waiting).toBe(false);
+  });
 });

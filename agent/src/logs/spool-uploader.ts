@@ -111,6 +111,8 @@ export class SpoolUploader {
   /** Sends everything pending, oldest first; stops at the first failure and arms the retry. */
   private async pass(): Promise<void> {
     const { spool, send, log } = this.options;
+    // Each retry applies the age bound too: an outage longer than logSpool.maxAgeHours drops the oldest while it lasts.
+    await spool.enforceBounds();
     for (let entry of await spool.entries()) {
       for (const file of pendingFiles(entry)) {
         if (this.closed) return;
