@@ -52,6 +52,7 @@ import { ProjectService } from './projects/project-service';
 import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
 import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
 import { SqliteSessionRetentionRepository } from './repositories/session-retention';
+import { SqliteLogRetentionRepository } from './repositories/log-retention';
 import { RetentionSweep } from './retention/retention-sweep';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
@@ -305,6 +306,10 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     clock,
     log: log.child({ component: 'retention' }),
     sessionDays: config.retention.sessionDays,
+    logs: new SqliteLogRetentionRepository(db),
+    blobs,
+    logDays: config.retention.logDays,
+    telemetryDays: config.retention.telemetryDays,
     sweepIntervalMs: config.retention.sweepIntervalMinutes * 60_000,
   });
   let grpc: GrpcServerHandle | undefined;

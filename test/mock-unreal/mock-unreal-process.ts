@@ -73,10 +73,11 @@ export interface MockUnrealProcess {
   kill(): Promise<ExitInfo>;
 }
 
-/** Spawns `node bin/mock-unreal.mjs <args> -stdout` with extra environment variables. */
-export function spawnMockUnreal(args: readonly string[], env: Readonly<Record<string, string>> = {}): MockUnrealProcess {
+/** Spawns `node bin/mock-unreal.mjs <args> -stdout` with extra environment variables, in cwd (default this process's; a build's binary folder places Saved as in that build). */
+export function spawnMockUnreal(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd?: string): MockUnrealProcess {
   const child = spawn(process.execPath, [MOCK_UNREAL_BIN, ...args, '-stdout'], {
     env: { ...process.env, ...env },
+    ...(cwd === undefined ? {} : { cwd }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -223,8 +223,9 @@ describe('migration 10: client dimensions, telemetry order and count', () => {
       { ts: Date.parse('2026-01-01T10:00:00Z') },
       { ts: Date.parse('2026-01-01T10:00:00.250Z') },
     ]);
-    // Migration 12's partial indexes (the session list's diagnosis) follow.
+    // Migration 11's index by age (retention.telemetryDays) and 12's partial indexes (the session list's diagnosis) follow.
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'telemetry_rows' ORDER BY name").all()).toEqual([
+      { name: 'telemetry_rows_received' },
       { name: 'telemetry_rows_session_event' },
       { name: 'telemetry_rows_session_statistics' },
       { name: 'telemetry_rows_session_ts' },

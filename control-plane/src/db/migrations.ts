@@ -327,6 +327,18 @@ CREATE INDEX telemetry_rows_session_ts ON telemetry_rows(session_id, ts, id, log
 `,
   },
   {
+    version: 11,
+    name: 'retention: log files and telemetry rows by age, log blobs by digest',
+    sql: `
+-- retention.logDays and retention.telemetryDays (retention/retention-sweep.ts) delete the oldest
+-- rows a small batch at a time; a deleted log file's blob goes once no record names its digest.
+CREATE INDEX log_files_uploaded ON log_files(uploaded_at);
+CREATE INDEX log_files_blob ON log_files(blob_sha256);
+CREATE INDEX telemetry_rows_received ON telemetry_rows(received_at);
+CREATE INDEX builds_archive_sha256 ON builds(archive_sha256) WHERE archive_sha256 IS NOT NULL;
+`,
+  },
+  {
     version: 12,
     name: 'telemetry facts a session diagnosis reads',
     sql: `
