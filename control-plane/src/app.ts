@@ -237,6 +237,12 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     },
   });
   registerOpenApi(http, { version: '0.1.0' });
+  const fairUse = new FairUse(clock, {
+    burst: config.limits.fairUseBurst,
+    refillPerSecond: config.limits.fairUsePerSecond,
+    addressBurst: config.limits.fairUseAddressBurst,
+    addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
+  });
   registerApiRoutes(http, {
     auth: new ApiKeyAuth(users),
     access: new ProjectAccess(projects),
@@ -244,12 +250,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     projects: new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock }),
     builds: buildService,
     sessions,
-    fairUse: new FairUse(clock, {
-      burst: config.limits.fairUseBurst,
-      refillPerSecond: config.limits.fairUsePerSecond,
-      addressBurst: config.limits.fairUseAddressBurst,
-      addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
-    }),
+    fairUse,
   });
   // The analytics API: the same key and access checks as the build API's reads, its own read limit.
   const analyticsReads = config.limits.analyticsReadsPerMinute;
@@ -258,6 +259,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     access: new ProjectAccess(projects),
     accessFacts: new SqliteAccessFactsRepository(db),
     readLimit: new FairUse(clock, { burst: analyticsReads, refillPerSecond: analyticsReads / 60, addressBurst: analyticsReads, addressRefillPerSecond: analyticsReads / 60 }),
+    addressLimit: fairUse,
     analytics: new AnalyticsService({
       sessions: sessionsRepo,
       history: new SqliteSessionHistoryRepository(db),

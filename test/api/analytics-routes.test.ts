@@ -100,7 +100,8 @@ describe('spec error rows of the session reads', () => {
       ['logs: session of another project', '/frontend-streaming-logs', { sessionId: s.ofSecondProject, projectId: a.projectId }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       ['logs: session of another account', '/frontend-streaming-logs', { sessionId: s.ofOtherAccount, projectId: a.projectId }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       ['logs: project of another account', '/frontend-streaming-logs', { sessionId: s.ofOtherAccount, projectId: other.projectId }, a.apiKey, 403, error('Access denied', 'FORBIDDEN')],
-      ['logs: unknown project', '/frontend-streaming-logs', { sessionId: s.delivered, projectId: 'prj_nothing' }, a.apiKey, 404, error('Project not found', 'NOT_FOUND')],
+      // A project that does not exist is not the session's: 403 as for another project (the spec has no 404 for it here).
+      ['logs: unknown project', '/frontend-streaming-logs', { sessionId: s.delivered, projectId: 'prj_nothing' }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       ['logs: unknown session', '/frontend-streaming-logs', { sessionId: 'session_1_2', projectId: a.projectId }, a.apiKey, 404, error('Session not found', 'NOT_FOUND')],
       ['logs: sessionId missing', '/frontend-streaming-logs', { projectId: a.projectId }, a.apiKey, 400, error('Missing required field: sessionId', 'VALIDATION_FAILED', { field: 'sessionId' })],
       ['logs: logType in another case', '/frontend-streaming-logs', { sessionId: s.delivered, projectId: a.projectId, logType: 'webrtc' }, a.apiKey, 400, error('logType must be Webrtc', 'VALIDATION_FAILED', { field: 'logType' })],
@@ -113,22 +114,25 @@ describe('spec error rows of the session reads', () => {
       ['snapshots: session of another project', `/sessions/${s.ofSecondProject}`, { projectId: a.projectId }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       ['snapshots: session of another account', `/sessions/${s.ofOtherAccount}`, { projectId: other.projectId }, a.apiKey, 403, error('Access denied', 'FORBIDDEN')],
       ['snapshots: unknown session', '/sessions/session_1_2', { projectId: a.projectId }, a.apiKey, 404, error('Session not found', 'NOT_FOUND')],
-      ['snapshots: unknown project', `/sessions/${s.delivered}`, { projectId: 'prj_nothing' }, a.apiKey, 404, error('Project not found', 'NOT_FOUND')],
+      ['snapshots: unknown project', `/sessions/${s.delivered}`, { projectId: 'prj_nothing' }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       // log-files/session/{sessionId}
       ['log files: no key', `/log-files/session/${s.delivered}`, { projectId: a.projectId }, null, 401, error('Unauthorized: Invalid API Key', 'UNAUTHORIZED')],
       ['log files: projectId missing', `/log-files/session/${s.delivered}`, {}, a.apiKey, 403, error('Forbidden: projectId is required', 'FORBIDDEN', { field: 'projectId' })],
       ['log files: session of another project', `/log-files/session/${s.ofSecondProject}`, { projectId: a.projectId }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       ['log files: session of another account', `/log-files/session/${s.ofOtherAccount}`, { projectId: a.projectId }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       ['log files: unknown session', '/log-files/session/session_1_2', { projectId: a.projectId }, a.apiKey, 404, error('Session not found', 'NOT_FOUND')],
+      ['log files: unknown project', `/log-files/session/${s.delivered}`, { projectId: 'prj_nothing' }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       // log-files/{id}/download
       ['download: projectId missing', `/log-files/${logFileId}/download`, {}, a.apiKey, 403, error('Forbidden: projectId is required', 'FORBIDDEN', { field: 'projectId' })],
       ['download: file of another project', `/log-files/${logFileId}/download`, { projectId: secondProject }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       ['download: unknown file', '/log-files/log_nothing/download', { projectId: a.projectId }, a.apiKey, 404, error('Log file not found', 'NOT_FOUND')],
+      ['download: unknown project', `/log-files/${logFileId}/download`, { projectId: 'prj_nothing' }, a.apiKey, 403, error('Forbidden: session does not belong to this project', 'FORBIDDEN', { field: 'projectId' })],
       ['download: project of another account', `/log-files/${logFileId}/download`, { projectId: other.projectId }, a.apiKey, 403, error('Access denied', 'FORBIDDEN')],
       // projects/{projectId}/sessions
       ['sessions: no key', `/projects/${a.projectId}/sessions`, {}, null, 401, error('Unauthorized: Invalid API Key', 'UNAUTHORIZED')],
       ['sessions: project of another account', `/projects/${other.projectId}/sessions`, {}, a.apiKey, 403, error('Access denied', 'FORBIDDEN')],
       ['sessions: unknown project', '/projects/prj_nothing/sessions', {}, a.apiKey, 404, error('Project not found', 'NOT_FOUND')],
+      ['sessions: page over 200', `/projects/${a.projectId}/sessions`, { limit: '201' }, a.apiKey, 400, error('limit must be a whole number from 1 to 200', 'VALIDATION_FAILED', { field: 'limit' })],
       ['sessions: unknown status', `/projects/${a.projectId}/sessions`, { status: 'running' }, a.apiKey, 400, error('status must be one of: Enqueued, Starting, Running, Terminating, Terminated', 'VALIDATION_FAILED', { field: 'status' })],
       ['sessions: dates reversed', `/projects/${a.projectId}/sessions`, { startDate: '2026-05-02', endDate: '2026-05-01' }, a.apiKey, 400, error('startDate must not be after endDate', 'VALIDATION_FAILED', { field: 'startDate' })],
     ];
@@ -410,6 +414,27 @@ describe('limits.analyticsReadsPerMinute', () => {
       expect((await get(paths[0] as string, one.apiKey)).status).toBe(429);
     } finally {
       await limited.close();
+    }
+  });
+});
+
+describe('an address flooding made-up keys', () => {
+  it('is limited by the fair-use address bucket before any key is looked up (429 + Retry-After)', async () => {
+    const floodClock = new ManualClock(NOW);
+    const flooded = await startApiFixture({ clock: floodClock, overrides: { limits: { fairUseAddressBurst: 5, fairUseAddressPerSecond: 1 } } });
+    try {
+      const get = async (key: string) => {
+        const res = await fetch(`${flooded.t.started.httpOrigin}/api/v1/analytics/sessions/session_1_2?projectId=prj_x`, { headers: { 'x-api-key': key } });
+        return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as unknown };
+      };
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await get(`pfk_made_up_${i}`));
+      expect(answers.slice(0, 5).map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+      expect(answers[5]).toEqual({ status: 429, retryAfter: '1', body: error('Rate limit exceeded. Try again in 1 seconds.', 'RATE_LIMITED') });
+      floodClock.advance(1_000);
+      expect((await get('pfk_made_up_7')).status).toBe(401);
+    } finally {
+      await flooded.close();
     }
   });
 });

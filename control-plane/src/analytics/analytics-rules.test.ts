@@ -5,11 +5,13 @@ import { percentagesOf } from './breakdown-percentages';
 import { diagnose } from './session-diagnosis';
 import type { DiagnosisFacts } from '../repositories/telemetry-diagnosis';
 
-const facts = (f: Partial<DiagnosisFacts>): DiagnosisFacts => ({ hasRows: true, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined, ...f });
+const facts = (f: Partial<DiagnosisFacts>): DiagnosisFacts => ({ hasRows: true, rowsEverAccepted: 1, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined, ...f });
 
 describe('diagnose', () => {
   it('applies the reading rules in order', () => {
-    expect(diagnose(facts({ hasRows: false }))).toBe('neverReported');
+    expect(diagnose(facts({ hasRows: false, rowsEverAccepted: 0 }))).toBe('neverReported');
+    // The rows were there and retention deleted them: not "never reported".
+    expect(diagnose(facts({ hasRows: false, rowsEverAccepted: 116 }))).toBe('telemetryExpired');
     expect(diagnose(facts({ sdpAnswer: true }))).toBe('mediaNeverConnected');
     expect(diagnose(facts({ sdpAnswer: true, connected: true }))).toBe('connectedWithoutVideo');
     expect(diagnose(facts({ sdpAnswer: true, connected: true, oldestStatistics: { framesDecoded: 0, fps: 0 }, newestStatistics: { framesDecoded: 0, fps: 0 } }))).toBe('connectedWithoutVideo');

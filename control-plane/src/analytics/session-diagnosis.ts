@@ -5,11 +5,13 @@ import type { DiagnosisFacts } from '../repositories/telemetry-diagnosis';
 /**
  * What a session's telemetry says, in the spec's words:
  * - `neverReported`: no rows: the player never reported;
+ * - `telemetryExpired`: the player reported, but its rows are older than `retention.telemetryDays`
+ *   and were deleted (the session itself is kept longer): nothing left to read;
  * - `videoDelivered`: framesDecoded rising with FPS above 0;
  * - `mediaNeverConnected`: sdpAnswer without connected: the media connection never came up;
  * - `connectedWithoutVideo`: events but framesDecoded never above 0.
  */
-export const DIAGNOSES = ['neverReported', 'mediaNeverConnected', 'connectedWithoutVideo', 'videoDelivered'] as const;
+export const DIAGNOSES = ['neverReported', 'telemetryExpired', 'mediaNeverConnected', 'connectedWithoutVideo', 'videoDelivered'] as const;
 export type Diagnosis = (typeof DIAGNOSES)[number];
 
 /**
@@ -19,7 +21,7 @@ export type Diagnosis = (typeof DIAGNOSES)[number];
  * the oldest and the newest).
  */
 export function diagnose(facts: DiagnosisFacts): Diagnosis {
-  if (!facts.hasRows) return 'neverReported';
+  if (!facts.hasRows) return facts.rowsEverAccepted > 0 ? 'telemetryExpired' : 'neverReported';
   const newest = facts.newestStatistics;
   const oldest = facts.oldestStatistics;
   if (newest !== undefined && newest.framesDecoded > 0 && (newest.fps > 0 || (oldest !== undefined && newest.framesDecoded > oldest.framesDecoded))) {

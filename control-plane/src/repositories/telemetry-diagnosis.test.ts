@@ -30,12 +30,13 @@ describe('SqliteTelemetryDiagnosisRepository', () => {
     const repo = new SqliteTelemetryDiagnosisRepository(db);
     expect(repo.diagnosisFacts('session_1_1')).toEqual({
       hasRows: true,
+      rowsEverAccepted: 0, // seeded straight into the table: the count is the ingest's
       sdpAnswer: true,
       connected: false,
       oldestStatistics: { framesDecoded: 0, fps: 0 },
       newestStatistics: { framesDecoded: 540, fps: 60 },
     });
-    expect(repo.diagnosisFacts('session_2_2')).toEqual({ hasRows: false, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined });
+    expect(repo.diagnosisFacts('session_2_2')).toEqual({ hasRows: false, rowsEverAccepted: 0, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined });
   });
 
   it('answers every statement through an index, without a scan or a sort', () => {
@@ -45,11 +46,12 @@ describe('SqliteTelemetryDiagnosisRepository', () => {
       hasEvent: 'telemetry_rows_session_event (session_id=? AND event=?)',
       oldestStatistics: 'telemetry_rows_session_statistics (session_id=?)',
       newestStatistics: 'telemetry_rows_session_statistics (session_id=?)',
+      rowsEverAccepted: 'sqlite_autoindex_sessions_1 (id=?)',
     };
     for (const [name, sql] of Object.entries(DIAGNOSIS_QUERIES) as [keyof typeof DIAGNOSIS_QUERIES, string][]) {
       const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(name === 'hasEvent' ? ['s', 'connected'] : ['s'])) as { detail: string }[]).map((p) => p.detail);
-      expect(plan.some((d) => /^SEARCH telemetry_rows USING (COVERING )?INDEX /.test(d) && d.endsWith(index[name])), `${name}: ${plan.join('; ')}`).toBe(true);
-      expect(plan.some((d) => /SCAN telemetry_rows|TEMP B-TREE/.test(d)), `${name}: ${plan.join('; ')}`).toBe(false);
+      expect(plan.some((d) => /^SEARCH (telemetry_rows|sessions) USING (COVERING )?INDEX /.test(d) && d.endsWith(index[name])), `${name}: ${plan.join('; ')}`).toBe(true);
+      expect(plan.some((d) => /SCAN (telemetry_rows|sessions)|TEMP B-TREE/.test(d)), `${name}: ${plan.join('; ')}`).toBe(false);
     }
   });
 });

@@ -11,6 +11,8 @@ export interface StatisticsSample {
 /** What the spec's reading rules look at, for one session. */
 export interface DiagnosisFacts {
   hasRows: boolean;
+  /** Rows the session ever had accepted (sessions.telemetry_count; retention never lowers it). */
+  rowsEverAccepted: number;
   sdpAnswer: boolean;
   connected: boolean;
   /** The oldest and newest statistics rows (framesDecoded is cumulative: the newest holds the most). */
@@ -28,6 +30,7 @@ export interface TelemetryDiagnosisRepository {
  */
 export const DIAGNOSIS_QUERIES = {
   hasRows: 'SELECT EXISTS (SELECT 1 FROM telemetry_rows WHERE session_id = ?) AS yes',
+  rowsEverAccepted: 'SELECT telemetry_count AS n FROM sessions WHERE id = ?',
   hasEvent: 'SELECT EXISTS (SELECT 1 FROM telemetry_rows WHERE session_id = ? AND event = ? AND log_type IS NOT NULL) AS yes',
   oldestStatistics: 'SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts, id LIMIT 1',
   newestStatistics: 'SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts DESC, id DESC LIMIT 1',
@@ -49,6 +52,7 @@ export class SqliteTelemetryDiagnosisRepository implements TelemetryDiagnosisRep
   constructor(db: Db) {
     this.stmts = {
       hasRows: db.prepare(DIAGNOSIS_QUERIES.hasRows),
+      rowsEverAccepted: db.prepare(DIAGNOSIS_QUERIES.rowsEverAccepted),
       hasEvent: db.prepare(DIAGNOSIS_QUERIES.hasEvent),
       oldestStatistics: db.prepare(DIAGNOSIS_QUERIES.oldestStatistics),
       newestStatistics: db.prepare(DIAGNOSIS_QUERIES.newestStatistics),
@@ -60,6 +64,7 @@ export class SqliteTelemetryDiagnosisRepository implements TelemetryDiagnosisRep
     const rowOf = (r: unknown) => (r as { row: string } | undefined)?.row;
     return {
       hasRows: yes(this.stmts.hasRows.get(sessionId)),
+      rowsEverAccepted: (this.stmts.rowsEverAccepted.get(sessionId) as { n: number } | undefined)?.n ?? 0,
       sdpAnswer: yes(this.stmts.hasEvent.get(sessionId, 'sdpAnswer')),
       connected: yes(this.stmts.hasEvent.get(sessionId, 'connected')),
       oldestStatistics: sample(rowOf(this.stmts.oldestStatistics.get(sessionId))),

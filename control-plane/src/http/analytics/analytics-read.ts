@@ -19,10 +19,18 @@ export interface AnalyticsReadDeps {
    * of it per second (the fair-use limiter's buckets, keyed by the key's user: a user has one live key).
    */
   readLimit: Pick<FairUse, 'take'>;
+  /**
+   * The build & project API's fair-use limiter, whose per-address bucket every analytics request
+   * takes from before its key is looked up: a flood of made-up keys costs a SHA-256 and a lookup
+   * each, and has no key whose reads could be counted.
+   */
+  addressLimit: Pick<FairUse, 'takeForAddress'>;
 }
 
 /** The key's user, once the key is live and has a read left this minute. */
 export function analyticsReader(req: FastifyRequest, deps: AnalyticsReadDeps): string {
+  const fromAddress = deps.addressLimit.takeForAddress(req.ip);
+  if (fromAddress !== undefined) throw new ApiError('analyticsRateLimited', { seconds: fromAddress }, { 'retry-after': String(fromAddress) });
   const header = req.headers['x-api-key'];
   const key = typeof header === 'string' && header.length <= MAX_KEY_CHARS ? header : undefined;
   const { userId } = deps.auth.userOfKey(key);
@@ -41,6 +49,20 @@ export function requiredProjectId(query: unknown): string {
   const projectId = queryParam(query, 'projectId');
   if (projectId === undefined) throw new ApiError('analyticsProjectIdRequired', {}, {}, { field: 'projectId' });
   return projectId;
+}
+
+/**
+ * The project named beside a session or log file: readable by the reader (403 `Access denied`).
+ * A project that does not exist is not the session's project: 403 like another project's (the
+ * spec has no 404 for the project on these reads, only for the session).
+ */
+export function checkNamedProjectRead(userId: string, projectId: string, deps: AnalyticsReadDeps): void {
+  try {
+    checkProjectRead(userId, projectId, deps);
+  } catch (err) {
+    if (err instanceof ApiError && err.entry === 'projectNotFound') throw new ApiError('analyticsSessionOfAnotherProject', {}, {}, { field: 'projectId' });
+    throw err;
+  }
 }
 
 /** A session or log file of another project than the one named (and read) is refused with 403. */

@@ -15,6 +15,11 @@ export const TELEMETRY_PAGE_DEFAULT = 100;
 export const LOG_FILE_PAGE_DEFAULT = 50;
 export const SESSION_PAGE_DEFAULT = 50;
 export const MAX_PAGE_LIMIT = 1_000;
+/**
+ * The session list's largest page: each entry costs six index probes (its status times and its
+ * diagnosis) on the event loop, so 1,000 entries would hold it for tens of milliseconds.
+ */
+export const MAX_SESSION_PAGE_LIMIT = 200;
 
 /**
  * ISO 8601 as the API takes it: a calendar date (`2026-03-01`, that day's 00:00 UTC) or a date
@@ -111,8 +116,8 @@ export function countryCode(query: unknown, dim: BreakdownDimension): string | u
   return value.toUpperCase();
 }
 
-/** `limit` and `skip`: whole numbers written in digits; limit 1 to MAX_PAGE_LIMIT, skip from 0. Past the end is an empty page. */
-export function paging(query: unknown, defaultLimit: number): { limit: number; skip: number } {
+/** `limit` and `skip`: whole numbers written in digits; limit 1 to maxLimit, skip from 0. Past the end is an empty page. */
+export function paging(query: unknown, defaultLimit: number, maxLimit = MAX_PAGE_LIMIT): { limit: number; skip: number } {
   const whole = (field: string, fallback: number, min: number, max: number): number => {
     const text = queryParam(query, field);
     if (text === undefined) return fallback;
@@ -122,7 +127,7 @@ export function paging(query: unknown, defaultLimit: number): { limit: number; s
     }
     return n;
   };
-  return { limit: whole('limit', defaultLimit, 1, MAX_PAGE_LIMIT), skip: whole('skip', 0, 0, Number.MAX_SAFE_INTEGER) };
+  return { limit: whole('limit', defaultLimit, 1, maxLimit), skip: whole('skip', 0, 0, Number.MAX_SAFE_INTEGER) };
 }
 
 /** The telemetry filter: only `Webrtc` (event rows) is a log type. */

@@ -11,7 +11,7 @@ import type { AnalyticsService } from '../../analytics/analytics-service';
 import type { ClientDimensions } from '../../repositories/session-dimensions';
 import { queryParam } from '../api/request-fields';
 import { POLLED_ROUTE_LOG_LEVEL } from '../api/api-deps';
-import { analyticsReader, checkProjectRead, checkSameProject, requiredProjectId, type AnalyticsReadDeps } from './analytics-read';
+import { analyticsReader, checkNamedProjectRead, checkProjectRead, checkSameProject, requiredProjectId, type AnalyticsReadDeps } from './analytics-read';
 import {
   countryCode,
   defaultedWindow,
@@ -22,6 +22,7 @@ import {
   paging,
   requiredWindow,
   SESSION_PAGE_DEFAULT,
+  MAX_SESSION_PAGE_LIMIT,
   sessionStatus,
   TELEMETRY_PAGE_DEFAULT,
 } from './analytics-request';
@@ -110,12 +111,13 @@ export function registerAnalyticsRoutes(app: FastifyInstance, deps: AnalyticsRou
 
 /**
  * A read of one session's data: the key and its read limit, `projectId` (403 when missing), the
- * project (404/403), then the session (404) in that project (403).
+ * project (403 when it is not readable or does not exist), then the session (404) in that
+ * project (403).
  */
 function authorizeSessionRead(req: FastifyRequest, sessionId: string, deps: AnalyticsRouteDeps): void {
   const userId = analyticsReader(req, deps);
   const projectId = requiredProjectId(req.query);
-  checkProjectRead(userId, projectId, deps);
+  checkNamedProjectRead(userId, projectId, deps);
   checkSameProject(deps.analytics.session(sessionId).projectId, projectId);
 }
 
@@ -249,7 +251,7 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
       const logFileId = queryParam(req.params, 'logFileId') ?? '';
       const userId = analyticsReader(req, deps);
       const projectId = requiredProjectId(req.query);
-      checkProjectRead(userId, projectId, deps);
+      checkNamedProjectRead(userId, projectId, deps);
       const file = deps.analytics.logFile(logFileId);
       checkSameProject(file.projectId, projectId);
       const gzip = deps.analytics.logFileGzip(file);
@@ -284,7 +286,7 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
     (req) => {
       const window = defaultedWindow(req.query, deps.clock.now());
       const status = sessionStatus(req.query);
-      const page = paging(req.query, SESSION_PAGE_DEFAULT);
+      const page = paging(req.query, SESSION_PAGE_DEFAULT, MAX_SESSION_PAGE_LIMIT);
       const projectId = queryParam(req.params, 'projectId') ?? '';
       const userId = analyticsReader(req, deps);
       checkProjectRead(userId, projectId, deps);

@@ -1,6 +1,6 @@
 // JSON schemas of the analytics API, for OpenAPI and response serialization (only the listed
 // fields are written; telemetry rows are written as the player reported them).
-import { MAX_PAGE_LIMIT, MAX_WINDOW_DAYS } from './analytics-request';
+import { MAX_PAGE_LIMIT, MAX_SESSION_PAGE_LIMIT, MAX_WINDOW_DAYS } from './analytics-request';
 import { BREAKDOWN_DIMENSIONS } from '../../repositories/session-dimensions';
 import { DIAGNOSES } from '../../analytics/session-diagnosis';
 import { SESSION_STATUSES } from '../../sessions/session-status';
@@ -24,9 +24,9 @@ export const analyticsErrorBody = {
 export const analyticsErrorResponses = { '4xx': analyticsErrorBody, '5xx': analyticsErrorBody } as const;
 
 const iso = (description: string) => ({ type: 'string', description }) as const;
-const paging = (defaultLimit: number, what: string) =>
+const paging = (defaultLimit: number, what: string, maxLimit: number = MAX_PAGE_LIMIT) =>
   ({
-    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: defaultLimit, description: `${what} to return: a whole number from 1 to ${MAX_PAGE_LIMIT} (anything else is 400 VALIDATION_FAILED naming limit).` },
+    limit: { type: 'integer', minimum: 1, maximum: maxLimit, default: defaultLimit, description: `${what} to return: a whole number from 1 to ${maxLimit} (anything else is 400 VALIDATION_FAILED naming limit).` },
     skip: { type: 'integer', minimum: 0, default: 0, description: 'Offset: a whole number from 0. Past the total the page is empty (200, count 0).' },
   }) as const;
 const projectIdQuery = { type: 'string', description: 'Project of the session; must match (403 when missing or another project).' } as const;
@@ -172,7 +172,7 @@ export const sessionsQuery = {
     startDate: iso(`ISO 8601: sessions created at or after; default ${MAX_WINDOW_DAYS} days before endDate.`),
     endDate: iso('ISO 8601: sessions created at or before; default now.'),
     status: { type: 'string', enum: [...SESSION_STATUSES], description: 'Only sessions in this status now.' },
-    ...paging(50, 'Sessions'),
+    ...paging(50, 'Sessions', MAX_SESSION_PAGE_LIMIT),
   },
 } as const;
 
@@ -217,7 +217,7 @@ export const sessionsResponse = {
             type: 'string',
             enum: [...DIAGNOSES],
             description:
-              "The spec's reading rules on the session's telemetry: neverReported (no rows), videoDelivered (framesDecoded rising with FPS above 0), mediaNeverConnected (sdpAnswer without connected), connectedWithoutVideo (events, framesDecoded never above 0).",
+              "The spec's reading rules on the session's telemetry: neverReported (no rows), telemetryExpired (the player reported, but its rows are older than retention.telemetryDays and were deleted), videoDelivered (framesDecoded rising with FPS above 0), mediaNeverConnected (sdpAnswer without connected), connectedWithoutVideo (events, framesDecoded never above 0).",
           },
         },
         required: ['sessionId', 'status', 'region', 'worker', 'endReason', 'createdAt', 'enqueuedAt', 'startingAt', 'runningAt', 'terminatedAt', 'queueWaitMs', 'startupMs', 'lifetimeMs', 'browser', 'os', 'deviceType', 'geoData', 'diagnosis'],
