@@ -75,6 +75,8 @@ interface Viewer {
   /** The client address the session was opened from (counted against `limits.perAddress`). */
   /** Set again from the resuming socket for a session held across a restart (its address is not stored). */
   address: string;
+  /** clientBlock(address), worked out once: the per-client limits compare it with every arrival's. */
+  block: string;
   endpoint: PlayerEndpoint | undefined;
   /** The queue message last sent (position and whether the line waits for a server), so an unchanged one is not sent again. */
   lastQueue: string | undefined;
@@ -135,7 +137,7 @@ export interface ViewerArrival {
 
 export class ViewerGateway {
   private readonly viewers = new Map<string, Viewer>();
-  /** Resuming sockets that have not yet sent their token, with their client address. */
+  /** Resuming sockets that have not yet sent their token, with their client block (clientBlock). */
   private readonly pending = new Map<PlayerEndpoint, string>();
   /** Set by close(): sockets closing now are the shutdown's, not viewers leaving. */
   private closing = false;
@@ -181,6 +183,7 @@ export class ViewerGateway {
    */
   accept(socket: WebSocket, projectId: string, arrival: ViewerArrival): void {
     const { address, resumeSessionId } = arrival;
+    const block = clientBlock(address);
     // A resuming socket belongs to no session until its token has been checked: until then it may
     // only send the token, and hears nothing back (not even a pong) for any project id it names.
     const endpoint = new PlayerEndpoint(socket, { peerConnectionOptions: 'deferred', ...(resumeSessionId === undefined ? {} : { resumeFirst: RESUME_NOT_FIRST }) });
@@ -192,8 +195,8 @@ export class ViewerGateway {
       endpoint.close(close.code, close.reason);
     };
     if (resumeSessionId !== undefined) {
-      if (perAddress > 0 && this.resumingFrom(address) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'resuming socket refused: too many from its address');
-      return this.awaitResume(endpoint, address, projectId, resumeSessionId);
+      if (perAddress > 0 && this.resumingFrom(block) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'resuming socket refused: too many from its address');
+      return this.awaitResume(endpoint, address, block, projectId, resumeSessionId);
     }
     const refuse = (cause: SessionEndCause) => endpoint.close(SESSION_END[cause].close.code, SESSION_END[cause].close.reason);
     const project = this.deps.projects.findById(projectId);
@@ -201,7 +204,7 @@ export class ViewerGateway {
     if (!project.enabled) return refuse('projectDisabled');
     if (project.liveUploadId === undefined) return refuse('appNotFound');
     if (!this.deps.registry.hasServiceableWorker(project.region)) return refuse('noWorker');
-    if (perAddress > 0 && this.viewersFrom(address) + this.resumingFrom(address) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'viewer refused: too many from its address');
+    if (perAddress > 0 && this.viewersFrom(block) + this.resumingFrom(block) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'viewer refused: too many from its address');
     if (queuedPerProject > 0 && this.deps.sessions.queues.length(projectId) >= queuedPerProject) return turnAway(QUEUE_FULL, 'viewer refused: the queue is full');
     // Last, so that only a session about to be created takes a token.
     const admission = this.sessionRate.take(address);
@@ -218,6 +221,7 @@ export class ViewerGateway {
       sessionId: session.sessionId,
       projectId,
       address,
+      block,
       endpoint: undefined,
       lastQueue: undefined,
       iceCandidates: 0,
@@ -251,6 +255,7 @@ export class ViewerGateway {
         projectId: s.projectId,
         // Not stored: a held session counts against no address until its viewer is back.
         address: '',
+        block: '',
         endpoint: undefined,
         lastQueue: undefined,
         iceCandidates: 0,
@@ -335,24 +340,22 @@ export class ViewerGateway {
     }, this.deps.resumeGraceMs);
   }
 
-  /** Viewers (any state, held ones included) whose session was opened from address's block (clientBlock). */
-  private viewersFrom(address: string): number {
-    const block = clientBlock(address);
+  /** Viewers (any state, held ones included) whose session was opened from a client block (clientBlock). */
+  private viewersFrom(block: string): number {
     let n = 0;
-    for (const viewer of this.viewers.values()) if (clientBlock(viewer.address) === block) n += 1;
+    for (const viewer of this.viewers.values()) if (viewer.block === block) n += 1;
     return n;
   }
 
-  /** Resuming sockets from address's block still waiting for their token. */
-  private resumingFrom(address: string): number {
-    const block = clientBlock(address);
+  /** Resuming sockets from a client block still waiting for their token. */
+  private resumingFrom(block: string): number {
     let n = 0;
-    for (const from of this.pending.values()) if (clientBlock(from) === block) n += 1;
+    for (const from of this.pending.values()) if (from === block) n += 1;
     return n;
   }
 
-  private awaitResume(endpoint: PlayerEndpoint, address: string, projectId: string, sessionId: string): void {
-    this.pending.set(endpoint, address);
+  private awaitResume(endpoint: PlayerEndpoint, address: string, block: string, projectId: string, sessionId: string): void {
+    this.pending.set(endpoint, block);
     const handshake = this.deps.clock.setTimeout(() => endpoint.close(VIEWER_CLOSES.resumeNotRequested.code, VIEWER_CLOSES.resumeNotRequested.reason), RESUME_HANDSHAKE_MS);
     endpoint.on('closed', () => {
       handshake.cancel();
@@ -391,7 +394,10 @@ export class ViewerGateway {
     viewer.graceTimer?.cancel();
     viewer.graceTimer = undefined;
     // A session held across a restart counts against its viewer's address again.
-    if (viewer.address === '') viewer.address = address;
+    if (viewer.address === '') {
+      viewer.address = address;
+      viewer.block = clientBlock(address);
+    }
     endpoint.sendCustom({ type: 'pixelfleetResumed' });
     this.attach(viewer, endpoint);
     // What the page may have missed while away: its place in line, or that its server is assigned.
