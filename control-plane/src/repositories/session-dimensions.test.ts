@@ -1,14 +1,12 @@
 // The per-day rollup against the sessions themselves: every window, whole days or not, gives the
 // counts a plain GROUP BY over the sessions gives.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../db/database';
+import type { Db } from '../db/database';
+import { openRepositoryTestDb, sessionRecord, type RepositoryTestDb } from './repository-test-db';
 import { DAY_MS, SqliteSessionDimensionsRepository, type Breakdown, type BreakdownDimension, type ClientDimensions } from './session-dimensions';
-import { SqliteSessionsRepository, type SessionRecord } from './sessions';
+import { SqliteSessionsRepository } from './sessions';
 
-let dir: string;
+let testDb: RepositoryTestDb;
 let db: Db;
 let sessions: SqliteSessionsRepository;
 let dimensions: SqliteSessionDimensionsRepository;
@@ -18,20 +16,7 @@ const D0 = Date.UTC(2026, 0, 10); // a UTC midnight
 
 function add(createdAt: number, client: ClientDimensions | undefined, projectId = 'prj_1'): void {
   seq += 1;
-  const s: SessionRecord = {
-    sessionId: `session_${createdAt}_${seq}`,
-    projectId,
-    region: 'europe',
-    status: 'Enqueued',
-    assignedWorker: undefined,
-    streamingId: undefined,
-    playerId: undefined,
-    maxRunTime: undefined,
-    endReason: undefined,
-    createdAt,
-    updatedAt: createdAt,
-    ...(client === undefined ? {} : { client }),
-  };
+  const s = sessionRecord(`session_${createdAt}_${seq}`, createdAt, { projectId, ...(client === undefined ? {} : { client }) });
   sessions.insert(s, { sessionId: s.sessionId, projectId, status: 'Enqueued', region: 'Europe' });
 }
 
@@ -60,20 +45,13 @@ function bruteForce(projectId: string, dimension: BreakdownDimension, from: numb
 }
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pf-dimensions-'));
-  db = openDatabase(join(dir, 'cp.sqlite'));
+  testDb = openRepositoryTestDb('pf-dimensions-');
+  db = testDb.db;
   sessions = new SqliteSessionsRepository(db);
   dimensions = new SqliteSessionDimensionsRepository(db);
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-  const project = db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES (?, 'usr_1', 'p', 'europe', 1)");
-  project.run('prj_1');
-  project.run('prj_2');
 });
 
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => testDb.remove());
 
 describe('SqliteSessionDimensionsRepository.breakdown', () => {
   it('counts sessions by value, most first then by value, with total = sessions having a value', () => {

@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../db/database';
+import type { Db } from '../db/database';
+import { openRepositoryTestDb, type RepositoryTestDb } from './repository-test-db';
 import { SqliteTelemetryRepository, type TelemetryRowRecord } from './telemetry';
 
-let dir: string;
+let testDb: RepositoryTestDb;
 let db: Db;
 let telemetry: SqliteTelemetryRepository;
 
@@ -22,20 +20,15 @@ const row = (sessionId: string, at: number, event?: string): TelemetryRowRecord 
 });
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pf-telemetry-'));
-  db = openDatabase(join(dir, 'cp.sqlite'));
+  testDb = openRepositoryTestDb('pf-telemetry-');
+  db = testDb.db;
   telemetry = new SqliteTelemetryRepository(db);
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-  db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
   const session = db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', 'Running', 1, 1)");
   session.run('session_1_1');
   session.run('session_2_2');
 });
 
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => testDb.remove());
 
 describe('SqliteTelemetryRepository', () => {
   it('keeps the accepted-row count on the session, batch by batch', () => {
