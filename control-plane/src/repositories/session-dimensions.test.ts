@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../db/database';
 import { openRepositoryTestDb, sessionRecord, type RepositoryTestDb } from './repository-test-db';
-import { DAY_MS, SqliteSessionDimensionsRepository, type Breakdown, type BreakdownDimension, type ClientDimensions } from './session-dimensions';
+import { DAY_MS, rollupSql, SqliteSessionDimensionsRepository, type Breakdown, type BreakdownDimension, type ClientDimensions } from './session-dimensions';
 import { SqliteSessionsRepository } from './sessions';
 
 let testDb: RepositoryTestDb;
@@ -145,6 +145,21 @@ describe('SqliteSessionDimensionsRepository.breakdown', () => {
     expect(dimensions.breakdown({ projectId: 'prj_1', dimension: 'browser', from: D0, to: D0 + DAY_MS })).toEqual({ total: 2, entries: [{ value: 'Chrome', count: 2 }] });
     // ...while a partial day is counted from the sessions themselves.
     expect(dimensions.breakdown({ projectId: 'prj_1', dimension: 'browser', from: D0, to: D0 + DAY_MS - 1 })).toEqual({ total: 0, entries: [] });
+  });
+
+  it('groups the rollup straight off its key: no sort, whatever the statistics say', () => {
+    const plan = (byCountry = false) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${rollupSql(byCountry)}`).all('prj_1', 'city', 1, 2, ...(byCountry ? ['DE'] : [])) as { detail: string }[]).map((r) => r.detail).join(' | ');
+    for (const analyzed of [false, true]) {
+      if (analyzed) {
+        for (let day = 0; day < 30; day += 1) add(D0 + day * DAY_MS, LONDON);
+        db.exec('ANALYZE');
+      }
+      expect(plan()).toContain('USING PRIMARY KEY (project_id=? AND dimension=?)');
+      expect(plan()).not.toContain('TEMP B-TREE');
+      expect(plan(true)).toContain('USING PRIMARY KEY (project_id=? AND dimension=? AND country_code=?)');
+      expect(plan(true)).not.toContain('TEMP B-TREE');
+    }
   });
 
   it('deletes rollup days before a day, a bounded batch at a time', () => {

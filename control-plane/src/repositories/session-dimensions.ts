@@ -90,16 +90,22 @@ function rollupKeys(dims: ClientDimensions): [BreakdownDimension, string, string
   return keys;
 }
 
+/**
+ * The rollup read of a breakdown: the key (project_id, dimension, country_code, value, day) walked
+ * in order, so the GROUP BY needs no sort. `+day` keeps the planner off session_dimension_days_day
+ * (retention's index), which would read the window's days in day order and sort them all.
+ */
+export function rollupSql(byCountry: boolean): string {
+  return `SELECT value, country_code, max(country) AS country, SUM(sessions) AS n FROM session_dimension_days
+    WHERE project_id = ? AND dimension = ? AND +day >= ? AND +day < ?${byCountry ? ' AND country_code = ?' : ''}
+    GROUP BY country_code, value`;
+}
+
 export class SqliteSessionDimensionsRepository implements SessionDimensionsRepository {
   private readonly stmts;
 
   constructor(db: Db) {
-    const rollup = (byCountry: boolean) =>
-      db.prepare(
-        `SELECT value, country_code, max(country) AS country, SUM(sessions) AS n FROM session_dimension_days
-         WHERE project_id = ? AND dimension = ? AND day >= ? AND day < ?${byCountry ? ' AND country_code = ?' : ''}
-         GROUP BY country_code, value`,
-      );
+    const rollup = (byCountry: boolean) => db.prepare(rollupSql(byCountry));
     // Partial edge days: the sessions of [from, to) through sessions_project_created.
     const edge = (dimension: BreakdownDimension, byCountry: boolean) => {
       const col = COLUMN[dimension];
@@ -120,11 +126,11 @@ export class SqliteSessionDimensionsRepository implements SessionDimensionsRepos
       edgeByCountry: edges(true),
       upsert: db.prepare(
         `INSERT INTO session_dimension_days (project_id, dimension, day, country_code, value, country, sessions) VALUES (?, ?, ?, ?, ?, ?, 1)
-         ON CONFLICT (project_id, dimension, day, country_code, value) DO UPDATE SET sessions = sessions + 1`,
+         ON CONFLICT (project_id, dimension, country_code, value, day) DO UPDATE SET sessions = sessions + 1`,
       ),
       deleteBefore: db.prepare(
-        `DELETE FROM session_dimension_days WHERE (project_id, dimension, day, country_code, value) IN
-           (SELECT project_id, dimension, day, country_code, value FROM session_dimension_days WHERE day < ? LIMIT ?)`,
+        `DELETE FROM session_dimension_days WHERE (project_id, dimension, country_code, value, day) IN
+           (SELECT project_id, dimension, country_code, value, day FROM session_dimension_days WHERE day < ? LIMIT ?)`,
       ),
     };
   }
