@@ -63,6 +63,8 @@ export class WalCheckpointer {
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
+      // Held open until the thread has closed its connection (unref'd, the process could exit first).
+      this.worker.ref();
       this.worker.postMessage('close');
       if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
     }
