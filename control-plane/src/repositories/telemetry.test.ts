@@ -39,6 +39,15 @@ describe('SqliteTelemetryRepository', () => {
     expect(telemetry.countBySession('session_9_9')).toBe(0);
   });
 
+  it('stores a batch of any size whole and in order (multi-row statements, then the rest one by one)', () => {
+    const batch = Array.from({ length: 123 }, (_, i) => row(i % 2 === 0 ? 'session_1_1' : 'session_2_2', T0 + i, i % 10 === 0 ? 'connected' : undefined));
+    telemetry.insertMany(batch);
+    const stored = [...telemetry.listBySession('session_1_1'), ...telemetry.listBySession('session_2_2')].sort((a, b) => a.id - b.id);
+    expect(stored.map(({ id: _id, ts: _ts, ...r }) => r)).toEqual(batch);
+    expect(stored.map((r) => r.ts)).toEqual(batch.map((_, i) => T0 + i));
+    expect([telemetry.countBySession('session_1_1'), telemetry.countBySession('session_2_2')]).toEqual([62, 61]);
+  });
+
   it('stores a batch in one transaction: a failing row stores none of it', () => {
     expect(() => telemetry.insertMany([row('session_1_1', T0), row('session_gone', T0)])).toThrow(/FOREIGN KEY/);
     expect(telemetry.listBySession('session_1_1')).toEqual([]);
