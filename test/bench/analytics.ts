@@ -1,6 +1,6 @@
 // bench:analytics — the analytics store at scale in a real control plane's SQLite file: a million
 // sessions over 90 days in one project (the worst case for a breakdown), each with its client
-// dimensions and four status snapshots, and ten million telemetry rows (5,000 long sessions of
+// dimensions (their day and week rollups) and four status snapshots, and ten million telemetry rows (5,000 long sessions of
 // 2,000 rows). Prints p50/p99 of each breakdown dimension over 92 days (windows that do not start
 // or end on a UTC day), of a 1,000-row page of one session's telemetry newest first (all rows, and
 // event rows only), of a session's snapshots, telemetry ingest rows/s through the real HTTP route
@@ -215,7 +215,7 @@ try {
       }
     })();
   }
-  // The rollup as session creation writes it (one row per project, dimension, day and value).
+  // The rollups as session creation writes them (one row per project, dimension, day or week, and value).
   db.exec(`
     INSERT INTO session_dimension_days (project_id, dimension, day, country_code, value, country, sessions)
       SELECT project_id, 'country', created_at / 86400000, country_code, country, country, COUNT(*) FROM sessions WHERE country IS NOT NULL GROUP BY 1, 3, 4, 5;
@@ -227,10 +227,12 @@ try {
       SELECT project_id, 'os', created_at / 86400000, '', os, '', COUNT(*) FROM sessions WHERE os IS NOT NULL GROUP BY 1, 3, 5;
     INSERT INTO session_dimension_days (project_id, dimension, day, country_code, value, country, sessions)
       SELECT project_id, 'device', created_at / 86400000, '', device_type, '', COUNT(*) FROM sessions WHERE device_type IS NOT NULL GROUP BY 1, 3, 5;
+    INSERT INTO session_dimension_weeks (project_id, dimension, country_code, value, week, country, sessions)
+      SELECT project_id, dimension, country_code, value, day / 7, max(country), SUM(sessions) FROM session_dimension_days GROUP BY 1, 2, 3, 4, 5;
   `);
   db.exec('ANALYZE');
   db.pragma('wal_checkpoint(TRUNCATE)');
-  const tables = ['sessions', 'session_snapshots', 'telemetry_rows', 'session_dimension_days'];
+  const tables = ['sessions', 'session_snapshots', 'telemetry_rows', 'session_dimension_days', 'session_dimension_weeks'];
   const counts = Object.fromEntries(tables.map((t) => [t, count(t)]));
   console.log(`bench:analytics — seeded in ${f((performance.now() - seedStart) / 1000, 1)} s: ${tables.map((t) => `${t} ${counts[t]}`).join(', ')}\n`);
 
@@ -351,6 +353,7 @@ try {
     console.log(`  sessions + indexes: ${f(bytesOf(['sessions']) / MB / (sessions / 1e6), 0)} MiB per million sessions`);
     console.log(`  session_snapshots + index: ${f(bytesOf(['session_snapshots']) / MB / (count('session_snapshots') / 1e6), 0)} MiB per million snapshots`);
     console.log(`  session_dimension_days: ${f(bytesOf(['session_dimension_days']) / MB, 1)} MiB (${count('session_dimension_days')} rows)`);
+    console.log(`  session_dimension_weeks: ${f(bytesOf(['session_dimension_weeks']) / MB, 1)} MiB (${count('session_dimension_weeks')} rows)`);
   } catch (err) {
     console.log(`  (no dbstat: ${(err as Error).message})`);
   }

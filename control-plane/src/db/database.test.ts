@@ -16,6 +16,7 @@ const ALL_TABLES = [
   'projects',
   'schema_migrations',
   'session_dimension_days',
+  'session_dimension_weeks',
   'session_snapshots',
   'sessions',
   'telemetry_rows',

@@ -297,15 +297,16 @@ ALTER TABLE sessions ADD COLUMN city TEXT;
 ALTER TABLE sessions ADD COLUMN telemetry_count INTEGER NOT NULL DEFAULT 0;
 UPDATE sessions SET telemetry_count = (SELECT COUNT(*) FROM telemetry_rows t WHERE t.session_id = sessions.id);
 
--- Sessions created per UTC day (day = floor(created_at / 86400000)) by dimension value, kept
--- current in the transaction that inserts the session, so a breakdown reads at most days x values
--- rows whatever the number of sessions. dimension: country | city | browser | os | device.
--- The key puts the day last: a breakdown groups by (country_code, value) straight off the key,
--- with no sort (3x faster for 5,000 cities over 92 days than day-first), and a country filter is a
--- prefix of it. It reads every stored day of the project's dimension (retention.sessionDays).
--- value: the country name for country, the city name for city, else the browser / os / device type.
--- country_code and country: the session's, for country and city rows (a city is told apart by its
--- country); '' for the others.
+-- Sessions created per UTC day (day = floor(created_at / 86400000)) and per week of 7 such days
+-- (week = floor(day / 7)) by dimension value, both kept current in the transaction that inserts
+-- the session, so a breakdown reads whole weeks, the few whole days beside them, and the partial
+-- edge days from the sessions, whatever the number of sessions. dimension: country | city |
+-- browser | os | device. value: the country name for country, the city name for city, else the
+-- browser / os / device type. country_code and country: the session's, for country and city rows
+-- (a city is told apart by its country); '' for the others.
+-- Days are keyed day first (a breakdown reads at most 12 of them); weeks value first, with the week
+-- last, so a breakdown groups them straight off the key with no sort (and a country filter is a
+-- prefix of it), reading every stored week of the project's dimension (retention.sessionDays).
 CREATE TABLE session_dimension_days (
   project_id TEXT NOT NULL,
   dimension TEXT NOT NULL CHECK (dimension IN ('country', 'city', 'browser', 'os', 'device')),
@@ -314,10 +315,21 @@ CREATE TABLE session_dimension_days (
   value TEXT NOT NULL,
   country TEXT NOT NULL DEFAULT '',
   sessions INTEGER NOT NULL,
-  PRIMARY KEY (project_id, dimension, country_code, value, day)
+  PRIMARY KEY (project_id, dimension, day, country_code, value)
 ) WITHOUT ROWID;
--- The retention sweep deletes days older than retention.sessionDays through this.
+CREATE TABLE session_dimension_weeks (
+  project_id TEXT NOT NULL,
+  dimension TEXT NOT NULL CHECK (dimension IN ('country', 'city', 'browser', 'os', 'device')),
+  country_code TEXT NOT NULL DEFAULT '',
+  value TEXT NOT NULL,
+  week INTEGER NOT NULL,
+  country TEXT NOT NULL DEFAULT '',
+  sessions INTEGER NOT NULL,
+  PRIMARY KEY (project_id, dimension, country_code, value, week)
+) WITHOUT ROWID;
+-- The retention sweep deletes days and weeks older than retention.sessionDays through these.
 CREATE INDEX session_dimension_days_day ON session_dimension_days(day);
+CREATE INDEX session_dimension_weeks_week ON session_dimension_weeks(week);
 
 -- Telemetry rows of one session are read newest first by the time the row carries (ts: its
 -- ISO 8601 timestamp in ms since the epoch), optionally only the event rows (log_type 'Webrtc')
