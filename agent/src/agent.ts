@@ -1,7 +1,7 @@
 // The agent's composition root: from one parsed config, enroll if needed, then keep the
 // control link up. main.ts reads flags and env, calls this and wires signals; tests build the
 // same agent against a control plane on port 0.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { agentV1, SignalEnvelope } from '@pixelfleet/proto';
 import { createLogger, systemClock, type Clock, type Logger } from '@pixelfleet/signaling';
@@ -17,12 +17,17 @@ import { AppRecordStore } from './launcher/app-records';
 import { runWithExeca } from './launcher/app-process';
 import { stopSurvivors, type SurvivorOutcome } from './launcher/survivor-sweep';
 import { uploadSessionLog } from './link/log-upload';
+import { collectSessionLogs, MAX_SESSION_LOG_FILES } from './logs/collect-logs';
+import { LogSpool, removeSpooledSessionDir } from './logs/log-spool';
+import { SpoolUploader } from './logs/spool-uploader';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/signaling';
 import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
 import type { AgentInventory } from './agent-inventory';
 import agentPackage from '../package.json' with { type: 'json' };
 
 export const AGENT_VERSION: string = agentPackage.version;
+/** At shutdown, how long the logs of the sessions just stopped may take to upload, in ms; the rest waits in the spool for the next run. */
+const SHUTDOWN_LOG_DRAIN_MS = 10_000;
 
 
 export interface AgentDeps {
@@ -75,6 +80,25 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   // The link is created in start(); session reports and signals go to whatever link is current.
   let linkRef: ControlLink | undefined;
   let credentials: WorkerCredentials | undefined;
+  // Every finished session's logs go to the spool first; the uploader sends them once the agent has
+  // its credentials, and keeps them across control plane outages and agent restarts.
+  const spool = new LogSpool({
+    dir: join(config.dataDir, 'log-spool'),
+    maxBytes: config.logSpool.maxBytes,
+    maxAgeMs: config.logSpool.maxAgeHours * 3_600_000,
+    clock,
+    log: log.child({ component: 'log-spool' }),
+  });
+  const uploader = new SpoolUploader({
+    spool,
+    send: (sessionId, file) => {
+      if (!credentials) return Promise.reject(new Error('not enrolled yet'));
+      return uploadSessionLog(client, credentials.workerToken, sessionId, file);
+    },
+    clock,
+    backoff,
+    log: log.child({ component: 'log-spool' }),
+  });
   const sessions = new SessionManager({
     slots: config.slots,
     dataDir: config.dataDir,
@@ -88,12 +112,12 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     },
     report: (event) => void linkRef?.sendSessionEvent(event),
     signal: (signal) => void linkRef?.sendSignal(signal),
-    uploadLogs: async (sessionId, paths) => {
-      if (!credentials) return;
-      for (const path of paths) {
-        const stored = await uploadSessionLog(client, credentials.workerToken, sessionId, path);
-        if (stored) log.info({ sessionId, logFileId: stored.logFileId, gzSize: stored.gzSize }, 'session log uploaded');
-      }
+    spoolLogs: async (sources) => {
+      const { logs, skipped } = await collectSessionLogs(sources);
+      if (skipped.length > 0) log.warn({ sessionId: sources.sessionId, skipped, maxFiles: MAX_SESSION_LOG_FILES }, 'more session logs than the control plane keeps; the rest are not collected');
+      const entry = await spool.add(sources.sessionId, logs);
+      if (sources.absLogPath !== undefined) await removeSpooledSessionDir(dirname(sources.absLogPath));
+      if (entry) void uploader.kick();
     },
     log: log.child({ component: 'sessions' }),
     clock,
@@ -162,6 +186,8 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       });
       credentials = await obtainCredentials();
       const creds = credentials;
+      // Before anything drains it: half-written entries and files already answered for go.
+      await spool.recover();
       link = new ControlLink({
         client,
         workerToken: creds.workerToken,
@@ -180,19 +206,28 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
           draining = d;
         },
         onSignal,
+        onConnected: () => sessions.reannounceIdentified(),
         backoff,
         log: log.child({ component: 'control-link', workerId: creds.workerId }),
         clock,
       });
       linkRef = link;
+      // A reconnected link means the control plane is back: spooled logs go now, not at their next backoff.
+      link.onStateChange((state) => {
+        if (state === 'connected') void uploader.retryNow();
+      });
       link.start();
+      // What a previous run left in the spool (a crash, a stop during an outage) is sent first.
+      void uploader.kick();
     },
 
     async close() {
       closed = true;
-      // Apps first (their logs upload while the link is still up), then downloads (their .part
-      // stays for a resume), then the link.
+      // Apps first (their logs are spooled, and sent while the link is still up), then the log
+      // upload in flight (what is left stays spooled for the next run), then downloads (their
+      // .part stays for a resume), then the link.
       await sessions.close();
+      await uploader.close(SHUTDOWN_LOG_DRAIN_MS);
       await builds.close();
       await link?.close();
       client.close();

@@ -15,6 +15,10 @@ export const AGENT_REGIONS = ['us-east-1', 'europe', 'asia-pacific'] as const;
 
 /** Default `buildCache.maxBytes`: 200 GiB, room for a few packaged Unreal builds. */
 export const DEFAULT_BUILD_CACHE_MAX_BYTES = 200 * 1024 ** 3;
+/** Default `logSpool.maxBytes`: 5 GiB, days of engine logs and a few crash dumps while the control plane is away. */
+export const DEFAULT_LOG_SPOOL_MAX_BYTES = 5 * 1024 ** 3;
+/** Default `logSpool.maxAgeHours`: a week, well past any outage worth waiting for. */
+export const DEFAULT_LOG_SPOOL_MAX_AGE_HOURS = 168;
 
 const hostPort = z
   .string()
@@ -63,6 +67,15 @@ const schema = z
       })
       .strict()
       .default({ maxBytes: DEFAULT_BUILD_CACHE_MAX_BYTES }),
+    logSpool: z
+      .object({
+        /** Bytes the spooled session logs waiting for the control plane may take; past it the oldest sessions' are dropped (with a warning). */
+        maxBytes: z.number().int().min(1).default(DEFAULT_LOG_SPOOL_MAX_BYTES),
+        /** Hours a session's spooled logs wait for the control plane before they are dropped (with a warning). */
+        maxAgeHours: z.number().min(1).max(24 * 365).default(DEFAULT_LOG_SPOOL_MAX_AGE_HOURS),
+      })
+      .strict()
+      .default({ maxBytes: DEFAULT_LOG_SPOOL_MAX_BYTES, maxAgeHours: DEFAULT_LOG_SPOOL_MAX_AGE_HOURS }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -85,6 +98,8 @@ const ENV_LEAVES: Record<string, 'string' | 'number' | 'json'> = {
   'ice.iceServers': 'json',
   'launcher.command': 'json',
   'buildCache.maxBytes': 'number',
+  'logSpool.maxBytes': 'number',
+  'logSpool.maxAgeHours': 'number',
   logLevel: 'string',
 };
 

@@ -53,10 +53,15 @@ import { ProjectService } from './projects/project-service';
 import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
 import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
 import { SqliteSessionRetentionRepository } from './repositories/session-retention';
+import { SqliteLogRetentionRepository } from './repositories/log-retention';
 import { RetentionSweep } from './retention/retention-sweep';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
 import { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
+import { registerAnalyticsRoutes } from './http/analytics/analytics-routes';
+import { AnalyticsService } from './analytics/analytics-service';
+import { SqliteSessionHistoryRepository } from './repositories/session-history';
+import { SqliteTelemetryDiagnosisRepository } from './repositories/telemetry-diagnosis';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -249,6 +254,25 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
     }),
   });
+  // The analytics API: the same key and access checks as the build API's reads, its own read limit.
+  const analyticsReads = config.limits.analyticsReadsPerMinute;
+  registerAnalyticsRoutes(http, {
+    auth: new ApiKeyAuth(users),
+    access: new ProjectAccess(projects),
+    accessFacts: new SqliteAccessFactsRepository(db),
+    readLimit: new FairUse(clock, { burst: analyticsReads, refillPerSecond: analyticsReads / 60, addressBurst: analyticsReads, addressRefillPerSecond: analyticsReads / 60 }),
+    analytics: new AnalyticsService({
+      sessions: sessionsRepo,
+      history: new SqliteSessionHistoryRepository(db),
+      telemetry: new SqliteTelemetryRepository(db),
+      diagnosis: new SqliteTelemetryDiagnosisRepository(db),
+      dimensions: new SqliteSessionDimensionsRepository(db),
+      logFiles,
+      blobs,
+    }),
+    clock,
+    log: log.child({ component: 'analytics' }),
+  });
   let publicUrls: PublicUrls | undefined;
   let geoIp: GeoIp | undefined;
   // Agents download build archives over HTTP with links signed by a key kept in the data dir.
@@ -285,6 +309,10 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     clock,
     log: log.child({ component: 'retention' }),
     sessionDays: config.retention.sessionDays,
+    logs: new SqliteLogRetentionRepository(db),
+    blobs,
+    logDays: config.retention.logDays,
+    telemetryDays: config.retention.telemetryDays,
     sweepIntervalMs: config.retention.sweepIntervalMinutes * 60_000,
   });
   let grpc: GrpcServerHandle | undefined;

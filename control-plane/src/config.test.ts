@@ -46,7 +46,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.network).toEqual({ allowPrivateUrls: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30, lostGraceSeconds: 120 });
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500, sessionsPerMinute: 10, sessionBurst: 20 });
-    expect(c.retention).toEqual({ sessionDays: 100, sweepIntervalMinutes: 60 });
+    expect(c.retention).toEqual({ sessionDays: 100, logDays: 30, telemetryDays: 92, sweepIntervalMinutes: 60 });
     expect(c.geoip).toEqual({ enabled: true });
     expect(c.publicUrls).toEqual({});
     expect(c.distribution).toEqual({ linkTtlSeconds: 21_600, deadlineSeconds: 7_200 });
@@ -139,12 +139,18 @@ describe('loadControlPlaneConfig sources and precedence', () => {
         PIXELFLEET_RETENTION__SESSION_DAYS: '120',
         PIXELFLEET_RETENTION__SWEEP_INTERVAL_MINUTES: '15',
         PIXELFLEET_GEOIP__ENABLED: 'false',
+        PIXELFLEET_RETENTION__LOG_DAYS: '7',
       },
     });
     expect(c.http.trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 0, maxQueuedPerProject: 25, sessionsPerMinute: 0, sessionBurst: 5 });
-    expect(c.retention).toEqual({ sessionDays: 120, sweepIntervalMinutes: 15 });
+    expect(c.retention).toEqual({ sessionDays: 120, logDays: 7, telemetryDays: 92, sweepIntervalMinutes: 15 });
     expect(c.geoip).toEqual({ enabled: false });
+    // Without their own value, logs and telemetry are kept no longer than their sessions.
+    expect(loadControlPlaneConfig({ overrides: { ...TOKENS, retention: { sessionDays: 20 } } }).retention).toEqual({ sessionDays: 20, logDays: 20, telemetryDays: 20, sweepIntervalMinutes: 60 });
+    expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, retention: { sessionDays: 20, logDays: 21 } } })).toThrow('config key "retention.logDays": must not exceed retention.sessionDays');
+    expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, retention: { telemetryDays: 101 } } })).toThrow('config key "retention.telemetryDays": must not exceed retention.sessionDays');
+    expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, retention: { logDays: 0 } } })).toThrow(/retention\.logDays/);
     expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, viewers: { sessionBurst: 0 } } })).toThrow(/viewers\.sessionBurst/);
     expect(() => loadControlPlaneConfig({ overrides: { ...TOKENS, retention: { sessionDays: 0 } } })).toThrow(/retention\.sessionDays/);
     expect(() => loadControlPlaneConfig({ env: { PIXELFLEET_ADMIN_TOKEN: ADMIN, PIXELFLEET_AGENT_JOIN_TOKEN: JOIN, PIXELFLEET_HTTP__TRUST_PROXY: '10.0.0.1' } })).toThrow(

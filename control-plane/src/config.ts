@@ -166,11 +166,23 @@ const schema = z
          * event are kept. The default outlasts the analytics API's 92-day window.
          */
         sessionDays: z.number().int().min(1).max(36_500).default(100),
+        /** Days an engine log file (record and blob) is kept from its upload; default DEFAULT_LOG_DAYS or sessionDays if smaller. */
+        logDays: z.number().int().min(1).max(36_500).optional(),
+        /** Days a telemetry row is kept from its receipt; default DEFAULT_TELEMETRY_DAYS or sessionDays if smaller. */
+        telemetryDays: z.number().int().min(1).max(36_500).optional(),
         /** Minutes between two retention sweeps (the first runs at start). */
         sweepIntervalMinutes: z.number().int().min(1).max(24 * 60).default(60),
       })
       .strict()
-      .default({ sessionDays: 100, sweepIntervalMinutes: 60 }),
+      // A session's rows go with it: a longer window for its logs or telemetry would never apply.
+      .refine((r) => r.logDays === undefined || r.logDays <= r.sessionDays, { path: ['logDays'], message: 'must not exceed retention.sessionDays' })
+      .refine((r) => r.telemetryDays === undefined || r.telemetryDays <= r.sessionDays, { path: ['telemetryDays'], message: 'must not exceed retention.sessionDays' })
+      .transform((r) => ({
+        ...r,
+        logDays: r.logDays ?? Math.min(DEFAULT_LOG_DAYS, r.sessionDays),
+        telemetryDays: r.telemetryDays ?? Math.min(DEFAULT_TELEMETRY_DAYS, r.sessionDays),
+      }))
+      .prefault({}),
     /**
      * Country and city of viewers from the bundled DB-IP city database (read once at start, ~135 MB
      * in memory). false: sessions get no country or city (the breakdown's geo dimensions stay empty).
@@ -181,6 +193,11 @@ const schema = z
   .strict();
 
 export type ControlPlaneConfig = Readonly<z.infer<typeof schema>>;
+
+/** Default `retention.logDays`: a month of engine logs (they are large; a crash is looked at within days). */
+export const DEFAULT_LOG_DAYS = 30;
+/** Default `retention.telemetryDays`: the analytics API's 92-day window. */
+export const DEFAULT_TELEMETRY_DAYS = 92;
 
 /** Every leaf key that an environment variable may set, and how its text is parsed. */
 const envLeaves = {
@@ -222,6 +239,8 @@ const envLeaves = {
   'metrics.bearerToken': 'string',
   'retention.sessionDays': 'number',
   'retention.sweepIntervalMinutes': 'number',
+  'retention.logDays': 'number',
+  'retention.telemetryDays': 'number',
   'geoip.enabled': 'boolean',
   logLevel: 'string',
 } as const;

@@ -82,9 +82,46 @@ export const HTTP_ERRORS = {
   archiveLinkOtherBuild: { status: 403, message: 'Archive link is for another build' },
   buildHasNoArchive: { status: 404, message: 'Build has no archive' },
   rangeNotSatisfiable: { status: 416, message: 'Range not satisfiable' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  // Analytics API: spec rows (Errors, analytics endpoints) and where the spec names the status but
+  // not the message. These routes also write `code`, and `field` (plus e.g. `maxDays`) where given.
+  analyticsInvalidDimension: { status: 400, message: 'Invalid dimension. Must be one of: country, city, browser, device, os', code: 'VALIDATION_FAILED' },
+  analyticsDatesRequired: { status: 400, message: 'startDate and endDate are required (ISO format)', code: 'VALIDATION_FAILED' },
+  analyticsInvalidDate: { status: 400, message: '{field} must be an ISO 8601 date and time', code: 'VALIDATION_FAILED' },
+  analyticsDatesReversed: { status: 400, message: 'startDate must not be after endDate', code: 'VALIDATION_FAILED' },
+  analyticsWindowTooWide: { status: 400, message: 'The window from startDate to endDate may be at most {maxDays} days', code: 'VALIDATION_FAILED' },
+  analyticsInvalidParameter: { status: 400, message: '{field} {rule}', code: 'VALIDATION_FAILED' },
+  analyticsProjectIdRequired: { status: 403, message: 'Forbidden: projectId is required', code: 'FORBIDDEN' },
+  analyticsSessionOfAnotherProject: { status: 403, message: 'Forbidden: session does not belong to this project', code: 'FORBIDDEN' },
+  analyticsLogFileNotFound: { status: 404, message: 'Log file not found', code: 'NOT_FOUND' },
+  analyticsRateLimited: { status: 429, message: 'Rate limit exceeded. Try again in {seconds} seconds.', code: 'RATE_LIMITED' },
+} as const satisfies Record<string, { status: number; message: string; code?: string }>;
+
+/**
+ * The `code` analytics routes write beside `message` for catalog entries shared with the build &
+ * project API (whose older routes write `message` only). Entries of the analytics API carry theirs.
+ */
+export const ANALYTICS_SHARED_CODES: Partial<Record<keyof typeof HTTP_ERRORS, string>> = {
+  internal: 'INTERNAL_ERROR',
+  routeNotFound: 'NOT_FOUND',
+  invalidApiKey: 'UNAUTHORIZED',
+  accessDenied: 'FORBIDDEN',
+  projectNotFound: 'NOT_FOUND',
+  sessionNotFound: 'NOT_FOUND',
+  invalidField: 'VALIDATION_FAILED',
+  missingField: 'VALIDATION_FAILED',
+  shuttingDown: 'SHUTTING_DOWN',
+  malformedRequest: 'VALIDATION_FAILED',
+  badUrl: 'VALIDATION_FAILED',
+  paramTooLong: 'VALIDATION_FAILED',
+};
 
 export type HttpErrorName = keyof typeof HTTP_ERRORS;
+
+/** The stable `code` an analytics route writes for a catalog entry (undefined: none). */
+export function analyticsCodeOf(entry: HttpErrorName): string | undefined {
+  const e = HTTP_ERRORS[entry];
+  return ('code' in e ? e.code : undefined) ?? ANALYTICS_SHARED_CODES[entry];
+}
 
 /** An HTTP error from the catalog; the error handler writes it as `{ message }` (plus headers). */
 export class ApiError extends Error {
@@ -95,6 +132,8 @@ export class ApiError extends Error {
     params: Readonly<Record<string, string | number>> = {},
     /** Response headers to set, e.g. `Retry-After`. */
     readonly headers: Readonly<Record<string, string>> = {},
+    /** Fields analytics routes add to the body beside `message` and `code` (`field`, `maxDays`). */
+    readonly fields: Readonly<Record<string, string | number>> = {},
   ) {
     super(HTTP_ERRORS[entry].message.replace(/\{(\w+)\}/g, (whole, key: string) => (params[key] === undefined ? whole : String(params[key]))));
     this.status = HTTP_ERRORS[entry].status;

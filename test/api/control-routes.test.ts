@@ -148,6 +148,12 @@ describe('OpenAPI', () => {
         'POST /api/projects/disable',
         'POST /api/projects/end-session',
         'POST /api/projects/test-webhook',
+        'GET /api/v1/analytics/projects/{projectId}/analytics/breakdown',
+        'GET /api/v1/analytics/frontend-streaming-logs',
+        'GET /api/v1/analytics/sessions/{sessionId}',
+        'GET /api/v1/analytics/log-files/session/{sessionId}',
+        'GET /api/v1/analytics/log-files/{logFileId}/download',
+        'GET /api/v1/analytics/projects/{projectId}/sessions',
       ].sort(),
     );
     for (const [path, ops] of Object.entries(doc.paths)) {

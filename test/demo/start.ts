@@ -193,7 +193,8 @@ Pixelfleet demo is running (state in .data/demo; Ctrl-C stops it).
 
 The demo build (${state.uploadId}) is a Linux-packaged build whose binary is the mock Unreal app
 (test/mock-unreal): a moving test pattern; clicks, keys and UIInteraction messages you send are
-written to its log under .data/demo/agent/sessions/. Submit your own zip the same way:
+written to its log under .data/demo/agent/sessions/<sessionId>/ while it runs (then uploaded to the
+control plane: its log_files rows, the gzip under .data/demo/control-plane/blobs). Submit your own zip the same way:
   curl -X POST ${started.publicUrls.api}/projects/upload-file -H 'content-type: application/json' \\
     -d '{"apiKey":"${state.apiKey}","userId":"${state.userId}","projectId":"${state.projectId}","fileUrl":"<your zip URL>","autoRelease":true}'
 

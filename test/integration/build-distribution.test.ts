@@ -3,11 +3,12 @@
 // verify and extract it; the build is Approved and live once they have it. Failures are named; a
 // worker offline at the time catches up when it connects; placement waits for a worker holding
 // the live build.
-import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CommandFailure, type Agent, type CommandHandlers } from '@pixelfleet/agent';
 import { ManualClock } from '@pixelfleet/signaling';
@@ -149,9 +150,13 @@ describe('distribution to the region\'s workers', () => {
     const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
     await expect.poll(() => f.t.cp.sessions.get(sessionId).assignedWorker).toBe(holder.agent.workerId);
     // The holder has no launcher.command: it runs the cached build's own Linux binary (here a script
-    // that prints its arguments and exits) with the Unreal command line.
-    const output = join(holder.dataDir, 'sessions', sessionId, 'app-output.log');
-    await expect.poll(() => (existsSync(output) ? readFileSync(output, 'utf8') : ''), { timeout: 20_000 }).toMatch(/^launched with: PixelDemo -PixelStreamingURL=ws:\/\/127\.0\.0\.1:\d+ -PixelStreamingID=/m);
+    // that prints its arguments and exits) with the Unreal command line. Its captured output is the
+    // session's log once it exits: read back from what the control plane stored.
+    const stored = () => f.t.cp.db.prepare("SELECT blob_sha256 FROM log_files WHERE session_id = ? AND file_name = 'app-output.log'").get(sessionId) as { blob_sha256: string } | undefined;
+    await expect.poll(stored, { timeout: 20_000 }).toBeDefined();
+    const gz: Buffer[] = [];
+    for await (const chunk of f.t.cp.blobs.read(stored()!.blob_sha256)) gz.push(chunk as Buffer);
+    expect(gunzipSync(Buffer.concat(gz)).toString()).toMatch(/^launched with: PixelDemo -PixelStreamingURL=ws:\/\/127\.0\.0\.1:\d+ -PixelStreamingID=/m);
   });
 
   it('activating a local build (no archive: each agent\'s launcher.command) approves it at once', async () => {

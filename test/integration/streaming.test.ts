@@ -1,7 +1,8 @@
 // The streaming path with real parts except the browser: control plane, gateway, scheduler, a
 // real agent with its werift relay, the mock Unreal app as a real child process speaking Pixel
 // Streaming with real H.264, and a werift viewer on the gateway's WebSocket.
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/signaling';
@@ -64,7 +65,12 @@ describe('a viewer watches and controls the app', () => {
     expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
     const uploaded = () => (t.cp.db.prepare('SELECT file_name FROM log_files WHERE session_id = ? ORDER BY file_name').all(sessionId) as { file_name: string }[]).map((r) => r.file_name);
     await expect.poll(uploaded, { timeout: 10_000 }).toContain('PixelfleetApp.log');
-    const engineLog = readFileSync(join(agentDataDir, 'sessions', sessionId, 'PixelfleetApp.log'), 'utf8');
+    // What the control plane stored is what the app wrote (the agent's copy went with its spool entry).
+    const { blob_sha256: sha256 } = t.cp.db.prepare("SELECT blob_sha256 FROM log_files WHERE session_id = ? AND file_name = 'PixelfleetApp.log'").get(sessionId) as { blob_sha256: string };
+    const gz: Buffer[] = [];
+    for await (const chunk of t.cp.blobs.read(sha256)) gz.push(chunk as Buffer);
+    const engineLog = gunzipSync(Buffer.concat(gz)).toString();
+    await expect.poll(() => existsSync(join(agentDataDir, 'log-spool')) && readdirSync(join(agentDataDir, 'log-spool')).length).toBe(0);
     expect(engineLog).toContain('UIInteraction');
     expect(engineLog).toContain('LogExit: Exiting.');
   });

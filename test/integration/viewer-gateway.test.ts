@@ -309,6 +309,17 @@ describe('admission limits', () => {
     expect(sessionCount()).toBe(2);
   });
 
+  it('counts an IPv6 client by its /64: another interface id of the same subscriber is the same client', async () => {
+    const { connect, sessionCount } = await setup({ overrides: { viewers: { maxPerAddress: 1 }, http: { host: '127.0.0.1', port: 0, trustProxy: ['127.0.0.1'] } } });
+    const a = await connect('', { 'x-forwarded-for': '2a01:4f8:c0c:1::10' });
+    await a.next('pixelfleetSession');
+    const neighbour = await connect('', { 'x-forwarded-for': '2a01:4f8:c0c:2::10' });
+    await neighbour.next('pixelfleetSession');
+    const rotated = await connect('', { 'x-forwarded-for': '2a01:4f8:c0c:1:9f3e:1:2:3' });
+    expect((await rotated.closed).code).toBe(4010);
+    expect(sessionCount()).toBe(2);
+  });
+
   it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
     const { connect } = await setup({ overrides: { viewers: { maxPerAddress: 1 } } });
     const a = await connect('', { 'x-forwarded-for': '203.0.113.5' });

@@ -1,4 +1,4 @@
-// A short signalling drop does not kill a healthy stream (architecture §2): a Running session
+// A short signalling drop does not kill a healthy stream (architecture §2): a Running or Starting session
 // whose viewer socket vanishes is held for viewers.resumeGraceSeconds, and the page's token takes
 // it back over a new socket. Real gateway, scheduler and agent link; the relay is scripted; the
 // grace runs on the injected clock.
@@ -17,12 +17,12 @@ afterEach(async () => {
 
 const GRACE_S = 30;
 
-async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: number } = {}) {
+async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: number; agentClock?: ManualClock } = {}) {
   const clock = new ManualClock(Date.now());
   const viewers = { resumeGraceSeconds: options.resumeGraceSeconds ?? GRACE_S, ...(options.maxPerAddress === undefined ? {} : { maxPerAddress: options.maxPerAddress }) };
   const t = await startTestControlPlane({ clock, overrides: { viewers } });
   cleanups.push(() => t.destroy());
-  const { script, wsUrl } = await startStreamingProject(t, cleanups, 'Resume');
+  const { script, wsUrl } = await startStreamingProject(t, cleanups, 'Resume', options.agentClock ? { clock: options.agentClock } : {});
   const connect = async (query = '') => {
     const p = await FakePlayer.connect(`${wsUrl}${query}`);
     cleanups.push(() => p.socket.terminate());
@@ -31,13 +31,19 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
   const status = (sessionId: string) => t.cp.sessions.get(sessionId).status;
   const gateway = () => t.cp.gateway;
 
-  /** A viewer whose session reached Running. */
-  const streaming = async () => {
+  /** A viewer whose session was placed (Starting) and whose page asked for the streamer list. */
+  const placed = async () => {
     const player = await connect();
     player.send({ type: 'listStreamers' });
     const hello = await player.next('pixelfleetSession');
     const sessionId = hello.sessionId as string;
     await expect.poll(() => script.started).toContain(sessionId);
+    return { player, sessionId, hello };
+  };
+
+  /** A viewer whose session reached Running. */
+  const streaming = async () => {
+    const { player, sessionId, hello } = await placed();
     script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
     await player.next('config');
     script.report(sessionId, 'appIdentified', { streamingId: 'streamer_r' });
@@ -61,7 +67,20 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
     return player;
   };
 
-  return { t, clock, script, connect, status, gateway, streaming, drop, resume };
+  /** The control plane started again (after t.stop()) on the same data dir, ports, clock and config. */
+  const restart = async () => {
+    const again = await startTestControlPlane({
+      dataDir: t.dataDir,
+      grpcPort: t.started.grpcPort,
+      clock,
+      logs: t.logs,
+      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers },
+    });
+    cleanups.push(() => again.stop());
+    return again;
+  };
+
+  return { t, clock, script, connect, status, gateway, placed, streaming, drop, resume, restart };
 }
 
 describe('resuming a dropped viewer socket', () => {
@@ -173,7 +192,7 @@ describe('resuming a dropped viewer socket', () => {
   });
 
   it('a control plane restart is invisible to a viewer who is watching: closed with 1012, resumed on the next run, nothing stopped; a queued viewer gets its place back', async () => {
-    const { t, clock, script, streaming, connect, resume } = await setup({ maxPerAddress: 2 });
+    const { t, clock, script, streaming, connect, resume, restart } = await setup({ maxPerAddress: 2 });
     const watching = await streaming();
     const queued = await connect();
     const q = await queued.next('pixelfleetSession');
@@ -183,14 +202,7 @@ describe('resuming a dropped viewer socket', () => {
     expect(await queued.closed).toEqual({ code: 1012, reason: 'service restarting' });
     expect(script.stopped).toEqual([]);
 
-    const again = await startTestControlPlane({
-      dataDir: t.dataDir,
-      grpcPort: t.started.grpcPort,
-      clock,
-      logs: t.logs,
-      overrides: { http: { host: '127.0.0.1', port: t.started.httpPort }, viewers: { resumeGraceSeconds: GRACE_S, maxPerAddress: 2 } },
-    });
-    cleanups.push(() => again.stop());
+    const again = await restart();
     await expect.poll(() => again.cp.registry.placeable('europe').length).toBe(1);
     const back = await resume(watching.sessionId, watching.viewerToken);
     await back.next('pixelfleetResumed');
@@ -210,18 +222,107 @@ describe('resuming a dropped viewer socket', () => {
     expect(await queuedBack.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
   });
 
+  it('a restart while a session is Starting: what its agent says while the control plane is down reaches the page that resumes on the next run, which lists the app again and subscribes', async () => {
+    const { t, script, placed, resume, restart } = await setup();
+    const { player, sessionId, hello } = await placed();
+    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
+    await player.next('config');
+    await t.stop();
+    expect(await player.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    await expect.poll(() => script.agent!.link.linkState).not.toBe('connected');
+    // While the control plane is down the app identifies and the relay offers: the agent holds both.
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_s' });
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
+    expect(script.agent!.link.heldMessages).toBe(2);
+
+    const again = await restart();
+    // The agent is back (and has sent what it held) before the page: the next run keeps both for it.
+    await expect.poll(() => script.agent!.link.heldMessages).toBe(0);
+    await expect.poll(() => again.logs.lines.some((l) => l.includes('relay signal held for a viewer who is away'))).toBe(true);
+    const back = await resume(sessionId, hello.viewerToken as string);
+    await back.next('pixelfleetResumed');
+    expect(await back.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    expect(await back.next('offer')).toMatchObject({ type: 'offer', sdp: 'v=0\r\n' });
+    // The page never had its streamer list: it asks again, as Epic's protocol does, and subscribes.
+    back.send({ type: 'listStreamers' });
+    expect(await back.next('streamerList')).toEqual({ type: 'streamerList', ids: ['streamer_s'] });
+    back.send({ type: 'subscribe', streamerId: 'streamer_s' });
+    await expect.poll(() => script.signals.map((x) => JSON.parse(x.json) as { type: string }).filter((m) => m.type === 'subscribe')).toHaveLength(1);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => again.cp.sessions.get(sessionId).status).toBe('Running');
+  });
+
+  it('a restart while a session is Starting: the answer and candidates of a page back before its agent wait for the agent and reach it in order', async () => {
+    // The agent redials on its own clock: it stays away until the test lets it back.
+    const agentClock = new ManualClock(Date.now());
+    const { t, script, placed, resume, restart } = await setup({ agentClock });
+    const { player, sessionId, hello } = await placed();
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_a' });
+    await player.next('streamerList');
+    player.send({ type: 'subscribe', streamerId: 'streamer_a' });
+    await expect.poll(() => script.signals.length).toBe(1);
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
+    await player.next('offer');
+    await t.stop();
+    expect(await player.closed).toEqual({ code: 1012, reason: 'service restarting' });
+    await expect.poll(() => script.agent!.link.linkState).toBe('waiting');
+
+    const again = await restart();
+    const back = await resume(sessionId, hello.viewerToken as string);
+    await back.next('pixelfleetResumed');
+    // What the page's library sent while away follows the resume: its answer and a candidate.
+    back.send({ type: 'answer', sdp: 'v=0\r\na=answer\r\n' });
+    back.send({ type: 'iceCandidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } });
+    expect(await back.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    const pingTime = Date.now();
+    back.send({ type: 'ping', time: pingTime });
+    await back.next('pong'); // both were read by the gateway
+    expect(script.signals).toHaveLength(1);
+
+    agentClock.advance(1_000); // past the redial wait
+    await expect.poll(() => script.signals.map((x) => (JSON.parse(x.json) as { type: string }).type)).toEqual(['subscribe', 'answer', 'iceCandidate']);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => again.cp.sessions.get(sessionId).status).toBe('Running');
+  });
+
   it('the page and the server agree on the refusal code', () => {
     expect(VIEWER_CLOSES.resumeRefused).toEqual({ code: 4008, reason: 'session cannot be resumed', sentence: 'The connection to the server was lost.' });
   });
 
-  it('a drop before the stream is up ends the session at once (its negotiation went with the socket)', async () => {
-    const { script, connect, status, gateway } = await setup();
-    const player = await connect();
-    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
-    await expect.poll(() => script.started).toContain(sessionId);
-    player.socket.terminate();
+  it('a drop while Starting holds the session: the offer its relay makes meanwhile reaches the resumed page, which lists the app again, subscribes and streams', async () => {
+    const { t, script, placed, drop, resume, status } = await setup();
+    const { player, sessionId, hello } = await placed();
+    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
+    await player.next('config');
+    await drop(player);
+    expect(status(sessionId)).toBe('Starting');
+    // While the page is away the app identifies and the relay offers: the gateway keeps both for it.
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_d' });
+    script.signal(sessionId, { type: 'offer', sdp: 'v=0\r\n' });
+    await expect.poll(() => t.logs.lines.some((l) => l.includes('relay signal held for a viewer who is away'))).toBe(true);
+    const back = await resume(sessionId, hello.viewerToken as string);
+    await back.next('pixelfleetResumed');
+    expect(await back.next('pixelfleetStatus')).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
+    expect(await back.next('offer')).toMatchObject({ type: 'offer', sdp: 'v=0\r\n' });
+    back.send({ type: 'listStreamers' });
+    expect(await back.next('streamerList')).toEqual({ type: 'streamerList', ids: ['streamer_d'] });
+    back.send({ type: 'subscribe', streamerId: 'streamer_d' });
+    await expect.poll(() => script.signals.map((x) => JSON.parse(x.json) as { type: string }).filter((m) => m.type === 'subscribe')).toHaveLength(1);
+    script.report(sessionId, 'viewerConnected');
+    await expect.poll(() => status(sessionId)).toBe('Running');
+    expect(statusHistory(t.cp, sessionId)).toEqual(['Enqueued', 'Starting', 'Running']);
+  });
+
+  it('a drop while Starting that never resumes ends the session as viewer left when the grace runs out', async () => {
+    const { t, clock, placed, drop, status, gateway } = await setup();
+    const { player, sessionId } = await placed();
+    await drop(player);
+    expect(gateway().detached).toBe(1);
+    clock.advance(GRACE_S * 1000 - 1);
+    expect(status(sessionId)).toBe('Starting');
+    clock.advance(1);
     await expect.poll(() => status(sessionId)).toBe('Terminated');
-    expect(gateway().detached).toBe(0);
+    expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
   });
 
   it('resumeGraceSeconds 0 ends a Running session on a drop, as before', async () => {

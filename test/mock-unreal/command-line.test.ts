@@ -31,7 +31,7 @@ describe('parseCommandLine', () => {
       keepAliveIntervalMs: 30_000,
       icePortRange: undefined,
       fixturePath: DEFAULT_FIXTURE_PATH,
-      failure: { crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false },
+      failure: { crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false, signallingGate: undefined },
       notes: [],
     });
     expect(config.commandLine).toBe(REAL.join(' '));
@@ -58,7 +58,15 @@ describe('parseCommandLine', () => {
       minBitrate: 100_000,
       maxBitrate: 40_000_000,
       logPath: join(CWD, 'MockUnreal', 'Saved', 'Logs', 'MockUnreal.log'),
+      savedDir: join(CWD, 'MockUnreal', 'Saved'),
+      savedLogName: undefined,
     });
+  });
+
+  it('finds Saved beside the binary\'s folder when started in <Project>/Binaries/<Platform> (as the agent starts a build), and takes -MockSavedLog', () => {
+    const config = parseCommandLine(['Game', '-MockSavedLog=Plugin.log'], {}, '/builds/upl_1/Game/Binaries/Linux');
+    expect(config).toMatchObject({ savedDir: '/builds/upl_1/Game/Saved', logPath: '/builds/upl_1/Game/Saved/Logs/Game.log', savedLogName: 'Plugin.log', notes: [] });
+    expect(parseCommandLine(['Game', '-MockSavedLog=../x.log'], {}, CWD)).toMatchObject({ savedLogName: undefined, notes: ['Ignoring -MockSavedLog="../x.log": expected a plain file name ending in .log'] });
   });
 
   it('takes the signalling URL from any PS1/PS2 spelling, the legacy -PixelStreamingURL winning', () => {
@@ -107,18 +115,20 @@ describe('parseCommandLine', () => {
       MOCK_UNREAL_KICK_ON_UI_INTERACTION: 'on',
       MOCK_UNREAL_RECONNECT_SIGNALLING: '1',
       MOCK_UNREAL_HELPER_PROCESS: 'true',
+      MOCK_UNREAL_SIGNALLING_GATE: 'gate',
+      MOCK_UNREAL_CRASH_REPORT: '1',
     }, CWD);
-    expect(config.failure).toEqual({ crashAfterMs: 300, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true });
+    expect(config.failure).toEqual({ crashAfterMs: 300, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true, signallingGate: join(CWD, 'gate'), crashReport: true });
   });
 
   it('turns each failure mode on from the command line, which wins for the crash delay', () => {
-    const config = parseCommandLine(['-MockCrashAfterMs=50', '-MockHangOnStop', '-mockneverconnect', '-MockExitEarly=1', '-MockKickOnUIInteraction', '-MockReconnectSignalling', '-MockHelperProcess'], { MOCK_UNREAL_CRASH_AFTER_MS: '999' }, CWD);
-    expect(config.failure).toEqual({ crashAfterMs: 50, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true });
+    const config = parseCommandLine(['-MockCrashAfterMs=50', '-MockHangOnStop', '-mockneverconnect', '-MockExitEarly=1', '-MockKickOnUIInteraction', '-MockReconnectSignalling', '-MockHelperProcess', '-MockSignallingGate=/tmp/gate', '-MockCrashReport'], { MOCK_UNREAL_CRASH_AFTER_MS: '999' }, CWD);
+    expect(config.failure).toEqual({ crashAfterMs: 50, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true, signallingGate: '/tmp/gate', crashReport: true });
   });
 
   it('leaves failure modes off for 0/false/empty and reports nonsense', () => {
     const config = parseCommandLine(['-MockHangOnStop=0', '-MockKickOnUIInteraction=false'], { MOCK_UNREAL_NEVER_CONNECT: '0', MOCK_UNREAL_EXIT_EARLY: '', MOCK_UNREAL_CRASH_AFTER_MS: 'soon' }, CWD);
-    expect(config.failure).toEqual({ crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false });
+    expect(config.failure).toEqual({ crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false, signallingGate: undefined, crashReport: false });
     expect(config.notes).toEqual(['Ignoring MOCK_UNREAL_CRASH_AFTER_MS="soon": expected an integer >= 0']);
   });
 });

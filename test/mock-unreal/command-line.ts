@@ -1,7 +1,7 @@
 // The mock Unreal app's configuration, parsed once from an Unreal-style command line
 // (`<Project> -Key=Value -Flag`, keys case-insensitive, unknown ones noted but never fatal) and
 // the MOCK_UNREAL_* failure-mode variables. Returns a frozen config plus notes for the log.
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { DEFAULT_FIXTURE_PATH } from './fixture';
 
 export interface MockFailureModes {
@@ -25,6 +25,13 @@ export interface MockFailureModes {
   readonly reconnectSignalling: boolean;
   /** Start a helper child process (as a real build starts CrashReportClient) in the app's process group; it lives until killed. */
   readonly helperProcess: boolean;
+  /**
+   * Dial the signalling server only once this file exists (absolute path): a test holds the app's
+   * start at a known point (launched, not yet identified) and lets it go when it chooses.
+   */
+  readonly signallingGate: string | undefined;
+  /** A crash also writes a crash folder `Saved/Crashes/UECC-<Platform>-<GUID>_0000/` (context, log copy, minidump), as the crash reporter does. */
+  readonly crashReport: boolean;
 }
 
 export interface MockUnrealConfig {
@@ -36,8 +43,16 @@ export interface MockUnrealConfig {
   readonly streamerId: string;
   readonly resX: number;
   readonly resY: number;
-  /** Absolute path of the log file (-ABSLOG, else <cwd>/<Project>/Saved/Logs/<Project>.log). */
+  /** Absolute path of the log file (-ABSLOG, else <savedDir>/Logs/<Project>.log). */
   readonly logPath: string;
+  /**
+   * The project's Saved folder, as a packaged build finds it from its binary: `<Project>/Saved`
+   * beside `<Project>/Binaries/<Platform>/` when started there (the agent starts a build's binary
+   * in its folder), else `<cwd>/<Project>/Saved`.
+   */
+  readonly savedDir: string;
+  /** -MockSavedLog=<Name.log>: also write `<savedDir>/Logs/<Name.log>`, as a plugin writing its own log would. */
+  readonly savedLogName: string | undefined;
   /** -stdout: also write every log line to standard output. */
   readonly stdout: boolean;
   /** Frame rate reported in InitialSettings (-PixelStreamingWebRTCFps, default 60 like PS2). */
@@ -67,6 +82,8 @@ export const FAILURE_ENV = {
   kickOnUIInteraction: 'MOCK_UNREAL_KICK_ON_UI_INTERACTION',
   reconnectSignalling: 'MOCK_UNREAL_RECONNECT_SIGNALLING',
   helperProcess: 'MOCK_UNREAL_HELPER_PROCESS',
+  signallingGate: 'MOCK_UNREAL_SIGNALLING_GATE',
+  crashReport: 'MOCK_UNREAL_CRASH_REPORT',
 } as const;
 
 const KNOWN_VALUES = new Set([
@@ -74,14 +91,15 @@ const KNOWN_VALUES = new Set([
   'pixelstreamingport', 'pixelstreamingid', 'resx', 'resy', 'abslog', 'pixelstreamingencodercodec',
   'pixelstreamingwebrtcfps', 'pixelstreamingwebrtcmaxfps', 'pixelstreamingwebrtcstartbitrate',
   'pixelstreamingwebrtcminbitrate', 'pixelstreamingwebrtcmaxbitrate', 'pixelstreamingwebrtcminport',
-  'pixelstreamingwebrtcmaxport', 'pixelstreamingsignalingkeepaliveinterval', 'mockcrashafterms', 'mockfixture',
+  'pixelstreamingwebrtcmaxport', 'pixelstreamingsignalingkeepaliveinterval', 'mockcrashafterms', 'mockfixture', 'mocksignallinggate',
+  'mocksavedlog',
 ]);
 
 /** Engine flags a packaged game accepts; the mock has nothing to do for them. */
 const KNOWN_FLAGS = new Set([
   'renderoffscreen', 'forceres', 'unattended', 'windowed', 'fullscreen', 'log', 'stdout', 'fullstdoutlogoutput',
   'audiomixer', 'nosound', 'nosplash', 'allowpixelstreamingcommands', 'mockhangonstop', 'mockneverconnect',
-  'mockexitearly', 'mockkickonuiinteraction', 'mockreconnectsignalling', 'mockhelperprocess',
+  'mockexitearly', 'mockkickonuiinteraction', 'mockreconnectsignalling', 'mockhelperprocess', 'mockcrashreport',
 ]);
 
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on']);
@@ -170,6 +188,10 @@ function signallingUrl(args: ParsedArgs, notes: string[]): string | undefined {
   return url;
 }
 
+function gatePath(raw: string | undefined, cwd: string): string | undefined {
+  return raw === undefined || raw === '' ? undefined : resolve(cwd, raw);
+}
+
 /**
  * Parses the command line (argv without node and script) and failure-mode environment.
  * Never throws: bad values fall back to defaults and are reported in `notes`.
@@ -186,9 +208,17 @@ export function parseCommandLine(
 
   const projectName = args.projectName ?? 'MockUnreal';
   const absLog = value('abslog');
+  const projectDir = basename(dirname(cwd)) === 'Binaries' ? resolve(cwd, '..', '..') : join(cwd, projectName);
+  const savedDir = join(projectDir, 'Saved');
   const logPath = absLog !== undefined && absLog !== ''
     ? (isAbsolute(absLog) ? absLog : resolve(cwd, absLog))
-    : join(cwd, projectName, 'Saved', 'Logs', `${projectName}.log`);
+    : join(savedDir, 'Logs', `${projectName}.log`);
+  const savedLog = value('mocksavedlog');
+  let savedLogName: string | undefined;
+  if (savedLog !== undefined) {
+    if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.log$/.test(savedLog)) savedLogName = savedLog;
+    else notes.push(`Ignoring -MockSavedLog="${savedLog}": expected a plain file name ending in .log`);
+  }
 
   const codec = value('pixelstreamingencodercodec');
   if (codec !== undefined && codec.toUpperCase() !== 'H264') {
@@ -216,6 +246,8 @@ export function parseCommandLine(
     resX: parseInteger(value('resx'), '-ResX', 1, notes) ?? 1280,
     resY: parseInteger(value('resy'), '-ResY', 1, notes) ?? 720,
     logPath,
+    savedDir,
+    savedLogName,
     stdout: flag('stdout'),
     fps: parseInteger(value('pixelstreamingwebrtcfps') ?? value('pixelstreamingwebrtcmaxfps'), '-PixelStreamingWebRTCFps', 1, notes) ?? 60,
     startBitrate: parseInteger(value('pixelstreamingwebrtcstartbitrate'), '-PixelStreamingWebRTCStartBitrate', 0, notes) ?? 1_000_000,
@@ -233,6 +265,8 @@ export function parseCommandLine(
       kickOnUIInteraction: flag('mockkickonuiinteraction') || envFlag(FAILURE_ENV.kickOnUIInteraction),
       reconnectSignalling: flag('mockreconnectsignalling') || envFlag(FAILURE_ENV.reconnectSignalling),
       helperProcess: flag('mockhelperprocess') || envFlag(FAILURE_ENV.helperProcess),
+      signallingGate: gatePath(value('mocksignallinggate') || env[FAILURE_ENV.signallingGate], cwd),
+      crashReport: flag('mockcrashreport') || envFlag(FAILURE_ENV.crashReport),
     }),
     notes: Object.freeze([...notes]),
   };

@@ -13,6 +13,7 @@ export const MOCK_UNREAL_LOG = {
   exit: 'LogExit: Exiting.',
   identified: (streamerId: string) => `LogPixelStreaming: Streamer identified as ${streamerId}`,
   neverConnect: 'LogPixelStreaming: Warning: Not connecting to signalling (never-connect failure mode)',
+  gateWaiting: (gate: string) => `LogPixelStreaming: Waiting for ${gate} before connecting to signalling`,
   crash: 'LogWindows: Error: Fatal error: simulated crash',
   ignoredSignal: (signal: 'SIGTERM' | 'SIGINT') => `LogMockUnreal: Warning: ${signal} ignored (hang-on-stop failure mode)`,
   /** -MockReconnectSignalling: the socket closed and the app will dial again. */
@@ -72,10 +73,11 @@ export interface MockUnrealProcess {
   kill(): Promise<ExitInfo>;
 }
 
-/** Spawns `node bin/mock-unreal.mjs <args> -stdout` with extra environment variables. */
-export function spawnMockUnreal(args: readonly string[], env: Readonly<Record<string, string>> = {}): MockUnrealProcess {
+/** Spawns `node bin/mock-unreal.mjs <args> -stdout` with extra environment variables, in cwd (default this process's; a build's binary folder places Saved as in that build). */
+export function spawnMockUnreal(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd?: string): MockUnrealProcess {
   const child = spawn(process.execPath, [MOCK_UNREAL_BIN, ...args, '-stdout'], {
     env: { ...process.env, ...env },
+    ...(cwd === undefined ? {} : { cwd }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -1,7 +1,7 @@
 // The mock Unreal app as a real child process with the real Unreal command line, against a
 // Wilbur-like signalling stub and werift players: offer, H.264 RTP, data channel, input, clean
 // stop, and each failure mode.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -220,6 +220,33 @@ describe('mock Unreal app failure modes', () => {
     expect(log).not.toContain(MOCK_UNREAL_LOG.exit);
   });
 
+  it('crash report (-MockCrashReport, started in <Project>/Binaries/Linux): the crash leaves Saved/Crashes/UECC-…/ as Unreal does; -MockSavedLog writes Saved/Logs', async () => {
+    const binaries = join(workDir, 'Report', 'MockProject', 'Binaries', 'Linux');
+    mkdirSync(binaries, { recursive: true });
+    const stub = await SignallingStub.start();
+    stubs.push(stub);
+    const logPath = join(workDir, 'Report.log');
+    const app = spawnMockUnreal([...unrealCommandLine({ signallingUrl: stub.url, streamerId: 'Report', logPath }), '-MockCrashReport', '-MockSavedLog=Plugin.log'], {}, binaries);
+    launched.push(app);
+    await app.waitForLine('Streamer identified');
+    process.kill(app.child.pid!, 'SIGUSR2'); // crash now
+    expect(await app.exited).toEqual({ code: 3, signal: null });
+    const saved = join(workDir, 'Report', 'MockProject', 'Saved');
+    expect(readFileSync(join(saved, 'Logs', 'Plugin.log'), 'utf8')).toContain(`Plugin log of MockProject, pid ${app.child.pid}`);
+    const [crash, ...more] = readdirSync(join(saved, 'Crashes'));
+    expect(more).toEqual([]);
+    expect(crash).toMatch(/^UECC-Linux-[0-9A-F]{32}_0000$/);
+    const dir = join(saved, 'Crashes', crash!);
+    expect(readdirSync(dir).sort()).toEqual(['CrashContext.runtime-xml', 'MockProject.log', 'UEMinidump.dmp']);
+    const context = readFileSync(join(dir, 'CrashContext.runtime-xml'), 'utf8');
+    expect(context).toContain(`<ProcessId>${app.child.pid}</ProcessId>`);
+    expect(context).toContain(`-ABSLOG=${logPath}`);
+    expect(context).toContain('<ErrorMessage>Fatal error: simulated crash (SIGUSR2)</ErrorMessage>');
+    expect(readFileSync(join(dir, 'MockProject.log'), 'utf8')).toContain('Streamer identified');
+    expect(readFileSync(join(dir, 'UEMinidump.dmp')).subarray(0, 4).toString()).toBe('MDMP');
+    expect(readFileSync(logPath, 'utf8')).toContain(MOCK_UNREAL_LOG.crash);
+  });
+
   it('exit early (-MockExitEarly): exits with code 1 before connecting', async () => {
     const { app, logPath, stub } = await launch('ExitEarly', ['-MockExitEarly']);
     expect(await app.exited).toEqual({ code: 1, signal: null });
@@ -237,6 +264,16 @@ describe('mock Unreal app failure modes', () => {
     const log = readFileSync(logPath, 'utf8');
     expect(log).toContain('*** INTERRUPTED *** : SHUTTING DOWN (SIGINT)');
     expect(log.trimEnd().endsWith(MOCK_UNREAL_LOG.exit)).toBe(true);
+  });
+
+  it('signalling gate (-MockSignallingGate=<file>): launched but not dialling until the file exists, then identifies', async () => {
+    const gate = join(workDir, 'gate-open');
+    const { app, stub } = await launch('Gated', [`-MockSignallingGate=${gate}`]);
+    await app.waitForLine(MOCK_UNREAL_LOG.gateWaiting(gate));
+    expect(stub.connections).toBe(0);
+    writeFileSync(gate, '');
+    await app.waitForLine(MOCK_UNREAL_LOG.identified('Gated'));
+    expect(stub.connections).toBe(1);
   });
 
   it('hang on stop (-MockHangOnStop): survives SIGTERM until SIGKILL', async () => {

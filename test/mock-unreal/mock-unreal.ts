@@ -28,13 +28,23 @@
 //                                                        players and re-dial every second, instead of exiting
 //   MOCK_UNREAL_HELPER_PROCESS=1  / -MockHelperProcess   start a helper child in the app's process group (as a real
 //                                                        build starts CrashReportClient); it lives until killed
+//   MOCK_UNREAL_SIGNALLING_GATE=<file> / -MockSignallingGate=<file>
+//                                                        dial signalling only once <file> exists (looked for every
+//                                                        50 ms): a test holds the start before the app identifies
+//   MOCK_UNREAL_CRASH_REPORT=1    / -MockCrashReport     a crash (above) also writes Saved/Crashes/UECC-<Platform>-<GUID>_0000/
+//                                                        (CrashContext.runtime-xml with pid and command line, a log copy, a minidump)
+// SIGUSR2 crashes the app at once, as the crash mode does when its time comes (with the crash folder in crash-report mode).
+// -MockSavedLog=<Name.log> also writes Saved/Logs/<Name.log> at start, as a plugin with its own log would. Saved is
+// <Project>/Saved beside <Project>/Binaries/<Platform>/ when started there (as the agent starts a build), else <cwd>/<Project>/Saved.
 //
 // Exit codes: 0 clean stop (SIGTERM/SIGINT, or the signalling socket closed without -MockReconnectSignalling),
 // 1 exit-early mode or a startup error (bad fixture, unwritable log), 3 simulated crash,
 // 70 unexpected internal error. A second SIGTERM/SIGINT during shutdown exits at once.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { basename } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { parseCommandLine, type MockUnrealConfig } from './command-line';
+import { writeCrashReport } from './crash-report';
 import type { H264Clip } from './h264-clip';
 import type { MockUnrealApp } from './mock-unreal-app';
 import { UnrealLog } from './unreal-log';
@@ -45,6 +55,8 @@ const EXIT_INTERNAL_ERROR = 70;
 const SHUTDOWN_DEADLINE_MS = 3000;
 /** -MockReconnectSignalling: the wait between a lost signalling socket and the next dial. */
 const RECONNECT_INTERVAL_MS = 1000;
+/** -MockSignallingGate: how often the gate file is looked for. */
+const GATE_POLL_MS = 50;
 
 const config: MockUnrealConfig = parseCommandLine(process.argv.slice(2), process.env, process.cwd());
 
@@ -64,13 +76,30 @@ log.log('LogInit', `Command Line: ${config.commandLine}`);
 log.log('LogInit', `Engine Version: 5.5.0-0+MockUnreal (Pixelfleet mock Unreal app, pid ${process.pid})`);
 for (const note of config.notes) log.warning('LogInit', note);
 
-const crashAfterMs = config.failure.crashAfterMs;
-const crashTimer = crashAfterMs === undefined ? undefined : setTimeout(() => {
+// A plugin's own log beside the engine's, in Saved/Logs (the engine's goes to -ABSLOG).
+if (config.savedLogName !== undefined) {
+  const pluginLog = UnrealLog.open(join(config.savedDir, 'Logs', config.savedLogName));
+  pluginLog.log('LogMockPlugin', `Plugin log of ${config.projectName}, pid ${process.pid}`);
+  pluginLog.close();
+}
+
+/** The simulated crash: UE's critical-error lines, the crash folder in crash-report mode, exit 3 without LogExit. */
+function crashNow(why: string): never {
+  const errorMessage = `Fatal error: simulated crash (${why})`;
   log.error('LogWindows', '=== Critical error: ===');
-  log.error('LogWindows', `Fatal error: simulated crash (crash-after-ms failure mode, ${crashAfterMs} ms)`);
+  log.error('LogWindows', errorMessage);
+  if (config.failure.crashReport) {
+    const dir = writeCrashReport({ savedDir: config.savedDir, projectName: config.projectName, commandLine: config.commandLine, pid: process.pid, errorMessage, logPath: config.logPath });
+    log.error('LogWindows', `Crash report written to ${dir}`);
+  }
   log.close();
   process.exit(EXIT_CRASH);
-}, Math.max(0, crashAfterMs - process.uptime() * 1000));
+}
+
+const crashAfterMs = config.failure.crashAfterMs;
+const crashTimer = crashAfterMs === undefined ? undefined : setTimeout(() => crashNow(`crash-after-ms failure mode, ${crashAfterMs} ms`), Math.max(0, crashAfterMs - process.uptime() * 1000));
+// A test's lever: crash at the moment it chooses (SIGUSR1 belongs to Node's inspector).
+process.on('SIGUSR2', () => crashNow('SIGUSR2'));
 if (crashAfterMs !== undefined) log.warning('LogMockUnreal', `Failure mode: will crash ${crashAfterMs} ms after start`);
 if (config.failure.hangOnStop) log.warning('LogMockUnreal', 'Failure mode: SIGTERM and SIGINT will be ignored');
 
@@ -178,8 +207,18 @@ if (!stopping) {
       }, RECONNECT_INTERVAL_MS);
     },
   });
+  const gate = config.failure.signallingGate;
   if (config.failure.neverConnect) {
     log.warning('LogPixelStreaming', 'Not connecting to signalling (never-connect failure mode)');
+  } else if (gate !== undefined && !existsSync(gate)) {
+    log.log('LogPixelStreaming', `Waiting for ${gate} before connecting to signalling`);
+    const waiting = setInterval(() => {
+      if (stopping) return clearInterval(waiting);
+      if (!existsSync(gate)) return;
+      clearInterval(waiting);
+      log.log('LogPixelStreaming', `${gate} is there: connecting to signalling`);
+      app?.start();
+    }, GATE_POLL_MS);
   } else {
     app.start();
   }

@@ -38,6 +38,7 @@ export async function startTestAgent(options: TestAgentOptions): Promise<{ agent
     ...(options.handlers ? { handlers: options.handlers } : {}),
     ...(options.inventory ? { inventory: options.inventory } : {}),
     ...(options.onSignal ? { onSignal: options.onSignal } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
     logger,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
   });

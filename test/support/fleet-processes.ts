@@ -142,6 +142,13 @@ export async function sessionStatuses(grpcAddress: string): Promise<Map<string, 
   return new Map(sessions.map((x) => [x.sessionId, x.status]));
 }
 
+/** One session's status and end reason (null while it has not ended), as `pixelfleet admin sessions` lists it. */
+export async function sessionRecord(grpcAddress: string, sessionId: string): Promise<{ status: string; endReason: string | null } | undefined> {
+  const { sessions } = (await adminJson(grpcAddress, ['sessions'])) as { sessions: { sessionId: string; status: string; endReason: string | null }[] };
+  const s = sessions.find((x) => x.sessionId === sessionId);
+  return s && { status: s.status, endReason: s.endReason };
+}
+
 /** A user, its API key and a project in europe, made with `pixelfleet admin` over the process's gRPC. */
 export async function createAccount(grpcAddress: string, email: string): Promise<ProcessAccount> {
   const admin = async (args: string[]) => (await adminJson(grpcAddress, args)) as Record<string, string>;

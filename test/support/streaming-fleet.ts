@@ -1,7 +1,7 @@
 // A streaming fleet of real processes for chaos tests and bench:restart: `pixelfleet serve`, one
 // `pixelfleet-agent run`, and a customer's Linux build (its binary is the mock Unreal app: real
 // H.264) submitted through upload-file and live on the agent, ready for viewers on the share page.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeBuildZip } from './build-zips';
@@ -9,16 +9,20 @@ import { REPO_ROOT } from './cli-process';
 import { callApi, createAccount, startAgentProcess, startServe, type FleetProcess, type ProcessAccount, type ServeProcess } from './fleet-processes';
 import { listen, sendZip } from './local-server';
 
-/** Writes `<dir>/build.zip`: a Linux-packaged build whose binary runs the mock Unreal app with its arguments. */
-export async function writeMockAppBuild(dir: string): Promise<string> {
-  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
+/**
+ * Writes `<dir>/build.zip`: a Linux-packaged build whose binary runs the mock Unreal app with its
+ * arguments, then `appArgs` (mock flags such as `-MockSignallingGate=<file>`; no quotes in them).
+ */
+export async function writeMockAppBuild(dir: string, appArgs: readonly string[] = []): Promise<string> {
+  const extra = appArgs.map((a) => ` '${a}'`).join('');
+  const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(REPO_ROOT, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"${extra}\n`;
   return writeBuildZip(dir, 'linux', { fileName: 'build.zip', linuxBinary: binary });
 }
 
 /** The mock-app build served over HTTP (Range answered) from a temp folder; close() stops the server and removes the folder. */
-export async function serveMockAppBuild(): Promise<{ buildUrl: string; close(): Promise<void> }> {
+export async function serveMockAppBuild(options: { appArgs?: readonly string[] } = {}): Promise<{ buildUrl: string; close(): Promise<void> }> {
   const files = mkdtempSync(join(tmpdir(), 'pf-mock-build-'));
-  const zip = await writeMockAppBuild(files);
+  const zip = await writeMockAppBuild(files, options.appArgs);
   const server = await listen((req, res) => sendZip(req, res, zip));
   return {
     buildUrl: `${server.origin}/build.zip`,
@@ -27,6 +31,34 @@ export async function serveMockAppBuild(): Promise<{ buildUrl: string; close(): 
       rmSync(files, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The mock-app build whose app dials its signalling only once `gate` exists (-MockSignallingGate):
+ * a session stays Starting, its app launched and not identified, until the test writes the file.
+ */
+export async function serveGatedMockAppBuild(): Promise<{ buildUrl: string; gate: string; close(): Promise<void> }> {
+  const gateDir = mkdtempSync(join(tmpdir(), 'pf-gate-'));
+  const gate = join(gateDir, 'open');
+  const served = await serveMockAppBuild({ appArgs: [`-MockSignallingGate=${gate}`] });
+  return {
+    buildUrl: served.buildUrl,
+    gate,
+    close: async () => {
+      await served.close();
+      rmSync(gateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What the app of a session on the fleet's agent has logged so far (its -ABSLOG, `<Project>.log` in the session's folder); '' before it exists. */
+export function appLogOf(fleetDir: string, sessionId: string): string {
+  const sessionDir = join(fleetDir, 'agent', 'sessions', sessionId);
+  try {
+    return readdirSync(sessionDir).filter((n) => n.endsWith('.log')).map((n) => readFileSync(join(sessionDir, n), 'utf8')).join('');
+  } catch {
+    return '';
+  }
 }
 
 export interface StreamingFleet {

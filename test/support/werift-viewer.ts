@@ -1,9 +1,13 @@
 // A browser stand-in for streaming tests that need no Chromium: connects to the gateway like
 // Epic's frontend (listStreamers → subscribe → answer the relay's offer, trickled ICE) with a
-// werift peer, and records the RTP and data-channel bytes it receives.
+// werift peer, and records the RTP and data-channel bytes it receives. Like the page, it carries
+// its negotiation across a resumed socket: what it sends while away is sent after the resume, and
+// a viewer that never had its streamer list asks for it again.
 import { RTCIceCandidate, RTCPeerConnection, RTCSessionDescription, useH264, useOPUS, type RTCDataChannel } from 'werift';
 import { loopbackPeer } from '@pixelfleet/agent/test-support';
+import WebSocket from 'ws';
 import { FakePlayer } from './fake-player';
+import { MessageInbox, type ServerMessage } from './message-inbox';
 
 export class WeriftViewer {
   readonly pc: RTCPeerConnection;
@@ -22,9 +26,18 @@ export class WeriftViewer {
   viewerToken = '';
   private videoSsrc: number | undefined;
   private readonly waiters: { test: () => boolean; resolve: () => void }[] = [];
+  /** Every message of every socket of the session, in order (the negotiation reads these). */
+  private readonly inbox = new MessageInbox();
+  /** Sent while the socket was away: sent on the resumed one, as the page does. */
+  private held: Record<string, unknown>[] = [];
+  private streamerListed = false;
+  private beforeAnswer: (() => Promise<void>) | undefined;
+  /** Why the negotiation stopped, if it did (no streamer list or offer in time). */
+  negotiationError: Error | undefined;
 
   private constructor(signalling: FakePlayer) {
     this.signalling = signalling;
+    this.listen(signalling);
     this.pc = new RTCPeerConnection({
       codecs: { video: [useH264({ payloadType: 96 })], audio: [useOPUS()] },
       ...loopbackPeer(),
@@ -48,19 +61,25 @@ export class WeriftViewer {
       });
     });
     this.pc.onIceCandidate.subscribe((c) => {
-      if (c) this.signalling.send({ type: 'iceCandidate', candidate: { candidate: c.candidate, sdpMid: c.sdpMid ?? '0', sdpMLineIndex: c.sdpMLineIndex ?? 0 } });
+      if (c) this.sendSignal({ type: 'iceCandidate', candidate: { candidate: c.candidate, sdpMid: c.sdpMid ?? '0', sdpMLineIndex: c.sdpMLineIndex ?? 0 } });
     });
   }
 
-  /** Opens the signalling socket and plays the frontend's part until media flows. */
-  static async join(wsUrl: string): Promise<WeriftViewer> {
+  /**
+   * Opens the signalling socket and plays the frontend's part until media flows. `beforeAnswer`:
+   * awaited once the relay's offer is applied, before the answer is made and sent (a test holds the
+   * negotiation there, e.g. across a control plane restart).
+   */
+  static async join(wsUrl: string, options: { beforeAnswer?: () => Promise<void> } = {}): Promise<WeriftViewer> {
     const signalling = await FakePlayer.connect(wsUrl);
     const viewer = new WeriftViewer(signalling);
+    viewer.beforeAnswer = options.beforeAnswer;
     signalling.send({ type: 'listStreamers' });
     const session = await signalling.next('pixelfleetSession');
     viewer.sessionId = session.sessionId as string;
     viewer.viewerToken = session.viewerToken as string;
-    void viewer.negotiate();
+    // A negotiation that stalls (no streamer list, no offer) is reported by until()'s timeout, not as an unhandled rejection.
+    viewer.negotiate().catch((err: unknown) => (viewer.negotiationError = err as Error));
     return viewer;
   }
 
@@ -68,7 +87,10 @@ export class WeriftViewer {
   until(test: () => boolean, timeoutMs = 20_000): Promise<void> {
     if (test()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`condition not met within ${timeoutMs} ms (rtp ${this.rtpPackets}, dc ${this.dataMessages.length})`)), timeoutMs);
+      const timer = setTimeout(() => {
+        const stalled = this.negotiationError === undefined ? '' : `; negotiation: ${this.negotiationError.message}`;
+        reject(new Error(`condition not met within ${timeoutMs} ms (rtp ${this.rtpPackets}, dc ${this.dataMessages.length}${stalled})`));
+      }, timeoutMs);
       this.waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
     });
   }
@@ -94,6 +116,12 @@ export class WeriftViewer {
       const answer = await Promise.race([socket.next('pixelfleetResumed', 10_000).then(() => undefined), socket.closed]);
       if (answer !== undefined) throw new Error(`resume refused: ${answer.code} ${answer.reason}`);
       this.signalling = socket;
+      this.listen(socket);
+      const held = this.held;
+      this.held = [];
+      for (const message of held) socket.send(message);
+      // The request the first socket sent may have been held by a server that is gone (a restart).
+      if (!this.streamerListed && !held.some((m) => m.type === 'listStreamers')) socket.send({ type: 'listStreamers' });
       return;
     }
   }
@@ -119,17 +147,37 @@ export class WeriftViewer {
     await this.pc.close();
   }
 
+  /** Sends on the current socket, or keeps the message for the resumed one while it is away. */
+  private sendSignal(message: Record<string, unknown>): void {
+    if (this.signalling.socket.readyState === WebSocket.OPEN) this.signalling.send(message);
+    else this.held.push(message);
+  }
+
+  private listen(socket: FakePlayer): void {
+    socket.socket.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString('utf8')) as ServerMessage;
+      if (message.type === 'streamerList') this.streamerListed = true;
+      this.inbox.push(message);
+    });
+  }
+
+  /** The next message of this type from any of the session's sockets, not yet taken. */
+  private next(type: string, timeoutMs: number): Promise<ServerMessage> {
+    return this.inbox.next(type, timeoutMs);
+  }
+
   private async negotiate(): Promise<void> {
-    const list = await this.signalling.next('streamerList', 60_000);
+    const list = await this.next('streamerList', 120_000);
     const [streamerId] = list.ids as string[];
-    this.signalling.send({ type: 'subscribe', streamerId });
-    const offer = await this.signalling.next('offer', 30_000);
+    this.sendSignal({ type: 'subscribe', streamerId });
+    const offer = await this.next('offer', 60_000);
     await this.pc.setRemoteDescription(new RTCSessionDescription(offer.sdp as string, 'offer'));
+    await this.beforeAnswer?.();
     const answer = await this.pc.createAnswer();
     await this.pc.setLocalDescription(answer);
-    this.signalling.send({ type: 'answer', sdp: this.pc.localDescription!.sdp });
+    this.sendSignal({ type: 'answer', sdp: this.pc.localDescription!.sdp });
     for (;;) {
-      const c = await this.signalling.next('iceCandidate', 60_000).catch(() => undefined);
+      const c = await this.next('iceCandidate', 60_000).catch(() => undefined);
       if (!c) return;
       const candidate = c.candidate as { candidate: string; sdpMid: string; sdpMLineIndex: number };
       await this.pc.addIceCandidate(new RTCIceCandidate(candidate)).catch(() => undefined);

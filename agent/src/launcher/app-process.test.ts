@@ -350,4 +350,56 @@ describe('AppProcess', { timeout: 10_000 }, () => {
     await ran.whenExited();
     expect(readFileSync(marker, 'utf8')).toBe('x');
   });
+
+  describe('under a job launcher (app-job.exe on Windows; here a stand-in with its contract)', () => {
+    /** Runs its arguments as one program with its stdio and exits with its code; a program it cannot start is its launch failure (code 243 and its stderr line). */
+    function standInLauncher(): string {
+      const path = join(dir, 'app-job-stand-in');
+      writeFileSync(path, `#!${NODE}
+const { spawn } = require('node:child_process');
+const [file, ...args] = process.argv.slice(2);
+const child = spawn(file, args, { stdio: 'inherit' });
+child.on('error', (err) => {
+  process.stderr.write('app-job: cannot start the app: ' + err.code + ' (Windows error 2)\\n');
+  process.exit(243);
+});
+child.on('exit', (code) => process.exit(code ?? 1));
+`, { mode: 0o755 });
+      return path;
+    }
+
+    it("runs the app as the launcher's child: the pid is the launcher's, the record the app's, the exit code the app's", async () => {
+      const store = new AppRecordStore(dir);
+      const ran: string[][] = [];
+      const app = start(nodeScript(`process.on('SIGTERM', () => process.exit(5)); console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, args: process.argv.slice(1) })); ${LOOP}`, 'a b', '-X="c d"'), {
+        jobLauncher: standInLauncher(),
+        platform: 'win32',
+        runKillCommand: (argv) => {
+          ran.push([...argv]);
+          return Promise.resolve();
+        },
+        record: { store, sessionId: 'ses_1', uploadId: 'upl_1', buildDir: '/data/builds/upl_1' },
+      });
+      const printed = await new Promise<{ pid: number; ppid: number; args: string[] }>((resolve) => app.once('output', (l) => resolve(JSON.parse(l.text) as never)));
+      strays.push(printed.pid);
+      expect(printed.ppid).toBe(app.pid);
+      expect(printed.args).toEqual(['a b', '-X="c d"']);
+      expect(store.load().records).toEqual([expect.objectContaining({ executable: NODE, windowsPid: app.pid, platform: 'win32', process: undefined })]);
+      process.kill(printed.pid, 'SIGTERM');
+      const exit = await app.whenExited();
+      expect(exit).toMatchObject({ code: 5, signal: null, expected: false, spawnError: undefined });
+      expect(ran).toEqual([]);
+      expect(store.load().records).toEqual([]);
+    });
+
+    it("reports the launcher's own failure as a spawn error, without a code", async () => {
+      const app = start([join(dir, 'no-such-binary')], { jobLauncher: standInLauncher() });
+      expect(await app.whenExited()).toMatchObject({ code: null, spawnError: 'app-job: cannot start the app: ENOENT (Windows error 2)', expected: false });
+    });
+
+    it("keeps an app's own exit with one of the launcher's codes as the app's", async () => {
+      const app = start(nodeScript("console.error('fatal'); process.exit(243)"), { jobLauncher: standInLauncher() });
+      expect(await app.whenExited()).toMatchObject({ code: 243, spawnError: undefined });
+    });
+  });
 });

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
 import { windowsKillPlan } from './windows-kill-plan';
 import { APP_RECORD_ENV, identifyProcess, type AppRecord, type AppRecordStore } from './app-records';
+import { appJobFailure, appJobSpawn } from './app-job';
 import { LaunchError } from './launch-error';
 
 export const APP_PROCESS_STATES = ['starting', 'running', 'stopping', 'exited'] as const;
@@ -60,7 +61,7 @@ export interface AppExit {
   expected: boolean;
   /** True when stop() had to force the tree down after its grace period. */
   forced: boolean;
-  /** Why the process could not be started (e.g. ENOENT); then code and signal are null. */
+  /** Why the process could not be started (e.g. ENOENT, or the app-job launcher's line); then code and signal are null. */
   spawnError: string | undefined;
   /** Clock time of the exit, ms since the epoch. */
   at: number;
@@ -94,6 +95,12 @@ export interface AppProcessOptions {
   argv0?: string;
   /** Windows: pass args to the command line as written (they are already quoted, see toWindowsUnrealArgs). */
   windowsVerbatimArguments?: boolean;
+  /**
+   * Windows: app-job.exe (app-job.ts), which runs the app in a job object of its own that the OS
+   * ends with the launcher. The spawned process, its pid and the one the kill commands name, is
+   * then the launcher; the app is its child. Its own failures end as an exit with spawnError.
+   */
+  jobLauncher?: string;
   /**
    * Records the app in the agent's data dir before it is spawned and removes the record once its
    * exit has been seen, so an agent that crashed finds it on its next start (survivor-sweep.ts).
@@ -190,6 +197,8 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
   /** What the OS reported when the root process ended (before its output drained). */
   private exitStatus: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private forced = false;
+  /** The app runs under the app-job launcher (pid is the launcher's). */
+  private readonly jobLauncher: boolean;
   private forceTimer: TimerHandle | undefined;
   private drainTimer: TimerHandle | undefined;
   private record: { store: AppRecordStore; id: string } | undefined;
@@ -219,6 +228,9 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.runKillCommand = options.runKillCommand ?? runWithExeca;
     this.startedAt = this.clock.now();
     const args = [...fixedArgs, ...options.args];
+    const direct = { file, args, argv0: options.argv0, windowsVerbatimArguments: options.windowsVerbatimArguments ?? false };
+    const spawn = options.jobLauncher === undefined ? direct : appJobSpawn(options.jobLauncher, direct);
+    this.jobLauncher = options.jobLauncher !== undefined;
 
     // Written before the spawn: from the moment the process exists it can outlive us, and its
     // environment names this record, so even a crash between the spawn and the second write below
@@ -235,7 +247,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       this.record = { store, id: pending.id };
     }
 
-    const subprocess = execa(file, args, {
+    const subprocess = execa(spawn.file, spawn.args, {
       cwd: options.cwd,
       env: { ...options.env, ...(pending ? { [APP_RECORD_ENV]: pending.id } : {}) },
       extendEnv: false,
@@ -243,8 +255,9 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       cleanup: true,
       // POSIX: its own process group, so the tree is signalled as one (and found again by the
       // survivor sweep). Windows: not detached, so libuv assigns it to its job object, created
-      // with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: the OS ends the app when the agent dies, however
-      // it dies. (That job lets the app's own children break away silently; the sweep stops those.)
+      // with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: the OS ends it when the agent dies, however it
+      // dies. That job lets the children of what it runs break away silently, so what runs in it
+      // is the job launcher, whose own job (no breakaway) holds the app and everything it starts.
       detached: this.platform !== 'win32',
       stdin: 'ignore',
       stdout: 'pipe',
@@ -252,8 +265,8 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       buffer: false,
       forceKillAfterDelay: false,
       windowsHide: true,
-      windowsVerbatimArguments: options.windowsVerbatimArguments ?? false,
-      ...(options.argv0 === undefined ? {} : { argv0: options.argv0 }),
+      windowsVerbatimArguments: spawn.windowsVerbatimArguments,
+      ...(spawn.argv0 === undefined ? {} : { argv0: spawn.argv0 }),
     });
     this.pid = subprocess.pid;
     if (pending) this.completeRecord(pending);
@@ -286,7 +299,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     }
     subprocess.once('spawn', () => {
       this.transition('spawned');
-      this.log.info({ appPid: this.pid, command: [file, ...args] }, 'app started');
+      this.log.info({ appPid: this.pid, command: [file, ...args], ...(this.jobLauncher ? { jobLauncher: spawn.file } : {}) }, 'app started');
     });
     subprocess.once('exit', (code, signal) => this.onRootExit(code, signal));
     void subprocess.then(
@@ -311,7 +324,10 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
 
   /**
    * Ends the process tree: POSIX SIGTERM to the process group, Windows `taskkill /T`; after
-   * graceMs (default DEFAULT_STOP_GRACE_MS) SIGKILL to the group / `taskkill /T /F`.
+   * graceMs (default DEFAULT_STOP_GRACE_MS) SIGKILL to the group / `taskkill /T /F`. Under the
+   * job launcher, `/T` reaches the app as the launcher's child (the launcher itself has no window
+   * to close and exits with the app); `/T /F` also ends the launcher, and its job takes whatever
+   * the tree walk missed (a child whose parent had already exited).
    * Idempotent: every call returns the same promise, resolved when the process has exited.
    * After the process exited on its own this is a no-op (the exit stays unexpected).
    * @throws RangeError for a negative or non-finite graceMs.
@@ -418,8 +434,8 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.forceTimer?.cancel();
     live.delete(this);
     // The root is gone; whatever is left in its group is an orphan of this session. The group id
-    // cannot be reused while any member (even a zombie) remains. On Windows the tree can no
-    // longer be walked from a dead root: the session manager sweeps the build folder instead.
+    // cannot be reused while any member (even a zombie) remains. On Windows the job launcher's
+    // exit closed the app's job, and the OS ended whatever the app left running.
     if (this.platform !== 'win32' && this.pid !== undefined) {
       try {
         signalGroup(this.pid, 'SIGKILL');
@@ -443,12 +459,15 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.dropRecord();
     for (const s of this.splitters) s.flush();
     const status = this.exitStatus;
+    const code = status ? status.code : (result?.exitCode ?? null);
+    // The launcher started, but could not start the app (or keep it in its job): a failed spawn.
+    const launcherFailure = this.jobLauncher ? appJobFailure(code, this.ring) : undefined;
     const exit: AppExit = {
-      code: status ? status.code : (result?.exitCode ?? null),
+      code: launcherFailure === undefined ? code : null,
       signal: status ? status.signal : (result?.signal ?? null),
       expected,
       forced: this.forced,
-      spawnError: status === undefined && result?.failed ? (result.originalMessage ?? result.message ?? 'the process could not be started') : undefined,
+      spawnError: launcherFailure ?? (status === undefined && result?.failed ? (result.originalMessage ?? result.message ?? 'the process could not be started') : undefined),
       at: this.clock.now(),
       lastLines: [...this.ring],
     };

@@ -36,7 +36,7 @@ export interface AppRecord {
   sessionId: string;
   /** The build's upload id; '' for a local build run by launcher.command. */
   uploadId: string;
-  /** The program as the agent ran it (command[0]). */
+  /** The app's program as the agent ran it (command[0]; on Windows the app's, not the job launcher's). */
   executable: string;
   /** The build folder the app runs from, when it runs a cached build (Windows: what the sweep searches). */
   buildDir: string | undefined;
@@ -45,7 +45,11 @@ export interface AppRecord {
   recordedAtMs: number;
   /** Absent while launching: the record is written before the spawn. */
   process: RecordedProcess | undefined;
-  /** Windows: pid only (no start time without a native call); the job object stops the app with the agent. */
+  /**
+   * Windows: the pid the agent spawned, the app-job launcher's (the app is its child), only as a
+   * log field: nothing is signalled by it (no start time to prove it is still ours). The launcher's
+   * job object ends the app tree when the agent dies; the sweep then looks in the build folder.
+   */
   windowsPid: number | undefined;
 }
 

@@ -13,7 +13,9 @@ export type LaunchErrorCode =
   /** Not on Windows and no launcher.command configured: nothing can run the build. */
   | 'NO_LAUNCH_COMMAND'
   /** The app could not be recorded in the data dir (disk full, no permission): it is not started, since nothing could find it after an agent crash. */
-  | 'CANNOT_RECORD_APP';
+  | 'CANNOT_RECORD_APP'
+  /** Windows: the app-job launcher (npm run build:app-job) is not beside the agent's code: no app runs outside a job of its own. */
+  | 'NO_APP_JOB';
 
 export class LaunchError extends Error {
   override readonly name = 'LaunchError';

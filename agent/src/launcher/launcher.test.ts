@@ -8,10 +8,15 @@ import { APP_OUTPUT_LOG, appEnvironment, launchSession, planLaunch, type LaunchB
 
 let root: string;
 let buildDir: string;
+/** A file standing in for app-job.exe (planLaunch only checks that it is there). */
+let jobLauncher: string;
 
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), 'pixelfleet-launch-'));
   buildDir = join(root, 'builds', 'upl_1');
+  jobLauncher = join(root, 'agent', 'app-job.exe');
+  mkdirSync(dirname(jobLauncher));
+  writeFileSync(jobLauncher, 'MZ');
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
@@ -39,6 +44,7 @@ const input = (over: Partial<LaunchPlanInput> = {}): LaunchPlanInput => ({
   signallingPort: 50_123,
   streamerId: 'str_1',
   platform: 'linux',
+  jobLauncher,
   ...over,
 });
 
@@ -93,11 +99,29 @@ describe('planLaunch', () => {
       cwd: dirname(exe),
       argv0: `"${exe}"`,
       windowsVerbatimArguments: true,
+      jobLauncher,
       logPath: 'C:\\Pixel Fleet\\sessions\\ses_1\\CityDemo.log',
       outputLogPath: 'C:\\Pixel Fleet\\sessions\\ses_1\\app-output.log',
     });
     expect(plan.args[0]).toBe('CityDemo');
     expect(plan.args).toContain('-ABSLOG="C:\\Pixel Fleet\\sessions\\ses_1\\CityDemo.log"');
+  });
+
+  it('runs every app under the app-job launcher on Windows, a stand-in too, and none elsewhere', async () => {
+    layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
+    expect((await planLaunch(input({ platform: 'win32' }))).jobLauncher).toBe(jobLauncher);
+    expect((await planLaunch(input({ command: undefined, platform: 'win32' }))).jobLauncher).toBe(jobLauncher);
+    expect((await planLaunch(input())).jobLauncher).toBeUndefined();
+  });
+
+  it('refuses to start a Windows app without the app-job launcher, and names the command that builds it', async () => {
+    layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
+    const missing = join(root, 'nowhere', 'app-job.exe');
+    const refused = await refusal(planLaunch(input({ command: undefined, platform: 'win32', jobLauncher: missing })));
+    expect([refused.code, refused.message]).toEqual(['NO_APP_JOB', `the app-job launcher is missing (${missing}); build it with npm run build:app-job`]);
+    expect((await refusal(planLaunch(input({ platform: 'win32', jobLauncher: root })))).code).toBe('NO_APP_JOB');
+    // Off Windows it is never looked for.
+    expect((await planLaunch(input({ jobLauncher: missing }))).jobLauncher).toBeUndefined();
   });
 
   it('passes the .uproject base argument of a Blueprint-only build', async () => {

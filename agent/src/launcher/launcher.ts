@@ -6,6 +6,7 @@ import { join, posix, win32 } from 'node:path';
 import type { Logger } from 'pino';
 import type { StartSessionCommand } from '@pixelfleet/proto';
 import { AppProcess, type AppRecordTarget } from './app-process';
+import { APP_JOB_EXE } from './app-job';
 import type { Clock } from '@pixelfleet/signaling';
 import { LaunchError } from './launch-error';
 import { buildUnrealArgs, loopbackSignallingUrl, toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
@@ -30,6 +31,8 @@ export interface LaunchPlanInput {
   streamerId: string;
   /** Default: process.platform. */
   platform?: NodeJS.Platform;
+  /** Windows: the app-job launcher every app runs under (default APP_JOB_EXE, beside the agent's code). */
+  jobLauncher?: string;
 }
 
 export interface LaunchPlan {
@@ -48,6 +51,8 @@ export interface LaunchPlan {
   outputLogPath: string;
   /** The resolved binary, when there is a build. */
   executable: ResolvedExecutable | undefined;
+  /** Windows: the app-job launcher the app runs under (app-job.ts); undefined elsewhere. */
+  jobLauncher: string | undefined;
 }
 
 /** What the launcher needs of a cached build: its folder, and what the archive's scan found in it (build-archive's manifest). */
@@ -80,9 +85,20 @@ async function executableOf(build: LaunchBuild): Promise<ResolvedExecutable> {
 }
 
 /**
+ * The app-job launcher, which must be a file: on Windows no app runs outside a job of its own.
+ * @throws LaunchError NO_APP_JOB
+ */
+async function jobLauncherAt(path: string): Promise<string> {
+  const file = await stat(path).catch(() => undefined);
+  if (file === undefined || !file.isFile()) throw new LaunchError('NO_APP_JOB', `the app-job launcher is missing (${path}); build it with npm run build:app-job`);
+  return path;
+}
+
+/**
  * Decides what to run. With a build, its binary must be there even when a command replaces it, so
  * a stand-in exercises the same checks. A Windows build runs only on Windows and a Linux build only
- * on Linux, unless launcher.command stands in for the binary.
+ * on Linux, unless launcher.command stands in for the binary. On Windows every app, a stand-in
+ * too, runs under the app-job launcher, which must be there.
  * @throws LaunchError
  */
 export async function planLaunch(input: LaunchPlanInput): Promise<LaunchPlan> {
@@ -96,6 +112,7 @@ export async function planLaunch(input: LaunchPlanInput): Promise<LaunchPlan> {
     }
   }
   if (input.command?.length === 0) throw new LaunchError('NO_LAUNCH_COMMAND', 'launcher.command is empty');
+  const jobLauncher = platform === 'win32' ? await jobLauncherAt(input.jobLauncher ?? APP_JOB_EXE) : undefined;
   const projectName = executable?.projectName ?? input.projectName;
   const path = platform === 'win32' ? win32 : posix;
   const logPath = path.join(input.sessionDir, `${projectName}.log`);
@@ -109,11 +126,11 @@ export async function planLaunch(input: LaunchPlanInput): Promise<LaunchPlan> {
   });
   const outputLogPath = path.join(input.sessionDir, APP_OUTPUT_LOG);
   if (input.command !== undefined) {
-    return { command: [...input.command], args, cwd: undefined, argv0: undefined, windowsVerbatimArguments: false, projectName, logPath, outputLogPath, executable };
+    return { command: [...input.command], args, cwd: undefined, argv0: undefined, windowsVerbatimArguments: false, projectName, logPath, outputLogPath, executable, jobLauncher };
   }
   const exe = executable!.exe;
   if (executable!.platform === 'linux') {
-    return { command: [exe], args, cwd: path.dirname(exe), argv0: undefined, windowsVerbatimArguments: false, projectName, logPath, outputLogPath, executable };
+    return { command: [exe], args, cwd: path.dirname(exe), argv0: undefined, windowsVerbatimArguments: false, projectName, logPath, outputLogPath, executable, jobLauncher };
   }
   return {
     command: [exe],
@@ -125,6 +142,7 @@ export async function planLaunch(input: LaunchPlanInput): Promise<LaunchPlan> {
     logPath,
     outputLogPath,
     executable,
+    jobLauncher,
   };
 }
 
@@ -167,6 +185,7 @@ export async function launchSession(input: LaunchSessionInput): Promise<Launched
     ...(input.platform ? { platform: input.platform } : {}),
     ...(plan.argv0 === undefined ? {} : { argv0: plan.argv0 }),
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
+    ...(plan.jobLauncher === undefined ? {} : { jobLauncher: plan.jobLauncher }),
     ...(input.record ? { record: { ...input.record, buildDir: input.build?.dir } } : {}),
   });
   return { process: app, logPath: plan.logPath, outputLogPath: plan.outputLogPath, plan };

@@ -30,7 +30,7 @@ export const SURVIVOR_KILL_WAIT_MS = 5_000;
  * - pidReused: its pid now names another process (other start time or binary), left alone;
  * - previousBoot: recorded before the machine rebooted;
  * - unverifiable: no way to prove who the pid is (no /proc), left alone;
- * - windowsSwept: Windows, where the job object ended the app with the agent; leftovers under its build folder were force-stopped.
+ * - windowsSwept: Windows, where the app's job object ended it with the agent; leftovers under its build folder were force-stopped.
  */
 export type SurvivorVerdict = 'stopped' | 'forced' | 'gone' | 'pidReused' | 'previousBoot' | 'unverifiable' | 'windowsSwept';
 
@@ -183,10 +183,11 @@ async function sweepLinux(record: AppRecord | { id: string }, clock: Clock, grac
 }
 
 async function sweepWindows(record: AppRecord | { id: string }, run: ((argv: readonly string[]) => Promise<void>) | undefined): Promise<SurvivorOutcome> {
-  // The app was spawned in libuv's job object (KILL_ON_JOB_CLOSE), which closed with the dead
-  // agent and took the app's root process down. Processes it started may have broken away (that
-  // job allows silent breakaway): before any session runs, everything running from the build's
-  // folder is a leftover.
+  // The app ran in the app-job launcher's job object (kill on close, no breakaway); libuv's job
+  // ended the launcher with the dead agent, and the launcher's job the whole app tree. What can
+  // still be there: an app the launcher was killed before it could put in its job, or one a
+  // previous agent started without the launcher. Before any session runs, everything running
+  // from the build's folder is a leftover.
   const buildDir = 'sessionId' in record ? record.buildDir : undefined;
   if (buildDir === undefined || run === undefined) return outcomeOf(record, 'gone');
   await run(windowsSweepPlan(buildDir));

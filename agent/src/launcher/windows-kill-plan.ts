@@ -1,6 +1,7 @@
 // The commands that end an app's process tree on Windows, as argv arrays (pure, so they are
 // tested on Linux). execa's kill() ends only the one process there and forceKillAfterDelay is a
-// no-op; `taskkill /T` walks the tree by parent pid (agent-notes.md §4).
+// no-op; `taskkill /T` walks the tree by parent pid (agent-notes.md §4). The pid is the app-job
+// launcher's (app-job.ts): the app is its child, and ending the launcher ends the app's job.
 
 export interface WindowsKillPlan {
   /** Asks every process in the tree to close (WM_CLOSE); a windowless app may ignore it. */
@@ -23,9 +24,10 @@ function powerShellQuoted(text: string): string {
 }
 
 /**
- * Force-stops every process whose executable lies under buildDir: the leftovers `taskkill /T`
- * cannot reach once the app's root process is gone (an orphaned CrashReportClient.exe, a child
- * whose parent already exited). Only safe when no other session runs from the same build.
+ * Force-stops every process whose executable lies under buildDir: leftovers no job ended (an app
+ * whose launcher died before it was in its job; one started without the launcher) and that
+ * `taskkill /T` cannot reach from a dead root. Only safe when no other session runs from the
+ * same build.
  */
 export function windowsSweepPlan(buildDir: string): string[] {
   if (!/^[A-Za-z]:\\|^\\\\/.test(buildDir) || /[\u0000-\u001f"]/.test(buildDir)) {

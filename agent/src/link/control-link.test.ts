@@ -5,9 +5,10 @@ import { EventEmitter } from 'node:events';
 import { status } from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { agentV1, type DeliveredCommand } from '@pixelfleet/proto';
+import { agentV1, fromAgentFromProto, type DeliveredCommand } from '@pixelfleet/proto';
 import { ManualClock } from '@pixelfleet/signaling';
 import { ControlLink } from './control-link';
+import { OUTBOX_MESSAGES_PER_SESSION } from './session-outbox';
 
 /** One Connect stream as the link sees it: what the link wrote, and a way to speak as the control plane. */
 class ScriptedCall extends EventEmitter {
@@ -32,7 +33,7 @@ afterEach(async () => {
   for (const link of links.splice(0)) await link.close();
 });
 
-function linkOn(clock: ManualClock) {
+function linkOn(clock: ManualClock, extra: { onConnected?: () => void; logLines?: string[] } = {}) {
   const calls: ScriptedCall[] = [];
   const commands: DeliveredCommand[] = [];
   const client = {
@@ -49,8 +50,9 @@ function linkOn(clock: ManualClock) {
     heartbeatState: () => ({ runningSessions: 0, activity: [] }),
     onCommand: (c) => commands.push(c),
     backoff: { initialMs: 1_000, maxMs: 1_000 },
-    log: pino({ level: 'silent' }),
+    log: extra.logLines ? pino({ level: 'warn' }, { write: (line: string) => void extra.logLines!.push(line) }) : pino({ level: 'silent' }),
     clock,
+    ...(extra.onConnected ? { onConnected: extra.onConnected } : {}),
   });
   links.push(link);
   link.start();
@@ -114,5 +116,65 @@ describe('ControlLink and commands it cannot decode', () => {
     call.say({ $case: 'command', value: { seq: 4, commandId: 'cmd_4', connectionEpoch: 7, notAfter: undefined, kind: undefined } });
     expect(commands).toEqual([]);
     expect(written(call, 'ack').map((m) => m.msg?.$case === 'ack' && [m.msg.value.errorCode, m.msg.value.errorMessage])).toEqual([['UNKNOWN_COMMAND', 'command cmd_4 has no kind']]);
+  });
+});
+
+describe('ControlLink while the control plane is away', () => {
+  const event = (sessionId: string, kind: 'appIdentified' | 'viewerConnected') => ({ sessionId, kind, occurredAtMs: 1, exitCode: 0, message: '', streamingId: kind === 'appIdentified' ? 'str_1' : '' });
+  const signal = (sessionId: string, n: number) => ({ sessionId, playerId: 'ply_1', json: JSON.stringify({ type: 'iceCandidate', n }) });
+  const sessionMessages = (call: ScriptedCall | undefined) =>
+    (call?.written ?? []).flatMap((m) => {
+      if (m.msg?.$case !== 'sessionEvent' && m.msg?.$case !== 'signal') return [];
+      const decoded = fromAgentFromProto(m);
+      return decoded.type === 'sessionEvent' ? [`${decoded.event.sessionId} ${decoded.event.kind}`] : decoded.type === 'signal' ? [`${decoded.signal.sessionId} ${decoded.signal.json}`] : [];
+    });
+
+  it('holds the session events and signals it could not send and sends them in order after the next Welcome, before telling the agent it is connected', async () => {
+    const clock = new ManualClock();
+    const order: string[] = [];
+    const { link, calls } = linkOn(clock, { onConnected: () => order.push(`connected with ${link.heldMessages} held`) });
+    calls[0]!.say(WELCOME);
+    expect(link.sendSessionEvent(event('ses_a', 'appIdentified'))).toBe(true);
+    // The control plane goes away (a restart): nothing can be written until the next stream's Welcome.
+    calls[0]!.emit('error', { code: status.UNAVAILABLE, details: 'connection reset' });
+    await vi.waitFor(() => expect(link.linkState).toBe('waiting'));
+    expect(link.sendSignal(signal('ses_a', 1))).toBe(false);
+    expect(link.sendSessionEvent(event('ses_b', 'appIdentified'))).toBe(false);
+    expect(link.sendSignal(signal('ses_a', 2))).toBe(false);
+    expect(link.sendSessionEvent(event('ses_a', 'viewerConnected'))).toBe(false);
+    expect(link.heldMessages).toBe(4);
+    clock.advance(1_000);
+    await vi.waitFor(() => expect(calls).toHaveLength(2));
+    // Not before the Welcome: the Hello goes first and is answered.
+    expect(sessionMessages(calls[1])).toEqual([]);
+    calls[1]!.say(WELCOME);
+    expect(sessionMessages(calls[1])).toEqual(['ses_a {"type":"iceCandidate","n":1}', 'ses_a {"type":"iceCandidate","n":2}', 'ses_a viewerConnected', 'ses_b appIdentified']);
+    // The agent hears of each new stream after what was held went out (it re-announces on top of it).
+    expect(order).toEqual(['connected with 0 held', 'connected with 0 held']);
+    expect(link.heldMessages).toBe(0);
+    // Sent once: a later stream does not repeat them.
+    calls[1]!.emit('error', { code: status.UNAVAILABLE, details: 'connection reset' });
+    await vi.waitFor(() => expect(link.linkState).toBe('waiting'));
+    clock.advance(1_000);
+    await vi.waitFor(() => expect(calls).toHaveLength(3));
+    calls[2]!.say(WELCOME);
+    expect(sessionMessages(calls[2])).toEqual([]);
+  });
+
+  it('keeps at most OUTBOX_MESSAGES_PER_SESSION per session: the oldest go, with one warning; other sessions keep theirs', () => {
+    const logLines: string[] = [];
+    const clock = new ManualClock();
+    const { link, calls } = linkOn(clock, { logLines });
+    for (let n = 0; n < OUTBOX_MESSAGES_PER_SESSION + 10; n += 1) link.sendSignal(signal('ses_a', n));
+    link.sendSessionEvent(event('ses_b', 'appIdentified'));
+    expect(link.heldMessages).toBe(OUTBOX_MESSAGES_PER_SESSION + 1);
+    const warnings = logLines.map((l) => JSON.parse(l) as { msg: string; sessionId: string });
+    expect(warnings).toEqual([expect.objectContaining({ sessionId: 'ses_a', msg: 'control link down: too many session messages held; dropping the oldest' })]);
+    calls[0]!.say(WELCOME);
+    const sent = sessionMessages(calls[0]);
+    expect(sent).toHaveLength(OUTBOX_MESSAGES_PER_SESSION + 1);
+    expect(sent[0]).toBe('ses_a {"type":"iceCandidate","n":10}');
+    expect(sent.at(-2)).toBe(`ses_a {"type":"iceCandidate","n":${OUTBOX_MESSAGES_PER_SESSION + 9}}`);
+    expect(sent.at(-1)).toBe('ses_b appIdentified');
   });
 });

@@ -1,7 +1,8 @@
 // The agent's link to the control plane: Enroll once, then keep one Connect stream open —
 // Hello with full state on every (re)connect, heartbeats at the interval the Welcome names,
 // commands to the executor — and redial with full-jitter backoff on any failure (a control
-// plane restart arrives as CANCELLED, a dead network as UNAVAILABLE).
+// plane restart arrives as CANCELLED, a dead network as UNAVAILABLE). Session events and relayed
+// signals that find the link down wait in a SessionOutbox and follow the next Welcome.
 import { credentials, Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import {
@@ -20,6 +21,7 @@ import {
 } from '@pixelfleet/proto';
 import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
 import { backoffDelayMs, type BackoffOptions } from '@pixelfleet/signaling';
+import { SessionOutbox, type OutboxMessage } from './session-outbox';
 
 /** A healthy stream this long resets the backoff to its first step. */
 export const BACKOFF_RESET_AFTER_MS = 60_000;
@@ -76,6 +78,11 @@ export interface ControlLinkOptions {
   onDrainChanged?: (draining: boolean) => void;
   /** A viewer's signalling message for one of this worker's sessions. */
   onSignal?: (signal: SignalEnvelope) => void;
+  /**
+   * After each Welcome, once what the outbox held has been sent: what the control plane cannot
+   * know after a restart of its own is told again here (the agent re-announces its identified apps).
+   */
+  onConnected?: () => void;
   backoff: BackoffOptions;
   log: Logger;
   /** Time source of the heartbeat interval, the redial wait and the healthy-stream measure (default systemClock). */
@@ -94,11 +101,18 @@ export class ControlLink {
   private loop: Promise<void> | undefined;
   private state: LinkState = 'connecting';
   private readonly listeners = new Set<(state: LinkState, epoch: number | undefined) => void>();
+  private readonly outbox: SessionOutbox;
   /** Streams opened so far (the first is 1); for diagnostics and tests. */
   connects = 0;
 
   constructor(private readonly options: ControlLinkOptions) {
     this.clock = options.clock ?? systemClock;
+    this.outbox = new SessionOutbox(options.log);
+  }
+
+  /** Session messages waiting for the link to come back. */
+  get heldMessages(): number {
+    return this.outbox.size;
   }
 
   get linkState(): LinkState {
@@ -125,16 +139,18 @@ export class ControlLink {
   }
 
   /**
-   * Reports a session event. Sent only while connected: what was missed is reconciled from the
-   * next Hello's running sessions, and the control plane asks again about anything else.
+   * Reports a session event: true when written on the current stream, false when the link is down
+   * and the event waits in the outbox for the next Welcome (a session mid-negotiation must not lose
+   * `appIdentified` or `viewerConnected` to a control plane restart). One written into a stream
+   * that is dying unseen is lost; the next Hello's running sessions reconcile what that leaves.
    */
   sendSessionEvent(event: AgentSessionEvent): boolean {
-    return this.write(fromAgentToProto({ type: 'sessionEvent', event }));
+    return this.sendOrHold({ type: 'sessionEvent', event });
   }
 
-  /** Relays a signalling message toward a viewer; false while disconnected. */
+  /** Relays a signalling message toward a viewer; held like a session event while the link is down. */
   sendSignal(signal: SignalEnvelope): boolean {
-    return this.write(fromAgentToProto({ type: 'signal', signal }));
+    return this.sendOrHold({ type: 'signal', signal });
   }
 
   /** Ends the stream and stops redialing. Idempotent. */
@@ -150,6 +166,20 @@ export class ControlLink {
   /** A method, not a field read, so TypeScript does not narrow it away across awaits. */
   private isClosed(): boolean {
     return this.state === 'closed';
+  }
+
+  private sendOrHold(message: OutboxMessage): boolean {
+    if (this.write(fromAgentToProto(message))) return true;
+    if (!this.isClosed()) this.outbox.hold(message);
+    return false;
+  }
+
+  /** Sends what waited for this stream, each session's messages in order, then lets the agent re-announce. */
+  private flushOutbox(): void {
+    const held = this.outbox.drain();
+    for (const message of held) this.write(fromAgentToProto(message));
+    if (held.length > 0) this.options.log.info({ messages: held.length }, 'sent the session messages held while the control link was down');
+    this.options.onConnected?.();
   }
 
   private write(message: agentV1.ConnectRequest): boolean {
@@ -223,6 +253,7 @@ export class ControlLink {
             this.options.log.info({ epoch: this.epoch, draining: message.draining }, 'connected to the control plane');
             this.startHeartbeat(message.heartbeatIntervalMs);
             this.options.onDrainChanged?.(message.draining);
+            this.flushOutbox();
             break;
           case 'command': {
             const { type: _type, ...delivered } = message;

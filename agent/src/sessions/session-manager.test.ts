@@ -38,8 +38,8 @@ describe('SessionManager on the injected clock', () => {
       ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
       report: (e) => events.push(e),
       signal: () => undefined,
-      uploadLogs: (sessionId) => {
-        uploaded.push(sessionId);
+      spoolLogs: (logs) => {
+        uploaded.push(logs.sessionId);
         return Promise.resolve();
       },
       log: pino({ level: 'silent' }),
@@ -76,7 +76,7 @@ describe('SessionManager build commands', () => {
       ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
       report: () => undefined,
       signal: () => undefined,
-      uploadLogs: () => Promise.resolve(),
+      spoolLogs: () => Promise.resolve(),
       log: pino({ level: 'silent' }),
       ...(builds ? { builds } : {}),
     });

@@ -1,6 +1,6 @@
 // The sessions of this worker: StartSession/StopSession handlers (idempotent by session id),
 // PrepareBuild/DeleteBuild handed to the build cache, the inventory each Hello reports, routing
-// of viewer signalling to the right session, and the upload of each finished session's logs.
+// of viewer signalling to the right session, and the spooling of each finished session's logs.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { encodeRelayedSignal, systemClock, type Clock } from '@pixelfleet/signaling';
@@ -9,6 +9,7 @@ import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';
 import type { BuildCache } from '../build-cache/build-cache';
 import type { AppRecordStore } from '../launcher/app-records';
+import type { SessionLogSources } from '../logs/collect-logs';
 import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
 
 export interface SessionManagerOptions {
@@ -17,12 +18,12 @@ export interface SessionManagerOptions {
   launcherCommand: readonly string[] | undefined;
   appEnv: Readonly<Record<string, string>>;
   ice: SessionRuntimeOptions['ice'];
-  /** Reports a session event on the control link (dropped while disconnected). */
+  /** Reports a session event on the control link (held while it is down, sent once it is back). */
   report: (event: AgentSessionEvent) => void;
   /** Relays a signalling message toward a viewer. */
   signal: (signal: SignalEnvelope) => void;
-  /** Uploads a finished session's log files; failures are logged, not fatal. */
-  uploadLogs: (sessionId: string, paths: string[]) => Promise<void>;
+  /** Collects and spools a finished session's logs (any exit, a failed start included); failures are logged, not fatal. */
+  spoolLogs: (logs: SessionLogSources) => Promise<void>;
   log: Logger;
   /** Time source of event times, input activity and every session's timers (default systemClock). */
   clock?: Clock;
@@ -34,7 +35,8 @@ export interface SessionManagerOptions {
 
 export class SessionManager implements AgentInventory {
   private readonly sessions = new Map<string, SessionRuntime>();
-  private readonly uploads = new Set<Promise<void>>();
+  /** Finished sessions' logs being collected into the spool. */
+  private readonly spooling = new Set<Promise<void>>();
 
   private readonly clock: Clock;
 
@@ -67,6 +69,11 @@ export class SessionManager implements AgentInventory {
     return [...this.sessions.values()].map((s) => ({ sessionId: s.sessionId, lastInputAtMs: s.lastInputAt(now), relay: s.relayCounters() }));
   }
 
+  /** After each Welcome: every session whose app has identified says so again (see SessionRuntime.reannounceIdentified). */
+  reannounceIdentified(): void {
+    for (const session of this.sessions.values()) session.reannounceIdentified();
+  }
+
   onSignal(signal: SignalEnvelope): void {
     const session = this.sessions.get(signal.sessionId);
     if (!session) {
@@ -76,10 +83,10 @@ export class SessionManager implements AgentInventory {
     void session.handleViewerSignal(signal);
   }
 
-  /** Stops every session (agent shutdown) and waits for pending log uploads. */
+  /** Stops every session (agent shutdown) and waits until their logs are spooled. */
   async close(graceMs = 10_000): Promise<void> {
     await Promise.all([...this.sessions.values()].map((s) => s.stop(graceMs)));
-    await Promise.allSettled([...this.uploads]);
+    await Promise.allSettled([...this.spooling]);
   }
 
   private async start(c: StartSessionCommand): Promise<void> {
@@ -98,12 +105,14 @@ export class SessionManager implements AgentInventory {
       ice: this.options.ice,
       report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: this.clock.now(), exitCode: 0, message: '', streamingId: '', ...extra }),
       signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: encodeRelayedSignal(message) }),
-      onFinished: (_exit, logPaths) => {
-        lease?.release();
+      onFinished: (_exit, logs) => {
+        // The logs are taken before the build is released: eviction may remove its Saved folder.
+        const spooled = (logs ? this.options.spoolLogs(logs) : Promise.resolve())
+          .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'session logs could not be spooled'))
+          .finally(() => lease?.release());
         if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
-        const upload = this.options.uploadLogs(c.sessionId, logPaths).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'log upload failed'));
-        this.uploads.add(upload);
-        void upload.finally(() => this.uploads.delete(upload));
+        this.spooling.add(spooled);
+        void spooled.finally(() => this.spooling.delete(spooled));
       },
       log,
       clock: this.clock,

@@ -187,6 +187,17 @@ describe('SessionRuntime toward the app', () => {
     expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
   });
 
+  it('says again that its app identified when a new control link asks (a restarted control plane does not know it)', async () => {
+    const { runtime, reports, subscribe, app } = await startSession();
+    runtime.reannounceIdentified();
+    expect(await reports.next()).toEqual({ kind: 'appIdentified', extra: { streamingId: 'streamer_1' } });
+    // Subscribed (negotiating) as well: the viewer may need to list the streamer again on a new socket.
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+    runtime.reannounceIdentified();
+    expect(await reports.next()).toEqual({ kind: 'appIdentified', extra: { streamingId: 'streamer_1' } });
+  });
+
   it('an app that re-dials its signalling while the viewer is subscribed gets the player back once it identifies', async () => {
     const { app, signallingUrl, subscribe } = await startSession();
     await subscribe();

@@ -4,6 +4,7 @@
 // between the app and the session's viewer, whose signalling travels over the control link.
 // Reports every phase as a session event.
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DEFAULT_MAX_MESSAGE_BYTES, decodeViewerToRelay, StreamerEndpoint, systemClock, type Clock, type RelayToViewerSignal, type TimerHandle } from '@pixelfleet/signaling';
@@ -15,6 +16,7 @@ import { LaunchError } from '../launcher/launch-error';
 import { listenOnLoopback } from '../launcher/port-allocator';
 import type { AppExit } from '../launcher/app-process';
 import type { AppRecordStore } from '../launcher/app-records';
+import type { SessionLogSources } from '../logs/collect-logs';
 import { SessionRelay } from '../relay/session-relay';
 import type { RelayIceCandidate } from '../relay/relay-types';
 import type { IceCandidateInit } from '@pixelfleet/signaling';
@@ -41,8 +43,8 @@ export interface SessionRuntimeOptions {
   report: (kind: SessionEventKind, extra?: { exitCode?: number; message?: string; streamingId?: string }) => void;
   /** Sends a signalling message toward the viewer. */
   signal: (signal: RelayToViewerSignal) => void;
-  /** Called once when the app has exited and everything is released. */
-  onFinished: (exit: AppExit, logPaths: string[]) => void;
+  /** Called once when the app has exited and everything is released, with where its logs may be (undefined: nothing was launched). */
+  onFinished: (exit: AppExit, logs: SessionLogSources | undefined) => void;
   log: Logger;
   /** Time source of startedAtMs, the startup timeout, the launcher and the relay (default systemClock). */
   clock?: Clock;
@@ -190,6 +192,15 @@ export class SessionRuntime {
     return { keyframeRequestsMade, keyframeRequestsToApp, keyframeRequestsCoalesced, ingestPacketsMissing, ingestPacketsAbandoned, viewerPacketsResent, viewerNackMisses, rembBps };
   }
 
+  /**
+   * Reports `appIdentified` again when the app has identified (a new control link: a control plane
+   * that restarted knows the session from its store, but not that its viewer may subscribe now).
+   */
+  reannounceIdentified(): void {
+    const streamerId = this.streamer?.streamerId;
+    if ((this.phase === 'identified' || this.phase === 'subscribed') && streamerId !== undefined) this.options.report('appIdentified', { streamingId: streamerId });
+  }
+
   /** A viewer's signalling message relayed by the control plane. */
   async handleViewerSignal(signal: SignalEnvelope): Promise<void> {
     const relay = this.relay;
@@ -327,8 +338,17 @@ export class SessionRuntime {
       this.options.report(expected ? 'appStopped' : 'appExited', { exitCode, message });
     }
     await this.release();
-    const logPaths = this.app ? [this.app.logPath, this.app.outputLogPath] : [];
-    this.options.onFinished(exit, logPaths);
+    const build = this.options.build;
+    const logs: SessionLogSources | undefined = this.app && {
+      sessionId: this.sessionId,
+      startedAtMs: this.startedAtMs,
+      absLogPath: this.app.logPath,
+      outputLogPath: this.app.outputLogPath,
+      // Unreal's Saved folder of a packaged build: `<build>/<Project>/Saved` (code and Blueprint-only projects alike).
+      savedDir: build && join(build.dir, build.manifest.projectName, 'Saved'),
+      pid: this.app.process.pid,
+    };
+    this.options.onFinished(exit, logs);
   }
 
   /** Releases the relay and the signalling server. */

@@ -44,6 +44,11 @@ export interface BlobStore {
    */
   read(sha256: string, range?: ByteRange): Readable;
   has(sha256: string): boolean;
+  /**
+   * Deletes a blob (`DeleteObject`); a missing one is not an error. The caller makes sure no record
+   * names it any more, in the same turn of the event loop as that check.
+   */
+  remove(sha256: string): void;
 }
 
 function syncPath(path: string): void {
@@ -136,6 +141,10 @@ export class LocalBlobStore implements BlobStore {
 
   has(sha256: string): boolean {
     return existsSync(this.pathOf(sha256));
+  }
+
+  remove(sha256: string): void {
+    rmSync(this.pathOf(sha256), { force: true });
   }
 
   private pathOf(sha256: string): string {

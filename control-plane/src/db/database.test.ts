@@ -224,8 +224,35 @@ describe('migration 10: client dimensions, telemetry order and count', () => {
       { ts: Date.parse('2026-01-01T10:00:00Z') },
       { ts: Date.parse('2026-01-01T10:00:00.250Z') },
     ]);
+    // Migration 11's index by age (retention.telemetryDays) and 12's partial indexes (the session list's diagnosis) follow.
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'telemetry_rows' ORDER BY name").all()).toEqual([
+      { name: 'telemetry_rows_received' },
+      { name: 'telemetry_rows_session_event' },
+      { name: 'telemetry_rows_session_statistics' },
       { name: 'telemetry_rows_session_ts' },
+    ]);
+  });
+});
+
+describe('migration 13: the weekly rollup of session dimensions', () => {
+  it('fills the weeks from the day rollup already counted', () => {
+    const path = join(dir, 'cp.sqlite');
+    const raw = new Database(path);
+    migrate(raw, MIGRATIONS.filter((m) => m.version < 13));
+    const day = raw.prepare("INSERT INTO session_dimension_days (project_id, dimension, day, country_code, value, country, sessions) VALUES ('prj_1', ?, ?, ?, ?, ?, ?)");
+    day.run('browser', 700, '', 'Chrome', '', 2); // week 100
+    day.run('browser', 706, '', 'Chrome', '', 3); // week 100
+    day.run('browser', 707, '', 'Chrome', '', 4); // week 101
+    day.run('city', 701, 'DE', 'Berlin', 'Germany', 5);
+    day.run('city', 702, 'CA', 'Berlin', 'Canada', 1);
+    raw.close();
+
+    const db = track(openDatabase(path));
+    expect(db.prepare('SELECT dimension, country_code, value, week, country, sessions FROM session_dimension_weeks ORDER BY dimension, country_code, week').all()).toEqual([
+      { dimension: 'browser', country_code: '', value: 'Chrome', week: 100, country: '', sessions: 5 },
+      { dimension: 'browser', country_code: '', value: 'Chrome', week: 101, country: '', sessions: 4 },
+      { dimension: 'city', country_code: 'CA', value: 'Berlin', week: 100, country: 'Canada', sessions: 1 },
+      { dimension: 'city', country_code: 'DE', value: 'Berlin', week: 100, country: 'Germany', sessions: 5 },
     ]);
   });
 });

@@ -14,15 +14,19 @@ export function registerOpenApi(app: FastifyInstance, options: { version: string
     openapi: {
       openapi: '3.0.3',
       info: {
-        title: 'Pixelfleet build and project API',
+        title: 'Pixelfleet build and project API, analytics API',
         version: options.version,
         description:
-          'Build and project API at `{api_url}` (`<origin>/api`). GET routes take `userId` and `apikey` (all lowercase) in the query; POST and PATCH routes take `apiKey` and `userId` in the JSON body. The key is never sent in an Authorization header. Every error is `{ message }`.',
+          'Build and project API at `{api_url}` (`<origin>/api`). GET routes take `userId` and `apikey` (all lowercase) in the query; POST and PATCH routes take `apiKey` and `userId` in the JSON body. The key is never sent in an Authorization header. Every error is `{ message }`.\n\nAnalytics API at `{platform_url}/api/v1/analytics`: the key in the `x-api-key` header, read access to the project, `limits.analyticsReadsPerMinute` (300) reads per minute per key (429 with `Retry-After` in seconds). Its errors add a stable `code` and, on a refused parameter, the `field` it names.',
+      },
+      components: {
+        securitySchemes: { analyticsApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
       },
       tags: [
         { name: 'projects', description: 'Projects, live counts and control actions' },
         { name: 'builds', description: 'Submitting, listing and distributing builds' },
         { name: 'settings', description: 'Project settings and the webhook test' },
+        { name: 'analytics', description: 'Analytics API: sessions, telemetry, engine log files and the audience breakdown' },
       ],
     },
     hideUntagged: true,

@@ -15,6 +15,9 @@ export interface LogFileRecord {
 export interface LogFilesRepository {
   insert(r: LogFileRecord): void;
   listBySession(sessionId: string): LogFileRecord[];
+  /** One page of the session's files, oldest first, and how many it has in all. */
+  pageBySession(sessionId: string, limit: number, skip: number): { total: number; logFiles: LogFileRecord[] };
+  findById(logFileId: string): LogFileRecord | undefined;
 }
 
 interface LogFileRow {
@@ -40,6 +43,11 @@ export class SqliteLogFilesRepository implements LogFilesRepository {
       bySession: db.prepare(
         'SELECT id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at FROM log_files WHERE session_id = ? ORDER BY uploaded_at, id',
       ),
+      countBySession: db.prepare('SELECT COUNT(*) AS n FROM log_files WHERE session_id = ?'),
+      pageBySession: db.prepare(
+        'SELECT id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at FROM log_files WHERE session_id = ? ORDER BY uploaded_at, id LIMIT ? OFFSET ?',
+      ),
+      byId: db.prepare('SELECT id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at FROM log_files WHERE id = ?'),
     };
   }
 
@@ -48,15 +56,28 @@ export class SqliteLogFilesRepository implements LogFilesRepository {
   }
 
   listBySession(sessionId: string): LogFileRecord[] {
-    return (this.stmts.bySession.all(sessionId) as LogFileRow[]).map((r) => ({
-      logFileId: r.id,
-      sessionId: r.session_id,
-      projectId: r.project_id,
-      fileName: r.file_name,
-      fileSize: r.file_size,
-      gzSize: r.gz_size,
-      blobSha256: r.blob_sha256,
-      uploadedAt: r.uploaded_at,
-    }));
+    return (this.stmts.bySession.all(sessionId) as LogFileRow[]).map(toLogFile);
+  }
+
+  pageBySession(sessionId: string, limit: number, skip: number): { total: number; logFiles: LogFileRecord[] } {
+    const total = (this.stmts.countBySession.get(sessionId) as { n: number }).n;
+    const rows = skip >= total || limit === 0 ? [] : (this.stmts.pageBySession.all(sessionId, limit, skip) as LogFileRow[]);
+    return { total, logFiles: rows.map(toLogFile) };
+  }
+
+  findById(logFileId: string): LogFileRecord | undefined {
+    const r = this.stmts.byId.get(logFileId) as LogFileRow | undefined;
+    return r && toLogFile(r);
   }
 }
+
+const toLogFile = (r: LogFileRow): LogFileRecord => ({
+  logFileId: r.id,
+  sessionId: r.session_id,
+  projectId: r.project_id,
+  fileName: r.file_name,
+  fileSize: r.file_size,
+  gzSize: r.gz_size,
+  blobSha256: r.blob_sha256,
+  uploadedAt: r.uploaded_at,
+});

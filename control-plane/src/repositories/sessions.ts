@@ -51,7 +51,8 @@ export interface SessionsRepository {
   update(s: SessionRecord, snapshot: SnapshotData | undefined): void;
 }
 
-interface SessionRow {
+/** A sessions row as SELECTED reads it (repositories that list sessions map it with toSession). */
+export interface SessionRow {
   id: string;
   project_id: string;
   region: string;
@@ -75,7 +76,7 @@ interface SessionRow {
 const COLUMNS =
   'id, project_id, region, status, assigned_worker, streaming_id, player_id, max_run_time, end_reason, placed_at, created_at, updated_at';
 const CLIENT_COLUMNS = 'browser, os, device_type, country, country_code, city';
-const SELECTED = `${COLUMNS}, ${CLIENT_COLUMNS}`;
+export const SELECTED = `${COLUMNS}, ${CLIENT_COLUMNS}`;
 
 const clientOf = (r: SessionRow): ClientDimensions | undefined => {
   const client: ClientDimensions = {
@@ -89,7 +90,7 @@ const clientOf = (r: SessionRow): ClientDimensions | undefined => {
   return Object.keys(client).length === 0 ? undefined : client;
 };
 
-const toSession = (r: SessionRow): SessionRecord => {
+export const toSession = (r: SessionRow): SessionRecord => {
   const client = clientOf(r);
   return {
   sessionId: r.id,

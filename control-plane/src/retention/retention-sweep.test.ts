@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { ManualClock } from '@pixelfleet/signaling';
@@ -13,6 +14,8 @@ import { SqliteEventsRepository } from '../repositories/events';
 import { SqliteWorkersRepository } from '../repositories/workers';
 import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
 import { SqliteSessionRetentionRepository } from '../repositories/session-retention';
+import { SqliteLogRetentionRepository } from '../repositories/log-retention';
+import { LocalBlobStore } from '../blobs/blob-store';
 import { RetentionSweep, type RetentionSweepDeps } from './retention-sweep';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -22,10 +25,12 @@ const TABLES = ['sessions', 'session_snapshots', 'telemetry_rows', 'log_files', 
 let dir: string;
 let db: Db;
 let clock: ManualClock;
+let blobs: LocalBlobStore;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'pf-retention-'));
   db = openDatabase(join(dir, 'cp.sqlite'));
+  blobs = new LocalBlobStore(join(dir, 'blobs'));
   clock = new ManualClock(Date.parse('2026-06-01T00:00:00Z'));
   db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 0)").run();
   db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'P', 'europe', 0)").run();
@@ -45,6 +50,11 @@ function sweeper(overrides: Partial<RetentionSweepDeps> = {}): RetentionSweep {
     clock,
     log: pino({ level: 'silent' }),
     sessionDays: DAYS,
+    logs: new SqliteLogRetentionRepository(db),
+    blobs,
+    // The shorter windows for logs and telemetry are off here; their own tests set them.
+    logDays: 10 * DAYS,
+    telemetryDays: 10 * DAYS,
     sweepIntervalMs: 60 * 60_000,
     ...overrides,
   });
@@ -57,7 +67,7 @@ function seedSession(id: string, status: string, ageDays: number, children = 1):
   for (let i = 0; i < children; i++) {
     db.prepare("INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, '{}')").run(id, at);
     db.prepare("INSERT INTO telemetry_rows (session_id, project_id, timestamp, received_at, row) VALUES (?, 'prj_1', 't', ?, '{}')").run(id, at);
-    db.prepare("INSERT INTO log_files (id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at) VALUES (?, ?, 'prj_1', 'f', 1, 1, 'sha', ?)").run(
+    db.prepare("INSERT INTO log_files (id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at) VALUES (?, ?, 'prj_1', 'f', 1, 1, '0000000000000000000000000000000000000000000000000000000000000000', ?)").run(
       `log_${id}_${i}`,
       id,
       at,
@@ -216,5 +226,95 @@ describe('RetentionSweep', () => {
     await Promise.resolve();
     expect(count('events')).toBe(1);
     expect(clock.pending).toBe(0);
+  });
+
+  describe('retention.logDays and retention.telemetryDays', () => {
+    const LOG_DAYS = 30;
+    const TELEMETRY_DAYS = 92;
+
+    async function storeBlob(text: string): Promise<string> {
+      return (await blobs.write(Readable.from([Buffer.from(text)]), 1024)).sha256;
+    }
+
+    function seedLog(id: string, sessionId: string, ageDays: number, sha256: string): void {
+      db.prepare("INSERT INTO log_files (id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at) VALUES (?, ?, 'prj_1', ?, 1, 1, ?, ?)").run(
+        id,
+        sessionId,
+        `${id}.log`,
+        sha256,
+        clock.now() - ageDays * DAY,
+      );
+    }
+
+    function seedTelemetry(sessionId: string, ageDays: number): void {
+      db.prepare("INSERT INTO telemetry_rows (session_id, project_id, timestamp, received_at, row) VALUES (?, 'prj_1', 't', ?, '{}')").run(sessionId, clock.now() - ageDays * DAY);
+    }
+
+    it('deletes log records older than logDays with the blobs nothing else names, and telemetry older than telemetryDays, sessions ended or not', async () => {
+      db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES ('s_ended', 'prj_1', 'europe', 'Terminated', 0, ?)").run(clock.now() - 40 * DAY);
+      db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES ('s_running', 'prj_1', 'europe', 'Running', 0, ?)").run(clock.now() - 95 * DAY);
+      const alone = await storeBlob('a log no one else has');
+      const sharedWithOld = await storeBlob('a log uploaded twice, both long ago');
+      const sharedWithRecent = await storeBlob('a log uploaded long ago and again lately');
+      const sharedWithBuild = await storeBlob('bytes a build archive has too');
+      db.prepare("INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at, archive_sha256, archive_bytes) VALUES ('upl_1', 'prj_1', 'Ready', 0, 0, 0, ?, 1)").run(sharedWithBuild);
+      seedLog('log_alone', 's_ended', LOG_DAYS + 1, alone);
+      seedLog('log_old_a', 's_running', LOG_DAYS + 2, sharedWithOld);
+      seedLog('log_old_b', 's_ended', LOG_DAYS + 0.001, sharedWithOld);
+      seedLog('log_shared_old', 's_running', LOG_DAYS + 3, sharedWithRecent);
+      seedLog('log_shared_recent', 's_ended', LOG_DAYS - 0.001, sharedWithRecent);
+      seedLog('log_build', 's_ended', LOG_DAYS + 5, sharedWithBuild);
+      for (const age of [TELEMETRY_DAYS + 2, TELEMETRY_DAYS + 0.001, TELEMETRY_DAYS - 0.001, 1]) seedTelemetry('s_running', age);
+      seedTelemetry('s_ended', TELEMETRY_DAYS + 1);
+
+      const result = await sweeper({ logDays: LOG_DAYS, telemetryDays: TELEMETRY_DAYS }).sweep();
+
+      expect(result).toMatchObject({ sessions: 0, logFiles: 5, logBlobs: 2, telemetryRows: 3 });
+      expect(ids('log_files')).toEqual(['log_shared_recent']);
+      expect(blobs.has(alone)).toBe(false);
+      expect(blobs.has(sharedWithOld)).toBe(false);
+      expect(blobs.has(sharedWithRecent)).toBe(true);
+      expect(blobs.has(sharedWithBuild)).toBe(true);
+      expect(count('telemetry_rows')).toBe(2);
+      expect(count('telemetry_rows', `received_at < ${clock.now() - TELEMETRY_DAYS * DAY}`)).toBe(0);
+      expect(ids('sessions')).toEqual(['s_ended', 's_running']); // sessions keep their own window
+
+      // The last record naming a blob goes a day later, and the blob with it.
+      clock.advance(DAY);
+      expect(await sweeper({ logDays: LOG_DAYS, telemetryDays: TELEMETRY_DAYS }).sweep()).toMatchObject({ logFiles: 1, logBlobs: 1 });
+      expect(blobs.has(sharedWithRecent)).toBe(false);
+    });
+
+    it('an ended session past sessionDays takes its log blobs along', async () => {
+      const sha = await storeBlob('the log of a session long over');
+      db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES ('s_gone', 'prj_1', 'europe', 'Terminated', 0, ?)").run(clock.now() - (DAYS + 1) * DAY);
+      seedLog('log_gone', 's_gone', 1, sha); // uploaded late (a spool drained after an outage): the session's age decides
+      expect(await sweeper({ logDays: LOG_DAYS, telemetryDays: TELEMETRY_DAYS }).sweep()).toMatchObject({ sessions: 1, logFiles: 1, logBlobs: 1 });
+      expect(blobs.has(sha)).toBe(false);
+    });
+
+    it('deletes logs and telemetry in batches of at most batchRows, a turn of the event loop between two', async () => {
+      db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES ('s_live', 'prj_1', 'europe', 'Running', 0, 0)").run();
+      const sha = await storeBlob('one blob for many records');
+      for (let i = 0; i < 23; i++) seedLog(`log_${String(i).padStart(2, '0')}`, 's_live', LOG_DAYS + 1 + i, sha);
+      for (let i = 0; i < 31; i++) seedTelemetry('s_live', TELEMETRY_DAYS + 1 + i);
+      const steps: number[] = [];
+      let last = count('log_files') + count('telemetry_rows');
+      const result = await sweeper({
+        logDays: LOG_DAYS,
+        telemetryDays: TELEMETRY_DAYS,
+        batchRows: 10,
+        betweenBatches: async () => {
+          const now = count('log_files') + count('telemetry_rows');
+          steps.push(last - now);
+          last = now;
+          await Promise.resolve();
+        },
+      }).sweep();
+      expect(result).toMatchObject({ logFiles: 23, logBlobs: 1, telemetryRows: 31 });
+      expect(Math.max(...steps)).toBe(10);
+      expect(count('log_files') + count('telemetry_rows')).toBe(0);
+      expect(blobs.has(sha)).toBe(false);
+    });
   });
 });

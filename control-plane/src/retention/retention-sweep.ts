@@ -1,12 +1,17 @@
 // The retention job: ended sessions (with their snapshots, telemetry rows and log file records),
-// fleet events and settled worker commands older than `retention.sessionDays` are deleted, every
-// `retention.sweepIntervalMinutes` on the injected clock and once at start. Each statement deletes
-// at most `batchRows` rows and the event loop gets a turn between two statements, so a sweep of a
-// large backlog never holds the loop for long (signalling, gRPC and HTTP carry on in between).
-// Sessions not ended are kept whatever their age; the per-day rollup of session dimensions loses
-// its whole days before the cutoff (a breakdown reaching back past retention counts fewer). The gzip blobs of deleted log file records stay
-// in the blob store: it is content-addressed (one blob may back several records, or a build), and
-// collecting unreferenced blobs safely against concurrent uploads is a job of its own, not done here.
+// fleet events and settled worker commands older than `retention.sessionDays` are deleted; so are
+// log file records older than `retention.logDays` (from their upload) and telemetry rows older
+// than `retention.telemetryDays` (from their receipt), whatever their session's state. It runs
+// every `retention.sweepIntervalMinutes` on the injected clock and once at start. Each statement
+// deletes at most `batchRows` rows and the event loop gets a turn between two statements, so a
+// sweep of a large backlog never holds the loop for long (signalling, gRPC and HTTP carry on in
+// between). Sessions not ended are kept whatever their age; the per-day rollup of session
+// dimensions loses its whole days before the cutoff (a breakdown reaching back past retention
+// counts fewer). A deleted log file record's gzip blob
+// is deleted too once no record names its digest (blobs are content-addressed: one may back
+// several records, or a build); the check and the deletion run in the same turn of the event
+// loop, and an upload stores its blob and inserts its record without yielding between the two, so
+// a blob an upload is about to name is never taken.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '@pixelfleet/signaling';
@@ -14,6 +19,8 @@ import type { EventsRepository } from '../repositories/events';
 import type { WorkersRepository } from '../repositories/workers';
 import { SESSION_CHILD_TABLES, type SessionChildTable, type SessionRetentionRepository } from '../repositories/session-retention';
 import type { SessionDimensionsRepository } from '../repositories/session-dimensions';
+import type { LogRetentionRepository } from '../repositories/log-retention';
+import type { BlobStore } from '../blobs/blob-store';
 
 /** Rows deleted by one statement: small enough to take a few milliseconds on a table of millions. */
 export const RETENTION_BATCH_ROWS = 1_000;
@@ -30,6 +37,14 @@ export interface RetentionSweepDeps {
   log: Logger;
   /** Days an ended session, a fleet event and a settled command are kept. */
   sessionDays: number;
+  /** Log file records and telemetry rows by age, and whether a blob is still named. */
+  logs: LogRetentionRepository;
+  /** Where a deleted log file's blob is removed from. */
+  blobs: Pick<BlobStore, 'remove'>;
+  /** Days a log file record (and its blob) is kept from its upload (≤ sessionDays). */
+  logDays: number;
+  /** Days a telemetry row is kept from its receipt (≤ sessionDays). */
+  telemetryDays: number;
   /** Time between two sweeps, in ms. */
   sweepIntervalMs: number;
   /** Rows per statement (RETENTION_BATCH_ROWS). */
@@ -44,6 +59,8 @@ export interface SweepResult {
   snapshots: number;
   telemetryRows: number;
   logFiles: number;
+  /** Blobs deleted with the last record that named them. */
+  logBlobs: number;
   events: number;
   commands: number;
   /** Rollup rows (session_dimension_days) of days before the cutoff. */
@@ -115,7 +132,19 @@ export class RetentionSweep {
     const { sessions, events, commands, clock, log } = this.deps;
     const cutoff = clock.now() - this.deps.sessionDays * DAY_MS;
     const limit = this.batchRows;
-    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, events: 0, commands: 0, dimensionDays: 0, batches: 0 };
+    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, logBlobs: 0, events: 0, commands: 0, dimensionDays: 0, batches: 0 };
+    const logCutoff = clock.now() - this.deps.logDays * DAY_MS;
+    const telemetryCutoff = clock.now() - this.deps.telemetryDays * DAY_MS;
+    /** Deletes a batch of log file records, then the blobs no record names any more (same turn); returns the records deleted. */
+    const deleteLogs = (deleteBatch: () => string[]): number => {
+      const digests = deleteBatch();
+      for (const sha256 of new Set(digests)) {
+        if (this.deps.logs.isBlobReferenced(sha256)) continue;
+        this.deps.blobs.remove(sha256);
+        result.logBlobs += 1;
+      }
+      return digests.length;
+    };
     if (this.closed) return result;
     /** One statement done: the loop gets its turn; false once close() was called. */
     const turn = async (): Promise<boolean> => {
@@ -139,7 +168,9 @@ export class RetentionSweep {
       for (let ids = sessions.listEndedBefore(cutoff, limit); ids.length > 0 && !this.closed; ids = sessions.listEndedBefore(cutoff, limit)) {
         for (const table of SESSION_CHILD_TABLES) {
           const field = CHILD_FIELD[table];
-          if (!(await drain(() => sessions.deleteChildRows(table, ids, limit), (n) => (result[field] += n)))) break sweep;
+          const deleteBatch =
+            table === 'log_files' ? () => deleteLogs(() => this.deps.logs.deleteLogFilesOfSessions(ids, limit)) : () => sessions.deleteChildRows(table, ids, limit);
+          if (!(await drain(deleteBatch, (n) => (result[field] += n)))) break sweep;
         }
         result.sessions += sessions.deleteEnded(ids);
         if (!(await turn())) break sweep;
@@ -148,10 +179,24 @@ export class RetentionSweep {
       const { dimensions } = this.deps;
       if (dimensions !== undefined && (this.closed || !(await drain(() => dimensions.deleteDaysBefore(Math.floor(cutoff / DAY_MS), limit), (n) => (result.dimensionDays += n))))) break sweep;
       if (this.closed || !(await drain(() => events.deleteBefore(cutoff, limit), (n) => (result.events += n)))) break sweep;
-      await drain(() => commands.deleteSettledCommandsBefore(cutoff, limit), (n) => (result.commands += n));
+      if (!(await drain(() => commands.deleteSettledCommandsBefore(cutoff, limit), (n) => (result.commands += n)))) break sweep;
+      // Shorter windows for the bulky rows, sessions ended or not.
+      if (!(await drain(() => deleteLogs(() => this.deps.logs.deleteLogFilesBefore(logCutoff, limit)), (n) => (result.logFiles += n)))) break sweep;
+      await drain(() => this.deps.logs.deleteTelemetryBefore(telemetryCutoff, limit), (n) => (result.telemetryRows += n));
     }
     const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.dimensionDays + result.events + result.commands;
-    if (deleted > 0) log.info({ ...result, olderThan: new Date(cutoff).toISOString(), stopped: this.closed }, 'retention sweep deleted old history');
+    if (deleted > 0) {
+      log.info(
+        {
+          ...result,
+          olderThan: new Date(cutoff).toISOString(),
+          logsOlderThan: new Date(logCutoff).toISOString(),
+          telemetryOlderThan: new Date(telemetryCutoff).toISOString(),
+          stopped: this.closed,
+        },
+        'retention sweep deleted old history',
+      );
+    }
     return result;
   }
 }

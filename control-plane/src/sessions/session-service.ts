@@ -24,6 +24,7 @@ import { playerIdOf, snapshotOf, streamingIdOf } from './session-snapshots';
 import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, SessionTimers } from './session-timers';
 import { reconcileWorker } from './worker-reconcile';
 import { SignalRoutes } from './signal-routes';
+import { PendingViewerSignals } from './pending-viewer-signals';
 import { Scheduler } from './scheduler';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 
@@ -66,6 +67,7 @@ export class SessionService {
   private readonly liveCounts: LiveCounts;
   private readonly timers: SessionTimers;
   private readonly routes = new SignalRoutes();
+  private readonly pendingSignals: PendingViewerSignals;
   private readonly repo: SessionsRepository;
   private readonly registry: WorkerRegistry;
   private readonly events: EventLog;
@@ -81,6 +83,7 @@ export class SessionService {
     ({ projects: this.projects, connectTimeoutMs: this.connectTimeoutMs, resumeGraceMs: this.resumeGraceMs } = deps);
     this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'session listener failed'));
     this.liveCounts = new LiveCounts((projectId) => this.repo.countLive(projectId));
+    this.pendingSignals = new PendingViewerSignals(this.log);
     this.timers = new SessionTimers(this.clock, {
       sessionExpired: (sessionId, cause) => this.end(sessionId, cause),
       stopUnconfirmed: (sessionId) => this.onStopUnconfirmed(sessionId),
@@ -90,6 +93,7 @@ export class SessionService {
     const registry = this.registry;
     registry.on('helloAccepted', (workerId, hello) => {
       reconcileWorker({ repo: this.repo, registry, log: this.log, sessionGoneFromWorker: (s) => this.sessionGoneFromWorker(s) }, workerId, hello);
+      this.sendPendingSignals(workerId);
       // A worker (back) with free slots.
       this.scheduler.requestRun();
     });
@@ -202,11 +206,18 @@ export class SessionService {
     return placed;
   }
 
-  /** Relays a viewer's signalling message to the session's agent (routed in memory); false when it cannot. */
+  /**
+   * Relays a viewer's signalling message to the session's agent (routed in memory). While the
+   * worker's link is down (it has not redialled a control plane that restarted, or its network
+   * dropped) the message is held and sent, in order, once its Hello is accepted. False only when the
+   * session has no relay to go to (not placed yet, or ending).
+   */
   signalToAgent(sessionId: string, signal: ViewerToRelaySignal): boolean {
     const route = this.routes.toRelay(sessionId);
     if (route === undefined) return false;
-    return this.registry.signalToAgent(route.workerId, { sessionId, playerId: route.playerId, json: encodeRelayedSignal(signal) });
+    const envelope = { sessionId, playerId: route.playerId, json: encodeRelayedSignal(signal) };
+    if (!this.registry.signalToAgent(route.workerId, envelope)) this.pendingSignals.hold(route.workerId, envelope);
+    return true;
   }
 
   /**
@@ -221,6 +232,7 @@ export class SessionService {
     const { endReason } = SESSION_END[cause];
     const close = viewerCloseFor(cause, detail);
     this.timers.clear(sessionId);
+    this.pendingSignals.forget(sessionId);
     let ended: SessionRecord;
     if (s.status === 'Enqueued' || s.assignedWorker === undefined) {
       this.queues.remove(s.projectId, sessionId);
@@ -361,6 +373,7 @@ export class SessionService {
   private finishOnWorker(s: SessionRecord, cause: SessionEndCause | undefined): void {
     if (s.status === 'Terminated') return;
     this.timers.clear(s.sessionId);
+    this.pendingSignals.forget(s.sessionId);
     const wasEnding = s.status === 'Terminating';
     const ended = this.move(s, 'Terminated', cause === undefined ? undefined : SESSION_END[cause].endReason);
     if (!wasEnding && cause !== undefined) this.listeners.emit('ended', ended, SESSION_END[cause].close);
@@ -371,6 +384,13 @@ export class SessionService {
   /** A session the worker no longer runs (reconcile, or the worker lost past its grace): workerLost unless it was ending anyway. */
   private sessionGoneFromWorker(s: SessionRecord): void {
     this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
+  }
+
+  /** The worker is connected again (its Hello reconciled): the viewer signals held for its sessions still negotiating go now. */
+  private sendPendingSignals(workerId: string): void {
+    const pending = this.pendingSignals.takeFor(workerId).filter((signal) => this.routes.toRelay(signal.sessionId)?.workerId === workerId);
+    for (const signal of pending) this.registry.signalToAgent(workerId, signal);
+    if (pending.length > 0) this.log.info({ workerId, signals: pending.length }, 'viewer signals held while the worker was away sent');
   }
 
   /** A relay's signal for its viewer: only from the worker holding the session, and only the types a viewer may receive. */

@@ -27,6 +27,18 @@ describe('SessionRateLimit', () => {
     expect(admitted(limit, '203.0.113.1', 10)).toBe(3);
   });
 
+  it('counts an IPv6 client by its /64 (rotating the interface id gets no new bucket) and an IPv4 client in IPv6 form as that IPv4 address', () => {
+    const limit = new SessionRateLimit(new ManualClock(), { burst: 2, perMinute: 1 });
+    expect(limit.take('2a01:4f8:c0c:1::1').admitted).toBe(true);
+    expect(limit.take('2a01:4f8:c0c:1:abcd:ef01:2345:6789').admitted).toBe(true);
+    expect(limit.take('2A01:04F8:0C0C:0001::99').admitted).toBe(false);
+    expect(limit.take('2a01:4f8:c0c:2::1').admitted).toBe(true); // the next /64 is another subscriber
+    expect(limit.take('203.0.113.5').admitted).toBe(true);
+    expect(limit.take('::ffff:203.0.113.5').admitted).toBe(true);
+    expect(limit.take('::ffff:203.0.113.5').admitted).toBe(false);
+    expect(limit.size).toBe(3);
+  });
+
   it('admits everything when perMinute is 0, and holds no bucket', () => {
     const limit = new SessionRateLimit(new ManualClock(), { burst: 1, perMinute: 0 });
     expect(admitted(limit, '203.0.113.1', 1_000)).toBe(1_000);

@@ -3,6 +3,7 @@
 // exists, so that an address opening and closing the signalling socket in a loop cannot grow the
 // database and the log without bound. `viewers.maxPerAddress` bounds only the sockets open at once.
 import { TokenBucket, type Clock } from '@pixelfleet/signaling';
+import { clientBlock } from '../lib/ip-address';
 
 export interface SessionRateLimitOptions {
   /** Sessions an address may create back to back (the bucket's size); at least 1. */
@@ -49,9 +50,13 @@ export class SessionRateLimit {
     return this.buckets.size;
   }
 
-  /** Takes a token for a new session from the address's bucket; every admission when the limit is off. */
+  /**
+   * Takes a token for a new session from the bucket of the address's block (an IPv6 /64, see
+   * clientBlock); every admission when the limit is off.
+   */
   take(address: string): SessionAdmission {
     if (this.options.perMinute === 0) return { admitted: true, refusedBefore: 0 };
+    address = clientBlock(address);
     const now = this.clock.now();
     this.dropIdle(now);
     let entry = this.buckets.get(address);

@@ -3,18 +3,21 @@
 // creates the viewer's session, tells it its place in line, and relays offer/answer/ICE between
 // the browser and the session's agent over the agent's gRPC stream.
 //
-// A short signalling drop does not kill a healthy stream (architecture §2): when a Running
-// session's socket vanishes (1006: no close frame, or the keepalive gave up) the session is held
+// A short signalling drop does not kill a healthy stream (architecture §2): when a Running or
+// Starting session's socket vanishes (1006: no close frame, or the keepalive gave up) the session is held
 // for `resumeGraceMs` (so is one the page closed with 4009, `resuming`, after hearing nothing
 // for too long), and a socket opened with `?resume=<sessionId>` whose first message is
 // `pixelfleetResume` with the session's viewer token takes its place. The media never went
 // through this socket, so the browser's peer connection carries on untouched. A viewer waiting in
-// line keeps its place the same way.
+// line keeps its place the same way, and a session still negotiating finishes its negotiation
+// on the resumed socket (below).
 //
 // A control plane restart is such a drop for every viewer at once: a graceful stop closes each
 // socket with 1012 (`serviceRestarting`), which the page answers by resuming, and ends no
 // session; at start every session the previous run left is held for its viewer (holdRestored),
-// whatever its status, for the same grace.
+// whatever its status, for the same grace. What the session's relay says while its viewer is
+// away (an offer, ICE candidates, that its app is ready to be listed) waits for the resumed socket,
+// so a session caught negotiating by a restart finishes its negotiation on the next run.
 //
 // Nothing a viewer sends may grow without bound past this gateway: PlayerEndpoint bounds the rate
 // of messages and the unsent data per socket, a resuming socket gets no answer to anything before
@@ -30,6 +33,7 @@ import type { SessionService } from '../sessions/session-service';
 import type { SessionRecord } from '../repositories/sessions';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
 import { SessionRateLimit } from './session-rate-limit';
+import { clientBlock } from '../lib/ip-address';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 
@@ -61,6 +65,9 @@ export const MAX_ICE_CANDIDATES_PER_SESSION = 64;
 /** Our close for a viewer past MAX_ICE_CANDIDATES_PER_SESSION; the session ends as the viewer leaving. */
 export const TOO_MANY_ICE_CANDIDATES: ViewerClose = viewerClose('tooManyIceCandidates');
 
+/** Relay signals kept for a viewer whose socket is away (a negotiation: config, offer, the relay's candidates); the oldest go past it. */
+export const MAX_HELD_RELAY_SIGNALS = 128;
+
 /** A session's viewer: its socket, or none while a dropped socket may be resumed. */
 interface Viewer {
   readonly sessionId: string;
@@ -75,6 +82,10 @@ interface Viewer {
   iceCandidates: number;
   /** Set while detached: ends the session when the grace runs out. */
   graceTimer: TimerHandle | undefined;
+  /** The app's streamer id once it identified: every socket of the session may list it (a resumed one included). */
+  streamerId?: string;
+  /** Relay signals that arrived while no socket was attached, in order, for the resumed socket. */
+  heldSignals?: RelayToViewerSignal[];
   readonly log: Logger;
 }
 
@@ -135,7 +146,13 @@ export class ViewerGateway {
     const sessions = deps.sessions;
     sessions.on('queueChanged', (projectId) => this.sendPositions(projectId));
     sessions.on('placed', (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }));
-    sessions.on('streamerReady', (s, streamerId) => this.viewers.get(s.sessionId)?.endpoint?.setStreamerAvailable(streamerId));
+    sessions.on('streamerReady', (s, streamerId) => {
+      const viewer = this.viewers.get(s.sessionId);
+      if (viewer === undefined) return;
+      // Kept for a socket that is away now (a restart, a drop): it lists the streamer once back.
+      viewer.streamerId = streamerId;
+      viewer.endpoint?.setStreamerAvailable(streamerId);
+    });
     sessions.on('signal', (sessionId, signal) => this.relayToViewer(sessionId, signal));
     sessions.on('ended', (s, close) => {
       const viewer = this.viewers.get(s.sessionId);
@@ -264,9 +281,11 @@ export class ViewerGateway {
   private attach(viewer: Viewer, endpoint: PlayerEndpoint): void {
     viewer.endpoint = endpoint;
     const { sessionId } = viewer;
+    // A resumed socket may list (and subscribe to) the app that identified before it came back.
+    if (viewer.streamerId !== undefined) endpoint.setStreamerAvailable(viewer.streamerId);
     const toAgent = (signal: ViewerToRelaySignal) => {
       if (!this.deps.sessions.signalToAgent(sessionId, signal)) {
-        viewer.log.debug({ type: signal.type }, 'viewer signal not relayed: session has no live worker link');
+        viewer.log.debug({ type: signal.type }, 'viewer signal not relayed: the session has no relay (not placed, or ending)');
       }
     };
     endpoint.on('subscribe', (streamerId) => toAgent({ type: 'subscribe', streamerId }));
@@ -295,12 +314,13 @@ export class ViewerGateway {
   }
 
   /**
-   * A stream that is up survives its signalling socket, and a viewer in line keeps its place;
-   * a session still negotiating needs its socket to finish (a restart aside: holdRestored).
+   * A stream that is up survives its signalling socket, a viewer in line keeps its place, and a
+   * session still negotiating picks up where it stood: what its relay says meanwhile is held for
+   * the resumed socket (heldRelaySignals) and the page asks again for what it never got.
    */
   private resumable(sessionId: string): boolean {
     const status = this.deps.sessions.get(sessionId).status;
-    return this.deps.resumeGraceMs > 0 && (status === 'Running' || status === 'Enqueued');
+    return this.deps.resumeGraceMs > 0 && (status === 'Running' || status === 'Enqueued' || status === 'Starting');
   }
 
   /** Holds the session for `resumeGraceMs`; past it the session ends for `cause`. */
@@ -315,17 +335,19 @@ export class ViewerGateway {
     }, this.deps.resumeGraceMs);
   }
 
-  /** Viewers (any state, held ones included) whose session was opened from address. */
+  /** Viewers (any state, held ones included) whose session was opened from address's block (clientBlock). */
   private viewersFrom(address: string): number {
+    const block = clientBlock(address);
     let n = 0;
-    for (const viewer of this.viewers.values()) if (viewer.address === address) n += 1;
+    for (const viewer of this.viewers.values()) if (clientBlock(viewer.address) === block) n += 1;
     return n;
   }
 
-  /** Resuming sockets from address still waiting for their token. */
+  /** Resuming sockets from address's block still waiting for their token. */
   private resumingFrom(address: string): number {
+    const block = clientBlock(address);
     let n = 0;
-    for (const from of this.pending.values()) if (from === address) n += 1;
+    for (const from of this.pending.values()) if (clientBlock(from) === block) n += 1;
     return n;
   }
 
@@ -377,7 +399,11 @@ export class ViewerGateway {
     viewer.lastQueue = undefined;
     if (status === 'Enqueued') this.sendPosition(viewer);
     else if (status === 'Starting') endpoint.sendCustom({ type: 'pixelfleetStatus', status: 'starting' });
-    log.info({ status }, 'viewer signalling resumed');
+    // Then what the relay said while the page was away, in order (a negotiation caught by a restart).
+    const held = viewer.heldSignals ?? [];
+    viewer.heldSignals = undefined;
+    for (const signal of held) this.relayToViewer(sessionId, signal);
+    log.info({ status, heldSignals: held.length }, 'viewer signalling resumed');
   }
 
   private relayToViewer(sessionId: string, signal: RelayToViewerSignal): void {
@@ -385,7 +411,13 @@ export class ViewerGateway {
     if (!viewer) return;
     const endpoint = viewer.endpoint;
     if (endpoint === undefined) {
-      viewer.log.debug('relay signal dropped: the viewer is resuming');
+      const held = (viewer.heldSignals ??= []);
+      held.push(signal);
+      viewer.log.debug({ type: signal.type, held: held.length }, 'relay signal held for a viewer who is away');
+      if (held.length > MAX_HELD_RELAY_SIGNALS) {
+        held.shift();
+        viewer.log.warn({ limit: MAX_HELD_RELAY_SIGNALS }, 'relay signal dropped: too many held for a viewer that is away');
+      }
       return;
     }
     try {

@@ -77,7 +77,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function setup(options: { resumable?: boolean; windowSeconds?: number } = {}) {
+function setup(options: { resumable?: boolean; windowSeconds?: number; needsStreamerList?: () => boolean } = {}) {
   const transport = new WebSocketTransport();
   const closes: { code: number; reason: string }[] = [];
   const messages: string[] = [];
@@ -99,6 +99,7 @@ function setup(options: { resumable?: boolean; windowSeconds?: number } = {}) {
     },
     clock: timers,
     resumable: () => up,
+    ...(options.needsStreamerList ? { needsStreamerList: options.needsStreamerList } : {}),
     onResuming: () => events.push('resuming'),
     onResumed: () => events.push('resumed'),
     onGaveUp: (code, reason) => events.push(`gave up ${code} ${reason}`),
@@ -137,6 +138,33 @@ describe('SignallingResume', () => {
     second.end(1006);
     expect(closes).toEqual([]);
     expect(FakeSocket.opened).toHaveLength(3);
+  });
+
+  it('a page that never got its streamer list asks for it again on the resumed socket (once), and not after it has it', () => {
+    let listed = false;
+    const { transport, first } = setup({ needsStreamerList: () => !listed });
+    first.end(1012, 'service restarting');
+    const second = FakeSocket.opened[1]!;
+    transport.sendMessage(JSON.stringify({ type: 'pong', time: 1 }));
+    second.open();
+    second.receive({ type: 'pixelfleetResumed' });
+    expect(second.sent.map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['pixelfleetResume', 'pong', 'listStreamers', 'ping']);
+
+    // The library asked itself while away: not twice.
+    second.end(1006);
+    const third = FakeSocket.opened[2]!;
+    transport.sendMessage(JSON.stringify({ type: 'listStreamers' }));
+    third.open();
+    third.receive({ type: 'pixelfleetResumed' });
+    expect(third.sent.map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['pixelfleetResume', 'listStreamers', 'ping']);
+
+    // Listed: a later resume asks for nothing but its ping.
+    listed = true;
+    third.end(1006);
+    const fourth = FakeSocket.opened[3]!;
+    fourth.open();
+    fourth.receive({ type: 'pixelfleetResumed' });
+    expect(fourth.sent.map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['pixelfleetResume', 'ping']);
   });
 
   it('resumes after a restarting control plane closes with 1012, whatever the page is doing', () => {

@@ -7,6 +7,8 @@
 // with 1012 (`serviceRestarting`): that is resumed too, whatever the page is doing, since the
 // next run holds every session for its viewer. Only when the server refuses, or the resume window
 // runs out, does the library hear a close — the server's own code and reason when it gave one.
+// A page that resumes before it ever got its streamer list asks for it again: the request it sent
+// on open was held by a server that may be gone (a restart), and Epic's library waits for the reply.
 import type { Clock, TimerHandle } from '@pixelfleet/signaling/clock';
 import { VIEWER_CLOSES } from '@pixelfleet/signaling/viewer-closes';
 
@@ -47,8 +49,14 @@ export interface SignallingResumeOptions {
   readonly url: string;
   readonly openSocket: (url: string) => SocketLike;
   readonly clock: Clock;
-  /** True while a drop leaves something to come back to: the stream is up, or the page waits in line. */
+  /** True while a drop leaves something to come back to: the stream is up or being set up, or the page waits in line. */
   readonly resumable: () => boolean;
+  /**
+   * True while the library has not received a `streamerList`: a resumed socket then sends
+   * `listStreamers` again (after what the library sent meanwhile), and the library subscribes to
+   * the answer as it would have on the first socket. Default: never.
+   */
+  readonly needsStreamerList?: () => boolean;
   /** Told when a drop is being bridged, and when it was (or could not be). */
   readonly onResuming?: () => void;
   readonly onResumed?: () => void;
@@ -74,6 +82,9 @@ export const PAGE_PING_INTERVAL_MS = 30_000;
 export const SILENCE_LIMIT_MS = PAGE_PING_INTERVAL_MS + 10_000;
 /** Messages the library sends while the socket is away are kept, up to this many, and sent after the resume. */
 const MAX_HELD_MESSAGES = 64;
+
+/** The request for the streamer list (Epic's `listStreamers`), asked again on a resumed socket that never had its answer. */
+const LIST_STREAMERS = 'listStreamers';
 
 /** How long one attempt may take to be answered (open, token sent, `pixelfleetResumed` back). */
 export const RESUME_ATTEMPT_TIMEOUT_MS = 5_000;
@@ -224,6 +235,7 @@ export class SignallingResume {
     const held = this.held;
     this.held = [];
     for (const msg of held) this.librarySend(msg);
+    if (this.options.needsStreamerList?.() === true && !held.some((msg) => readType(msg) === LIST_STREAMERS)) this.librarySend(JSON.stringify({ type: LIST_STREAMERS }));
     // The library's keepalive marked itself waiting at the ping that went into the dead socket, and
     // only a pong clears that: without one it would give up this healthy socket at its next tick.
     this.librarySend(JSON.stringify({ type: 'ping', time: this.options.clock.now() }));

@@ -55,6 +55,8 @@ export class Viewer {
   private latestStats: TelemetryStatsRow | undefined;
   private statsTimer: ReturnType<typeof setInterval> | undefined;
   private mediaFailed = false;
+  /** The library got its `streamerList` (held by the server until the app is ready). */
+  private streamerListed = false;
   private leaving = false;
   private readonly resume: SignallingResume | undefined;
 
@@ -106,7 +108,10 @@ export class Viewer {
             return { cancel: () => win.clearInterval(handle) };
           },
         },
-        resumable: () => (this.state.kind === 'streaming' && !this.mediaFailed) || this.state.kind === 'queued',
+        // Starting and connecting too: a control plane restart (kill -9) looks like any drop from
+        // here, and the next run holds the session; a server that ended it answers the resume with its close.
+        resumable: () => (!this.mediaFailed && (this.state.kind === 'streaming' || this.state.kind === 'connecting' || this.state.kind === 'starting')) || this.state.kind === 'queued',
+        needsStreamerList: () => !this.streamerListed,
         onResuming: () => this.view.setReconnecting(true),
         onResumed: () => this.view.setReconnecting(false),
         onGaveUp: () => this.view.setReconnecting(false),
@@ -167,7 +172,10 @@ export class Viewer {
   private listenToStream(): void {
     const stream = this.stream;
     // streamerList is held by the server until the app is ready: from here on it is WebRTC.
-    stream.addEventListener('streamerListMessage', () => this.transition({ kind: 'connecting' }));
+    stream.addEventListener('streamerListMessage', () => {
+      this.streamerListed = true;
+      this.transition({ kind: 'connecting' });
+    });
     stream.addEventListener('webRtcConnecting', () => this.transition({ kind: 'connecting' }));
     stream.addEventListener('webRtcSdpOffer', () => {
       this.transition({ kind: 'connecting' });

@@ -1,0 +1,117 @@
+// The analytics API's reads, in domain terms: a project's audience breakdown, one session's
+// telemetry, snapshots and engine log files, a project's sessions with what happened in each, and
+// a log file's bytes. Routes authorize first; this answers for a project or session already checked.
+import type { Readable } from 'node:stream';
+import { ApiError } from '../errors';
+import type { BlobStore } from '../blobs/blob-store';
+import type { LogFileRecord, LogFilesRepository } from '../repositories/log-files';
+import type { SessionHistoryRepository, SessionListEntry, SessionListQuery, SnapshotRecord } from '../repositories/session-history';
+import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
+import type { TelemetryDiagnosisRepository } from '../repositories/telemetry-diagnosis';
+import type { StoredTelemetryRow, TelemetryPageQuery, TelemetryRepository } from '../repositories/telemetry';
+import type { BreakdownEntry, BreakdownQuery, SessionDimensionsRepository } from '../repositories/session-dimensions';
+import type { SessionStatus } from '../sessions/session-status';
+import { diagnose, type Diagnosis } from './session-diagnosis';
+import { percentagesOf } from './breakdown-percentages';
+
+/** A session of the list, with its times and durations (ms) derived from its snapshots' receivedAt. */
+export interface SessionSummary {
+  entry: SessionListEntry;
+  /** Enqueued → Starting; undefined until placed. */
+  queueWaitMs: number | undefined;
+  /** Starting → Running; undefined until Running. */
+  startupMs: number | undefined;
+  /** Enqueued → Terminated; undefined while the session goes on. */
+  lifetimeMs: number | undefined;
+  diagnosis: Diagnosis;
+}
+
+/** A breakdown entry with its share of the total (percentages/breakdown-percentages.ts). */
+export interface BreakdownShare extends BreakdownEntry {
+  percentage: number;
+}
+
+export interface AnalyticsServiceDeps {
+  sessions: Pick<SessionsRepository, 'findById'>;
+  history: SessionHistoryRepository;
+  telemetry: Pick<TelemetryRepository, 'pageBySession'>;
+  diagnosis: TelemetryDiagnosisRepository;
+  dimensions: Pick<SessionDimensionsRepository, 'breakdown'>;
+  logFiles: Pick<LogFilesRepository, 'pageBySession' | 'findById'>;
+  blobs: Pick<BlobStore, 'has' | 'read'>;
+}
+
+const span = (times: Partial<Record<SessionStatus, number>>, from: SessionStatus, to: SessionStatus): number | undefined => {
+  const a = times[from];
+  const b = times[to];
+  return a === undefined || b === undefined ? undefined : Math.max(0, b - a);
+};
+
+export class AnalyticsService {
+  constructor(private readonly deps: AnalyticsServiceDeps) {}
+
+  /** The session, or 404 Session not found. */
+  session(sessionId: string): SessionRecord {
+    const s = this.deps.sessions.findById(sessionId);
+    if (!s) throw new ApiError('sessionNotFound');
+    return s;
+  }
+
+  snapshots(sessionId: string): SnapshotRecord[] {
+    return this.deps.history.snapshots(sessionId);
+  }
+
+  /** A page of the session's telemetry rows, newest first, and how many match. */
+  telemetry(q: TelemetryPageQuery): { total: number; rows: StoredTelemetryRow[] } {
+    return this.deps.telemetry.pageBySession(q);
+  }
+
+  /**
+   * The project's sessions created in [from, to] (both inclusive, ms) grouped by one dimension:
+   * entries by count, then value, each with its percentage of `total`.
+   */
+  breakdown(q: BreakdownQuery): { total: number; entries: BreakdownShare[] } {
+    // The repository's window ends before `to`; the API's endDate is inclusive.
+    const { total, entries } = this.deps.dimensions.breakdown({ ...q, to: q.to + 1 });
+    const shares = percentagesOf(
+      entries.map((e) => e.count),
+      total,
+    );
+    return { total, entries: entries.map((e, i) => ({ ...e, percentage: shares[i] ?? 0 })) };
+  }
+
+  logFiles(sessionId: string, limit: number, skip: number): { total: number; logFiles: LogFileRecord[] } {
+    return this.deps.logFiles.pageBySession(sessionId, limit, skip);
+  }
+
+  /** The log file, or 404 Log file not found (also when its bytes are gone from the blob store). */
+  logFile(logFileId: string): LogFileRecord {
+    const f = this.deps.logFiles.findById(logFileId);
+    if (!f || !this.deps.blobs.has(f.blobSha256)) throw new ApiError('analyticsLogFileNotFound');
+    return f;
+  }
+
+  /** The stored (gzip) bytes of a log file. */
+  logFileGzip(f: LogFileRecord): Readable {
+    return this.deps.blobs.read(f.blobSha256);
+  }
+
+  /**
+   * A page of the project's sessions, newest first. Per listed session: its status times (one
+   * indexed read of its snapshots) and its diagnosis (five index probes of its telemetry rows),
+   * never a scan of its rows.
+   */
+  sessionList(q: SessionListQuery): { total: number; sessions: SessionSummary[] } {
+    const page = this.deps.history.list(q);
+    return {
+      total: page.total,
+      sessions: page.sessions.map((entry) => ({
+        entry,
+        queueWaitMs: span(entry.statusTimes, 'Enqueued', 'Starting'),
+        startupMs: span(entry.statusTimes, 'Starting', 'Running'),
+        lifetimeMs: span(entry.statusTimes, 'Enqueued', 'Terminated'),
+        diagnosis: diagnose(this.deps.diagnosis.diagnosisFacts(entry.session.sessionId)),
+      })),
+    };
+  }
+}

@@ -1,0 +1,30 @@
+// The spec's reading rules for a session's telemetry (Resources, Telemetry row), applied to the
+// few facts the telemetry repository reads with one index probe each.
+import type { DiagnosisFacts } from '../repositories/telemetry-diagnosis';
+
+/**
+ * What a session's telemetry says, in the spec's words:
+ * - `neverReported`: no rows: the player never reported;
+ * - `videoDelivered`: framesDecoded rising with FPS above 0;
+ * - `mediaNeverConnected`: sdpAnswer without connected: the media connection never came up;
+ * - `connectedWithoutVideo`: events but framesDecoded never above 0.
+ */
+export const DIAGNOSES = ['neverReported', 'mediaNeverConnected', 'connectedWithoutVideo', 'videoDelivered'] as const;
+export type Diagnosis = (typeof DIAGNOSES)[number];
+
+/**
+ * The rules in order. framesDecoded is cumulative, so the newest statistics row holds its highest
+ * value: "never above 0" is that row at 0. "Rising with FPS above 0" is that row above 0 and
+ * either above the oldest statistics row or reporting FPS above 0 itself (one row can be both
+ * the oldest and the newest).
+ */
+export function diagnose(facts: DiagnosisFacts): Diagnosis {
+  if (!facts.hasRows) return 'neverReported';
+  const newest = facts.newestStatistics;
+  const oldest = facts.oldestStatistics;
+  if (newest !== undefined && newest.framesDecoded > 0 && (newest.fps > 0 || (oldest !== undefined && newest.framesDecoded > oldest.framesDecoded))) {
+    return 'videoDelivered';
+  }
+  if (facts.sdpAnswer && !facts.connected) return 'mediaNeverConnected';
+  return 'connectedWithoutVideo';
+}

@@ -1,0 +1,75 @@
+// Receiving a session's log files on a real SQLite file and blob folder, as the agent's spool sends
+// them: a gzip engine log and a gzip crash zip; a retry of a stored file name (its first answer
+// lost) gets the stored record and stores nothing twice, for the crash zip as for the log; the
+// worker that did not run the session, an unknown session and a bad name are refused.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '@pixelfleet/signaling';
+import { openDatabase, type Db } from '../db/database';
+import { LocalBlobStore } from '../blobs/blob-store';
+import { SqliteLogFilesRepository } from '../repositories/log-files';
+import { SqliteSessionsRepository } from '../repositories/sessions';
+import type { IdSource } from '../lib/ids';
+import { LogUploads, type LogUploadPart } from './log-uploads';
+
+let dir: string;
+let db: Db;
+let uploads: LogUploads;
+let n = 0;
+
+const ids: IdSource = { next: (prefix) => `${prefix}_${String(++n).padStart(24, '0')}`, nextSessionId: () => 'session_1_1' };
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-log-uploads-'));
+  db = openDatabase(join(dir, 'cp.sqlite'));
+  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 0)").run();
+  db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'P', 'europe', 0)").run();
+  for (const w of ['wrk_1', 'wrk_2']) {
+    db.prepare("INSERT INTO workers (id, hostname, region, slots, token_hash, agent_version, enrolled_at) VALUES (?, 'h', 'europe', 1, ?, '1', 0)").run(w, `th_${w}`);
+  }
+  db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at, assigned_worker) VALUES ('session_1_1', 'prj_1', 'europe', 'Terminated', 0, 0, 'wrk_1')").run();
+  uploads = new LogUploads(new SqliteSessionsRepository(db), new SqliteLogFilesRepository(db), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids);
+});
+
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The parts the agent sends for one file: the header, then the gzip bytes in chunks. */
+async function* parts(fileName: string, bytes: Buffer, sessionId = 'session_1_1'): AsyncGenerator<LogUploadPart> {
+  await Promise.resolve();
+  yield { type: 'header', sessionId, fileName, fileSize: bytes.length };
+  const gz = gzipSync(bytes);
+  for (let i = 0; i < gz.length; i += 100) yield { type: 'chunk', bytes: gz.subarray(i, i + 100) };
+}
+
+const blobCount = () => readdirSync(join(dir, 'blobs', 'sha256'), { recursive: true }).filter((p) => String(p).length > 3).length;
+
+describe('LogUploads', () => {
+  const engineLog = Buffer.from('[2026.06.01-12.00.00:000][  0]LogInit: Display: Running engine for game: Game\n'.repeat(50));
+  // A zip's bytes (local header magic, a stored entry): what the agent's crash zip looks like to the control plane.
+  const crashZip = Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(2000, 7)]);
+
+  it('stores each file once; a retry of a stored name, the crash zip included, gets the stored record', async () => {
+    const log = await uploads.receive('wrk_1', parts('Game.log', engineLog));
+    const zip = await uploads.receive('wrk_1', parts('Crash-UECC-Linux-ABC_0000.zip', crashZip));
+    expect(zip).toMatchObject({ sessionId: 'session_1_1', projectId: 'prj_1', fileName: 'Crash-UECC-Linux-ABC_0000.zip', fileSize: crashZip.length, gzSize: gzipSync(crashZip).length });
+    expect(log).toMatchObject({ fileName: 'Game.log', fileSize: engineLog.length });
+
+    expect(await uploads.receive('wrk_1', parts('Crash-UECC-Linux-ABC_0000.zip', crashZip))).toEqual(zip);
+    expect(await uploads.receive('wrk_1', parts('Game.log', engineLog))).toEqual(log);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM log_files').get() as { n: number }).n).toBe(2);
+    expect(blobCount()).toBe(2);
+  });
+
+  it('refuses another worker, an unknown session and an unsafe name (for good: the agent drops the file)', async () => {
+    await expect(uploads.receive('wrk_2', parts('Game.log', engineLog))).rejects.toMatchObject({ kind: 'forbidden' });
+    await expect(uploads.receive('wrk_1', parts('Game.log', engineLog, 'session_9_9'))).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(uploads.receive('wrk_1', parts('../Game.log', engineLog))).rejects.toMatchObject({ kind: 'invalid' });
+    expect((db.prepare('SELECT COUNT(*) AS n FROM log_files').get() as { n: number }).n).toBe(0);
+  });
+});
