@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { randomIds, type IdSource } from './lib/ids';
 import { createLogger } from '@pixelfleet/signaling';
 import { openDatabase, type Db } from './db/database';
+import { WalCheckpointer } from './db/wal-checkpointer';
 import { SqliteUsersRepository } from './repositories/users';
 import { SqliteProjectsRepository } from './repositories/projects';
 import { SqliteWorkersRepository } from './repositories/workers';
@@ -131,6 +132,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   const log = deps.logger ?? createLogger(config.logLevel);
   mkdirSync(config.dataDir, { recursive: true });
   const db = openDatabase(join(config.dataDir, 'pixelfleet.sqlite'));
+  // WAL checkpoints in a thread of their own, not inside a commit on the event loop.
+  const checkpointer = WalCheckpointer.start(db, log.child({ component: 'db' }));
 
   const users = new SqliteUsersRepository(db);
   const projects = new SqliteProjectsRepository(db);
@@ -393,6 +396,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         admin.endWatches();
         await grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS);
         // 4. The database closes last.
+        await checkpointer?.close();
         db.close();
         log.info('control plane stopped');
       })();

@@ -5,3 +5,4 @@ export { buildControlPlaneWithDb, type ControlPlaneWithDb } from './app';
 export type { Db } from './db/database';
 export { MAX_ICE_CANDIDATES_PER_SESSION } from './share/viewer-gateway';
 export { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
+export { SqliteTelemetryRepository } from './repositories/telemetry';

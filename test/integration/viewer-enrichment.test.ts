@@ -5,8 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteSessionDimensionsRepository } from '@pixelfleet/control-plane/test-support';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
-import { linkReaches, startTestAgent } from '../support/agent';
-import { ScriptedSessions } from '../support/scripted-sessions';
+import { startStreamingProject } from '../support/streaming-project';
 import { FakePlayer } from '../support/fake-player';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -21,16 +20,7 @@ const SAFARI_IPHONE =
 async function setup(trustProxy: string[]) {
   const t: TestControlPlane = await startTestControlPlane({ overrides: { http: { host: '127.0.0.1', port: 0, trustProxy } } });
   cleanups.push(() => t.destroy());
-  const owner = t.cp.accounts.createUser(`enrich${Date.now()}@example.com`);
-  const projectId = t.cp.accounts.createProject(owner.userId, 'Enrich', 'europe').projectId;
-  t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
-  t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
-  const script = new ScriptedSessions();
-  const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal });
-  script.agent = agent;
-  cleanups.push(() => agent.close());
-  await linkReaches(agent, 'connected');
-  const wsUrl = `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
+  const { projectId, wsUrl } = await startStreamingProject(t, cleanups, 'Enrich');
   /** A viewer socket; returns its session id and viewer token. */
   const view = async (headers: Record<string, string>) => {
     const p = await FakePlayer.connect(wsUrl, headers);

@@ -6,8 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_ICE_CANDIDATES_PER_SESSION } from '@pixelfleet/control-plane/test-support';
 import { ManualClock, VIEWER_CLOSES } from '@pixelfleet/signaling';
 import { startTestControlPlane } from '../support/control-plane';
-import { linkReaches, startTestAgent } from '../support/agent';
-import { ScriptedSessions } from '../support/scripted-sessions';
+import { startStreamingProject } from '../support/streaming-project';
 import { FakePlayer } from '../support/fake-player';
 import { statusHistory } from '../support/seed';
 
@@ -23,22 +22,7 @@ async function setup(options: { resumeGraceSeconds?: number; maxPerAddress?: num
   const viewers = { resumeGraceSeconds: options.resumeGraceSeconds ?? GRACE_S, ...(options.maxPerAddress === undefined ? {} : { maxPerAddress: options.maxPerAddress }) };
   const t = await startTestControlPlane({ clock, overrides: { viewers } });
   cleanups.push(() => t.destroy());
-  const owner = t.cp.accounts.createUser(`r${Date.now()}@example.com`);
-  const projectId = t.cp.accounts.createProject(owner.userId, 'Resume', 'europe').projectId;
-  t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
-  t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
-  const script = new ScriptedSessions();
-  const { agent } = await startTestAgent({
-    grpcAddress: t.started.grpcAddress,
-    handlers: script.handlers,
-    inventory: script.inventory,
-    onSignal: script.onSignal,
-    ...(options.agentClock ? { clock: options.agentClock } : {}),
-  });
-  script.agent = agent;
-  cleanups.push(() => agent.close());
-  await linkReaches(agent, 'connected');
-  const wsUrl = `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
+  const { script, wsUrl } = await startStreamingProject(t, cleanups, 'Resume', options.agentClock ? { clock: options.agentClock } : {});
   const connect = async (query = '') => {
     const p = await FakePlayer.connect(`${wsUrl}${query}`);
     cleanups.push(() => p.socket.terminate());

@@ -16,6 +16,7 @@ const ALL_TABLES = [
   'projects',
   'schema_migrations',
   'session_dimension_days',
+  'session_dimension_weeks',
   'session_snapshots',
   'sessions',
   'telemetry_rows',
@@ -229,6 +230,29 @@ describe('migration 10: client dimensions, telemetry order and count', () => {
       { name: 'telemetry_rows_session_event' },
       { name: 'telemetry_rows_session_statistics' },
       { name: 'telemetry_rows_session_ts' },
+    ]);
+  });
+});
+
+describe('migration 13: the weekly rollup of session dimensions', () => {
+  it('fills the weeks from the day rollup already counted', () => {
+    const path = join(dir, 'cp.sqlite');
+    const raw = new Database(path);
+    migrate(raw, MIGRATIONS.filter((m) => m.version < 13));
+    const day = raw.prepare("INSERT INTO session_dimension_days (project_id, dimension, day, country_code, value, country, sessions) VALUES ('prj_1', ?, ?, ?, ?, ?, ?)");
+    day.run('browser', 700, '', 'Chrome', '', 2); // week 100
+    day.run('browser', 706, '', 'Chrome', '', 3); // week 100
+    day.run('browser', 707, '', 'Chrome', '', 4); // week 101
+    day.run('city', 701, 'DE', 'Berlin', 'Germany', 5);
+    day.run('city', 702, 'CA', 'Berlin', 'Canada', 1);
+    raw.close();
+
+    const db = track(openDatabase(path));
+    expect(db.prepare('SELECT dimension, country_code, value, week, country, sessions FROM session_dimension_weeks ORDER BY dimension, country_code, week').all()).toEqual([
+      { dimension: 'browser', country_code: '', value: 'Chrome', week: 100, country: '', sessions: 5 },
+      { dimension: 'browser', country_code: '', value: 'Chrome', week: 101, country: '', sessions: 4 },
+      { dimension: 'city', country_code: 'CA', value: 'Berlin', week: 100, country: 'Canada', sessions: 1 },
+      { dimension: 'city', country_code: 'DE', value: 'Berlin', week: 100, country: 'Germany', sessions: 5 },
     ]);
   });
 });

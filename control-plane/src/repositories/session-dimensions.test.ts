@@ -1,14 +1,12 @@
 // The per-day rollup against the sessions themselves: every window, whole days or not, gives the
 // counts a plain GROUP BY over the sessions gives.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../db/database';
-import { DAY_MS, SqliteSessionDimensionsRepository, type Breakdown, type BreakdownDimension, type ClientDimensions } from './session-dimensions';
-import { SqliteSessionsRepository, type SessionRecord } from './sessions';
+import type { Db } from '../db/database';
+import { openRepositoryTestDb, sessionRecord, type RepositoryTestDb } from './repository-test-db';
+import { DAY_MS, SqliteSessionDimensionsRepository, WEEK_DAYS, weekRollupSql, type Breakdown, type BreakdownDimension, type ClientDimensions } from './session-dimensions';
+import { SqliteSessionsRepository } from './sessions';
 
-let dir: string;
+let testDb: RepositoryTestDb;
 let db: Db;
 let sessions: SqliteSessionsRepository;
 let dimensions: SqliteSessionDimensionsRepository;
@@ -18,20 +16,7 @@ const D0 = Date.UTC(2026, 0, 10); // a UTC midnight
 
 function add(createdAt: number, client: ClientDimensions | undefined, projectId = 'prj_1'): void {
   seq += 1;
-  const s: SessionRecord = {
-    sessionId: `session_${createdAt}_${seq}`,
-    projectId,
-    region: 'europe',
-    status: 'Enqueued',
-    assignedWorker: undefined,
-    streamingId: undefined,
-    playerId: undefined,
-    maxRunTime: undefined,
-    endReason: undefined,
-    createdAt,
-    updatedAt: createdAt,
-    ...(client === undefined ? {} : { client }),
-  };
+  const s = sessionRecord(`session_${createdAt}_${seq}`, createdAt, { projectId, ...(client === undefined ? {} : { client }) });
   sessions.insert(s, { sessionId: s.sessionId, projectId, status: 'Enqueued', region: 'Europe' });
 }
 
@@ -60,20 +45,13 @@ function bruteForce(projectId: string, dimension: BreakdownDimension, from: numb
 }
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pf-dimensions-'));
-  db = openDatabase(join(dir, 'cp.sqlite'));
+  testDb = openRepositoryTestDb('pf-dimensions-');
+  db = testDb.db;
   sessions = new SqliteSessionsRepository(db);
   dimensions = new SqliteSessionDimensionsRepository(db);
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-  const project = db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES (?, 'usr_1', 'p', 'europe', 1)");
-  project.run('prj_1');
-  project.run('prj_2');
 });
 
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => testDb.remove());
 
 describe('SqliteSessionDimensionsRepository.breakdown', () => {
   it('counts sessions by value, most first then by value, with total = sessions having a value', () => {
@@ -127,15 +105,23 @@ describe('SqliteSessionDimensionsRepository.breakdown', () => {
     expect(() => dimensions.breakdown({ ...window, dimension: 'browser', countryCode: 'DE' })).toThrow(RangeError);
   });
 
-  it('is exact at day edges: [from, to) whatever the hour, whole days from the rollup, edges from the sessions', () => {
-    // Sessions right at, just before and just after each midnight of five days, and mid-day.
+  it('is exact at day and week edges: [from, to) whatever the hour; whole weeks and days from the rollups, edges from the sessions', () => {
+    // Sessions right at, just before and just after each midnight of 24 days (three weeks and
+    // more, whatever day of the week D0 is), and mid-day.
     const clients = [LONDON, BERLIN, PHONE, LONDON_CA, { browser: 'Chrome', os: 'Windows' }];
     let i = 0;
-    for (let day = 0; day < 5; day += 1) {
+    for (let day = 0; day < 24; day += 1) {
       for (const offset of [-1, 0, 1, DAY_MS / 2, DAY_MS / 2 + 1]) add(D0 + day * DAY_MS + offset, clients[i++ % clients.length]);
     }
     add(D0 + DAY_MS, LONDON, 'prj_2');
-    const edges = [-DAY_MS, -1, 0, 1, 2, DAY_MS / 2, DAY_MS / 2 + 1, DAY_MS - 1, DAY_MS, DAY_MS + 1, 2 * DAY_MS, 3 * DAY_MS + 7, 5 * DAY_MS, 6 * DAY_MS];
+    // Window edges: around D0's midnight, mid-days, and every day and week boundary up to day 25.
+    const firstWeekDay = Math.ceil(D0 / DAY_MS / WEEK_DAYS) * WEEK_DAYS - D0 / DAY_MS;
+    const edges = [
+      ...new Set([-DAY_MS, -1, 0, 1, DAY_MS / 2, DAY_MS - 1, DAY_MS, DAY_MS + 1, 3 * DAY_MS + 7, 11 * DAY_MS + DAY_MS / 2, 25 * DAY_MS].concat(
+        [0, 1, 2, 3].flatMap((w) => [-1, 0, 1].map((d) => (firstWeekDay + w * WEEK_DAYS + d) * DAY_MS)),
+        [0, 1, 2].map((w) => (firstWeekDay + w * WEEK_DAYS) * DAY_MS + 5),
+      )),
+    ];
     let windows = 0;
     for (const a of edges) {
       for (const b of edges) {
@@ -149,14 +135,15 @@ describe('SqliteSessionDimensionsRepository.breakdown', () => {
         expect(dimensions.breakdown(city)).toEqual(bruteForce('prj_1', 'city', city.from, city.to, 'DE'));
       }
     }
-    expect(windows).toBeGreaterThan(400);
+    expect(windows).toBeGreaterThan(1500);
     // The whole days really come from the rollup: one row per day and value, not one per session.
     const distinct = db.prepare("SELECT COUNT(*) AS n FROM (SELECT DISTINCT created_at / 86400000, browser FROM sessions WHERE project_id = 'prj_1' AND browser IS NOT NULL)").get() as { n: number };
     expect(db.prepare("SELECT SUM(sessions) AS n, COUNT(*) AS rows FROM session_dimension_days WHERE project_id = 'prj_1' AND dimension = 'browser'").get()).toEqual({
-      n: 25,
+      n: 120,
       rows: distinct.n,
     });
-    expect(distinct.n).toBeLessThan(25);
+    expect(distinct.n).toBeLessThan(120);
+    expect(db.prepare("SELECT SUM(sessions) AS n FROM session_dimension_weeks WHERE project_id = 'prj_1' AND dimension = 'browser'").get()).toEqual({ n: 120 });
   });
 
   it('reads the rollup for whole days: a day whose sessions are gone still counts (rows are the source)', () => {
@@ -169,13 +156,40 @@ describe('SqliteSessionDimensionsRepository.breakdown', () => {
     expect(dimensions.breakdown({ projectId: 'prj_1', dimension: 'browser', from: D0, to: D0 + DAY_MS - 1 })).toEqual({ total: 0, entries: [] });
   });
 
-  it('deletes rollup days before a day, a bounded batch at a time', () => {
-    for (let day = 0; day < 4; day += 1) add(D0 + day * DAY_MS, LONDON);
-    const before = Math.floor(D0 / DAY_MS) + 2;
+  it('groups the week rollup straight off its key: no sort, whatever the statistics say', () => {
+    const plan = (byCountry = false) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${weekRollupSql(byCountry)}`).all('prj_1', 'city', 1, 2, ...(byCountry ? ['DE'] : [])) as { detail: string }[]).map((r) => r.detail).join(' | ');
+    for (const analyzed of [false, true]) {
+      if (analyzed) {
+        for (let day = 0; day < 60; day += 1) add(D0 + day * DAY_MS, LONDON);
+        db.exec('ANALYZE');
+      }
+      expect(plan()).toContain('USING PRIMARY KEY (project_id=? AND dimension=?)');
+      expect(plan()).not.toContain('TEMP B-TREE');
+      expect(plan(true)).toContain('USING PRIMARY KEY (project_id=? AND dimension=? AND country_code=?)');
+      expect(plan(true)).not.toContain('TEMP B-TREE');
+    }
+  });
+
+  it('deletes rollup days before a day and the weeks that ended by then, a bounded batch at a time', () => {
+    for (let day = 0; day < 21; day += 1) add(D0 + day * DAY_MS, LONDON);
+    const rows = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const days = rows('session_dimension_days');
+    const weeks = rows('session_dimension_weeks');
+    const before = Math.floor(D0 / DAY_MS) + 10;
+    // Weeks ending by `before`: (week + 1) * 7 <= before.
+    const endedWeeks = (db.prepare('SELECT COUNT(*) AS n FROM session_dimension_weeks WHERE (week + 1) * 7 <= ?').get(before) as { n: number }).n;
     expect(dimensions.deleteDaysBefore(before, 3)).toBe(3);
-    expect(dimensions.deleteDaysBefore(before, 100)).toBe(7); // 2 days x 5 dimensions
-    expect(dimensions.deleteDaysBefore(before, 100)).toBe(0);
+    let deleted = 3;
+    for (let n = dimensions.deleteDaysBefore(before, 7); n > 0; n = dimensions.deleteDaysBefore(before, 7)) {
+      expect(n).toBeLessThanOrEqual(7);
+      deleted += n;
+    }
+    expect(deleted).toBe(10 * 5 + endedWeeks);
+    expect(rows('session_dimension_days')).toBe(days - 50);
+    expect(rows('session_dimension_weeks')).toBe(weeks - endedWeeks);
     expect((db.prepare('SELECT MIN(day) AS d FROM session_dimension_days').get() as { d: number }).d).toBe(before);
+    expect((db.prepare('SELECT MIN(week) AS w FROM session_dimension_weeks').get() as { w: number }).w).toBe(Math.floor(before / WEEK_DAYS));
   });
 });
 

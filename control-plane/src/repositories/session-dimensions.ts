@@ -1,8 +1,9 @@
-// The client dimensions of sessions (browser, os, device type, country, city) counted per UTC day:
-// the table session_dimension_days is kept current in the transaction that inserts a session, so a
-// breakdown over 92 days reads at most 92 x values rollup rows, whatever the number of sessions.
-// A window that does not start or end on a UTC day boundary is still exact: its partial edge days
-// are counted from the sessions table through its (project_id, created_at) index.
+// The client dimensions of sessions (browser, os, device type, country, city) counted per UTC day
+// and per week of 7 days: session_dimension_days and session_dimension_weeks are kept current in
+// the transaction that inserts a session. A breakdown over 92 days reads 13 weeks and at most 12
+// days of rollup rows, whatever the number of sessions; the partial days at a window's edges (one
+// that does not start or end on a UTC day boundary) are counted from the sessions table through
+// its (project_id, created_at) index, so every window is exact.
 import type { Db } from '../db/database';
 
 /** The breakdown dimensions, as the analytics API names them. */
@@ -11,6 +12,8 @@ export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
 
 /** One UTC day in ms; a rollup row's day is floor(created_at / DAY_MS). */
 export const DAY_MS = 24 * 60 * 60 * 1000;
+/** Days in a rollup week; a week row's week is floor(day / WEEK_DAYS) (weeks start on Thursdays, as day 0 did). */
+export const WEEK_DAYS = 7;
 
 /** What the server derived of a session's viewer when the session was created; absent = unknown. */
 export interface ClientDimensions {
@@ -57,7 +60,7 @@ export interface SessionDimensionsRepository {
   breakdown(query: BreakdownQuery): Breakdown;
   /** Counts a new session in its day's rollup rows; called inside the transaction inserting the session. */
   record(projectId: string, createdAt: number, dims: ClientDimensions): void;
-  /** Deletes at most limit rollup rows of days before beforeDay (a day number); returns how many. */
+  /** Deletes at most limit rollup rows of days before beforeDay (a day number) and of weeks ending by then; returns how many. */
   deleteDaysBefore(beforeDay: number, limit: number): number;
 }
 
@@ -90,16 +93,29 @@ function rollupKeys(dims: ClientDimensions): [BreakdownDimension, string, string
   return keys;
 }
 
+/**
+ * The week rollup read of a breakdown: the key (project_id, dimension, country_code, value, week)
+ * walked in order, so the GROUP BY needs no sort. `+week` keeps the planner off
+ * session_dimension_weeks_week (retention's index), which would read the weeks in week order and
+ * sort them all.
+ */
+export function weekRollupSql(byCountry: boolean): string {
+  return `SELECT value, country_code, max(country) AS country, SUM(sessions) AS n FROM session_dimension_weeks
+    WHERE project_id = ? AND dimension = ? AND +week >= ? AND +week < ?${byCountry ? ' AND country_code = ?' : ''}
+    GROUP BY country_code, value`;
+}
+
+/** The day rollup read: the days (at most 6 on each side of the weeks) through the day-first key. */
+function dayRollupSql(byCountry: boolean): string {
+  return `SELECT value, country_code, max(country) AS country, SUM(sessions) AS n FROM session_dimension_days
+    WHERE project_id = ? AND dimension = ? AND day >= ? AND day < ?${byCountry ? ' AND country_code = ?' : ''}
+    GROUP BY country_code, value`;
+}
+
 export class SqliteSessionDimensionsRepository implements SessionDimensionsRepository {
   private readonly stmts;
 
   constructor(db: Db) {
-    const rollup = (byCountry: boolean) =>
-      db.prepare(
-        `SELECT value, country_code, max(country) AS country, SUM(sessions) AS n FROM session_dimension_days
-         WHERE project_id = ? AND dimension = ? AND day >= ? AND day < ?${byCountry ? ' AND country_code = ?' : ''}
-         GROUP BY country_code, value`,
-      );
     // Partial edge days: the sessions of [from, to) through sessions_project_created.
     const edge = (dimension: BreakdownDimension, byCountry: boolean) => {
       const col = COLUMN[dimension];
@@ -114,17 +130,27 @@ export class SqliteSessionDimensionsRepository implements SessionDimensionsRepos
     const edges = (byCountry: boolean) =>
       Object.fromEntries(BREAKDOWN_DIMENSIONS.map((d) => [d, edge(d, byCountry)])) as Record<BreakdownDimension, ReturnType<typeof edge>>;
     this.stmts = {
-      rollup: rollup(false),
-      rollupByCountry: rollup(true),
+      days: db.prepare(dayRollupSql(false)),
+      daysByCountry: db.prepare(dayRollupSql(true)),
+      weeks: db.prepare(weekRollupSql(false)),
+      weeksByCountry: db.prepare(weekRollupSql(true)),
       edge: edges(false),
       edgeByCountry: edges(true),
-      upsert: db.prepare(
+      upsertDay: db.prepare(
         `INSERT INTO session_dimension_days (project_id, dimension, day, country_code, value, country, sessions) VALUES (?, ?, ?, ?, ?, ?, 1)
          ON CONFLICT (project_id, dimension, day, country_code, value) DO UPDATE SET sessions = sessions + 1`,
       ),
-      deleteBefore: db.prepare(
+      upsertWeek: db.prepare(
+        `INSERT INTO session_dimension_weeks (project_id, dimension, country_code, value, week, country, sessions) VALUES (?, ?, ?, ?, ?, ?, 1)
+         ON CONFLICT (project_id, dimension, country_code, value, week) DO UPDATE SET sessions = sessions + 1`,
+      ),
+      deleteDays: db.prepare(
         `DELETE FROM session_dimension_days WHERE (project_id, dimension, day, country_code, value) IN
            (SELECT project_id, dimension, day, country_code, value FROM session_dimension_days WHERE day < ? LIMIT ?)`,
+      ),
+      deleteWeeks: db.prepare(
+        `DELETE FROM session_dimension_weeks WHERE (project_id, dimension, country_code, value, week) IN
+           (SELECT project_id, dimension, country_code, value, week FROM session_dimension_weeks WHERE week < ? LIMIT ?)`,
       ),
     };
   }
@@ -153,15 +179,26 @@ export class SqliteSessionDimensionsRepository implements SessionDimensionsRepos
       const stmt = byCountry ? this.stmts.edgeByCountry[dimension] : this.stmts.edge[dimension];
       add((byCountry ? stmt.all(projectId, start, end, countryCode) : stmt.all(projectId, start, end)) as CountRow[]);
     };
+    const rollupRows = (weeks: boolean, start: number, end: number) => {
+      if (start >= end) return;
+      const stmt = weeks ? (byCountry ? this.stmts.weeksByCountry : this.stmts.weeks) : byCountry ? this.stmts.daysByCountry : this.stmts.days;
+      add((byCountry ? stmt.all(projectId, dimension, start, end, countryCode) : stmt.all(projectId, dimension, start, end)) as CountRow[]);
+    };
     if (to > from) {
-      // Whole UTC days inside the window come from the rollup, the rest from the sessions.
+      // Whole weeks inside the window from the week rollup, whole days beside them from the day
+      // rollup, the partial days at the edges from the sessions.
       const firstDay = Math.ceil(from / DAY_MS);
       const endDay = Math.floor(to / DAY_MS);
       if (firstDay < endDay) {
-        const rows = byCountry
-          ? this.stmts.rollupByCountry.all(projectId, dimension, firstDay, endDay, countryCode)
-          : this.stmts.rollup.all(projectId, dimension, firstDay, endDay);
-        add(rows as CountRow[]);
+        const firstWeek = Math.ceil(firstDay / WEEK_DAYS);
+        const endWeek = Math.floor(endDay / WEEK_DAYS);
+        if (firstWeek < endWeek) {
+          rollupRows(true, firstWeek, endWeek);
+          rollupRows(false, firstDay, firstWeek * WEEK_DAYS);
+          rollupRows(false, endWeek * WEEK_DAYS, endDay);
+        } else {
+          rollupRows(false, firstDay, endDay);
+        }
         edgeRows(from, firstDay * DAY_MS);
         edgeRows(endDay * DAY_MS, to);
       } else {
@@ -182,11 +219,18 @@ export class SqliteSessionDimensionsRepository implements SessionDimensionsRepos
 
   record(projectId: string, createdAt: number, dims: ClientDimensions): void {
     const day = Math.floor(createdAt / DAY_MS);
-    for (const [dimension, value, code, country] of rollupKeys(dims)) this.stmts.upsert.run(projectId, dimension, day, code, value, country);
+    const week = Math.floor(day / WEEK_DAYS);
+    for (const [dimension, value, code, country] of rollupKeys(dims)) {
+      this.stmts.upsertDay.run(projectId, dimension, day, code, value, country);
+      this.stmts.upsertWeek.run(projectId, dimension, code, value, week, country);
+    }
   }
 
   deleteDaysBefore(beforeDay: number, limit: number): number {
-    return this.stmts.deleteBefore.run(beforeDay, limit).changes;
+    const days = this.stmts.deleteDays.run(beforeDay, limit).changes;
+    if (days >= limit) return days;
+    // Weeks that ended by beforeDay: (week + 1) * 7 <= beforeDay.
+    return days + this.stmts.deleteWeeks.run(Math.floor(beforeDay / WEEK_DAYS), limit - days).changes;
   }
 }
 

@@ -1,28 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { openDatabase, type Db } from '../db/database';
+import type { Db } from '../db/database';
+import { openRepositoryTestDb, sessionRecord, type RepositoryTestDb } from './repository-test-db';
 import { SqliteSessionsRepository, type SessionRecord, type SnapshotData } from './sessions';
 
-let dir: string;
+let testDb: RepositoryTestDb;
 let db: Db;
 let sessions: SqliteSessionsRepository;
 
-const session = (sessionId: string, createdAt: number, extra: Partial<SessionRecord> = {}): SessionRecord => ({
-  sessionId,
-  projectId: 'prj_1',
-  region: 'europe',
-  status: 'Enqueued',
-  assignedWorker: undefined,
-  streamingId: undefined,
-  playerId: undefined,
-  maxRunTime: undefined,
-  endReason: undefined,
-  createdAt,
-  updatedAt: createdAt,
-  ...extra,
-});
+const session = sessionRecord;
 
 const snap = (s: SessionRecord): SnapshotData => ({ sessionId: s.sessionId, projectId: s.projectId, status: s.status, region: 'Europe' });
 
@@ -32,19 +17,12 @@ const snapshots = (sessionId: string) =>
   );
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pf-sessions-'));
-  db = openDatabase(join(dir, 'cp.sqlite'));
+  testDb = openRepositoryTestDb('pf-sessions-');
+  db = testDb.db;
   sessions = new SqliteSessionsRepository(db);
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-  const project = db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES (?, 'usr_1', 'p', 'europe', 1)");
-  project.run('prj_1');
-  project.run('prj_2');
 });
 
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => testDb.remove());
 
 describe('SqliteSessionsRepository', () => {
   it('inserts a session with its first snapshot', () => {

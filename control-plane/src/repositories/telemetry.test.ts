@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../db/database';
+import type { Db } from '../db/database';
+import { openRepositoryTestDb, type RepositoryTestDb } from './repository-test-db';
 import { SqliteTelemetryRepository, type TelemetryRowRecord } from './telemetry';
 
-let dir: string;
+let testDb: RepositoryTestDb;
 let db: Db;
 let telemetry: SqliteTelemetryRepository;
 
@@ -22,20 +20,15 @@ const row = (sessionId: string, at: number, event?: string): TelemetryRowRecord 
 });
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pf-telemetry-'));
-  db = openDatabase(join(dir, 'cp.sqlite'));
+  testDb = openRepositoryTestDb('pf-telemetry-');
+  db = testDb.db;
   telemetry = new SqliteTelemetryRepository(db);
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-  db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
   const session = db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', 'Running', 1, 1)");
   session.run('session_1_1');
   session.run('session_2_2');
 });
 
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => testDb.remove());
 
 describe('SqliteTelemetryRepository', () => {
   it('keeps the accepted-row count on the session, batch by batch', () => {
@@ -44,6 +37,15 @@ describe('SqliteTelemetryRepository', () => {
     expect(telemetry.countBySession('session_1_1')).toBe(3);
     expect(telemetry.countBySession('session_2_2')).toBe(1);
     expect(telemetry.countBySession('session_9_9')).toBe(0);
+  });
+
+  it('stores a batch of any size whole and in order (multi-row statements, then the rest one by one)', () => {
+    const batch = Array.from({ length: 123 }, (_, i) => row(i % 2 === 0 ? 'session_1_1' : 'session_2_2', T0 + i, i % 10 === 0 ? 'connected' : undefined));
+    telemetry.insertMany(batch);
+    const stored = [...telemetry.listBySession('session_1_1'), ...telemetry.listBySession('session_2_2')].sort((a, b) => a.id - b.id);
+    expect(stored.map(({ id: _id, ts: _ts, ...r }) => r)).toEqual(batch);
+    expect(stored.map((r) => r.ts)).toEqual(batch.map((_, i) => T0 + i));
+    expect([telemetry.countBySession('session_1_1'), telemetry.countBySession('session_2_2')]).toEqual([62, 61]);
   });
 
   it('stores a batch in one transaction: a failing row stores none of it', () => {

@@ -61,6 +61,9 @@ type Row = {
 };
 
 const SELECTED = 'id, session_id, project_id, log_type, event, timestamp, received_at, ts, row';
+const INSERT = 'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES';
+/** Rows per multi-row INSERT: one statement step instead of 50 (8 x 50 = 400 parameters, under SQLite's limit). */
+const INSERT_CHUNK = 50;
 
 const toRow = (r: Row): StoredTelemetryRow => ({
   id: r.id,
@@ -88,9 +91,8 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
       rows: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE ${where(webrtc)} ORDER BY ts DESC, id DESC LIMIT @limit OFFSET @skip`),
     });
     this.stmts = {
-      insert: db.prepare(
-        'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
+      insert: db.prepare(`${INSERT} (?, ?, ?, ?, ?, ?, ?, ?)`),
+      insertChunk: db.prepare(`${INSERT} ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`),
       addCount: db.prepare('UPDATE sessions SET telemetry_count = telemetry_count + ? WHERE id = ?'),
       count: db.prepare('SELECT telemetry_count AS n FROM sessions WHERE id = ?'),
       list: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE session_id = ? ORDER BY id`),
@@ -100,16 +102,22 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
   }
 
   insertMany(rows: readonly TelemetryRowRecord[]): void {
+    const params: unknown[] = [];
+    const perSession = new Map<string, number>();
+    for (const r of rows) {
+      const ts = timestampMs(r.timestamp);
+      params.push(r.sessionId, r.projectId, r.logType ?? null, r.event ?? null, r.timestamp, Number.isNaN(ts) ? r.receivedAt : ts, r.receivedAt, JSON.stringify(r.row));
+      perSession.set(r.sessionId, (perSession.get(r.sessionId) ?? 0) + 1);
+    }
     this.db.transaction(() => {
-      const perSession = new Map<string, number>();
-      for (const r of rows) {
-        const ts = timestampMs(r.timestamp);
-        this.stmts.insert.run(r.sessionId, r.projectId, r.logType ?? null, r.event ?? null, r.timestamp, Number.isNaN(ts) ? r.receivedAt : ts, r.receivedAt, JSON.stringify(r.row));
-        perSession.set(r.sessionId, (perSession.get(r.sessionId) ?? 0) + 1);
-      }
+      // Whole statements of INSERT_CHUNK rows, then one row at a time: a batch of 200 is 4 statements.
+      let at = 0;
+      for (; at + INSERT_CHUNK <= rows.length; at += INSERT_CHUNK) this.stmts.insertChunk.run(params.slice(at * 8, (at + INSERT_CHUNK) * 8));
+      for (; at < rows.length; at += 1) this.stmts.insert.run(params.slice(at * 8, at * 8 + 8));
       for (const [sessionId, n] of perSession) this.stmts.addCount.run(n, sessionId);
     })();
   }
+
 
   countBySession(sessionId: string): number {
     return (this.stmts.count.get(sessionId) as { n: number } | undefined)?.n ?? 0;

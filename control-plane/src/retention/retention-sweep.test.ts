@@ -133,13 +133,19 @@ describe('RetentionSweep', () => {
     const cutoff = clock.now() - DAYS * DAY;
     const cutoffDay = Math.floor(cutoff / DAY);
     for (const at of [cutoff - 3 * DAY, (cutoffDay - 1) * DAY, cutoffDay * DAY - 1, cutoffDay * DAY, cutoff, clock.now()]) dimensions.record('prj_1', at, { browser: 'Chrome', os: 'Linux' });
-    const days = () => (db.prepare("SELECT DISTINCT day FROM session_dimension_days ORDER BY day").all() as { day: number }[]).map((r) => r.day);
+    const days = () => (db.prepare('SELECT DISTINCT day FROM session_dimension_days ORDER BY day').all() as { day: number }[]).map((r) => r.day);
+    const weeks = () => (db.prepare('SELECT DISTINCT week FROM session_dimension_weeks ORDER BY week').all() as { week: number }[]).map((r) => r.week);
+    const rows = () => (db.prepare('SELECT (SELECT COUNT(*) FROM session_dimension_days) + (SELECT COUNT(*) FROM session_dimension_weeks) AS n').get() as { n: number }).n;
     expect(days()).toEqual([cutoffDay - 3, cutoffDay - 1, cutoffDay, Math.floor(clock.now() / DAY)]);
+    const before = rows();
 
     const result = await sweeper({ dimensions, batchRows: 3 }).sweep();
 
-    expect(result.dimensionDays).toBe(4); // 2 days x browser and os (one day counted two sessions)
     expect(days()).toEqual([cutoffDay, Math.floor(clock.now() / DAY)]);
+    // Weeks go once they ended by the cutoff's day: the week holding it stays.
+    expect(weeks()).toEqual([...new Set([Math.floor(cutoffDay / 7), Math.floor(clock.now() / DAY / 7)])]);
+    expect(result.dimensionDays).toBe(before - rows());
+    expect(result.dimensionDays).toBeGreaterThanOrEqual(4); // 2 days x browser and os, and their ended weeks
   });
 
   it('deletes at most batchRows rows per statement, with a turn of the event loop between two', async () => {

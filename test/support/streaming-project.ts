@@ -1,0 +1,38 @@
+// A project viewers can open: a live build, and one connected agent of its region whose relay is
+// scripted (ScriptedSessions), so a share socket gets a session that is placed.
+import type { Clock } from '@pixelfleet/signaling';
+import type { TestControlPlane } from './control-plane';
+import { linkReaches, startTestAgent } from './agent';
+import { ScriptedSessions } from './scripted-sessions';
+
+export interface StreamingProject {
+  projectId: string;
+  script: ScriptedSessions;
+  /** The project's share signalling socket (ws://…/share/<projectId>/signalling). */
+  wsUrl: string;
+}
+
+/** Creates the project and starts the agent (on agent.clock when given); what needs closing goes on cleanups. */
+export async function startStreamingProject(
+  t: TestControlPlane,
+  cleanups: (() => Promise<void> | void)[],
+  name: string,
+  agent: { clock?: Clock } = {},
+): Promise<StreamingProject> {
+  const owner = t.cp.accounts.createUser(`${name.toLowerCase()}${Date.now()}@example.com`);
+  const projectId = t.cp.accounts.createProject(owner.userId, name, 'europe').projectId;
+  t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
+  t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
+  const script = new ScriptedSessions();
+  const started = await startTestAgent({
+    grpcAddress: t.started.grpcAddress,
+    handlers: script.handlers,
+    inventory: script.inventory,
+    onSignal: script.onSignal,
+    ...(agent.clock ? { clock: agent.clock } : {}),
+  });
+  script.agent = started.agent;
+  cleanups.push(() => started.agent.close());
+  await linkReaches(started.agent, 'connected');
+  return { projectId, script, wsUrl: `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling` };
+}
