@@ -162,6 +162,8 @@ describe('OpenAPI', () => {
         expect(op.parameters !== undefined || op.requestBody !== undefined, `${method} ${path}`).toBe(true);
       }
     }
+    // DB-IP's licence: its credit, linked, wherever country and city are shown.
+    expect((doc as unknown as { info: { description: string } }).info.description).toContain('[IP Geolocation by DB-IP](https://db-ip.com)');
     const page = await f.inject({ method: 'GET', url: '/docs/' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');

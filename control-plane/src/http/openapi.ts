@@ -6,6 +6,11 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 
 export const DOCS_PREFIX = '/docs';
+/**
+ * Country and city come from DB-IP's IP to City Lite database (CC BY 4.0), whose licence asks for
+ * this credit, linked, wherever its results are shown or used.
+ */
+export const DB_IP_ATTRIBUTION = 'Country and city: [IP Geolocation by DB-IP](https://db-ip.com).';
 /** The OpenAPI document as JSON (also at `/docs/json`). */
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -17,7 +22,7 @@ export function registerOpenApi(app: FastifyInstance, options: { version: string
         title: 'Pixelfleet build and project API, analytics API',
         version: options.version,
         description:
-          'Build and project API at `{api_url}` (`<origin>/api`). GET routes take `userId` and `apikey` (all lowercase) in the query; POST and PATCH routes take `apiKey` and `userId` in the JSON body. The key is never sent in an Authorization header. Every error is `{ message }`.\n\nAnalytics API at `{platform_url}/api/v1/analytics`: the key in the `x-api-key` header, read access to the project, `limits.analyticsReadsPerMinute` (300) reads per minute per key (429 with `Retry-After` in seconds). Its errors add a stable `code` and, on a refused parameter, the `field` it names.',
+          'Build and project API at `{api_url}` (`<origin>/api`). GET routes take `userId` and `apikey` (all lowercase) in the query; POST and PATCH routes take `apiKey` and `userId` in the JSON body. The key is never sent in an Authorization header. Every error is `{ message }`.\n\nAnalytics API at `{platform_url}/api/v1/analytics`: the key in the `x-api-key` header, read access to the project, `limits.analyticsReadsPerMinute` (300) reads per minute per key (429 with `Retry-After` in seconds). Its errors add a stable `code` and, on a refused parameter, the `field` it names.\n\n' + DB_IP_ATTRIBUTION,
       },
       components: {
         securitySchemes: { analyticsApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
@@ -26,7 +31,7 @@ export function registerOpenApi(app: FastifyInstance, options: { version: string
         { name: 'projects', description: 'Projects, live counts and control actions' },
         { name: 'builds', description: 'Submitting, listing and distributing builds' },
         { name: 'settings', description: 'Project settings and the webhook test' },
-        { name: 'analytics', description: 'Analytics API: sessions, telemetry, engine log files and the audience breakdown' },
+        { name: 'analytics', description: `Analytics API: sessions, telemetry, engine log files and the audience breakdown. ${DB_IP_ATTRIBUTION}` },
       ],
     },
     hideUntagged: true,
