@@ -1,0 +1,125 @@
+// End to end, as a customer reads it: a viewer in Debian chromium watches the mock app through
+// the share page (its client address named by a trusted proxy, as behind a load balancer), leaves,
+// and the customer's key then answers from the analytics API alone who watched, from where, on
+// what, how well it streamed and why it ended: the session's snapshots, its telemetry rows (the
+// page's events, and statistics rows with framesDecoded rising), a breakdown that counts it, the
+// session list's diagnosis, and the engine log the agent uploaded when the app exited,
+// downloaded, holding the mock app's own lines.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { Agent } from '@pixelfleet/agent';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { linkReaches, startTestAgent } from '../support/agent';
+import { mockAppCommand } from '../support/mock-app';
+import { launchChromium } from '../support/chromium';
+
+/** A public address DB-IP places in a known country (Google's resolver: United States). */
+const VIEWER_ADDRESS = '8.8.8.8';
+
+let t: TestControlPlane;
+let agent: Agent;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let projectId: string;
+let apiKey: string;
+let shareUrl: string;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  // The browser's requests come from loopback, the "proxy" that names the viewer in X-Forwarded-For.
+  t = await startTestControlPlane({ overrides: { http: { host: '127.0.0.1', port: 0, trustProxy: ['127.0.0.1'] } } });
+  const owner = t.cp.accounts.createUser('analytics@example.com');
+  apiKey = t.cp.accounts.issueKey(owner.userId);
+  projectId = t.cp.accounts.createProject(owner.userId, 'Analytics', 'europe').projectId;
+  t.cp.registerLocalBuild(projectId);
+  t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
+  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand() })).agent;
+  await linkReaches(agent, 'connected');
+  shareUrl = `${t.started.publicUrls.share}/${projectId}`;
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await agent?.close();
+  await t?.destroy();
+});
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+  text: string;
+}
+
+/** A read of the analytics API with the customer's key. */
+async function read(path: string, query: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<Reply> {
+  const res = await fetch(`${t.started.publicUrls.platform}/api/v1/analytics${path}?${new URLSearchParams(query).toString()}`, { headers: { 'x-api-key': apiKey, ...headers } });
+  const text = await res.text();
+  return { status: res.status, text, body: res.headers.get('content-type')?.includes('json') ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+const framesDecoded = (page: Page) => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0);
+
+describe("a customer reads a viewer's session through the analytics API", () => {
+  it('snapshots, telemetry with framesDecoded rising, a breakdown that counts the viewer, the diagnosis, and the engine log', async () => {
+    const page = await browser.context.newPage();
+    await page.setExtraHTTPHeaders({ 'x-forwarded-for': VIEWER_ADDRESS });
+    const day = new Date();
+    await page.goto(shareUrl);
+    await expect.poll(() => framesDecoded(page), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    const sessionId = t.cp.sessions.list({ limit: 10 }).find((s) => s.status === 'Running')?.sessionId;
+    expect(sessionId).toBeDefined();
+    // Two statistics rows (one every 5 s) and one flush (every 10 s) of the page's reporter.
+    await expect
+      .poll(async () => ((await read('/frontend-streaming-logs', { sessionId: sessionId!, projectId })).body.logs as Record<string, string>[] | undefined)?.filter((r) => r.logType === undefined).length ?? 0, {
+        timeout: 30_000,
+        interval: 1_000,
+      })
+      .toBeGreaterThanOrEqual(2);
+    await page.close({ runBeforeUnload: true });
+    await expect.poll(() => t.cp.sessions.get(sessionId!).status, { timeout: 15_000 }).toBe('Terminated');
+
+    // Why it ended, and when: the recorded statuses, oldest first.
+    const snapshots = await read(`/sessions/${sessionId}`, { projectId });
+    expect(snapshots.status).toBe(200);
+    const statuses = (snapshots.body.snapshots as { data: { status: string; assignedWorker?: string } }[]).map((s) => s.data.status);
+    expect(statuses).toEqual(['Enqueued', 'Starting', 'Running', 'Terminated']);
+    expect(snapshots.body.totalSnapshots).toBe(4);
+
+    // How well it streamed: the page's events, and statistics rows whose framesDecoded rises.
+    const logs = await read('/frontend-streaming-logs', { sessionId: sessionId!, projectId, limit: '1000' });
+    const rows = logs.body.logs as Record<string, unknown>[];
+    expect(logs.body.total).toBe(rows.length);
+    const events = rows.filter((r) => r.logType === 'Webrtc').map((r) => r.event);
+    expect(events).toEqual(expect.arrayContaining(['sdpAnswer', 'connected']));
+    const frames = rows.filter((r) => r.logType === undefined).map((r) => Number(r.framesDecoded)).reverse(); // oldest first
+    expect(frames.length).toBeGreaterThanOrEqual(2);
+    expect(frames.at(-1)!).toBeGreaterThan(frames[0]!);
+    // On what, from where: the server's reading of the viewer, on the first event rows.
+    const firstEvent = rows.filter((r) => r.logType === 'Webrtc').at(-1)!;
+    expect(firstEvent).toMatchObject({ os: 'Linux', deviceType: 'desktop', geoData: { countryCode: 'US' } });
+    expect(firstEvent.browser).toMatch(/Chrom/);
+
+    // The breakdown of the day counts this viewer.
+    const window = { startDate: new Date(day.getTime() - 3_600_000).toISOString(), endDate: new Date(Date.now() + 60_000).toISOString() };
+    const byOs = await read(`/projects/${projectId}/analytics/breakdown`, { dimension: 'os', ...window });
+    expect(byOs.body).toMatchObject({ success: true, dimension: 'os', total: 1, count: 1, breakdown: [{ value: 'Linux', count: 1, percentage: 100 }] });
+    const byCountry = await read(`/projects/${projectId}/analytics/breakdown`, { dimension: 'country', ...window });
+    expect(byCountry.body).toMatchObject({ total: 1, breakdown: [{ value: 'United States', count: 1, percentage: 100 }] });
+
+    // The session list: times, worker, end reason, and the reading rules' verdict.
+    const list = await read(`/projects/${projectId}/sessions`, window);
+    const entry = (list.body.sessions as Record<string, unknown>[]).find((s) => s.sessionId === sessionId);
+    expect(entry).toMatchObject({ status: 'Terminated', endReason: 'viewer left', diagnosis: 'videoDelivered', os: 'Linux', geoData: { countryCode: 'US' } });
+    expect(entry!.startupMs).toEqual(expect.any(Number));
+
+    // The engine log the agent uploaded once the app exited, downloaded: the mock app's own lines.
+    await expect.poll(async () => (await read(`/log-files/session/${sessionId}`, { projectId })).body.total, { timeout: 30_000, interval: 500 }).toBeGreaterThanOrEqual(1);
+    const files = (await read(`/log-files/session/${sessionId}`, { projectId })).body.logFiles as { _id: string; fileName: string; fileSize: number }[];
+    const engineLog = files.find((f) => f.fileName.endsWith('.log'));
+    expect(engineLog).toBeDefined();
+    const download = await read(`/log-files/${engineLog!._id}/download`, { projectId }, { 'accept-encoding': 'identity' });
+    expect(download.status).toBe(200);
+    expect(download.text).toContain('LogInit: Display: Running engine for game:');
+    expect(download.text).toContain('LogPixelStreaming: Streamer identified as');
+    expect(Buffer.byteLength(download.text)).toBe(engineLog!.fileSize);
+  }, 150_000);
+});
