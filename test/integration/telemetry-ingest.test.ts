@@ -47,6 +47,18 @@ describe('POST /api/v1/telemetry', () => {
     expect(res.status).toBe(204);
   });
 
+  it("refuses another session's viewer token with 403: it names a viewer, not this session's", async () => {
+    const project = t.cp.accounts.requireProject(t.cp.sessions.get(sessionId).projectId);
+    const other = t.cp.sessions.create(project);
+    const rowsOf = (id: string) => t.cp.db.prepare('SELECT COUNT(*) AS n FROM telemetry_rows WHERE session_id = ?').get(id) as { n: number };
+    const before = rowsOf(sessionId);
+    expect(await post({ sessionId, rows: [statsRow] }, { 'content-type': 'application/json', 'x-viewer-token': other.viewerToken }).then(statusAndBody)).toEqual([
+      403,
+      { message: 'Forbidden: the viewer token belongs to another session' },
+    ]);
+    expect([rowsOf(sessionId), rowsOf(other.session.sessionId)]).toEqual([before, { n: 0 }]);
+  });
+
   it('refuses a wrong or missing viewer token with 401, an unknown session with 404', async () => {
     expect(await post({ sessionId, rows: [statsRow] }, { 'content-type': 'application/json', 'x-viewer-token': 'pfv_wrong' }).then(statusAndBody)).toEqual([401, { message: 'Invalid viewer token' }]);
     expect(await post({ sessionId, rows: [statsRow] }).then(statusAndBody)).toEqual([401, { message: 'Invalid viewer token' }]);

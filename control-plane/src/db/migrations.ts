@@ -376,4 +376,13 @@ INSERT INTO session_dimension_weeks (project_id, dimension, country_code, value,
   SELECT project_id, dimension, country_code, value, day / 7, max(country), SUM(sessions) FROM session_dimension_days GROUP BY 1, 2, 3, 4, 5;
 `,
   },
+  {
+    version: 14,
+    name: 'sessions by viewer token digest',
+    sql: `
+-- Telemetry posted with another session's live viewer token is told apart from a bad token (403,
+-- not 401): the token's digest is looked up through this index, never by a scan.
+CREATE INDEX sessions_viewer_token ON sessions(viewer_token_hash) WHERE viewer_token_hash IS NOT NULL;
+`,
+  },
 ];

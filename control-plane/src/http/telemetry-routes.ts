@@ -103,6 +103,10 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
         return reply.status(404).send({ message: 'Session not found' });
       }
       if (token === undefined || !deps.sessions.viewerTokenMatches(session.sessionId, token)) {
+        // A live token of another session authenticates its viewer, not for this session's rows.
+        if (token !== undefined && deps.sessions.sessionOfViewerToken(token) !== undefined) {
+          return reply.status(403).send({ message: 'Forbidden: the viewer token belongs to another session' });
+        }
         return reply.status(401).send({ message: 'Invalid viewer token' });
       }
       if (session.status === 'Terminated' && deps.clock.now() - session.updatedAt > TELEMETRY_AFTER_END_MS) {

@@ -36,6 +36,8 @@ export interface SnapshotData {
 export interface SessionsRepository {
   insert(s: SessionRecord, snapshot: SnapshotData, viewerTokenHash?: string): void;
   viewerTokenHash(sessionId: string): string | undefined;
+  /** The session whose viewer token has this digest (index sessions_viewer_token). */
+  sessionIdOfViewerTokenHash(digest: string): string | undefined;
   /** Sessions of the project past Enqueued that have not begun ending (spec: liveUser). */
   countLive(projectId: string): number;
   /** Every session not yet Terminated, oldest first. */
@@ -136,6 +138,7 @@ export class SqliteSessionsRepository implements SessionsRepository {
            @playerId, @maxRunTime, @endReason, @placedAt, @createdAt, @updatedAt, @browser, @os, @deviceType, @country, @countryCode, @city, @viewerTokenHash)`,
       ),
       tokenHash: db.prepare('SELECT viewer_token_hash AS h FROM sessions WHERE id = ?'),
+      byTokenHash: db.prepare('SELECT id FROM sessions WHERE viewer_token_hash = ?'),
       countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
       notTerminated: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
@@ -177,6 +180,10 @@ export class SqliteSessionsRepository implements SessionsRepository {
 
   viewerTokenHash(sessionId: string): string | undefined {
     return (this.stmts.tokenHash.get(sessionId) as { h: string | null } | undefined)?.h ?? undefined;
+  }
+
+  sessionIdOfViewerTokenHash(digest: string): string | undefined {
+    return (this.stmts.byTokenHash.get(digest) as { id: string } | undefined)?.id;
   }
 
   countLive(projectId: string): number {

@@ -168,6 +168,11 @@ export class SessionService {
     return { session, viewerToken };
   }
 
+  /** The session whose viewer was handed this token, if any (a token presented for another session). */
+  sessionOfViewerToken(token: string): string | undefined {
+    return this.repo.sessionIdOfViewerTokenHash(sha256Hex(token));
+  }
+
   /** True when the token is the one handed to this session's viewer. */
   viewerTokenMatches(sessionId: string, token: string): boolean {
     const digest = this.repo.viewerTokenHash(sessionId);
