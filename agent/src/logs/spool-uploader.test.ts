@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/signaling';
 import type { CollectedLog } from './collect-logs';
 import { LogSpool } from './log-spool';
-import { CLOSE_WAIT_MS, LogUploadRefused, SpoolUploader, type SendLogFile } from './spool-uploader';
+import { CLOSE_WAIT_MS, LogUploadFailedOnServer, LogUploadRefused, MAX_SERVER_FAILURES_PER_FILE, SpoolUploader, type SendLogFile } from './spool-uploader';
 
 let root: string;
 let clock: ManualClock;
@@ -36,13 +36,14 @@ async function spoolSession(sessionId: string, names: string[]): Promise<void> {
 }
 
 /** A control plane that answers each file as `answer` says, and records what it was sent. */
-function controlPlane(answer: (sessionId: string, fileName: string) => 'ok' | 'down' | 'refuse' = () => 'ok') {
+function controlPlane(answer: (sessionId: string, fileName: string) => 'ok' | 'down' | 'refuse' | 'internal' = () => 'ok') {
   const sent: string[] = [];
   const send: SendLogFile = (sessionId, file) => {
     sent.push(`${sessionId}/${file.fileName}`);
     const a = answer(sessionId, file.fileName);
     if (a === 'down') return Promise.reject(Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 }));
     if (a === 'refuse') return Promise.reject(new LogUploadRefused(`session ${sessionId} not found`));
+    if (a === 'internal') return Promise.reject(new LogUploadFailedOnServer('INTERNAL: blob store write failed'));
     return Promise.resolve({ logFileId: `log_${sent.length}`, gzSize: 10 });
   };
   return { sent, send };
@@ -114,6 +115,30 @@ describe('SpoolUploader', () => {
     await uploader(cp.send).kick();
     expect(cp.sent).toEqual(['ses_gone/Game.log', 'ses_gone/app-output.log', 'ses_2/Game.log']);
     expect(await pending()).toEqual([]);
+  });
+
+  it('a file the control plane fails on MAX_SERVER_FAILURES_PER_FILE times in a row is dropped; the logs behind it go on; an outage drops nothing', async () => {
+    await spoolSession('ses_bad', ['Game.log']);
+    await spoolSession('ses_2', ['Game.log']);
+    let down = true;
+    const cp = controlPlane((sessionId) => (down ? 'down' : sessionId === 'ses_bad' ? 'internal' : 'ok'));
+    const u = uploader(cp.send);
+    // An outage, however long, counts against no file.
+    for (let i = 0; i < MAX_SERVER_FAILURES_PER_FILE * 2; i++) {
+      await u.kick();
+      clock.advance(30_000);
+      await expect.poll(() => u.waiting).toBe(true);
+    }
+    expect(await pending()).toEqual(['ses_bad', 'ses_2']);
+    down = false;
+    const before = cp.sent.length;
+    for (let i = 0; i < MAX_SERVER_FAILURES_PER_FILE - 1; i++) {
+      await u.retryNow();
+      expect(await pending()).toEqual(['ses_bad', 'ses_2']);
+    }
+    await u.retryNow();
+    await expect.poll(pending).toEqual([]);
+    expect(cp.sent.slice(before)).toEqual([...Array<string>(MAX_SERVER_FAILURES_PER_FILE).fill('ses_bad/Game.log'), 'ses_2/Game.log']);
   });
 
   it('close() stops retrying; the next run (a new uploader on the same spool) sends what is left', async () => {

@@ -1,8 +1,11 @@
 // Drains the log spool to the control plane: oldest entry first, one file at a time. A failed
 // upload waits a full-jitter backoff on the clock and tries again; a reconnected control link
 // retries at once; a refusal for good (the control plane named the file invalid, the session
-// unknown or not this worker's) drops that file with a warning. Started at agent start, so what
-// a stopped agent left in the spool is sent by the next run.
+// unknown or not this worker's, a spooled file that cannot be read) drops that file with a
+// warning. An error the control plane raised on one file (not a lost connection) that repeats
+// MAX_SERVER_FAILURES_PER_FILE times in a row drops that file too, so one bad file cannot hold
+// every log behind it until logSpool.maxAgeHours; an outage drops nothing. Started at agent
+// start, so what a stopped agent left in the spool is sent by the next run.
 import type { Logger } from 'pino';
 import { backoffDelayMs, type BackoffOptions, type Clock, type TimerHandle } from '@pixelfleet/signaling';
 import { pendingFiles, spoolFilePath, type LogSpool, type SpoolEntry } from './log-spool';
@@ -10,9 +13,20 @@ import { pendingFiles, spoolFilePath, type LogSpool, type SpoolEntry } from './l
 /** How long close() waits for an upload in flight, in ms (a control plane that went silent must not hold the agent's shutdown). */
 export const CLOSE_WAIT_MS = 5_000;
 
+/** Failures of one file raised by the control plane itself (not a lost connection) before it is dropped. */
+export const MAX_SERVER_FAILURES_PER_FILE = 5;
+
 /** The control plane refused a log for good: sending it again would get the same answer. */
 export class LogUploadRefused extends Error {
   override readonly name = 'LogUploadRefused';
+}
+
+/**
+ * The control plane was reached and failed on this file (an internal error, data loss): maybe
+ * passing, maybe the file; retried, but only MAX_SERVER_FAILURES_PER_FILE times in a row.
+ */
+export class LogUploadFailedOnServer extends Error {
+  override readonly name = 'LogUploadFailedOnServer';
 }
 
 /** One spooled file to send; resolves with the control plane's record of it. */
@@ -33,6 +47,8 @@ export class SpoolUploader {
   private running: Promise<void> | undefined;
   private again = false;
   private attempt = 0;
+  /** The file whose server-side failures are being counted, and how many in a row. */
+  private serverFailures = { file: '', count: 0 };
   private retryTimer: TimerHandle | undefined;
   private closed = false;
 
@@ -121,20 +137,32 @@ export class SpoolUploader {
         try {
           const stored = await send(sessionId, { path: spoolFilePath(entry, file), fileName: file.fileName, fileSize: file.fileSize });
           this.attempt = 0;
+          this.serverFailures = { file: '', count: 0 };
           log.info({ sessionId, fileName: file.fileName, logFileId: stored.logFileId, gzSize: stored.gzSize }, 'session log uploaded');
           next = await spool.settle(entry, file.fileName, { uploaded: stored });
         } catch (err) {
-          if (!(err instanceof LogUploadRefused)) {
+          const reason = this.givenUpOn(`${sessionId}/${file.fileName}`, err as Error);
+          if (reason === undefined) {
             this.armRetry(sessionId, file.fileName, err as Error);
             return;
           }
-          log.warn({ sessionId, fileName: file.fileName, reason: err.message }, 'the control plane refused a session log; it is not sent again');
-          next = await spool.settle(entry, file.fileName, { dropped: err.message });
+          log.warn({ sessionId, fileName: file.fileName, reason }, 'a session log is given up on; it is not sent again');
+          next = await spool.settle(entry, file.fileName, { dropped: reason });
         }
         if (next === undefined) break;
         entry = next;
       }
     }
+  }
+
+  /** Why a file is dropped after this failure, or undefined when it is worth another try. */
+  private givenUpOn(file: string, err: Error): string | undefined {
+    if (err instanceof LogUploadRefused) return err.message;
+    if (!(err instanceof LogUploadFailedOnServer)) return undefined;
+    this.serverFailures = { file, count: this.serverFailures.file === file ? this.serverFailures.count + 1 : 1 };
+    if (this.serverFailures.count < MAX_SERVER_FAILURES_PER_FILE) return undefined;
+    this.serverFailures = { file: '', count: 0 };
+    return `the control plane failed on it ${MAX_SERVER_FAILURES_PER_FILE} times in a row: ${err.message}`;
   }
 
   private armRetry(sessionId: string, fileName: string, err: Error): void {
