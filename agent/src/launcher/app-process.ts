@@ -185,6 +185,14 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
   /** Clock time of start(), ms since the epoch. */
   readonly startedAt: number;
 
+  /**
+   * The app's own process id, when known: the root process's, except under the app-job launcher
+   * (Windows), whose child the app is and whose pid the agent never learns.
+   */
+  get appPid(): number | undefined {
+    return this.jobLauncher ? undefined : this.pid;
+  }
+
   private current: AppProcessState = 'starting';
   private readonly log: Logger;
   private readonly clock: Clock;

@@ -82,6 +82,19 @@ describe('collectSessionLogs', () => {
     expect(logs.map((l) => (l.kind === 'crash' ? l.dir : l.fileName))).toEqual([rounded, byPid, byCommandLine, noContext]);
   });
 
+  it("under the Windows app-job launcher (the app's pid unknown) a crash folder is ours by our -ABSLOG however it is spelled, theirs by another, else judged by its mtime", async () => {
+    const absLog = 'C:\\Pixelfleet\\data\\sessions\\ses_1\\Game.log';
+    // The engine's copy of its command line: forward slashes, another case, quoted.
+    const ours = crash('A_ours', START + 1_000, { pid: 9100, commandLine: 'Game.exe "-ABSLOG=c:/pixelfleet/data/sessions/ses_1/game.log" -Unattended' });
+    crash('B_theirs', START + 2_000, { pid: 9200, commandLine: 'Game.exe -ABSLOG=C:\\Pixelfleet\\data\\sessions\\ses_2\\Game.log' });
+    const noAbsLog = crash('C_noAbsLog', START + 3_000, { pid: 9300, commandLine: 'Game.exe -Unattended' });
+    crash('D_oldNoAbsLog', START - 86_400_000, { pid: 9400, commandLine: 'Game.exe -Unattended' });
+
+    const { logs } = await collectSessionLogs(sources({ pid: undefined, absLogPath: absLog }));
+
+    expect(logs.filter((l) => l.kind === 'crash').map((l) => (l.kind === 'crash' ? l.dir : ''))).toEqual([ours, noAbsLog]);
+  });
+
   it('a crash folder counts by its newest file: an old folder the crash reporter wrote into during the run is taken', async () => {
     const dir = crash('UECC-Linux-REUSED_0000', START - 86_400_000);
     file(join(dir, 'Game.log'), 'copied at the crash', START + 2_000);

@@ -78,20 +78,26 @@ const xmlText = (xml: string, tag: string): string | undefined => {
   return m?.[1]?.replace(/&(amp|lt|gt|quot|apos);/g, (e) => XML_ENTITIES[e] ?? e);
 };
 
+/** A path as a command line may spell it: either slash, any case (Windows paths), no quotes. */
+const pathForm = (path: string) => path.replaceAll('\\', '/').replaceAll('"', '').toLowerCase();
+
 /**
- * Whose crash folder this is, from its CrashContext: 'ours' when it names our process id or our
- * -ABSLOG (unique to the session) in its command line, 'theirs' when it names something else,
- * 'unknown' without a readable context (then its mtime decides).
+ * Whose crash folder this is, from its CrashContext: 'ours' when it names our app's process id or
+ * our -ABSLOG (unique to the session) in its command line; 'theirs' when it names another
+ * process id we can compare (ours known) or another -ABSLOG; otherwise 'unknown' (then its mtime
+ * decides), e.g. under the Windows app-job launcher, which never learns the app's pid.
  */
 async function crashOwner(dir: string, s: SessionLogSources): Promise<'ours' | 'theirs' | 'unknown'> {
   const xml = await readFile(join(dir, CRASH_CONTEXT_FILE), 'utf8').catch(() => undefined);
   if (xml === undefined) return 'unknown';
   const pid = xmlText(xml, 'ProcessId');
   const commandLine = xmlText(xml, 'CommandLine');
-  if (pid === undefined && commandLine === undefined) return 'unknown';
   if (s.pid !== undefined && pid !== undefined && Number(pid) === s.pid) return 'ours';
-  if (s.absLogPath !== undefined && commandLine?.includes(s.absLogPath) === true) return 'ours';
-  return 'theirs';
+  const line = commandLine === undefined ? undefined : pathForm(commandLine);
+  if (s.absLogPath !== undefined && line?.includes(pathForm(s.absLogPath)) === true) return 'ours';
+  if (s.pid !== undefined && pid !== undefined) return 'theirs';
+  if (line !== undefined && /(^|\s)-abslog=/.test(line)) return 'theirs';
+  return 'unknown';
 }
 
 /**

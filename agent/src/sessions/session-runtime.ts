@@ -346,7 +346,8 @@ export class SessionRuntime {
       outputLogPath: this.app.outputLogPath,
       // Unreal's Saved folder of a packaged build: `<build>/<Project>/Saved` (code and Blueprint-only projects alike).
       savedDir: build && join(build.dir, build.manifest.projectName, 'Saved'),
-      pid: this.app.process.pid,
+      // The app's own pid (a crash context names it), not the app-job launcher's on Windows.
+      pid: this.app.process.appPid,
     };
     this.options.onFinished(exit, logs);
   }
