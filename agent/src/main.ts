@@ -4,9 +4,11 @@ import { parseArgs } from 'node:util';
 import { buildAgent } from './agent';
 import { AgentConfigError, loadAgentConfig } from './config';
 import { EnrollRefusedError } from './link/control-link';
+import { runServiceCli } from './service/service-cli';
 
 const USAGE = `Usage:
   pixelfleet-agent run [--config <file>]    run the agent
+  pixelfleet-agent service install|uninstall|status [...]   the agent as a Windows service (service --help)
 `;
 
 export async function runAgentCli(argv: readonly string[]): Promise<number> {
@@ -14,6 +16,15 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);
     return 0;
+  }
+  if (command === 'service') {
+    return await runServiceCli(rest, {
+      platform: process.platform,
+      env: process.env,
+      scriptPath: process.argv[1],
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
   }
   if (command !== 'run') {
     process.stderr.write(command === undefined ? USAGE : `unknown command "${command}"\n\n${USAGE}`);
