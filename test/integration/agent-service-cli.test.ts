@@ -42,8 +42,8 @@ describe('pixelfleet-agent service', () => {
     expect(r.stdout).toContain('    <user>pixelfleet-agent</user>');
     expect(r.stdout).toContain('# Steps of `service install` (run from an Administrator prompt)\n1. run sc.exe query pixelfleet-agent\n');
     expect(r.stdout).toContain(`5. copy ${config} to C:\\ProgramData\\Pixelfleet\\agent\\agent.json\n`);
-    expect(r.stdout).toContain('10. run icacls D:\\pixelfleet /inheritance:r /grant:r "NT SERVICE\\pixelfleet-agent:(OI)(CI)M" *S-1-5-32-544:(OI)(CI)F\n');
-    expect(r.stdout).toMatch(/13\. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service\.exe" start\n {5}# start the service\n$/);
+    expect(r.stdout).toContain('11. run icacls D:\\pixelfleet /inheritance:r /grant:r "NT SERVICE\\pixelfleet-agent:(OI)(CI)M" *S-1-5-32-544:(OI)(CI)F\n');
+    expect(r.stdout).toMatch(/14\. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service\.exe" start\n {5}# start the service\n$/);
     // The join token stays in the config file; the plan never prints it.
     expect(r.stdout).not.toContain(CONFIG.joinToken);
   });

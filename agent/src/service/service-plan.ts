@@ -115,6 +115,8 @@ export function planInstall(input: InstallInput): InstallPlan {
     { kind: 'run', argv: [p.winswExe, 'install'], okExitCodes: [0], why: 'register the service with WinSW' },
     // WinSW 2.x applies <onfailure> through the SCM; this makes a non-zero exit count as a failure too.
     { kind: 'run', argv: ['sc.exe', 'failureflag', SERVICE_ID, '1'], okExitCodes: [0], why: 'restart after a non-zero exit as after a crash' },
+    // The XML's <delayedAutoStart> is WinSW 2.x's; the WinSW 1.17 that node-windows ships ignores it.
+    { kind: 'run', argv: ['sc.exe', 'config', SERVICE_ID, 'start=', 'delayed-auto'], okExitCodes: [0], why: 'start automatically, after the boot-critical services' },
     // After the install: a virtual account (NT SERVICE\…) exists only once its service does.
     // The config holds the join token: the service account reads it, Administrators may replace it, nobody else sees it.
     { kind: 'run', argv: ['icacls', p.config, '/inheritance:r', '/grant:r', `${who}:(R)`, `${ADMINISTRATORS}:(F)`], okExitCodes: [0], why: `config readable by ${describeAccount(input.account)} only` },

@@ -1,6 +1,7 @@
 // The WinSW 2.x configuration that runs the agent as a Windows service, rendered from a plain
 // description (pure, so it is tested on Linux). WinSW reads `<id>.xml` beside its renamed exe
-// (agent-notes.md §4); this is that file's text.
+// (agent-notes.md §4); this is that file's text. WinSW 1.17 (what node-windows ships, so what the
+// package carries) reads every element here but <delayedAutoStart>, which the plan sets with sc.exe.
 import type { ServiceAccount } from './service-account';
 
 /** Restart delays after the first, second and each later failure (the last repeats), in seconds. */
