@@ -6,7 +6,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { packageAgent } = await import('../src/package/package-agent.ts');
-const { formatBytes } = await import('../src/doctor/host-checks.ts');
+const { formatBytes } = await import('../src/build-archive/byte-size.ts');
 const outDir = fileURLToPath(new URL('../../dist', import.meta.url));
 try {
   const r = await packageAgent(outDir);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatDoctorLines } from './doctor-line';
-import { checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts, formatBytes } from './host-checks';
+import { checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts } from './host-checks';
 
 const dirs: string[] = [];
 const sockets: Socket[] = [];
@@ -88,10 +88,6 @@ describe('disk checks', () => {
     const dir = tempDir();
     expect(checkBuildCacheDisk(dir, 1024).verdict).toBe('ok');
     expect(checkBuildCacheDisk(dir, Number.MAX_SAFE_INTEGER)).toMatchObject({ verdict: 'warn', detail: expect.stringContaining('lower buildCache.maxBytes') as string });
-  });
-
-  it('formats bytes in binary units', () => {
-    expect([formatBytes(512), formatBytes(1536), formatBytes(200 * 1024 ** 3)]).toEqual(['512 B', '1.5 KiB', '200.0 GiB']);
   });
 });
 

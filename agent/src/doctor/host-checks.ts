@@ -4,24 +4,13 @@ import { createSocket } from 'node:dgram';
 import { existsSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { execa } from 'execa';
+import { formatBytes } from '../build-archive/byte-size';
 import type { DoctorLine } from './doctor-line';
 
 /** Below this much free space in the data dir, doctor fails (default 1 GiB: a session's logs and a small build). */
 export const MIN_FREE_BYTES = 1024 ** 3;
 /** Below this much, doctor warns (default 20 GiB: one packaged Unreal build, extracted). */
 export const LOW_FREE_BYTES = 20 * 1024 ** 3;
-
-/** Bytes in binary units, one decimal: `1.5 GiB`. */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u += 1;
-  }
-  return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u]}`;
-}
 
 /** Free bytes for an unprivileged writer on the disk of path, or of its nearest existing parent (the data dir may not exist yet). */
 export function freeBytes(path: string): number {
