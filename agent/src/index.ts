@@ -12,3 +12,5 @@ export { CommandJournal } from './commands/journal';
 export { CommandExecutor } from './commands/executor';
 export { EnrollRefusedError, type LinkState } from './link/control-link';
 export { runAgentCli } from './main';
+export { runDoctor, type DoctorOptions } from './doctor/doctor';
+export { formatDoctorLines, type DoctorLine, type DoctorVerdict } from './doctor/doctor-line';

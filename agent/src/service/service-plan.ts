@@ -1,0 +1,168 @@
+// What `pixelfleet-agent service install|uninstall|status` does on Windows, as a list of steps
+// (pure, so the plan is tested on Linux and printed by --dry-run); service-executor.ts runs it.
+import { win32 } from 'node:path';
+import { describeAccount, icaclsPrincipal, type ServiceAccount } from './service-account';
+import { renderWinswXml, windowsArgument, type WinswServiceSpec } from './winsw-xml';
+
+export const SERVICE_ID = 'pixelfleet-agent';
+export const SERVICE_NAME = 'Pixelfleet Agent';
+export const SERVICE_DESCRIPTION = 'Pixelfleet agent: launches Unreal builds on this streaming server and relays their streams to viewers';
+/** WinSW's exe as shipped in the package; it reads the XML of the same base name beside it. */
+export const WINSW_EXE = 'pixelfleet-agent-service.exe';
+export const WINSW_XML = 'pixelfleet-agent-service.xml';
+/** The agent bundle and the Windows node.exe that runs it, beside WinSW's exe. */
+export const AGENT_BUNDLE = 'agent.cjs';
+export const NODE_EXE = 'node.exe';
+/** Where the unpacked package goes unless --install-dir says otherwise. */
+export const DEFAULT_INSTALL_DIR = 'C:\\Program Files\\Pixelfleet\\agent';
+/** The service's config copy, working directory, data and logs, under %ProgramData%. */
+export const DEFAULT_STATE_SUBDIR = 'Pixelfleet\\agent';
+/** The config's default dataDir (config.ts), relative to the service's working directory. */
+const DEFAULT_DATA_DIR = '.data/agent';
+/** `sc.exe query` of a service that does not exist (ERROR_SERVICE_DOES_NOT_EXIST). */
+export const SC_SERVICE_DOES_NOT_EXIST = 1060;
+/** BUILTIN\Administrators, by SID so it reads the same in every language. */
+const ADMINISTRATORS = '*S-1-5-32-544';
+
+export interface ServiceLayout {
+  /** Folder of node.exe, agent.cjs and WinSW's exe (the unpacked package). */
+  installDir: string;
+  /** Folder of the service's config copy, working directory (so a relative dataDir lands here) and logs. */
+  stateDir: string;
+}
+
+export type ServiceStep =
+  | { kind: 'mkdir'; path: string }
+  | { kind: 'copy'; from: string; to: string }
+  | { kind: 'write'; path: string; contents: string }
+  | {
+      kind: 'run';
+      argv: string[];
+      /** Exit codes that count as success ('any': the step's outcome does not matter). */
+      okExitCodes: readonly number[] | 'any';
+      /** Skip the step unless this path exists. */
+      ifExists?: string;
+      why: string;
+    };
+
+export interface InstallInput {
+  layout: ServiceLayout;
+  account: ServiceAccount;
+  /** The operator's config file (validated before planning). */
+  configFile: string;
+  /** `dataDir` exactly as the config file writes it (undefined: the default); relative resolves against stateDir. */
+  configDataDir: string | undefined;
+}
+
+export interface ServicePaths {
+  winswExe: string;
+  winswXml: string;
+  nodeExe: string;
+  bundle: string;
+  config: string;
+  dataDir: string;
+  workerToken: string;
+  logDir: string;
+}
+
+export function servicePaths(layout: ServiceLayout, configDataDir?: string): ServicePaths {
+  const dataDir = win32.resolve(layout.stateDir, configDataDir ?? DEFAULT_DATA_DIR);
+  return {
+    winswExe: win32.join(layout.installDir, WINSW_EXE),
+    winswXml: win32.join(layout.installDir, WINSW_XML),
+    nodeExe: win32.join(layout.installDir, NODE_EXE),
+    bundle: win32.join(layout.installDir, AGENT_BUNDLE),
+    config: win32.join(layout.stateDir, 'agent.json'),
+    dataDir,
+    // credentials.ts: the worker identity from Enroll.
+    workerToken: win32.join(dataDir, 'worker.json'),
+    logDir: win32.join(layout.stateDir, 'logs'),
+  };
+}
+
+/** The WinSW description of the service for this layout and account. */
+export function serviceSpec(layout: ServiceLayout, account: ServiceAccount, configDataDir?: string): WinswServiceSpec {
+  const p = servicePaths(layout, configDataDir);
+  return {
+    id: SERVICE_ID,
+    name: SERVICE_NAME,
+    description: SERVICE_DESCRIPTION,
+    executable: p.nodeExe,
+    arguments: [p.bundle, 'run', '--config', p.config],
+    workingDirectory: layout.stateDir,
+    logDirectory: p.logDir,
+    account,
+    environment: [['NODE_ENV', 'production']],
+  };
+}
+
+export interface InstallPlan {
+  xml: string;
+  steps: ServiceStep[];
+}
+
+export function planInstall(input: InstallInput): InstallPlan {
+  const p = servicePaths(input.layout, input.configDataDir);
+  const xml = renderWinswXml(serviceSpec(input.layout, input.account, input.configDataDir));
+  const who = icaclsPrincipal(input.account);
+  const steps: ServiceStep[] = [
+    { kind: 'run', argv: ['sc.exe', 'query', SERVICE_ID], okExitCodes: [SC_SERVICE_DOES_NOT_EXIST], why: `the service ${SERVICE_ID} must not exist yet (run \`pixelfleet-agent service uninstall\` first)` },
+    { kind: 'mkdir', path: input.layout.stateDir },
+    { kind: 'mkdir', path: p.dataDir },
+    { kind: 'mkdir', path: p.logDir },
+    { kind: 'copy', from: input.configFile, to: p.config },
+    { kind: 'write', path: p.winswXml, contents: xml },
+    { kind: 'run', argv: [p.winswExe, 'install'], okExitCodes: [0], why: 'register the service with WinSW' },
+    // WinSW 2.x applies <onfailure> through the SCM; this makes a non-zero exit count as a failure too.
+    { kind: 'run', argv: ['sc.exe', 'failureflag', SERVICE_ID, '1'], okExitCodes: [0], why: 'restart after a non-zero exit as after a crash' },
+    // The XML's <delayedAutoStart> is WinSW 2.x's; the WinSW 1.17 that node-windows ships ignores it.
+    { kind: 'run', argv: ['sc.exe', 'config', SERVICE_ID, 'start=', 'delayed-auto'], okExitCodes: [0], why: 'start automatically, after the boot-critical services' },
+    // After the install: a virtual account (NT SERVICE\…) exists only once its service does.
+    // The config holds the join token: the service account reads it, Administrators may replace it, nobody else sees it.
+    { kind: 'run', argv: ['icacls', p.config, '/inheritance:r', '/grant:r', `${who}:(R)`, `${ADMINISTRATORS}:(F)`], okExitCodes: [0], why: `config readable by ${describeAccount(input.account)} only` },
+    // The worker token (worker.json) is written into dataDir at the first enrollment and inherits this.
+    { kind: 'run', argv: ['icacls', p.dataDir, '/inheritance:r', '/grant:r', `${who}:(OI)(CI)M`, `${ADMINISTRATORS}:(OI)(CI)F`], okExitCodes: [0], why: `data dir (worker token, builds, sessions) for ${describeAccount(input.account)} only` },
+    { kind: 'run', argv: ['icacls', p.workerToken, '/reset'], okExitCodes: [0], ifExists: p.workerToken, why: 'an existing worker token takes the data dir\'s access rules' },
+    { kind: 'run', argv: ['icacls', p.logDir, '/grant', `${who}:(OI)(CI)M`], okExitCodes: [0], why: 'WinSW and the agent write their logs here' },
+    { kind: 'run', argv: [p.winswExe, 'start'], okExitCodes: [0], why: 'start the service' },
+  ];
+  return { xml, steps };
+}
+
+export function planUninstall(layout: ServiceLayout): ServiceStep[] {
+  const p = servicePaths(layout);
+  return [
+    { kind: 'run', argv: [p.winswExe, 'stop'], okExitCodes: 'any', why: 'stop the service (already stopped is fine); the agent ends its sessions' },
+    { kind: 'run', argv: [p.winswExe, 'uninstall'], okExitCodes: [0], why: `remove the service (${layout.stateDir}, with the config and data, stays)` },
+  ];
+}
+
+export function planStatus(layout: ServiceLayout): ServiceStep[] {
+  return [{ kind: 'run', argv: [servicePaths(layout).winswExe, 'status'], okExitCodes: [0], why: 'print NonExistent, Stopped or Started' }];
+}
+
+/** One numbered line per step, the way --dry-run prints them. */
+export function formatSteps(steps: readonly ServiceStep[]): string {
+  return steps
+    .map((s, i) => {
+      const n = `${i + 1}.`;
+      switch (s.kind) {
+        case 'mkdir':
+          return `${n} create folder ${s.path}`;
+        case 'copy':
+          return `${n} copy ${s.from} to ${s.to}`;
+        case 'write':
+          return `${n} write ${s.path} (the XML above)`;
+        case 'run': {
+          const when = s.ifExists === undefined ? '' : ` (if ${s.ifExists} exists)`;
+          const ok = s.okExitCodes === 'any' ? ', any exit code' : s.okExitCodes[0] === 0 && s.okExitCodes.length === 1 ? '' : `, expecting exit ${s.okExitCodes.join(' or ')}`;
+          return `${n} run ${s.argv.map(windowsArgument).join(' ')}${when}\n     # ${s.why}${ok}`;
+        }
+        default: {
+          const unreachable: never = s;
+          throw new Error(`unknown step ${String(unreachable)}`);
+        }
+      }
+    })
+    .join('\n');
+}

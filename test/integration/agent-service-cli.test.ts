@@ -1,0 +1,89 @@
+// `pixelfleet-agent service …` as a real process on Linux: --dry-run prints the WinSW XML and the
+// steps; without it the command says it is Windows-only and exits non-zero; bad input is named.
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AGENT_BIN, startCli } from '../support/cli-process';
+
+const children: ChildProcessWithoutNullStreams[] = [];
+const dirs: string[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function configFile(value: unknown): string {
+  const d = mkdtempSync(join(tmpdir(), 'pf-svc-cli-'));
+  dirs.push(d);
+  const path = join(d, 'agent.json');
+  writeFileSync(path, JSON.stringify(value));
+  return path;
+}
+
+async function agent(args: string[]) {
+  const p = startCli(AGENT_BIN, args);
+  children.push(p.child);
+  const code = await p.exited;
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+const CONFIG = { controlPlane: 'cp.example.com:7443', joinToken: 'svc-join-token-0123456789', region: 'europe', dataDir: 'D:\\pixelfleet' };
+
+describe('pixelfleet-agent service', () => {
+  it('install --dry-run prints the XML and the steps, and changes nothing', async () => {
+    const config = configFile(CONFIG);
+    const r = await agent(['service', 'install', '--config', config, '--account', 'NT SERVICE\\pixelfleet-agent', '--dry-run']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('# C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.xml\n<?xml version="1.0" encoding="UTF-8"?>');
+    expect(r.stdout).toContain('<arguments>"C:\\Program Files\\Pixelfleet\\agent\\agent.cjs" run --config C:\\ProgramData\\Pixelfleet\\agent\\agent.json</arguments>');
+    expect(r.stdout).toContain('    <user>pixelfleet-agent</user>');
+    expect(r.stdout).toContain('# Steps of `service install` (run from an Administrator prompt)\n1. run sc.exe query pixelfleet-agent\n');
+    expect(r.stdout).toContain(`5. copy ${config} to C:\\ProgramData\\Pixelfleet\\agent\\agent.json\n`);
+    expect(r.stdout).toContain('11. run icacls D:\\pixelfleet /inheritance:r /grant:r "NT SERVICE\\pixelfleet-agent:(OI)(CI)M" *S-1-5-32-544:(OI)(CI)F\n');
+    expect(r.stdout).toMatch(/14\. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service\.exe" start\n {5}# start the service\n$/);
+    // The join token stays in the config file; the plan never prints it.
+    expect(r.stdout).not.toContain(CONFIG.joinToken);
+  });
+
+  it('takes --install-dir and --state-dir', async () => {
+    const r = await agent(['service', 'install', '--config', configFile({ ...CONFIG, dataDir: undefined }), '--install-dir', 'E:\\pf', '--state-dir', 'E:\\pf-state', '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('<executable>E:\\pf\\node.exe</executable>');
+    expect(r.stdout).toContain('3. create folder E:\\pf-state\\.data\\agent\n');
+  });
+
+  it.each([['install'], ['uninstall'], ['status']])('%s without --dry-run refuses on Linux, non-zero', async (sub) => {
+    const r = await agent(['service', sub, ...(sub === 'install' ? ['--config', configFile(CONFIG)] : [])]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`pixelfleet-agent service ${sub}: Windows only (this is linux); --dry-run prints what it would do\n`);
+  });
+
+  it('uninstall and status --dry-run print their steps', async () => {
+    const u = await agent(['service', 'uninstall', '--dry-run']);
+    expect(u.code).toBe(0);
+    expect(u.stdout).toContain('1. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.exe" stop\n');
+    expect(u.stdout).toContain('2. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.exe" uninstall\n');
+    const s = await agent(['service', 'status', '--dry-run']);
+    expect(s.code).toBe(0);
+    expect(s.stdout).toContain('1. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.exe" status\n');
+  });
+
+  it('refuses a bad config (exit 78, naming the key), an account that needs a password, and a missing --config', async () => {
+    const bad = await agent(['service', 'install', '--config', configFile({ ...CONFIG, region: 'mars' }), '--dry-run']);
+    expect(bad.code).toBe(78);
+    expect(bad.stderr).toMatch(/^pixelfleet-agent service install: config key "region": /);
+    const account = await agent(['service', 'install', '--config', configFile(CONFIG), '--account', 'CORP\\alice', '--dry-run']);
+    expect(account.code).toBe(2);
+    expect(account.stderr).toContain('--account "CORP\\alice" is not supported');
+    const none = await agent(['service', 'install', '--dry-run']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^error: service install needs --config <file>/);
+    const help = await agent(['service', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage:\n {2}pixelfleet-agent service install --config <file>/);
+  });
+});
