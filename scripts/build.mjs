@@ -130,10 +130,12 @@ export function build(packages = PACKAGES) {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // --if-stale: only the packages whose dist/ is older than their sources (npm start, benchmarks).
+  const packages = process.argv.includes('--if-stale') ? stalePackages() : PACKAGES;
   const started = performance.now();
   try {
-    const count = build();
-    console.log(`built ${count} files into ${PACKAGES.map((p) => `${p}/dist`).join(', ')} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const count = packages.length === 0 ? 0 : build(packages);
+    if (packages.length > 0) console.log(`built ${count} files into ${packages.map((p) => `${p}/dist`).join(', ')} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err));
     process.exitCode = 1;
