@@ -20,14 +20,14 @@ export const PACKAGES = ['proto', 'signaling', 'control-plane', 'agent', 'web-pl
 const isTest = (name) => /\.test\.ts$/.test(name) || /\.d\.ts$/.test(name);
 // Browser code, bundled from its sources by esbuild when the viewer page is first served
 // (web-player/src/bundle.ts), so it has no place in dist.
-const SKIP_DIRS = new Set([join(ROOT, 'web-player', 'src', 'player')]);
+const SKIP_DIRS = [join('web-player', 'src', 'player')];
 
-function sourceFiles(dir) {
+function sourceFiles(dir, root) {
   const out = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (!SKIP_DIRS.has(path)) out.push(...sourceFiles(path));
+      if (!SKIP_DIRS.includes(relative(root, path))) out.push(...sourceFiles(path, root));
     }
     else if (entry.name.endsWith('.ts') && !isTest(entry.name)) out.push(path);
   }
@@ -44,7 +44,7 @@ function resolveSpecifier(fromFile, specifier) {
   return undefined;
 }
 
-function specifierRewriter(fileName, errors) {
+function specifierRewriter(fileName, root, errors) {
   return (context) => {
     const f = context.factory;
     const rewrite = (literal) => {
@@ -52,7 +52,7 @@ function specifierRewriter(fileName, errors) {
       if (!text.startsWith('./') && !text.startsWith('../')) return literal;
       const resolved = resolveSpecifier(fileName, text);
       if (resolved === undefined) {
-        errors.push(`${relative(ROOT, fileName)}: cannot resolve '${text}'`);
+        errors.push(`${relative(root, fileName)}: cannot resolve '${text}'`);
         return literal;
       }
       return f.createStringLiteral(resolved);
@@ -82,28 +82,31 @@ function compilerOptions() {
 
 const STAMP = '.build-stamp';
 
-/** The packages whose dist/ is missing or older than a source file, their package.json or this script. */
-export function stalePackages(packages = PACKAGES) {
+/** The packages (folders of root) whose dist/ is missing or older than a source file, their package.json or this script. */
+export function stalePackages(packages = PACKAGES, root = ROOT) {
   const script = statSync(fileURLToPath(import.meta.url)).mtimeMs;
   return packages.filter((pkg) => {
-    const stamp = join(ROOT, pkg, 'dist', STAMP);
+    const stamp = join(root, pkg, 'dist', STAMP);
     if (!existsSync(stamp)) return true;
     const built = statSync(stamp).mtimeMs;
-    const inputs = [join(ROOT, pkg, 'package.json'), ...sourceFiles(join(ROOT, pkg, 'src'))];
+    const inputs = [join(root, pkg, 'package.json'), ...sourceFiles(join(root, pkg, 'src'), root)];
     return script > built || inputs.some((file) => statSync(file).mtimeMs > built);
   });
 }
 
-/** Compiles the packages into their dist/ folders (emptied first). Returns the number of files written. */
-export function build(packages = PACKAGES) {
+/**
+ * Compiles the packages (folders of root) into their dist/ folders (emptied first), with this
+ * repository's compiler options. Returns the number of files written; throws listing every error.
+ */
+export function build(packages = PACKAGES, root = ROOT) {
   const options = compilerOptions();
   const errors = [];
   let count = 0;
   for (const pkg of packages) {
-    const src = join(ROOT, pkg, 'src');
-    const dist = join(ROOT, pkg, 'dist');
+    const src = join(root, pkg, 'src');
+    const dist = join(root, pkg, 'dist');
     rmSync(dist, { recursive: true, force: true });
-    for (const file of sourceFiles(src)) {
+    for (const file of sourceFiles(src, root)) {
       const rel = relative(src, file);
       const outFile = join(dist, rel.replace(/\.ts$/, '.js'));
       const mapName = `${outFile.split(/[\\/]/).pop()}.map`;
@@ -111,9 +114,9 @@ export function build(packages = PACKAGES) {
         fileName: file,
         compilerOptions: options,
         reportDiagnostics: true,
-        transformers: { after: [specifierRewriter(file, errors)] },
+        transformers: { after: [specifierRewriter(file, root, errors)] },
       });
-      for (const d of result.diagnostics ?? []) errors.push(`${relative(ROOT, file)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      for (const d of result.diagnostics ?? []) errors.push(`${relative(root, file)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
       const map = JSON.parse(result.sourceMapText);
       map.file = outFile.split(/[\\/]/).pop();
       map.sources = [relative(dirname(outFile), file).split('\\').join('/')];

@@ -4,11 +4,12 @@
 // (test/support/production-probe.mjs watches every module they load), and the viewer page's bundle,
 // the proto descriptor and the agent's package.json are still found from dist.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { build, stalePackages } from '../../scripts/build.mjs';
 import { cleanEnv, REPO_ROOT } from '../support/cli-process';
 import { killAll, startAgentProcess, startServe } from '../support/fleet-processes';
 
@@ -61,6 +62,75 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
     child.on('exit', (code) => done({ code, out }));
   });
 }
+
+/** Writes files (path → text) under root. */
+function writeTree(root: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+}
+
+describe('scripts/build.mjs', () => {
+  const LIB = {
+    'lib/package.json': '{ "type": "module" }',
+    'lib/src/index.ts': [
+      "import { twice } from './math';",
+      "import { area, type Shape } from './shapes';",
+      "import type { Unit } from './units';",
+      "export { label } from './dir';",
+      'export const value = twice(21);',
+      "export async function later(): Promise<number> { const m = await import('./math'); return m.twice(2); }",
+      "export function shapeArea(s: Shape, _u: Unit = 'm'): number { return area(s); }",
+    ].join('\n'),
+    'lib/src/math.ts': 'export function twice(n: number): number { return n * 2; }',
+    'lib/src/math.test.ts': "import { twice } from './math';\nexport const t = twice(1);",
+    'lib/src/shapes.ts': 'export interface Shape { w: number; h: number }\nexport const area = (s: Shape): number => s.w * s.h;',
+    'lib/src/units.ts': "export type Unit = 'm' | 'cm';",
+    'lib/src/dir/index.ts': "export const label: string = 'dir';",
+  };
+
+  it('compiles each source (not tests) to dist/ with .js specifiers Node resolves, directory imports as /index.js, and source maps', async () => {
+    const root = tempDir();
+    writeTree(root, LIB);
+    expect(build(['lib'], root)).toBe(5);
+    expect(existsSync(join(root, 'lib/dist/math.test.js'))).toBe(false);
+    const index = readFileSync(join(root, 'lib/dist/index.js'), 'utf8');
+    expect(index).toContain('"./dir/index.js"');
+    expect(index).toContain('import("./math.js")');
+    expect(index).not.toContain('./units'); // a type-only import leaves nothing behind
+    expect((JSON.parse(readFileSync(join(root, 'lib/dist/dir/index.js.map'), 'utf8')) as { sources: string[] }).sources).toEqual(['../../src/dir/index.ts']);
+    const script = `const m = await import(${JSON.stringify(pathToFileURL(join(root, 'lib/dist/index.js')).href)}); console.log(m.value, m.label, await m.later(), m.shapeArea({ w: 2, h: 3 }));`;
+    const { code, out } = await run(['--input-type=module', '-e', script], cleanEnv());
+    expect(out).toBe('42 dir 4 6\n');
+    expect(code).toBe(0);
+  });
+
+  it('fails naming every relative import that names no source file', () => {
+    const root = tempDir();
+    writeTree(root, { ...LIB, 'lib/src/broken.ts': "export { twice } from './maths';\nexport const x = await import('../gone');" });
+    expect(() => build(['lib'], root)).toThrow("build failed:\nlib/src/broken.ts: cannot resolve './maths'\nlib/src/broken.ts: cannot resolve '../gone'");
+  });
+
+  it('finds a package stale when dist is missing or a source or package.json is newer than it, not for a test file', () => {
+    const root = tempDir();
+    writeTree(root, LIB);
+    expect(stalePackages(['lib'], root)).toEqual(['lib']);
+    build(['lib'], root);
+    expect(stalePackages(['lib'], root)).toEqual([]);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(root, 'lib/src/math.test.ts'), later, later);
+    expect(stalePackages(['lib'], root)).toEqual([]);
+    utimesSync(join(root, 'lib/src/dir/index.ts'), later, later);
+    expect(stalePackages(['lib'], root)).toEqual(['lib']);
+    build(['lib'], root);
+    utimesSync(join(root, 'lib/dist/.build-stamp'), later, later);
+    expect(stalePackages(['lib'], root)).toEqual([]);
+    const evenLater = new Date(Date.now() + 120_000);
+    utimesSync(join(root, 'lib/package.json'), evenLater, evenLater);
+    expect(stalePackages(['lib'], root)).toEqual(['lib']);
+  });
+});
 
 describe('npm run build', () => {
   it('compiles every exported door to dist/ JavaScript that plain Node loads without tsx', async () => {
