@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { build, stalePackages } from '../../scripts/build.mjs';
 import { cleanEnv, REPO_ROOT } from '../support/cli-process';
 import { killAll, startAgentProcess, startServe } from '../support/fleet-processes';
@@ -16,15 +16,12 @@ import { killAll, startAgentProcess, startServe } from '../support/fleet-process
 const PACKAGES = ['proto', 'signaling', 'control-plane', 'agent', 'web-player'];
 const PROBE = join(REPO_ROOT, 'test/support/production-probe.mjs');
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await killAll();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+afterEach(killAll);
 
+/** A temporary folder, removed once the test is over (after afterEach has killed its processes). */
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'pf-release-'));
-  dirs.push(d);
+  onTestFinished(() => rmSync(d, { recursive: true, force: true }));
   return d;
 }
 
