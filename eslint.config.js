@@ -22,7 +22,7 @@ export default tseslint.config(
       // import-x must parse TypeScript itself to follow imports (no-cycle needs the graph).
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
       'import-x/extensions': ['.ts', '.js', '.mjs'],
-      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.mjs'] })],
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.mjs'], conditionNames: ['source', 'default', 'module', 'import', 'require'] })],
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

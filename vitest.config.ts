@@ -2,11 +2,18 @@
 // cross-package integration and end-to-end tests live under test/.
 import { defineConfig } from 'vitest/config';
 
+// Workspace packages export their TypeScript sources under the "source" condition and their
+// compiled dist/ by default (what the production binaries load): tests run the sources.
+const conditions = ['source', 'module', 'node', 'development|production'];
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ['source'] } },
   test: {
     include: ['{proto,signaling,control-plane,agent,web-player}/src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    globalSetup: ['test/support/build-dist.mjs'],
   },
 });

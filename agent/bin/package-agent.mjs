@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 // npm run package:agent: builds dist/pixelfleet-agent-win-x64.zip (see src/package/package-agent.ts)
 // and prints its size and contents.
+import { register as registerHooks } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { register } from 'tsx/esm/api';
 
+// Workspace packages from their TypeScript sources (their "source" export condition), as under
+// `node --conditions=source`, which npm run does not pass.
+registerHooks('data:text/javascript,export function resolve(s,c,n){return n(s,{...c,conditions:[...c.conditions,"source"]})}');
 register();
 const { packageAgent } = await import('../src/package/package-agent.ts');
 const { formatBytes } = await import('../src/build-archive/byte-size.ts');

@@ -1,9 +1,13 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx's loader, so no build step is needed.
-import { register } from 'tsx/esm/api';
+// Runs the compiled JavaScript in ../dist (npm run build); no TypeScript loader in this process.
+const { runControlPlaneCli } = await import('../dist/main.js').catch((err) => {
+  if (err?.code === 'ERR_MODULE_NOT_FOUND' && /[\\/]dist[\\/]main\.js/.test(String(err.message))) {
+    console.error('control-plane/dist is missing: run `npm run build` first');
+    process.exit(1);
+  }
+  throw err;
+});
 
-register();
-const { runControlPlaneCli } = await import('../src/main.ts');
 // Exit once the command is done (for serve: once its shutdown closed everything it owns): a peer
 // that stopped answering, such as a frozen agent, must not hold the process up until its TCP
 // connection times out. stdout and stderr are synchronous for files and pipes on Linux.

@@ -59,7 +59,7 @@ export class BenchChild<Request extends { type: string }> {
 
   constructor(options: BenchChildOptions) {
     this.label = options.label;
-    this.proc = fork(options.script, options.args, { execArgv: ['--import', 'tsx', ...(options.execArgv ?? [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.proc = fork(options.script, options.args, { execArgv: ['--conditions=source', '--import', 'tsx', ...(options.execArgv ?? [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.exited = new Promise((r) => this.proc.once('exit', () => r()));
     this.proc.on('message', (raw) => {
       const m = raw as ChildReply;

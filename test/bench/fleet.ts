@@ -175,7 +175,7 @@ function startChild(dataDir: string, heartbeatSeconds: number, cpuProfDir: strin
   const self = fileURLToPath(import.meta.url);
   const repoRoot = resolve(dirname(self), '..', '..');
   const serveOptions: ServeOptions = { dataDir, heartbeatSeconds };
-  const nodeArgs = ['--import', 'tsx', ...(cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])];
+  const nodeArgs = ['--conditions=source', '--import', 'tsx', ...(cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])];
   const proc = spawn(process.execPath, [...nodeArgs, self, '--serve', JSON.stringify(serveOptions)], {
     cwd: repoRoot,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -172,7 +172,7 @@ describe('extraction failures', () => {
     const zip = await writeBuildZip(zips, 'windows-shipping', { fileName: 'efbig.zip' });
     const work = await workDir();
     // A 1 MiB file size limit (512-byte blocks) and SIGXFSZ ignored: writing the 1.5 MiB pak fails with EFBIG.
-    const { stdout } = await run('sh', ['-c', `trap '' XFSZ; ulimit -f 2048; exec node --import tsx "$0" "$@"`, CHILD, zip, join(work, 'build')]);
+    const { stdout } = await run('sh', ['-c', `trap '' XFSZ; ulimit -f 2048; exec node --conditions=source --import tsx "$0" "$@"`, CHILD, zip, join(work, 'build')]);
     const outcome = JSON.parse(stdout) as ExtractChildOutcome;
     expect(outcome).toEqual({ code: 'WRITE_FAILED', objection: 'the server could not write the extracted build (EFBIG)', bytesDone: expect.any(Number) as number, left: [] });
     expect(outcome.bytesDone).toBeGreaterThan(64 * 1024); // the files before the pak were on disk, then removed

@@ -1,6 +1,6 @@
 // Extracts a build archive in a child process and prints the outcome as one JSON line, for tests
 // that need process-wide conditions (a file size limit) around a real extraction.
-// Usage: node --import tsx test/support/extract-child.ts <zip> <destDir>
+// Usage: node --conditions=source --import tsx test/support/extract-child.ts <zip> <destDir>
 import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive } from '@pixelfleet/agent/build-archive';

@@ -4,7 +4,8 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-const ENTRY = fileURLToPath(new URL('./player/main.ts', import.meta.url));
+// Named from the package root so that it is found both from src/ and from the compiled dist/.
+const ENTRY = fileURLToPath(new URL('../src/player/main.ts', import.meta.url));
 
 /** The page's two assets, served as `<assetBase>/player.js` and `<assetBase>/player.css`. */
 export interface PlayerBundle {
@@ -34,6 +35,7 @@ async function buildPlayer(): Promise<PlayerBundle> {
     minify: true,
     format: 'iife',
     platform: 'browser', // `ws` (re-exported by the library) resolves to its browser stub
+    conditions: ['source'], // workspace packages from their sources, built or not
     target: 'es2020',
     define: { 'process.env.NODE_ENV': '"production"' },
     logLevel: 'silent',

@@ -312,7 +312,7 @@ describe('AppProcess', { timeout: 10_000 }, () => {
       import { pino } from 'pino';
       const app = AppProcess.start({ command: ['sh', '-c', 'echo $$ > "$0"; echo ready; exec sleep 1000', ${JSON.stringify(pidFile)}], args: [], env: process.env, log: pino({ level: 'silent' }) });
       app.on('output', (l) => { if (l.text === 'ready') process.exit(0); });`;
-    const result = await execa(NODE, ['--import', 'tsx', '--input-type=module', '-e', agent], { cwd: new URL('.', import.meta.url), reject: false, timeout: 8_000 });
+    const result = await execa(NODE, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', agent], { cwd: new URL('.', import.meta.url), reject: false, timeout: 8_000 });
     expect(result.exitCode).toBe(0);
     const appPid = Number(readFileSync(pidFile, 'utf8'));
     strays.push(appPid);

@@ -108,7 +108,7 @@ describe('AppRecordStore writes survive being killed mid-write', () => {
       }`;
     const id = store.newId();
     for (let round = 0; round < 4; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', writer, dataDir, id], { cwd: new URL('.', import.meta.url), stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', writer, dataDir, id], { cwd: new URL('.', import.meta.url), stdio: ['ignore', 'pipe', 'inherit'] });
       await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
       // Any moment will do; a few milliseconds in, a write is usually under way.
       await new Promise((resolve) => setTimeout(resolve, 3 + round * 7));

@@ -20,6 +20,9 @@ export async function bundleAgent(outFile: string): Promise<void> {
     outfile: outFile,
     bundle: true,
     platform: 'node',
+    // Workspace packages from their TypeScript sources (the "source" export condition), so the
+    // bundle never depends on a stale or missing dist/.
+    conditions: ['source'],
     format: 'cjs',
     target: 'node20',
     banner: { js: BANNER },
