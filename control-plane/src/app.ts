@@ -302,6 +302,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
     log: log.child({ component: 'gateway' }),
     clientOf: (origin) => clientDimensions(origin, geoIp),
+    ...(config.turn ? { turn: config.turn } : {}),
   });
   const retention = new RetentionSweep({
     sessions: new SqliteSessionRetentionRepository(db),

@@ -166,6 +166,29 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     }
   });
 
+  it('reads TURN (secret, urls, ttlSeconds) from the file or env; absent by default; refuses a short secret or a non-TURN URL', () => {
+    expect(loadControlPlaneConfig({ overrides: TOKENS }).turn).toBeUndefined();
+    const secret = 'turn-secret-0123456789abcdef';
+    const fromFile = loadControlPlaneConfig({ file: writeConfig({ ...TOKENS, turn: { secret, urls: ['turn:turn.example.com:3478'] } }) });
+    expect(fromFile.turn).toEqual({ secret, urls: ['turn:turn.example.com:3478'], ttlSeconds: 86_400 });
+    const fromEnv = loadControlPlaneConfig({
+      env: {
+        PIXELFLEET_ADMIN_TOKEN: ADMIN,
+        PIXELFLEET_AGENT_JOIN_TOKEN: JOIN,
+        PIXELFLEET_TURN__SECRET: secret,
+        PIXELFLEET_TURN__URLS: '["turn:turn.example.com:3478?transport=udp", "turns:turn.example.com:5349?transport=tcp"]',
+        PIXELFLEET_TURN__TTL_SECONDS: '7200',
+      },
+    });
+    expect(fromEnv.turn).toEqual({ secret, urls: ['turn:turn.example.com:3478?transport=udp', 'turns:turn.example.com:5349?transport=tcp'], ttlSeconds: 7200 });
+    const load = (turn: unknown) => () => loadControlPlaneConfig({ overrides: { ...TOKENS, turn } });
+    expect(load({ secret: 'short', urls: ['turn:t.example.com'] })).toThrow(/"turn\.secret": turn\.secret must be at least 16 characters/);
+    expect(load({ secret, urls: ['https://turn.example.com'] })).toThrow(/"turn\.urls\.0": must be a turn: or turns: URL/);
+    expect(load({ secret, urls: [] })).toThrow(/turn\.urls/);
+    expect(load({ secret, urls: ['turn:t.example.com'], ttlSeconds: 30 })).toThrow(/turn\.ttlSeconds/);
+    expect(load({ secret, urls: ['turn:t.example.com'], password: 'x' })).toThrow(/turn/);
+  });
+
   it('ignores environment variables that name no known key', () => {
     const c = loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_HTTP__PROT: 'x', PIXELFLEET_SOMETHING_ELSE: '1', HOME: '/root' } });
     expect(c.http.port).toBe(8080);

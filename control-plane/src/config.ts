@@ -188,6 +188,21 @@ const schema = z
      * in memory). false: sessions get no country or city (the breakdown's geo dimensions stay empty).
      */
     geoip: z.object({ enabled: z.boolean().default(true) }).strict().default({ enabled: true }),
+    /**
+     * TURN for viewers behind restrictive networks: coturn with `use-auth-secret`. Each session's
+     * viewer gets a credential valid for ttlSeconds in the `config` it receives (username
+     * `<expiry>:<sessionId>`, credential base64(HMAC-SHA1(secret, username))). Absent: no TURN
+     * entry is added (the agents' own `ice.iceServers` still apply).
+     */
+    turn: z
+      .object({
+        secret: secret('turn.secret'),
+        urls: z.array(z.string().regex(/^turns?:[^\s]+$/, 'must be a turn: or turns: URL')).min(1),
+        /** Must outlast the longest session (a project's maxRunTime): coturn refuses an allocation's refresh past the expiry. */
+        ttlSeconds: z.number().int().min(60).max(7 * 24 * 3600).default(24 * 3600),
+      })
+      .strict()
+      .optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -242,6 +257,9 @@ const envLeaves = {
   'retention.logDays': 'number',
   'retention.telemetryDays': 'number',
   'geoip.enabled': 'boolean',
+  'turn.secret': 'string',
+  'turn.urls': 'json',
+  'turn.ttlSeconds': 'number',
   logLevel: 'string',
 } as const;
 

@@ -62,7 +62,7 @@ describe('createLogger redaction', () => {
     });
   });
 
-  it('redacts one level down under any key, the secret config keys and worker/join tokens', () => {
+  it('redacts one level down under any key, the secret config keys (TURN too) and worker/join tokens', () => {
     const { log, text } = memoryLogger();
     log.info(
       {
@@ -71,11 +71,14 @@ describe('createLogger redaction', () => {
         worker: { workerToken: 'SECRET-WORKER' },
         joinToken: 'SECRET-JOIN-TOP',
         body: { apiKey: 'SECRET-BODY' },
+        turn: { secret: 'SECRET-TURN', urls: ['turn:turn.example.com'] },
+        iceServer: { username: '1767225600:sess_a', credential: 'SECRET-TURN-CREDENTIAL' },
       },
       'nested',
     );
     const out = text();
-    for (const secret of ['SECRET-NESTED-KEY', 'SECRET-ADMIN', 'SECRET-JOIN', 'SECRET-WORKER', 'SECRET-JOIN-TOP', 'SECRET-BODY']) {
+    expect(out).toContain('turn:turn.example.com');
+    for (const secret of ['SECRET-NESTED-KEY', 'SECRET-ADMIN', 'SECRET-JOIN', 'SECRET-WORKER', 'SECRET-JOIN-TOP', 'SECRET-BODY', 'SECRET-TURN', 'SECRET-TURN-CREDENTIAL']) {
       expect(out).not.toContain(secret);
     }
     expect(out).toContain('a@example.com');

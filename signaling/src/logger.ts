@@ -19,6 +19,9 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set([
   'viewerToken',
   'authorization',
   'x-api-key',
+  // config.turn.secret and a viewer's TURN credential (share/turn-credentials.ts).
+  'secret',
+  'credential',
 ]);
 
 /**

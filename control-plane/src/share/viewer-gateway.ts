@@ -36,6 +36,7 @@ import { SessionRateLimit } from './session-rate-limit';
 import { clientBlock } from '../lib/ip-address';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
 import type { ClientDimensions } from '../repositories/session-dimensions';
+import { turnIceServer, withTurnServer, type TurnSettings } from './turn-credentials';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
 export const RESUME_REFUSED: ViewerClose = viewerClose('resumeRefused');
@@ -104,6 +105,8 @@ export interface ViewerGatewayDeps {
   log: Logger;
   /** What the server derives of a new session's viewer (User-Agent, GeoIP); none when absent. */
   clientOf?: (origin: ViewerOrigin) => ClientDimensions;
+  /** config.turn: each viewer's `config` gets its session's TURN credential (turn-credentials.ts); none when absent. */
+  turn?: TurnSettings;
 }
 
 /**
@@ -429,7 +432,9 @@ export class ViewerGateway {
     try {
       switch (signal.type) {
         case 'config':
-          endpoint.sendConfig(signal.peerConnectionOptions);
+          endpoint.sendConfig(
+            this.deps.turn ? withTurnServer(signal.peerConnectionOptions, turnIceServer(this.deps.turn, sessionId, this.deps.clock.now())) : signal.peerConnectionOptions,
+          );
           break;
         case 'offer':
           endpoint.sendOffer(signal.sdp);
