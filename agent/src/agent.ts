@@ -4,6 +4,7 @@
 import { dirname, join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { agentV1, SignalEnvelope } from '@pixelfleet/proto';
+import { hostOf, isLoopbackHost, usesTls } from '@pixelfleet/proto';
 import { createLogger, systemClock, type Clock, type Logger } from '@pixelfleet/signaling';
 import type { AgentConfig } from './config';
 import { CredentialStore, type WorkerCredentials } from './credentials';
@@ -21,7 +22,7 @@ import { collectSessionLogs, MAX_SESSION_LOG_FILES } from './logs/collect-logs';
 import { LogSpool, removeSpooledSessionDir } from './logs/log-spool';
 import { SpoolUploader } from './logs/spool-uploader';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/signaling';
-import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
+import { ControlLink, createAgentClient, enroll, EnrollRefusedError, tlsFailureOf } from './link/control-link';
 import type { AgentInventory } from './agent-inventory';
 import agentPackage from '../package.json' with { type: 'json' };
 
@@ -71,7 +72,11 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const log = deps.logger ?? createLogger(config.logLevel, deps.logDestination);
   const backoff = deps.backoff ?? DEFAULT_BACKOFF;
   const clock = deps.clock ?? systemClock;
-  const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane);
+  const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane, config.tls);
+  const channel = { tls: usesTls(config.controlPlane, config.tls), clientCert: config.tls.certFile !== undefined };
+  if (!channel.tls && !isLoopbackHost(hostOf(config.controlPlane))) {
+    log.warn({ controlPlane: config.controlPlane }, 'control link in plaintext (tls.insecure): the worker token crosses the network unencrypted');
+  }
   const store = new CredentialStore(config.dataDir);
   const journal = new CommandJournal(config.dataDir);
   const appRecords = new AppRecordStore(config.dataDir);
@@ -149,7 +154,9 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       } catch (err) {
         if (err instanceof EnrollRefusedError || closed) throw err;
         const delay = backoffDelayMs(attempt, backoff);
-        log.warn({ err: (err as Error).message, retryInMs: delay }, 'enrollment failed; retrying');
+        const tls = tlsFailureOf(err, channel);
+        if (tls === undefined) log.warn({ err: (err as Error).message, retryInMs: delay }, 'enrollment failed; retrying');
+        else log.error({ err: (err as Error).message, retryInMs: delay }, `enrollment refused: ${tls}`);
         await new Promise<void>((r) => clock.setTimeout(r, delay));
       }
     }
@@ -208,6 +215,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         onSignal,
         onConnected: () => sessions.reannounceIdentified(),
         backoff,
+        channel,
         log: log.child({ component: 'control-link', workerId: creds.workerId }),
         clock,
       });
