@@ -345,7 +345,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     builds: buildService,
     retention,
     reloadTls() {
-      // Both files are read and checked before either listener changes.
+      // Both sets of files are read and checked before either listener changes.
+      if (config.grpc.tls !== undefined) loadServerTls(config.grpc.tls);
       const httpTls = config.http.tls === undefined ? undefined : loadServerTls(config.http.tls, 'http.tls');
       grpc?.reloadTls();
       if (httpTls) (http.server as unknown as TlsServer).setSecureContext(httpTls);

@@ -4,6 +4,7 @@
 // name checked and overridable for an IP), and a plain sentence for a failed handshake.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { checkServerIdentity as checkServerIdentityOf, connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { credentials, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 
 export interface ClientTlsSettings {
@@ -118,4 +119,44 @@ export function describeTlsFailure(
     return 'TLS: the server does not speak TLS on this port (or TLS is off on this side while the server requires it)';
   }
   return undefined;
+}
+
+/** How long probeTls waits for the handshake and the server's first bytes. */
+export const TLS_PROBE_TIMEOUT_MS = 10_000;
+
+/**
+ * Makes one TLS connection to `target` as the gRPC channel would (same CA, client certificate,
+ * server name, ALPN h2) and waits for the server's first HTTP/2 bytes, which a server refusing
+ * our client certificate under TLS 1.3 never sends (its alert arrives after the handshake).
+ * Resolves with describeTlsFailure's sentence for a TLS failure, undefined otherwise (it worked,
+ * or failed for another reason: refused, unreachable, timed out). A gRPC call queued with
+ * waitForReady never reports why the channel cannot connect; this finds out.
+ */
+export function probeTls(target: string, tls: ClientTlsSettings, keys: { caFile: string; serverName: string; certFile: string }): Promise<string | undefined> {
+  const host = hostOf(target);
+  const port = Number(target.slice(target.lastIndexOf(':') + 1));
+  const options: ConnectionOptions = {
+    host,
+    port,
+    ALPNProtocols: ['h2'],
+    servername: tls.serverName ?? (isIP(host) === 0 ? host : undefined),
+    ...(tls.caFile === undefined ? {} : { ca: readFileSync(tls.caFile) }),
+    ...(tls.certFile === undefined || tls.keyFile === undefined ? {} : { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }),
+  };
+  if (tls.serverName !== undefined) {
+    const name = tls.serverName;
+    options.checkServerIdentity = (_host, cert) => checkServerIdentityOf(name, cert);
+  }
+  return new Promise((resolve) => {
+    const socket = tlsConnect(options);
+    const done = (sentence: string | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(sentence);
+    };
+    const timer = setTimeout(() => done(undefined), TLS_PROBE_TIMEOUT_MS);
+    socket.once('data', () => done(undefined));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(describeTlsFailure(`${err.code ?? ''} ${err.message}`, keys, { tls: true, clientCert: tls.certFile !== undefined })));
+    socket.once('end', () => done(describeTlsFailure('Failed to connect', keys, { tls: true, clientCert: tls.certFile !== undefined })));
+  });
 }

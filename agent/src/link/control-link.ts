@@ -9,7 +9,6 @@ import {
   AgentContractError,
   agentV1,
   clientChannel,
-  describeTlsFailure,
   type ClientTlsSettings,
   fromAgentToProto,
   helloToProto,
@@ -44,27 +43,15 @@ export class EnrollRefusedError extends Error {
 }
 
 /** The agent config's names of the TLS settings, for messages. */
-const TLS_KEYS = { caFile: 'tls.caFile', serverName: 'tls.serverName', certFile: 'tls.certFile', keyFile: 'tls.keyFile' } as const;
+export const AGENT_TLS_KEYS = { caFile: 'tls.caFile', serverName: 'tls.serverName', certFile: 'tls.certFile', keyFile: 'tls.keyFile' } as const;
 
 /**
  * The AgentService client: TLS per the config's `tls` (see ClientTlsSettings). Throws TlsFileError
  * naming the key when a TLS file cannot be read.
  */
 export function createAgentClient(address: string, tls: ClientTlsSettings = {}): agentV1.AgentServiceClient {
-  const channel = clientChannel(address, tls, TLS_KEYS);
+  const channel = clientChannel(address, tls, AGENT_TLS_KEYS);
   return new agentV1.AgentServiceClient(address, channel.credentials, { ...CLIENT_OPTIONS, ...channel.options });
-}
-
-/** The sentence for a call that failed in the TLS handshake (a wrong CA, an expired certificate, …), or undefined. */
-export function tlsFailureOf(err: unknown, channel?: LinkChannel): string | undefined {
-  const details = (err as Partial<ServiceError> | undefined)?.details;
-  return typeof details === 'string' ? describeTlsFailure(details, TLS_KEYS, channel) : undefined;
-}
-
-/** How the client dials: TLS or not, with a client certificate or not (to explain a cut connection). */
-export interface LinkChannel {
-  tls: boolean;
-  clientCert: boolean;
 }
 
 function bearer(token: string, waitForReady: boolean): Metadata {
@@ -108,8 +95,6 @@ export interface ControlLinkOptions {
   onConnected?: () => void;
   backoff: BackoffOptions;
   log: Logger;
-  /** How the client dials (see LinkChannel); unset: only failures the handshake names are told as TLS ones. */
-  channel?: LinkChannel;
   /** Time source of the heartbeat interval, the redial wait and the healthy-stream measure (default systemClock). */
   clock?: Clock;
 }
@@ -129,8 +114,6 @@ export class ControlLink {
   private readonly outbox: SessionOutbox;
   /** Streams opened so far (the first is 1); for diagnostics and tests. */
   connects = 0;
-  /** Why the last stream could not be opened or ended, when it was TLS (a sentence naming the setting); cleared by a Welcome. */
-  tlsFailure: string | undefined;
 
   constructor(private readonly options: ControlLinkOptions) {
     this.clock = options.clock ?? systemClock;
@@ -225,10 +208,7 @@ export class ControlLink {
       const delay = unauthenticated ? this.options.backoff.maxMs : backoffDelayMs(attempt, this.options.backoff);
       attempt += 1;
       const logFields = { code: status[result.code] ?? result.code, details: result.details, retryInMs: delay };
-      this.tlsFailure = describeTlsFailure(result.details, TLS_KEYS, this.options.channel);
       if (unauthenticated) this.options.log.error(logFields, 'control plane rejected the worker token; fix the credentials or re-enroll');
-      // A TLS refusal does not mend itself by waiting: an error, with what to fix.
-      else if (this.tlsFailure !== undefined) this.options.log.error(logFields, `control link refused: ${this.tlsFailure}`);
       else this.options.log.warn(logFields, 'control link lost; redialing');
       this.setState('waiting');
       await new Promise<void>((resolve) => {
@@ -278,7 +258,6 @@ export class ControlLink {
         switch (message.type) {
           case 'welcome':
             welcomedAt = this.clock.now();
-            this.tlsFailure = undefined;
             this.epoch = message.connectionEpoch;
             this.setState('connected');
             this.options.log.info({ epoch: this.epoch, draining: message.draining }, 'connected to the control plane');
