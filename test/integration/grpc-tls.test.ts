@@ -86,9 +86,14 @@ describe('gRPC over TLS: the admin CLI', () => {
   });
 
   it('says the server may require TLS when it dialed a loopback server in plaintext', async () => {
-    const r = await admin(t.started.grpcAddress, []);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: the server cut the connection: it may require TLS \(this client dialed in plaintext; set --ca\)/);
+    for (const args of [[], ['--insecure']]) {
+      const r = await admin(t.started.grpcAddress, args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: the server cut the connection: it may require TLS \(this client dialed in plaintext; set --ca\)/);
+    }
+    const both = await admin(t.started.grpcAddress, ['--tls', '--insecure']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^error: --tls and --insecure contradict each other\n/);
   });
 
   it('refuses a CA file it cannot read, naming the flag, before dialing (exit 2)', async () => {
@@ -243,6 +248,18 @@ describe("the agent's control link over TLS", () => {
         await cp.destroy();
       }
     }
+  });
+});
+
+describe('an agent told to dial another machine in plaintext', () => {
+  it('warns at start that the worker token crosses the network unencrypted', async () => {
+    const logs = new LogCapture();
+    const config = loadAgentConfig({
+      env: { PIXELFLEET_AGENT_CONTROL_PLANE: 'cp.example.com:50051', PIXELFLEET_AGENT_REGION: 'europe', PIXELFLEET_AGENT_DATA_DIR: mkdtempSync(join(tmpdir(), 'pf-agent-')), PIXELFLEET_AGENT_TLS__INSECURE: 'true' },
+    });
+    const agent = buildAgent(config, { logger: createLogger('debug', logs.stream), env: {} });
+    await agent.close();
+    expect(logs.lines.filter((l) => l.includes('control link in plaintext (tls.insecure): the worker token crosses the network unencrypted'))).toHaveLength(1);
   });
 });
 
