@@ -18,10 +18,15 @@ import { linkReaches, startTestAgent } from '../support/agent';
 import { makeTestPki, type CertPair, type TestPki } from '../support/tls-certs';
 
 let pki: TestPki;
+/** A control plane serving gRPC with the good server certificate (the admin CLI and agent tests share it). */
+let t: TestControlPlane;
 
-beforeAll(() => {
+beforeAll(async () => {
   pki = makeTestPki();
+  t = await tlsControlPlane(pki.server);
 });
+
+afterAll(() => t.destroy());
 
 async function tlsControlPlane(pair: CertPair, extra: { clientCaFile?: string } = {}): Promise<TestControlPlane> {
   return startTestControlPlane({ overrides: { grpc: { host: '127.0.0.1', port: 0, tls: { ...pair, ...extra } } } });
@@ -61,12 +66,6 @@ function openConnection(port: number): Promise<TLSSocket> {
 }
 
 describe('gRPC over TLS: the admin CLI', () => {
-  let t: TestControlPlane;
-  beforeAll(async () => {
-    t = await tlsControlPlane(pki.server);
-  });
-  afterAll(() => t.destroy());
-
   it('reaches the server through its CA, by IP or by name', async () => {
     const byIp = await admin(t.started.grpcAddress, ['--ca', pki.caFile]);
     expect(byIp.stderr).toBe('');
@@ -133,30 +132,30 @@ describe('certificates the client must refuse', () => {
 });
 
 describe('mutual TLS (grpc.tls.clientCaFile)', () => {
-  let t: TestControlPlane;
+  let mtls: TestControlPlane;
   beforeAll(async () => {
-    t = await tlsControlPlane(pki.server, { clientCaFile: pki.caFile });
+    mtls = await tlsControlPlane(pki.server, { clientCaFile: pki.caFile });
   });
-  afterAll(() => t.destroy());
+  afterAll(() => mtls.destroy());
 
   it('takes a client certificate its client CA signed', async () => {
-    const r = await admin(t.started.grpcAddress, ['--ca', pki.caFile, '--cert', pki.client.certFile, '--key', pki.client.keyFile]);
+    const r = await admin(mtls.started.grpcAddress, ['--ca', pki.caFile, '--cert', pki.client.certFile, '--key', pki.client.keyFile]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
   });
 
   it('refuses a client without a certificate, or with one another CA signed', async () => {
-    const none = await admin(t.started.grpcAddress, ['--ca', pki.caFile]);
+    const none = await admin(mtls.started.grpcAddress, ['--ca', pki.caFile]);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/^error: TLS: the server requires a client certificate \(set --cert\/--key\)/);
-    const foreign = await admin(t.started.grpcAddress, ['--ca', pki.caFile, '--cert', pki.otherCaClient.certFile, '--key', pki.otherCaClient.keyFile]);
+    const foreign = await admin(mtls.started.grpcAddress, ['--ca', pki.caFile, '--cert', pki.otherCaClient.certFile, '--key', pki.otherCaClient.keyFile]);
     expect(foreign.code).toBe(1);
     expect(foreign.stderr).toMatch(/^error: TLS: the server cut the connection after the handshake: it may not accept this client certificate/);
   });
 
   it('links an agent that presents its certificate, and tells one without it what to set', async () => {
     const { agent } = await startTestAgent({
-      grpcAddress: t.started.grpcAddress,
+      grpcAddress: mtls.started.grpcAddress,
       tls: { caFile: pki.caFile, certFile: pki.client.certFile, keyFile: pki.client.keyFile },
     });
     try {
@@ -165,7 +164,7 @@ describe('mutual TLS (grpc.tls.clientCaFile)', () => {
       await agent.close();
     }
     const logs = new LogCapture();
-    const bare = unstartedAgent(t.started.grpcAddress, { caFile: pki.caFile }, logs);
+    const bare = unstartedAgent(mtls.started.grpcAddress, { caFile: pki.caFile }, logs);
     const starting = bare.start();
     try {
       await logLine(logs, /control link refused: TLS: the server requires a client certificate \(set tls\.certFile\)/);
@@ -197,12 +196,6 @@ async function logLine(logs: LogCapture, match: RegExp): Promise<string> {
 }
 
 describe("the agent's control link over TLS", () => {
-  let t: TestControlPlane;
-  beforeAll(async () => {
-    t = await tlsControlPlane(pki.server);
-  });
-  afterAll(() => t.destroy());
-
   it('enrolls and connects through tls.caFile', async () => {
     const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, tls: { caFile: pki.caFile } });
     try {

@@ -7,29 +7,26 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { cleanEnv, PIXELFLEET_BIN, AGENT_BIN, startCli } from '../support/cli-process';
 import { killAll, PROCESS_ADMIN_TOKEN, startAgentProcess, startServe } from '../support/fleet-processes';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 
 let pki: TestPki;
-const dirs: string[] = [];
+/** Every test's files (configs, data dirs, live certificates), removed at the end. */
+let root: string;
 
 beforeAll(() => {
   pki = makeTestPki();
+  root = mkdtempSync(join(tmpdir(), 'pf-tls-proc-'));
 });
 
-afterEach(async () => {
-  await killAll();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+afterEach(() => killAll());
 
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'pf-tls-proc-'));
-  dirs.push(d);
-  return d;
-}
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const tempDir = (): string => mkdtempSync(join(root, 'test-'));
 
 const serialOf = (file: string): string => new X509Certificate(readFileSync(file)).serialNumber;
 
