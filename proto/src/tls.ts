@@ -109,7 +109,7 @@ export function describeTlsFailure(
   ) {
     return `TLS: the server's certificate is not signed by a trusted CA (set ${keys.caFile} to the CA that signed it)`;
   }
-  if (d.includes('certificate required') || d.includes('alert handshake failure') || d.includes('peer did not return a certificate')) {
+  if (d.includes('certificate required') || d.includes('peer did not return a certificate')) {
     return `TLS: the server requires a client certificate (set ${keys.certFile})`;
   }
   if (d.includes('unknown ca') || d.includes('bad certificate') || d.includes('certificate unknown')) {

@@ -224,6 +224,20 @@ describe("the agent's control link over TLS", () => {
     }
   });
 
+  it('a control plane without TLS is told as such', async () => {
+    const plain = await startTestControlPlane();
+    const logs = new LogCapture();
+    const agent = unstartedAgent(plain.started.grpcAddress, { caFile: pki.caFile }, logs);
+    const starting = agent.start();
+    try {
+      await logLine(logs, /control link refused: TLS: the server does not speak TLS on this port/);
+    } finally {
+      await agent.close();
+      await starting.catch(() => undefined);
+      await plain.destroy();
+    }
+  });
+
   it('an expired certificate and a wrong host name are logged as such at enrollment', async () => {
     for (const [pair, sentence] of [
       [pki.expired, /control link refused: TLS: the server's certificate has expired/],
