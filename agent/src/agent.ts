@@ -4,6 +4,7 @@
 import { dirname, join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { agentV1, SignalEnvelope } from '@pixelfleet/proto';
+import { hostOf, isLoopbackHost, probeTls, usesTls } from '@pixelfleet/proto';
 import { createLogger, systemClock, type Clock, type Logger } from '@pixelfleet/signaling';
 import type { AgentConfig } from './config';
 import { CredentialStore, type WorkerCredentials } from './credentials';
@@ -21,7 +22,8 @@ import { collectSessionLogs, MAX_SESSION_LOG_FILES } from './logs/collect-logs';
 import { LogSpool, removeSpooledSessionDir } from './logs/log-spool';
 import { SpoolUploader } from './logs/spool-uploader';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/signaling';
-import { ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
+import { AGENT_TLS_KEYS, ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
+import { TlsWatch } from './link/tls-watch';
 import type { AgentInventory } from './agent-inventory';
 import agentPackage from '../package.json' with { type: 'json' };
 
@@ -61,6 +63,8 @@ export interface Agent {
   readonly survivors: readonly SurvivorOutcome[];
   /** True while an operator has drained this worker (from Welcome and DrainNotice). */
   readonly draining: boolean;
+  /** Why the control link cannot connect when it is TLS (a sentence naming the tls.* setting to fix), until the link is welcomed. */
+  readonly tlsFailure: string | undefined;
   /** Stops what a previous run left running, enrolls if needed and opens the control link; resolves once the link is dialing. */
   start(): Promise<void>;
   /** Stops redialing and closes the link; idempotent. */
@@ -71,7 +75,13 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const log = deps.logger ?? createLogger(config.logLevel, deps.logDestination);
   const backoff = deps.backoff ?? DEFAULT_BACKOFF;
   const clock = deps.clock ?? systemClock;
-  const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane);
+  const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane, config.tls);
+  const tls = usesTls(config.controlPlane, config.tls);
+  if (!tls && !isLoopbackHost(hostOf(config.controlPlane))) {
+    log.warn({ controlPlane: config.controlPlane }, 'control link in plaintext (tls.insecure): the worker token crosses the network unencrypted');
+  }
+  // A refused TLS handshake is told (once per reason) with the setting to fix; see tls-watch.ts.
+  const tlsWatch = tls ? new TlsWatch(client, () => probeTls(config.controlPlane, config.tls, AGENT_TLS_KEYS), log.child({ component: 'control-link' })) : undefined;
   const store = new CredentialStore(config.dataDir);
   const journal = new CommandJournal(config.dataDir);
   const appRecords = new AppRecordStore(config.dataDir);
@@ -149,7 +159,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       } catch (err) {
         if (err instanceof EnrollRefusedError || closed) throw err;
         const delay = backoffDelayMs(attempt, backoff);
-        log.warn({ err: (err as Error).message, retryInMs: delay }, 'enrollment failed; retrying');
+        log.warn({ err: (err as Error).message, retryInMs: delay, ...(tlsWatch?.failure === undefined ? {} : { tls: tlsWatch.failure }) }, 'enrollment failed; retrying');
         await new Promise<void>((r) => clock.setTimeout(r, delay));
       }
     }
@@ -166,6 +176,9 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     get workerId() {
       if (!credentials) throw new Error('agent not started');
       return credentials.workerId;
+    },
+    get tlsFailure() {
+      return tlsWatch?.failure;
     },
     get draining() {
       return draining;
@@ -214,7 +227,9 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       linkRef = link;
       // A reconnected link means the control plane is back: spooled logs go now, not at their next backoff.
       link.onStateChange((state) => {
-        if (state === 'connected') void uploader.retryNow();
+        if (state !== 'connected') return;
+        tlsWatch?.healthy();
+        void uploader.retryNow();
       });
       link.start();
       // What a previous run left in the spool (a crash, a stop during an outage) is sent first.
@@ -230,6 +245,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       await uploader.close(SHUTDOWN_LOG_DRAIN_MS);
       await builds.close();
       await link?.close();
+      tlsWatch?.close();
       client.close();
     },
   };

@@ -228,3 +228,28 @@ describe('loadAgentConfig validation', () => {
     }).toThrow(TypeError);
   });
 });
+
+describe('tls (the control link)', () => {
+  it('reads tls.* from the file and from env, the boolean as true/false only', () => {
+    const file = writeConfig({ controlPlane: 'cp.example.com:50051', region: 'europe', tls: { caFile: 'ca.pem', serverName: 'cp.internal' } });
+    expect(loadAgentConfig({ file }).tls).toEqual({ caFile: 'ca.pem', serverName: 'cp.internal' });
+    const c = loadAgentConfig({
+      env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_TLS__CERT_FILE: 'w.pem', PIXELFLEET_AGENT_TLS__KEY_FILE: 'w.key', PIXELFLEET_AGENT_TLS__CA_FILE: 'ca.pem' },
+    });
+    expect(c.tls).toEqual({ caFile: 'ca.pem', certFile: 'w.pem', keyFile: 'w.key' });
+    expect(loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_TLS__INSECURE: 'true' } }).tls).toEqual({ insecure: true });
+    expect(configError(() => loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_TLS__INSECURE: 'yes' } })).message).toBe(
+      'config key "tls.insecure": environment variable PIXELFLEET_AGENT_TLS__INSECURE must be true or false',
+    );
+  });
+
+  it('refuses a certificate without its key and insecure with TLS settings, naming the key', () => {
+    expect(configError(() => loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_TLS__CERT_FILE: 'w.pem' } })).message).toBe(
+      'config key "tls": certFile and keyFile go together: set both or neither',
+    );
+    expect(configError(() => loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_TLS__INSECURE: 'true', PIXELFLEET_AGENT_TLS__CA_FILE: 'ca.pem' } })).message).toBe(
+      'config key "tls": insecure: true cannot go with caFile, serverName, certFile or keyFile',
+    );
+    expect(configError(() => loadAgentConfig({ env: REQUIRED_ENV, file: writeConfig({ controlPlane: 'cp:1', region: 'europe', tls: { ca: 'x' } }) })).message).toBe('unknown config key "tls.ca"');
+  });
+});

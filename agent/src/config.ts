@@ -38,6 +38,24 @@ const iceServer = z
 const schema = z
   .object({
     controlPlane: hostPort,
+    /**
+     * The control link's TLS (README "TLS"): the server verified against the system roots or
+     * caFile, its certificate naming the dialed host or serverName; certFile/keyFile for a control
+     * plane that requires mutual TLS. Plaintext only to a loopback address with no TLS key set, or
+     * with insecure: true.
+     */
+    tls: z
+      .object({
+        caFile: z.string().min(1).optional(),
+        serverName: z.string().min(1).max(253).optional(),
+        certFile: z.string().min(1).optional(),
+        keyFile: z.string().min(1).optional(),
+        insecure: z.boolean().optional(),
+      })
+      .strict()
+      .refine((t) => (t.certFile === undefined) === (t.keyFile === undefined), 'certFile and keyFile go together: set both or neither')
+      .refine((t) => t.insecure !== true || (t.caFile ?? t.serverName ?? t.certFile ?? t.keyFile) === undefined, 'insecure: true cannot go with caFile, serverName, certFile or keyFile')
+      .default({}),
     joinToken: z.string().min(16, 'joinToken must be at least 16 characters').optional(),
     region: z.enum(AGENT_REGIONS),
     slots: z.number().int().min(1).max(64).default(1),
@@ -85,8 +103,13 @@ export type AgentConfig = Readonly<z.infer<typeof schema>>;
 export const AGENT_ENV_PREFIX = 'PIXELFLEET_AGENT_';
 
 /** Leaf keys an environment variable may set: PIXELFLEET_AGENT_ + key in SNAKE case, `.` → `__`. */
-const ENV_LEAVES: Record<string, 'string' | 'number' | 'json'> = {
+const ENV_LEAVES: Record<string, 'string' | 'number' | 'boolean' | 'json'> = {
   controlPlane: 'string',
+  'tls.caFile': 'string',
+  'tls.serverName': 'string',
+  'tls.certFile': 'string',
+  'tls.keyFile': 'string',
+  'tls.insecure': 'boolean',
   joinToken: 'string',
   region: 'string',
   slots: 'number',
@@ -123,6 +146,10 @@ export function loadAgentConfig(options: { file?: string; env?: Readonly<Record<
     if (text === undefined) continue;
     let value: unknown = text;
     if (kind === 'number') value = text.trim() === '' ? Number.NaN : Number(text);
+    if (kind === 'boolean') {
+      if (text !== 'true' && text !== 'false') throw new AgentConfigError(`config key "${key}": environment variable ${envName(key)} must be true or false`);
+      value = text === 'true';
+    }
     if (kind === 'json') {
       try {
         value = JSON.parse(text) as unknown;

@@ -7,6 +7,7 @@ import { runDoctor } from './doctor/doctor';
 import { formatDoctorLines } from './doctor/doctor-line';
 import { EnrollRefusedError } from './link/control-link';
 import { runServiceCli } from './service/service-cli';
+import { TlsFileError } from '@pixelfleet/proto';
 
 const USAGE = `Usage:
   pixelfleet-agent run [--config <file>]    run the agent
@@ -67,7 +68,16 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const agent = buildAgent(config, { env: process.env });
+  let agent;
+  try {
+    agent = buildAgent(config, { env: process.env });
+  } catch (err) {
+    if (err instanceof TlsFileError) {
+      process.stderr.write(`pixelfleet-agent: refusing to start: ${err.message}\n`);
+      return 78; // EX_CONFIG
+    }
+    throw err;
+  }
   // The agent runs until a signal stops it. Its own timers (the injected clock's) do not hold the
   // process open, and while enrollment or a lost control link waits to retry nothing else may (no
   // stream, no app): this handle does, until the agent has stopped.

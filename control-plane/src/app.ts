@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
+import { insecureListeners, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { randomIds, type IdSource } from './lib/ids';
 import { createLogger } from '@pixelfleet/signaling';
@@ -30,6 +30,8 @@ import { LogUploads } from './sessions/log-uploads';
 import { createAgentService } from './grpc/agent-service';
 import { createAdminService } from './grpc/admin-service';
 import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
+import { loadServerTls } from './grpc/server-tls';
+import type { Server as TlsServer } from 'node:tls';
 import { buildHttpApp } from './http/app';
 import { createMetrics } from './http/metrics';
 import { registerTelemetryRoutes, TELEMETRY_PATH } from './http/telemetry-routes';
@@ -76,7 +78,7 @@ export interface ControlPlaneDeps {
 export interface StartedControlPlane {
   httpPort: number;
   grpcPort: number;
-  /** `http://host:port` the HTTP server listens on. */
+  /** `http(s)://host:port` the HTTP server listens on. */
   httpOrigin: string;
   /** `host:port` agents and the admin CLI dial. */
   grpcAddress: string;
@@ -102,6 +104,11 @@ export interface ControlPlane {
   /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
   registerLocalBuild(projectId: string): string;
   start(): Promise<StartedControlPlane>;
+  /**
+   * Reads grpc.tls's and http.tls's files again (SIGHUP): new connections get the new certificates,
+   * the listeners stay open. Throws ServerTlsError naming the key, keeping the current ones, if unusable.
+   */
+  reloadTls(): void;
   /** Shuts down in order; idempotent. */
   close(): Promise<void>;
 }
@@ -208,6 +215,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     isServing: () => serving,
     trustProxy: config.http.trustProxy,
     metricsBearerToken: config.metrics.bearerToken,
+    // Read at build: unusable files refuse the start before anything listens.
+    tls: config.http.tls === undefined ? undefined : loadServerTls(config.http.tls, 'http.tls'),
   });
   registerTelemetryRoutes(http, { sessions, telemetry: new SqliteTelemetryRepository(db), clock });
   const urlPolicy = { allowPrivateUrls: config.network.allowPrivateUrls, resolve: deps.resolveHost ?? systemResolver };
@@ -336,6 +345,14 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     http,
     builds: buildService,
     retention,
+    reloadTls() {
+      // Both sets of files are read and checked before either listener changes.
+      if (config.grpc.tls !== undefined) loadServerTls(config.grpc.tls);
+      const httpTls = config.http.tls === undefined ? undefined : loadServerTls(config.http.tls, 'http.tls');
+      grpc?.reloadTls();
+      if (httpTls) (http.server as unknown as TlsServer).setSecureContext(httpTls);
+      log.info({ grpc: config.grpc.tls !== undefined, http: httpTls !== undefined }, 'TLS certificates reloaded');
+    },
     registerLocalBuild: (projectId) => registerLocalBuild({ builds, projects, events, clock, ids }, projectId),
 
     async start() {
@@ -347,7 +364,11 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         port: config.grpc.port,
         agentService,
         adminService: admin.implementation,
+        tls: config.grpc.tls,
       });
+      for (const listener of insecureListeners(config)) {
+        log.warn({ listener }, 'listening in plaintext on an address other machines can reach: tokens cross the network unencrypted (set TLS, see README "TLS")');
+      }
       await registerShareRoutes(http, { gateway, projects });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();
@@ -355,7 +376,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       const address = http.server.address();
       const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
       const httpHost = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
-      const httpOrigin = `http://${httpHost.includes(':') ? `[${httpHost}]` : httpHost}:${httpPort}`;
+      const httpOrigin = `${config.http.tls === undefined ? 'http' : 'https'}://${httpHost.includes(':') ? `[${httpHost}]` : httpHost}:${httpPort}`;
       registry.start();
       // Builds a previous run left mid-pipeline resume where they stood.
       buildService.pipeline?.resumeUnfinished();
@@ -370,7 +391,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         publicUrls: resolvePublicUrls(config, httpOrigin),
       };
       publicUrls = started.publicUrls;
-      log.info({ httpOrigin, grpcPort: grpc.port, dataDir: config.dataDir }, 'control plane started');
+      log.info({ httpOrigin, grpcPort: grpc.port, grpcTls: grpc.tls, dataDir: config.dataDir }, 'control plane started');
       return started;
     },
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CONTROL_PLANE_ENV_PREFIX, loadControlPlaneConfig, resolvePublicUrls } from './config';
+import { CONTROL_PLANE_ENV_PREFIX, insecureListeners, loadControlPlaneConfig, resolvePublicUrls } from './config';
 import { ConfigError, envNameForKey } from './lib/config-loader';
 
 const ADMIN = 'admin-token-0123456789';
@@ -39,8 +39,8 @@ function configError(fn: () => unknown): ConfigError {
 describe('loadControlPlaneConfig defaults', () => {
   it('applies every default when only the required tokens are given', () => {
     const c = loadControlPlaneConfig({ overrides: TOKENS });
-    expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, trustProxy: [] });
-    expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051 });
+    expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, trustProxy: [], insecure: false });
+    expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051, insecure: false });
     expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: 25_769_803_776 });
     expect(c.downloads).toEqual({ maxAttempts: 5, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 60 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
@@ -58,7 +58,7 @@ describe('loadControlPlaneConfig defaults', () => {
 
   it('fills a partially given section with defaults for the missing keys', () => {
     const c = loadControlPlaneConfig({ overrides: { ...TOKENS, http: { port: 9000 }, workers: { leaseSeconds: 40 } } });
-    expect(c.http).toEqual({ host: '127.0.0.1', port: 9000, trustProxy: [] });
+    expect(c.http).toEqual({ host: '127.0.0.1', port: 9000, trustProxy: [], insecure: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 40, lostGraceSeconds: 120 });
   });
 
@@ -78,27 +78,27 @@ describe('loadControlPlaneConfig defaults', () => {
 
 describe('loadControlPlaneConfig sources and precedence', () => {
   it('reads values from the JSON file', () => {
-    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081 }, logLevel: 'debug' });
+    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081, insecure: true }, logLevel: 'debug' });
     const c = loadControlPlaneConfig({ file });
-    expect(c.http).toEqual({ host: '0.0.0.0', port: 8081, trustProxy: [] });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 8081, trustProxy: [], insecure: true });
     expect(c.logLevel).toBe('debug');
   });
 
   it('lets overrides win over the file, merging nested objects key by key', () => {
-    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081 } });
+    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081, insecure: true } });
     const c = loadControlPlaneConfig({ file, overrides: { http: { port: 9001 } } });
-    expect(c.http).toEqual({ host: '0.0.0.0', port: 9001, trustProxy: [] });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 9001, trustProxy: [], insecure: true });
   });
 
   it('lets environment variables win over both the file and overrides', () => {
-    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081 }, grpc: { port: 6000 } });
+    const file = writeConfig({ ...TOKENS, http: { host: '0.0.0.0', port: 8081, insecure: true }, grpc: { port: 6000, insecure: true } });
     const c = loadControlPlaneConfig({
       file,
       overrides: { http: { port: 9001 }, grpc: { port: 6001 } },
       env: { PIXELFLEET_HTTP__PORT: '9100', PIXELFLEET_GRPC__HOST: '10.0.0.1' },
     });
-    expect(c.http).toEqual({ host: '0.0.0.0', port: 9100, trustProxy: [] });
-    expect(c.grpc).toEqual({ host: '10.0.0.1', port: 6001 });
+    expect(c.http).toEqual({ host: '0.0.0.0', port: 9100, trustProxy: [], insecure: true });
+    expect(c.grpc).toEqual({ host: '10.0.0.1', port: 6001, insecure: true });
   });
 
   it('parses env values by the kind of their key (string, number, boolean)', () => {
@@ -438,5 +438,53 @@ describe('envNameForKey', () => {
     expect(envNameForKey('PIXELFLEET_', 'workers.heartbeatIntervalSeconds')).toBe('PIXELFLEET_WORKERS__HEARTBEAT_INTERVAL_SECONDS');
     expect(envNameForKey('PIXELFLEET_', 'publicUrls.api')).toBe('PIXELFLEET_PUBLIC_URLS__API');
     expect(envNameForKey('X_', 'a.b.c')).toBe('X_A__B__C');
+  });
+});
+
+describe('listeners other machines can reach (TLS, a trusted proxy, or an explicit opt-out)', () => {
+  const tls = { certFile: '/etc/pixelfleet/tls.pem', keyFile: '/etc/pixelfleet/tls.key' };
+
+  it('refuses a non-loopback gRPC listener without grpc.tls unless grpc.insecure, in one line naming the keys', () => {
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'cp.example.com']) {
+      const message = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, grpc: { host } } })).message;
+      expect(message).toBe(`config key "grpc.host": ${host} is reachable from other machines and grpc.tls is not set: set grpc.tls.certFile and grpc.tls.keyFile, or grpc.insecure: true to accept plaintext`);
+    }
+    expect(loadControlPlaneConfig({ overrides: { ...TOKENS, grpc: { host: '0.0.0.0', tls } } }).grpc).toEqual({ host: '0.0.0.0', port: 50051, tls, insecure: false });
+    const optedOut = loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_GRPC__HOST: '0.0.0.0', PIXELFLEET_GRPC__INSECURE: 'true' } });
+    expect(insecureListeners(optedOut)).toEqual(['grpc (0.0.0.0:50051, grpc.insecure)']);
+  });
+
+  it('takes loopback listeners in plaintext, with nothing to warn about', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) {
+      const c = loadControlPlaneConfig({ overrides: { ...TOKENS, grpc: { host }, http: { host } } });
+      expect(insecureListeners(c)).toEqual([]);
+    }
+  });
+
+  it('refuses a non-loopback HTTP listener unless http.tls, http.trustProxy or http.insecure says how it is protected', () => {
+    expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0' } } })).message).toBe(
+      'config key "http.host": 0.0.0.0 is reachable from other machines without TLS: set http.tls.certFile and http.tls.keyFile, or http.trustProxy to the HTTPS proxy in front, or http.insecure: true to accept plaintext',
+    );
+    const behindProxy = loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0', trustProxy: ['10.0.0.2'] } } });
+    expect(insecureListeners(behindProxy)).toEqual([]);
+    expect(insecureListeners(loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0', tls } } }))).toEqual([]);
+    expect(insecureListeners(loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0', insecure: true } } }))).toEqual(['http (0.0.0.0:8080, http.insecure)']);
+  });
+
+  it('reads grpc.tls and http.tls from env, and wants certFile and keyFile together', () => {
+    const c = loadControlPlaneConfig({
+      overrides: TOKENS,
+      env: {
+        PIXELFLEET_GRPC__TLS__CERT_FILE: 'c.pem',
+        PIXELFLEET_GRPC__TLS__KEY_FILE: 'k.pem',
+        PIXELFLEET_GRPC__TLS__CLIENT_CA_FILE: 'ca.pem',
+        PIXELFLEET_HTTP__TLS__CERT_FILE: 'hc.pem',
+        PIXELFLEET_HTTP__TLS__KEY_FILE: 'hk.pem',
+      },
+    });
+    expect(c.grpc.tls).toEqual({ certFile: 'c.pem', keyFile: 'k.pem', clientCaFile: 'ca.pem' });
+    expect(c.http.tls).toEqual({ certFile: 'hc.pem', keyFile: 'hk.pem' });
+    expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, grpc: { tls: { certFile: 'c.pem' } } } })).message).toContain('"grpc.tls.keyFile"');
+    expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, http: { tls: { certFile: 'c.pem', keyFile: 'k.pem', clientCaFile: 'x' } } } })).message).toContain('"http.tls.clientCaFile"');
   });
 });

@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { isLoopbackHost } from '@pixelfleet/proto';
 import { applyEnvOverrides, deepFreeze, deepMerge, parseWithSchema, readConfigFile } from './lib/config-loader';
 
 const port = z.number().int().min(0).max(65535);
@@ -24,6 +25,8 @@ const trustedProxy = z.string().refine(isProxyRange, 'must be an IP address, a C
  */
 export const DEFAULT_MAX_BUILD_BYTES = 24 * 1024 ** 3;
 
+const tlsFiles = z.object({ certFile: z.string().min(1), keyFile: z.string().min(1) }).strict();
+
 const secret = (what: string) => z.string().min(16, `${what} must be at least 16 characters`);
 const publicUrl = z
   .string()
@@ -42,10 +45,24 @@ const schema = z
          * the client is the socket's peer. Per-address limits (fair use, viewers) key on the client.
          */
         trustProxy: z.array(trustedProxy).default([]),
+        /** HTTPS: certificate and key (PEM), reloaded on SIGHUP. */
+        tls: tlsFiles.optional(),
+        /** true: listen in plaintext on a non-loopback address with no trusted proxy in front (a warning at every start). */
+        insecure: z.boolean().default(false),
       })
       .strict()
-      .default({ host: '127.0.0.1', port: 8080, trustProxy: [] }),
-    grpc: z.object({ host: z.string().min(1).default('127.0.0.1'), port: port.default(50051) }).strict().default({ host: '127.0.0.1', port: 50051 }),
+      .default({ host: '127.0.0.1', port: 8080, trustProxy: [], insecure: false }),
+    grpc: z
+      .object({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: port.default(50051),
+        /** Certificate and key (PEM), reloaded on SIGHUP; clientCaFile: agents must present a certificate it signed (mutual TLS). */
+        tls: tlsFiles.extend({ clientCaFile: z.string().min(1).optional() }).strict().optional(),
+        /** true: listen in plaintext on a non-loopback address (a warning at every start). */
+        insecure: z.boolean().default(false),
+      })
+      .strict()
+      .default({ host: '127.0.0.1', port: 50051, insecure: false }),
     dataDir: z.string().min(1).default('.data/control-plane'),
     adminToken: secret('adminToken'),
     agentJoinToken: secret('agentJoinToken'),
@@ -205,7 +222,24 @@ const schema = z
       .optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
-  .strict();
+  .strict()
+  // A listener other machines can reach carries tokens: TLS, or a proxy in front (HTTP), or an explicit opt-out.
+  .superRefine((c, ctx) => {
+    if (!isLoopbackHost(c.grpc.host) && c.grpc.tls === undefined && !c.grpc.insecure) {
+      ctx.addIssue({ code: 'custom', path: ['grpc', 'host'], message: `${c.grpc.host} is reachable from other machines and grpc.tls is not set: set grpc.tls.certFile and grpc.tls.keyFile, or grpc.insecure: true to accept plaintext` });
+    }
+    if (!isLoopbackHost(c.http.host) && c.http.tls === undefined && c.http.trustProxy.length === 0 && !c.http.insecure) {
+      ctx.addIssue({ code: 'custom', path: ['http', 'host'], message: `${c.http.host} is reachable from other machines without TLS: set http.tls.certFile and http.tls.keyFile, or http.trustProxy to the HTTPS proxy in front, or http.insecure: true to accept plaintext` });
+    }
+  });
+
+/** The listeners configured to take plaintext from other machines (warned about at every start). */
+export function insecureListeners(config: ControlPlaneConfig): string[] {
+  const out: string[] = [];
+  if (!isLoopbackHost(config.grpc.host) && config.grpc.tls === undefined) out.push(`grpc (${config.grpc.host}:${config.grpc.port}, grpc.insecure)`);
+  if (!isLoopbackHost(config.http.host) && config.http.tls === undefined && config.http.trustProxy.length === 0) out.push(`http (${config.http.host}:${config.http.port}, http.insecure)`);
+  return out;
+}
 
 export type ControlPlaneConfig = Readonly<z.infer<typeof schema>>;
 
@@ -221,6 +255,13 @@ const envLeaves = {
   'http.trustProxy': 'json',
   'grpc.host': 'string',
   'grpc.port': 'number',
+  'grpc.tls.certFile': 'string',
+  'grpc.tls.keyFile': 'string',
+  'grpc.tls.clientCaFile': 'string',
+  'grpc.insecure': 'boolean',
+  'http.tls.certFile': 'string',
+  'http.tls.keyFile': 'string',
+  'http.insecure': 'boolean',
   dataDir: 'string',
   adminToken: 'string',
   agentJoinToken: 'string',

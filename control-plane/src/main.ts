@@ -6,6 +6,7 @@ import { buildControlPlane } from './app';
 import { loadControlPlaneConfig } from './config';
 import { ConfigError } from './lib/config-loader';
 import { runAdminCli } from './admin-cli/admin-cli';
+import { ServerTlsError } from './grpc/server-tls';
 
 const USAGE = `Usage:
   pixelfleet serve [--config <file>]     run the control plane
@@ -52,8 +53,28 @@ async function serve(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const cp = buildControlPlane(config);
-  const started = await cp.start();
+  let cp;
+  let started;
+  try {
+    cp = buildControlPlane(config);
+    started = await cp.start();
+  } catch (err) {
+    if (err instanceof ServerTlsError) {
+      process.stderr.write(`pixelfleet: refusing to start: ${err.message}\n`);
+      await cp?.close();
+      return 78; // EX_CONFIG
+    }
+    throw err;
+  }
+  const app = cp;
+  // SIGHUP: the certificates are read again (a renewal); a bad file is logged and the current ones stay.
+  process.on('SIGHUP', () => {
+    try {
+      app.reloadTls();
+    } catch (err) {
+      app.log.error({ err: (err as Error).message }, 'TLS reload failed; still serving the previous certificates');
+    }
+  });
   process.stdout.write(
     `pixelfleet control plane\n  HTTP   ${started.httpOrigin}\n  gRPC   ${started.grpcAddress}\n  API    ${started.publicUrls.api}\n  Share  ${started.publicUrls.share}/<projectId>\n`,
   );
@@ -62,12 +83,12 @@ async function serve(argv: readonly string[]): Promise<number> {
     const onSignal = (signal: NodeJS.Signals) => {
       signals += 1;
       if (signals > 1) {
-        cp.log.warn({ signal }, 'second signal: exiting now');
+        app.log.warn({ signal }, 'second signal: exiting now');
         process.exit(130);
       }
-      cp.log.info({ signal }, 'shutting down');
-      cp.close().then(resolve, (err: unknown) => {
-        cp.log.error({ err }, 'shutdown failed');
+      app.log.info({ signal }, 'shutting down');
+      app.close().then(resolve, (err: unknown) => {
+        app.log.error({ err }, 'shutdown failed');
         process.exit(1);
       });
     };

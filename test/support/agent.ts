@@ -15,6 +15,8 @@ export interface TestAgentOptions extends Omit<AgentDeps, 'logger' | 'logDestina
   logs?: LogCapture;
   /** launcher.command: the argv run instead of an Unreal exe (e.g. the mock app). */
   launcherCommand?: string[];
+  /** The config's `tls` (the control link's TLS settings); unset: plaintext to the loopback test control plane. */
+  tls?: { caFile?: string; serverName?: string; certFile?: string; keyFile?: string; insecure?: boolean };
 }
 
 export async function startTestAgent(options: TestAgentOptions): Promise<{ agent: Agent; dataDir: string }> {
@@ -28,6 +30,9 @@ export async function startTestAgent(options: TestAgentOptions): Promise<{ agent
       PIXELFLEET_AGENT_DATA_DIR: dataDir,
       PIXELFLEET_AGENT_HOSTNAME: 'test-worker',
       PIXELFLEET_AGENT_ICE__HOST_ADDRESSES: JSON.stringify(['127.0.0.1']),
+      ...Object.fromEntries(
+        Object.entries(options.tls ?? {}).map(([key, value]) => [`PIXELFLEET_AGENT_TLS__${key.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`, String(value)]),
+      ),
       ...(options.launcherCommand ? { PIXELFLEET_AGENT_LAUNCHER__COMMAND: JSON.stringify(options.launcherCommand) } : {}),
     },
   });

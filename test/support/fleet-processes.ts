@@ -113,9 +113,9 @@ export async function startServe(o: ServeOptions): Promise<ServeProcess> {
 }
 
 /** `pixelfleet-agent run --config <file>` in region europe; resolves once it is connected. */
-export async function startAgentProcess(o: { grpcAddress: string; dataDir: string; configDir: string; hostname: string; slots?: number; logLevel?: string; env?: Record<string, string> }): Promise<FleetProcess> {
+export async function startAgentProcess(o: { grpcAddress: string; dataDir: string; configDir: string; hostname: string; slots?: number; logLevel?: string; env?: Record<string, string>; tls?: Record<string, unknown> }): Promise<FleetProcess> {
   const file = join(o.configDir, `agent-${o.hostname}.json`);
-  writeFileSync(file, JSON.stringify({ controlPlane: o.grpcAddress, joinToken: PROCESS_JOIN_TOKEN, region: 'europe', slots: o.slots ?? 1, dataDir: o.dataDir, hostname: o.hostname, logLevel: o.logLevel ?? 'debug' }));
+  writeFileSync(file, JSON.stringify({ controlPlane: o.grpcAddress, joinToken: PROCESS_JOIN_TOKEN, region: 'europe', slots: o.slots ?? 1, dataDir: o.dataDir, hostname: o.hostname, logLevel: o.logLevel ?? 'debug', ...(o.tls ? { tls: o.tls } : {}) }));
   const p = startProcess(AGENT, ['run', '--config', file], o.env ? { env: o.env } : {});
   await p.output(/connected to the control plane/);
   return p;

@@ -60,7 +60,13 @@ async function checkToken(config: AgentConfig, reached: boolean, timeoutMs: numb
     return { check: 'token', verdict: 'fail', detail: `not enrolled with ${config.controlPlane} and no joinToken in the config` };
   }
   if (!reached) return { check: 'token', verdict: 'warn', detail: 'not checked: the control plane was not reached' };
-  const client = createAgentClient(config.controlPlane);
+  let client: ReturnType<typeof createAgentClient>;
+  try {
+    // The agent's own TLS settings (tls.*): the doctor dials as the agent would.
+    client = createAgentClient(config.controlPlane, config.tls);
+  } catch (err) {
+    return { check: 'token', verdict: 'fail', detail: `not checked: ${(err as Error).message}` };
+  }
   try {
     if (worker !== undefined) return await checkWorkerToken(client, worker.workerId, worker.workerToken, timeoutMs);
     return await checkJoinToken(client, config.joinToken!, config.region, timeoutMs);

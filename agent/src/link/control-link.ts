@@ -3,11 +3,13 @@
 // commands to the executor — and redial with full-jitter backoff on any failure (a control
 // plane restart arrives as CANCELLED, a dead network as UNAVAILABLE). Session events and relayed
 // signals that find the link down wait in a SessionOutbox and follow the next Welcome.
-import { credentials, Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import {
   AgentContractError,
   agentV1,
+  clientChannel,
+  type ClientTlsSettings,
   fromAgentToProto,
   helloToProto,
   toAgentFromProto,
@@ -40,8 +42,16 @@ export class EnrollRefusedError extends Error {
   override readonly name = 'EnrollRefusedError';
 }
 
-export function createAgentClient(address: string): agentV1.AgentServiceClient {
-  return new agentV1.AgentServiceClient(address, credentials.createInsecure(), CLIENT_OPTIONS);
+/** The agent config's names of the TLS settings, for messages. */
+export const AGENT_TLS_KEYS = { caFile: 'tls.caFile', serverName: 'tls.serverName', certFile: 'tls.certFile', keyFile: 'tls.keyFile' } as const;
+
+/**
+ * The AgentService client: TLS per the config's `tls` (see ClientTlsSettings). Throws TlsFileError
+ * naming the key when a TLS file cannot be read.
+ */
+export function createAgentClient(address: string, tls: ClientTlsSettings = {}): agentV1.AgentServiceClient {
+  const channel = clientChannel(address, tls, AGENT_TLS_KEYS);
+  return new agentV1.AgentServiceClient(address, channel.credentials, { ...CLIENT_OPTIONS, ...channel.options });
 }
 
 function bearer(token: string, waitForReady: boolean): Metadata {

@@ -3,7 +3,7 @@
 // PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN. Exit codes: 0 ok, 1 the server refused, 2 usage.
 import { parseArgs } from 'node:util';
 import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
-import { adminV1 } from '@pixelfleet/proto';
+import { adminV1, describeTlsFailure, TlsFileError, type ClientTlsSettings } from '@pixelfleet/proto';
 import { AdminClient } from './admin-client';
 import { renderFields, renderTable } from './table';
 
@@ -36,6 +36,12 @@ Commands:
   events [--after ID]                      (follows new events until interrupted)
 
 Server and token: --server/--token, or PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN.
+TLS (on unless the server is a loopback address and no TLS option is given):
+  --ca <file>            CA (PEM) that signed the server's certificate (default: the system roots)
+  --server-name <name>   the name the certificate must carry (default: the --server host)
+  --cert <file> --key <file>   client certificate for a server requiring mutual TLS
+  --tls / --insecure     force TLS (system roots) / plaintext
+  or PIXELFLEET_ADMIN_CA, PIXELFLEET_ADMIN_SERVER_NAME, PIXELFLEET_ADMIN_CERT, PIXELFLEET_ADMIN_KEY.
 `;
 
 const iso = (d: Date | undefined) => (d === undefined ? null : d.toISOString());
@@ -128,6 +134,12 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         json: { type: 'boolean', default: false },
         server: { type: 'string' },
         token: { type: 'string' },
+        ca: { type: 'string' },
+        'server-name': { type: 'string' },
+        cert: { type: 'string' },
+        key: { type: 'string' },
+        tls: { type: 'boolean' },
+        insecure: { type: 'boolean' },
         email: { type: 'string' },
         user: { type: 'string' },
         owner: { type: 'string' },
@@ -166,7 +178,25 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
   };
   const print = (json: unknown, human: string) => io.stdout(v.json ? `${JSON.stringify(json)}\n` : human);
 
-  const client = new AdminClient(server, token);
+  if (v.tls && v.insecure) {
+    io.stderr(`error: --tls and --insecure contradict each other\n\n${ADMIN_USAGE}`);
+    return 2;
+  }
+  const tls: ClientTlsSettings = {
+    caFile: v.ca ?? io.env.PIXELFLEET_ADMIN_CA,
+    serverName: v['server-name'] ?? io.env.PIXELFLEET_ADMIN_SERVER_NAME,
+    certFile: v.cert ?? io.env.PIXELFLEET_ADMIN_CERT,
+    keyFile: v.key ?? io.env.PIXELFLEET_ADMIN_KEY,
+    insecure: v.insecure ? true : v.tls ? false : undefined,
+  };
+  let client: AdminClient;
+  try {
+    client = new AdminClient(server, token, tls);
+  } catch (err) {
+    if (!(err instanceof TlsFileError)) throw err;
+    io.stderr(`error: ${err.message}\n`);
+    return 2;
+  }
   try {
     const command = positionals.join(' ');
     switch (command) {
@@ -275,7 +305,7 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
       io.stderr(`error: ${err.message}\n\n${ADMIN_USAGE}`);
       return 2;
     }
-    io.stderr(`error: ${describeGrpcError(err)}\n`);
+    io.stderr(`error: ${describeGrpcError(err, client.channel)}\n`);
     return 1;
   } finally {
     client.close();
@@ -308,7 +338,7 @@ async function followEvents(client: AdminClient, after: string | undefined, json
     stream.on('error', (err: ServiceError) => {
       if (stopping && err.code === grpcStatus.CANCELLED) resolve(0);
       else {
-        io.stderr(`error: ${describeGrpcError(err)}\n`);
+        io.stderr(`error: ${describeGrpcError(err, client.channel)}\n`);
         resolve(1);
       }
     });
@@ -316,8 +346,10 @@ async function followEvents(client: AdminClient, after: string | undefined, json
   });
 }
 
-function describeGrpcError(err: unknown): string {
+function describeGrpcError(err: unknown, channel?: { tls: boolean; clientCert: boolean }): string {
   const e = err as Partial<ServiceError>;
+  const tls = typeof e.details === 'string' ? describeTlsFailure(e.details, { caFile: '--ca', serverName: '--server-name', certFile: '--cert/--key' }, channel) : undefined;
+  if (tls !== undefined) return `${tls} [${e.details}]`;
   if (typeof e.code === 'number') {
     const name = grpcStatus[e.code] ?? String(e.code);
     return `${name}: ${e.details ?? e.message ?? ''}`;

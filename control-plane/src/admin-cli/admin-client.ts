@@ -1,6 +1,7 @@
-// A promise-based AdminService client that attaches the admin token to every call.
-import { credentials, Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
-import { adminV1 } from '@pixelfleet/proto';
+// A promise-based AdminService client that attaches the admin token to every call (over TLS
+// unless the server is on loopback with no TLS option, see @pixelfleet/proto's tls.ts).
+import { Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import { adminV1, clientChannel, type ClientTlsSettings } from '@pixelfleet/proto';
 
 /** Deadline for each unary admin call, in milliseconds. */
 export const ADMIN_CALL_TIMEOUT_MS = 10_000;
@@ -16,9 +17,14 @@ type UnaryInvoker<Res> = (
 export class AdminClient {
   private readonly client: adminV1.AdminServiceClient;
   private readonly metadata: Metadata;
+  /** How this client dials (for explaining a refused connection). */
+  readonly channel: { tls: boolean; clientCert: boolean };
 
-  constructor(server: string, token: string) {
-    this.client = new adminV1.AdminServiceClient(server, credentials.createInsecure());
+  /** TLS per ClientTlsSettings; throws TlsFileError naming the flag when a file cannot be read. */
+  constructor(server: string, token: string, tls: ClientTlsSettings = {}) {
+    const channel = clientChannel(server, tls, { caFile: '--ca', certFile: '--cert', keyFile: '--key' });
+    this.client = new adminV1.AdminServiceClient(server, channel.credentials, channel.options);
+    this.channel = { tls: channel.tls, clientCert: channel.tls && tls.certFile !== undefined };
     this.metadata = new Metadata();
     this.metadata.set('authorization', `Bearer ${token}`);
   }

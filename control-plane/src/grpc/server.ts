@@ -6,6 +6,7 @@ import { loadFileDescriptorSetFromBuffer, loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { adminV1, agentV1, descriptorSetPath } from '@pixelfleet/proto';
+import { ReloadableServerCredentials, type ServerTlsFiles } from './server-tls';
 
 /** Largest message either side may send, in bytes (log chunks are at most 1 MiB). */
 export const GRPC_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -14,6 +15,10 @@ export interface GrpcServerHandle {
   /** The port actually bound (useful with port 0). */
   port: number;
   health: HealthImplementation;
+  /** Whether the listener speaks TLS (grpc.tls set). */
+  tls: boolean;
+  /** Reads grpc.tls's files again for new connections (SIGHUP); throws, keeping the current ones, when they are unusable. No-op without TLS. */
+  reloadTls(): void;
   /** Graceful shutdown, forced after deadlineMs. */
   shutdown(deadlineMs: number): Promise<void>;
 }
@@ -23,7 +28,11 @@ export async function startGrpcServer(options: {
   port: number;
   agentService: agentV1.AgentServiceServer;
   adminService: adminV1.AdminServiceServer;
+  /** Certificate, key and optional client CA (mutual TLS); without it the listener is plaintext. */
+  tls?: ServerTlsFiles | undefined;
 }): Promise<GrpcServerHandle> {
+  // Read first: unusable files refuse the start before anything listens.
+  const tlsCredentials = options.tls === undefined ? undefined : new ReloadableServerCredentials(options.tls);
   const server = new Server({
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,
@@ -46,12 +55,14 @@ export async function startGrpcServer(options: {
 
   const address = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`;
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    server.bindAsync(address, tlsCredentials ?? ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
   });
 
   return {
     port,
     health,
+    tls: tlsCredentials !== undefined,
+    reloadTls: () => tlsCredentials?.reload(),
     async shutdown(deadlineMs) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {

@@ -1,6 +1,7 @@
 // The fastify app: health, metrics (behind a bearer token), the spec's error body format
 // ({ message }), also for what is refused before routing, and the one error handler. REST routes
 // (build & project API, analytics, share page) register here.
+import type { SecureContextOptions } from 'node:tls';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, DOMAIN_ERROR_HTTP_STATUS, DomainError, HTTP_ERRORS } from '../errors';
 import { createRequestLoggerFactory } from '../lib/logger';
@@ -20,6 +21,8 @@ export interface HttpAppOptions {
   trustProxy: readonly string[];
   /** The only credential /metrics accepts, as `Authorization: Bearer <token>` (config metrics.bearerToken); undefined: none is. */
   metricsBearerToken: string | undefined;
+  /** HTTPS: certificate and key (config http.tls, read by loadServerTls); undefined: plain HTTP. */
+  tls?: SecureContextOptions | undefined;
 }
 
 export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
@@ -30,6 +33,8 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
     // Both answered in our shape below: a request after close() began, and one without Host.
     return503OnClosing: false,
     http: { requireHostHeader: false },
+    // HTTPS takes its server options here (the http ones above apply to plain HTTP only).
+    ...(options.tls === undefined ? {} : { https: { ...options.tls, requireHostHeader: false } }),
     clientErrorHandler: clientErrorHandler(options.log),
     trustProxy: options.trustProxy.length > 0 ? [...options.trustProxy] : false,
     routerOptions: { ignoreTrailingSlash: true },

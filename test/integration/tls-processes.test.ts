@@ -1,0 +1,125 @@
+// TLS with the real commands: `pixelfleet serve` serving gRPC with a certificate it reloads on
+// SIGHUP (new connections get the renewed one, the listener and open connections stay), a
+// `pixelfleet-agent run` process linking through its CA, and the refusal to listen in plaintext
+// where other machines can connect unless the config says so.
+import { X509Certificate } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCli } from '@pixelfleet/control-plane';
+import { cleanEnv, PIXELFLEET_BIN, AGENT_BIN, startCli } from '../support/cli-process';
+import { killAll, PROCESS_ADMIN_TOKEN, startAgentProcess, startServe } from '../support/fleet-processes';
+import { makeTestPki, type TestPki } from '../support/tls-certs';
+
+let pki: TestPki;
+/** Every test's files (configs, data dirs, live certificates), removed at the end. */
+let root: string;
+
+beforeAll(() => {
+  pki = makeTestPki();
+  root = mkdtempSync(join(tmpdir(), 'pf-tls-proc-'));
+});
+
+afterEach(() => killAll());
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const tempDir = (): string => mkdtempSync(join(root, 'test-'));
+
+const serialOf = (file: string): string => new X509Certificate(readFileSync(file)).serialNumber;
+
+/** A TLS connection to the gRPC port, verified against the test CA (kept open by the caller). */
+function connectTls(port: number): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: readFileSync(pki.caFile), ALPNProtocols: ['h2'] }, () => resolve(socket));
+    socket.on('error', reject);
+  });
+}
+
+async function servedSerial(port: number): Promise<string> {
+  const socket = await connectTls(port);
+  const serial = socket.getPeerCertificate().serialNumber;
+  socket.destroy();
+  return serial;
+}
+
+async function adminWorkers(grpcAddress: string): Promise<{ code: number; out: string }> {
+  let out = '';
+  const code = await runAdminCli(['workers', '--json', '--server', grpcAddress, '--ca', pki.caFile], {
+    env: { PIXELFLEET_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN },
+    stdout: (t) => (out += t),
+    stderr: (t) => (out += t),
+  });
+  return { code, out };
+}
+
+describe('pixelfleet serve with grpc.tls', () => {
+  it('reloads its certificate on SIGHUP for new connections, keeping the listener and open connections; a bad file keeps the old one', async () => {
+    const dir = tempDir();
+    const live = { certFile: join(dir, 'grpc.pem'), keyFile: join(dir, 'grpc.key') };
+    copyFileSync(pki.server.certFile, live.certFile);
+    copyFileSync(pki.server.keyFile, live.keyFile);
+    const cp = await startServe({ dataDir: join(dir, 'data'), configDir: dir, config: { grpc: { host: '127.0.0.1', port: 0, tls: live } } });
+    const port = Number(cp.grpcAddress.split(':')[1]);
+    const agent = await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'tls-proc-worker', tls: { caFile: pki.caFile } });
+    expect(await servedSerial(port)).toBe(serialOf(pki.server.certFile));
+    const open = await connectTls(port);
+    let openClosed = false;
+    open.on('close', () => (openClosed = true));
+
+    copyFileSync(pki.renewed.certFile, live.certFile);
+    copyFileSync(pki.renewed.keyFile, live.keyFile);
+    cp.child.kill('SIGHUP');
+    await cp.output(/TLS certificates reloaded/);
+    expect(await servedSerial(port)).toBe(serialOf(pki.renewed.certFile));
+    expect(openClosed).toBe(false);
+    expect(open.getPeerCertificate().serialNumber).toBe(serialOf(pki.server.certFile));
+    open.destroy();
+    const workers = await adminWorkers(cp.grpcAddress);
+    expect(workers.code).toBe(0);
+    expect(JSON.parse(workers.out)).toMatchObject({ workers: [{ hostname: 'tls-proc-worker', link: 'connected' }] });
+
+    writeFileSync(live.certFile, 'not a certificate');
+    cp.child.kill('SIGHUP');
+    await cp.output(/TLS reload failed; still serving the previous certificates/);
+    expect(cp.text()).toMatch(/config keys \\"grpc\.tls\.certFile\\"\/\\"grpc\.tls\.keyFile\\"/);
+    expect(await servedSerial(port)).toBe(serialOf(pki.renewed.certFile));
+    expect(cp.child.exitCode).toBeNull();
+    expect(agent.child.exitCode).toBeNull();
+  });
+
+  it('pixelfleet-agent refuses to start on a tls.caFile it cannot read, naming the key', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'agent.json');
+    writeFileSync(file, JSON.stringify({ controlPlane: 'cp.example.com:50051', region: 'europe', dataDir: join(dir, 'agent'), tls: { caFile: join(dir, 'missing.pem') } }));
+    const p = startCli(AGENT_BIN, ['run', '--config', file], cleanEnv());
+    expect(await p.exited).toBe(78);
+    expect(p.stderr()).toBe(`pixelfleet-agent: refusing to start: tls.caFile ${join(dir, 'missing.pem')} cannot be read: ENOENT\n`);
+  });
+});
+
+describe('listeners other machines can reach', () => {
+  it('pixelfleet serve refuses 0.0.0.0 in plaintext in one line naming the key (exit 78), and starts with a warning when grpc.insecure says so', async () => {
+    const dir = tempDir();
+    const base = { adminToken: PROCESS_ADMIN_TOKEN, agentJoinToken: 'process-join-token-0123456789', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, geoip: { enabled: false } };
+    const refusedFile = join(dir, 'refused.json');
+    writeFileSync(refusedFile, JSON.stringify({ ...base, grpc: { host: '0.0.0.0', port: 0 } }));
+    const refused = startCli(PIXELFLEET_BIN, ['serve', '--config', refusedFile], cleanEnv());
+    expect(await refused.exited).toBe(78);
+    expect(refused.stderr()).toBe(
+      'pixelfleet: refusing to start: config key "grpc.host": 0.0.0.0 is reachable from other machines and grpc.tls is not set: set grpc.tls.certFile and grpc.tls.keyFile, or grpc.insecure: true to accept plaintext\n',
+    );
+
+    const httpFile = join(dir, 'http.json');
+    writeFileSync(httpFile, JSON.stringify({ ...base, http: { host: '0.0.0.0', port: 0 } }));
+    const httpRefused = startCli(PIXELFLEET_BIN, ['serve', '--config', httpFile], cleanEnv());
+    expect(await httpRefused.exited).toBe(78);
+    expect(httpRefused.stderr()).toMatch(/^pixelfleet: refusing to start: config key "http\.host": 0\.0\.0\.0 is reachable from other machines without TLS: .*http\.trustProxy.*\n$/);
+
+    const cp = await startServe({ dataDir: join(dir, 'data'), configDir: dir, config: { grpc: { host: '0.0.0.0', port: 0, insecure: true } } });
+    await cp.output(/listening in plaintext on an address other machines can reach/);
+    expect(cp.text()).toMatch(/"listener":"grpc \(0\.0\.0\.0:0, grpc\.insecure\)"/);
+  });
+});
