@@ -30,6 +30,7 @@ import { LogUploads } from './sessions/log-uploads';
 import { createAgentService } from './grpc/agent-service';
 import { createAdminService } from './grpc/admin-service';
 import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
+import { listenOrExplain } from './lib/listen-error';
 import { buildHttpApp } from './http/app';
 import { createMetrics } from './http/metrics';
 import { registerTelemetryRoutes, TELEMETRY_PATH } from './http/telemetry-routes';
@@ -341,16 +342,18 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       // Sessions the previous run left go on; their viewers resume (the gateway holds them meanwhile).
       gateway.holdRestored(sessions.restoreAtStart());
       sessions.armStoredDeadlines(registry.list());
-      grpc = await startGrpcServer({
-        host: config.grpc.host,
-        port: config.grpc.port,
-        agentService,
-        adminService: admin.implementation,
-      });
+      grpc = await listenOrExplain('grpc', config.grpc.host, config.grpc.port, () =>
+        startGrpcServer({
+          host: config.grpc.host,
+          port: config.grpc.port,
+          agentService,
+          adminService: admin.implementation,
+        }),
+      );
       await registerShareRoutes(http, { gateway, projects });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();
-      await http.listen({ host: config.http.host, port: config.http.port });
+      await listenOrExplain('http', config.http.host, config.http.port, () => http.listen({ host: config.http.host, port: config.http.port }));
       const address = http.server.address();
       const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
       const httpHost = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;

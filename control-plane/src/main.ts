@@ -6,6 +6,9 @@ import { buildControlPlane } from './app';
 import { loadControlPlaneConfig } from './config';
 import { ConfigError } from './lib/config-loader';
 import { runAdminCli } from './admin-cli/admin-cli';
+import { LISTEN_FAILED_EXIT_CODE, ListenError } from './lib/listen-error';
+import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
+import { format } from 'node:util';
 
 const USAGE = `Usage:
   pixelfleet serve [--config <file>]     run the control plane
@@ -53,7 +56,23 @@ async function serve(argv: readonly string[]): Promise<number> {
     throw err;
   }
   const cp = buildControlPlane(config);
-  const started = await cp.start();
+  // grpc-js writes its own errors to stderr; they go through our logger instead (a bind failure,
+  // which it also reports, is ours to explain in one line below).
+  const grpcLog = (...args: unknown[]) => {
+    const message = format(...args);
+    if (message.includes('No address added out of total')) cp.log.debug({ grpc: message }, 'grpc-js');
+    else cp.log.warn({ grpc: message }, 'grpc-js');
+  };
+  setGrpcLogger({ error: grpcLog, info: grpcLog, debug: grpcLog });
+  let started;
+  try {
+    started = await cp.start();
+  } catch (err) {
+    if (!(err instanceof ListenError)) throw err;
+    process.stderr.write(`pixelfleet: refusing to start: ${err.message}\n`);
+    await cp.close().catch(() => undefined);
+    return LISTEN_FAILED_EXIT_CODE;
+  }
   process.stdout.write(
     `pixelfleet control plane\n  HTTP   ${started.httpOrigin}\n  gRPC   ${started.grpcAddress}\n  API    ${started.publicUrls.api}\n  Share  ${started.publicUrls.share}/<projectId>\n`,
   );
