@@ -1,12 +1,20 @@
 // Entry point of the `pixelfleet-agent` command. Reads flags and the environment, builds the
 // agent and wires signals (a second signal forces exit).
 import { parseArgs } from 'node:util';
-import { buildAgent } from './agent';
+import { AGENT_VERSION, buildAgent } from './agent';
 import { AgentConfigError, loadAgentConfig } from './config';
 import { EnrollRefusedError } from './link/control-link';
 
 const USAGE = `Usage:
   pixelfleet-agent run [--config <file>]    run the agent
+  pixelfleet-agent --help | --version
+`;
+
+const RUN_USAGE = `Usage: pixelfleet-agent run [--config <file>]
+  Runs the agent. The config file is JSON (README: Configuration reference); without --config,
+  PIXELFLEET_AGENT_CONFIG names it; PIXELFLEET_AGENT_* environment variables override single keys.
+  Exit codes: 0 after a clean shutdown, 2 usage, 77 enrollment refused, 78 bad configuration.
+Options: --config <file>, --help, --version.
 `;
 
 export async function runAgentCli(argv: readonly string[]): Promise<number> {
@@ -15,15 +23,24 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`pixelfleet-agent ${AGENT_VERSION}\n`);
+    return 0;
+  }
   if (command !== 'run') {
     process.stderr.write(command === undefined ? USAGE : `unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
   let file: string | undefined;
   try {
-    file = parseArgs({ args: [...rest], options: { config: { type: 'string' } }, strict: true }).values.config;
+    const { values } = parseArgs({ args: [...rest], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } }, strict: true });
+    if (values.help === true || values.version === true) {
+      process.stdout.write(values.help === true ? RUN_USAGE : `pixelfleet-agent ${AGENT_VERSION}\n`);
+      return 0;
+    }
+    file = values.config;
   } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n\n${USAGE}`);
+    process.stderr.write(`error: ${(err as Error).message}\n\n${RUN_USAGE}`);
     return 2;
   }
   let config;

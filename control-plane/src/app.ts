@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { randomIds, type IdSource } from './lib/ids';
 import { createLogger } from '@pixelfleet/signaling';
 import { openDatabase, type Db } from './db/database';
+import { OnlineBackups } from './db/online-backup';
 import { WalCheckpointer } from './db/wal-checkpointer';
 import { SqliteUsersRepository } from './repositories/users';
 import { SqliteProjectsRepository } from './repositories/projects';
@@ -197,6 +198,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     builds,
     // Read when an operator lists builds, long after the build service below exists.
     buildProgress: (uploadId) => buildService.pipeline?.progressOf(uploadId),
+    backups: new OnlineBackups(db, join(config.dataDir, 'backups')),
     events,
     log: log.child({ component: 'admin-service' }),
   });

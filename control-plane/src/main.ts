@@ -9,10 +9,24 @@ import { runAdminCli } from './admin-cli/admin-cli';
 import { LISTEN_FAILED_EXIT_CODE, ListenError } from './lib/listen-error';
 import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
 import { format } from 'node:util';
+import { CONTROL_PLANE_VERSION } from './lib/version';
+
+/** What `serve` says on stderr when it was given no config file (it still starts, on defaults and the environment). */
+export const NO_CONFIG_HINT =
+  'pixelfleet: no config file given (pixelfleet serve --config <file>, or PIXELFLEET_CONFIG=<file>); using the defaults and PIXELFLEET_* environment variables';
 
 const USAGE = `Usage:
   pixelfleet serve [--config <file>]     run the control plane
   pixelfleet admin <command> …           operator commands (pixelfleet admin --help)
+  pixelfleet --help | --version
+`;
+
+const SERVE_USAGE = `Usage: pixelfleet serve [--config <file>]
+  Runs the control plane. The config file is JSON (README: Configuration reference); without
+  --config, PIXELFLEET_CONFIG names it; without either, the defaults and PIXELFLEET_* environment
+  variables apply (adminToken and agentJoinToken are required). Exit codes: 0 after a clean
+  shutdown, 2 usage, 69 a listener cannot open, 78 bad configuration.
+Options: --config <file>, --help, --version.
 `;
 
 export async function runControlPlaneCli(argv: readonly string[]): Promise<number> {
@@ -31,6 +45,10 @@ export async function runControlPlaneCli(argv: readonly string[]): Promise<numbe
     case 'help':
       process.stdout.write(USAGE);
       return 0;
+    case '--version':
+    case '-v':
+      process.stdout.write(`pixelfleet ${CONTROL_PLANE_VERSION}\n`);
+      return 0;
     default:
       process.stderr.write(command === undefined ? USAGE : `unknown command "${command}"\n\n${USAGE}`);
       return 2;
@@ -40,11 +58,18 @@ export async function runControlPlaneCli(argv: readonly string[]): Promise<numbe
 async function serve(argv: readonly string[]): Promise<number> {
   let file: string | undefined;
   try {
-    file = parseArgs({ args: [...argv], options: { config: { type: 'string' } }, strict: true }).values.config;
+    const { values } = parseArgs({ args: [...argv], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } }, strict: true });
+    if (values.help === true || values.version === true) {
+      process.stdout.write(values.help === true ? SERVE_USAGE : `pixelfleet ${CONTROL_PLANE_VERSION}\n`);
+      return 0;
+    }
+    file = values.config;
   } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n\n${USAGE}`);
+    process.stderr.write(`error: ${(err as Error).message}\n\n${SERVE_USAGE}`);
     return 2;
   }
+  const noConfigFile = file === undefined && process.env.PIXELFLEET_CONFIG === undefined;
+  if (noConfigFile) process.stderr.write(`${NO_CONFIG_HINT}\n`);
   let config;
   try {
     config = loadControlPlaneConfig({ file: file ?? process.env.PIXELFLEET_CONFIG, env: process.env });
