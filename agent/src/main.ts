@@ -2,6 +2,7 @@
 // agent and wires signals (a second signal forces exit).
 import { parseArgs } from 'node:util';
 import { AGENT_VERSION, buildAgent } from './agent';
+import { chooseLogFormat, logDestination } from '@pixelfleet/signaling';
 import { AgentConfigError, loadAgentConfig } from './config';
 import { EnrollRefusedError } from './link/control-link';
 
@@ -53,7 +54,9 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const agent = buildAgent(config, { env: process.env });
+  // Readable lines at a terminal, JSON lines under a service manager, in files and pipes.
+  const logDestinationStream = logDestination(chooseLogFormat(process.stdout.isTTY));
+  const agent = buildAgent(config, { env: process.env, ...(logDestinationStream === undefined ? {} : { logDestination: logDestinationStream }) });
   // The agent runs until a signal stops it. Its own timers (the injected clock's) do not hold the
   // process open, and while enrollment or a lost control link waits to retry nothing else may (no
   // stream, no app): this handle does, until the agent has stopped.

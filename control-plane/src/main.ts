@@ -10,6 +10,7 @@ import { LISTEN_FAILED_EXIT_CODE, ListenError } from './lib/listen-error';
 import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
 import { format } from 'node:util';
 import { CONTROL_PLANE_VERSION } from './lib/version';
+import { chooseLogFormat, createLogger, logDestination } from '@pixelfleet/signaling';
 
 /** What `serve` says on stderr when it was given no config file (it still starts, on defaults and the environment). */
 export const NO_CONFIG_HINT =
@@ -80,7 +81,8 @@ async function serve(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const cp = buildControlPlane(config);
+  // Readable lines at a terminal, JSON lines under systemd, in files and pipes.
+  const cp = buildControlPlane(config, { logger: createLogger(config.logLevel, logDestination(chooseLogFormat(process.stdout.isTTY))) });
   // grpc-js writes its own errors to stderr; they go through our logger instead (a bind failure,
   // which it also reports, is ours to explain in one line below).
   const grpcLog = (...args: unknown[]) => {
