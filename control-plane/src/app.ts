@@ -46,6 +46,7 @@ import { checkOutboundUrl, systemResolver, type HostResolver } from './webhooks/
 import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/agent/build-archive';
 import { FairUse } from './http/fair-use';
 import { registerOpenApi } from './http/openapi';
+import { registerLandingPage } from './http/landing-page';
 import { registerApiRoutes } from './http/api/api-routes';
 import { BuildCallLimit } from './builds/build-call-limit';
 import { BuildService } from './builds/build-service';
@@ -243,6 +244,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     },
   });
   registerOpenApi(http, { version: '0.1.0' });
+  registerLandingPage(http);
   const fairUse = new FairUse(clock, {
     burst: config.limits.fairUseBurst,
     refillPerSecond: config.limits.fairUsePerSecond,
