@@ -100,10 +100,9 @@ async function serve(argv: readonly string[]): Promise<number> {
     await cp.close().catch(() => undefined);
     return LISTEN_FAILED_EXIT_CODE;
   }
-  process.stdout.write(
-    `pixelfleet control plane\n  HTTP   ${started.httpOrigin}\n  gRPC   ${started.grpcAddress}\n  API    ${started.publicUrls.api}\n  Share  ${started.publicUrls.share}/<projectId>\n`,
-  );
-  await new Promise<void>((resolve) => {
+  // The handlers are in place before the banner: whoever waits for it may signal at once (a signal
+  // with no listener yet would kill the process without its ordered shutdown).
+  const stopped = new Promise<void>((resolve) => {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       signals += 1;
@@ -120,5 +119,9 @@ async function serve(argv: readonly string[]): Promise<number> {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   });
+  process.stdout.write(
+    `pixelfleet control plane\n  HTTP   ${started.httpOrigin}\n  gRPC   ${started.grpcAddress}\n  API    ${started.publicUrls.api}\n  Share  ${started.publicUrls.share}/<projectId>\n`,
+  );
+  await stopped;
   return 0;
 }
