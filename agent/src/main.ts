@@ -1,7 +1,8 @@
 // Entry point of the `pixelfleet-agent` command. Reads flags and the environment, builds the
 // agent and wires signals (a second signal forces exit).
 import { parseArgs } from 'node:util';
-import { buildAgent } from './agent';
+import { AGENT_VERSION, buildAgent } from './agent';
+import { chooseLogFormat, logDestination } from '@pixelfleet/signaling';
 import { AgentConfigError, loadAgentConfig } from './config';
 import { runDoctor } from './doctor/doctor';
 import { formatDoctorLines } from './doctor/doctor-line';
@@ -13,6 +14,14 @@ const USAGE = `Usage:
   pixelfleet-agent run [--config <file>]    run the agent
   pixelfleet-agent doctor [--config <file>]   check the config, control plane, token, disk, GPU and UDP ports
   pixelfleet-agent service install|uninstall|status [...]   the agent as a Windows service (service --help)
+  pixelfleet-agent --help | --version
+`;
+
+const RUN_USAGE = `Usage: pixelfleet-agent run [--config <file>]
+  Runs the agent. The config file is JSON (README: Configuration reference); without --config,
+  PIXELFLEET_AGENT_CONFIG names it; PIXELFLEET_AGENT_* environment variables override single keys.
+  Exit codes: 0 after a clean shutdown, 2 usage, 77 enrollment refused, 78 bad configuration.
+Options: --config <file>, --help, --version.
 `;
 
 export async function runAgentCli(argv: readonly string[]): Promise<number> {
@@ -47,15 +56,24 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
     process.stdout.write(formatDoctorLines(lines));
     return lines.some((l) => l.verdict === 'fail') ? 1 : 0;
   }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`pixelfleet-agent ${AGENT_VERSION}\n`);
+    return 0;
+  }
   if (command !== 'run') {
     process.stderr.write(command === undefined ? USAGE : `unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
   let file: string | undefined;
   try {
-    file = parseArgs({ args: [...rest], options: { config: { type: 'string' } }, strict: true }).values.config;
+    const { values } = parseArgs({ args: [...rest], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } }, strict: true });
+    if (values.help === true || values.version === true) {
+      process.stdout.write(values.help === true ? RUN_USAGE : `pixelfleet-agent ${AGENT_VERSION}\n`);
+      return 0;
+    }
+    file = values.config;
   } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n\n${USAGE}`);
+    process.stderr.write(`error: ${(err as Error).message}\n\n${RUN_USAGE}`);
     return 2;
   }
   let config;
@@ -68,9 +86,11 @@ export async function runAgentCli(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
+  // Readable lines at a terminal, JSON lines under a service manager, in files and pipes.
+  const logDestinationStream = logDestination(chooseLogFormat(process.stdout.isTTY));
   let agent;
   try {
-    agent = buildAgent(config, { env: process.env });
+    agent = buildAgent(config, { env: process.env, ...(logDestinationStream === undefined ? {} : { logDestination: logDestinationStream }) });
   } catch (err) {
     if (err instanceof TlsFileError) {
       process.stderr.write(`pixelfleet-agent: refusing to start: ${err.message}\n`);

@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { randomIds, type IdSource } from './lib/ids';
 import { createLogger } from '@pixelfleet/signaling';
 import { openDatabase, type Db } from './db/database';
+import { OnlineBackups } from './db/online-backup';
 import { WalCheckpointer } from './db/wal-checkpointer';
 import { SqliteUsersRepository } from './repositories/users';
 import { SqliteProjectsRepository } from './repositories/projects';
@@ -32,6 +33,7 @@ import { createAdminService } from './grpc/admin-service';
 import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
 import { loadServerTls } from './grpc/server-tls';
 import type { Server as TlsServer } from 'node:tls';
+import { listenOrExplain } from './lib/listen-error';
 import { buildHttpApp } from './http/app';
 import { createMetrics } from './http/metrics';
 import { registerTelemetryRoutes, TELEMETRY_PATH } from './http/telemetry-routes';
@@ -46,6 +48,7 @@ import { checkOutboundUrl, systemResolver, type HostResolver } from './webhooks/
 import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/agent/build-archive';
 import { FairUse } from './http/fair-use';
 import { registerOpenApi } from './http/openapi';
+import { registerLandingPage } from './http/landing-page';
 import { registerApiRoutes } from './http/api/api-routes';
 import { BuildCallLimit } from './builds/build-call-limit';
 import { BuildService } from './builds/build-service';
@@ -203,6 +206,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     builds,
     // Read when an operator lists builds, long after the build service below exists.
     buildProgress: (uploadId) => buildService.pipeline?.progressOf(uploadId),
+    backups: new OnlineBackups(db, join(config.dataDir, 'backups')),
     events,
     log: log.child({ component: 'admin-service' }),
   });
@@ -249,6 +253,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     },
   });
   registerOpenApi(http, { version: '0.1.0' });
+  registerLandingPage(http);
   const fairUse = new FairUse(clock, {
     burst: config.limits.fairUseBurst,
     refillPerSecond: config.limits.fairUsePerSecond,
@@ -359,20 +364,22 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       // Sessions the previous run left go on; their viewers resume (the gateway holds them meanwhile).
       gateway.holdRestored(sessions.restoreAtStart());
       sessions.armStoredDeadlines(registry.list());
-      grpc = await startGrpcServer({
-        host: config.grpc.host,
-        port: config.grpc.port,
-        agentService,
-        adminService: admin.implementation,
-        tls: config.grpc.tls,
-      });
+      grpc = await listenOrExplain('grpc', config.grpc.host, config.grpc.port, () =>
+        startGrpcServer({
+          host: config.grpc.host,
+          port: config.grpc.port,
+          agentService,
+          adminService: admin.implementation,
+          tls: config.grpc.tls,
+        }),
+      );
       for (const listener of insecureListeners(config)) {
         log.warn({ listener }, 'listening in plaintext on an address other machines can reach: tokens cross the network unencrypted (set TLS, see README "TLS")');
       }
       await registerShareRoutes(http, { gateway, projects });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();
-      await http.listen({ host: config.http.host, port: config.http.port });
+      await listenOrExplain('http', config.http.host, config.http.port, () => http.listen({ host: config.http.host, port: config.http.port }));
       const address = http.server.address();
       const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
       const httpHost = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;

@@ -6,7 +6,7 @@ export { ConfigError } from './lib/config-loader';
 export { ApiError, HTTP_ERRORS, type HttpErrorName } from './errors';
 export { createLogger, redactUrl } from '@pixelfleet/signaling';
 export { runAdminCli } from './admin-cli/admin-cli';
-export { runControlPlaneCli } from './main';
+export { runControlPlaneCli, NO_CONFIG_HINT } from './main';
 export { EventLog } from './events/event-log';
 export type { FleetEvent } from './repositories/events';
 export type { WorkerView } from './workers/registry';

@@ -7,10 +7,28 @@ import { loadControlPlaneConfig } from './config';
 import { ConfigError } from './lib/config-loader';
 import { runAdminCli } from './admin-cli/admin-cli';
 import { ServerTlsError } from './grpc/server-tls';
+import { LISTEN_FAILED_EXIT_CODE, ListenError } from './lib/listen-error';
+import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
+import { format } from 'node:util';
+import { CONTROL_PLANE_VERSION } from './lib/version';
+import { chooseLogFormat, createLogger, logDestination } from '@pixelfleet/signaling';
+
+/** What `serve` says on stderr when it was given no config file (it still starts, on defaults and the environment). */
+export const NO_CONFIG_HINT =
+  'pixelfleet: no config file given (pixelfleet serve --config <file>, or PIXELFLEET_CONFIG=<file>); using the defaults and PIXELFLEET_* environment variables';
 
 const USAGE = `Usage:
   pixelfleet serve [--config <file>]     run the control plane
   pixelfleet admin <command> …           operator commands (pixelfleet admin --help)
+  pixelfleet --help | --version
+`;
+
+const SERVE_USAGE = `Usage: pixelfleet serve [--config <file>]
+  Runs the control plane. The config file is JSON (README: Configuration reference); without
+  --config, PIXELFLEET_CONFIG names it; without either, the defaults and PIXELFLEET_* environment
+  variables apply (adminToken and agentJoinToken are required). Exit codes: 0 after a clean
+  shutdown, 2 usage, 69 a listener cannot open, 78 bad configuration.
+Options: --config <file>, --help, --version.
 `;
 
 export async function runControlPlaneCli(argv: readonly string[]): Promise<number> {
@@ -29,6 +47,10 @@ export async function runControlPlaneCli(argv: readonly string[]): Promise<numbe
     case 'help':
       process.stdout.write(USAGE);
       return 0;
+    case '--version':
+    case '-v':
+      process.stdout.write(`pixelfleet ${CONTROL_PLANE_VERSION}\n`);
+      return 0;
     default:
       process.stderr.write(command === undefined ? USAGE : `unknown command "${command}"\n\n${USAGE}`);
       return 2;
@@ -38,11 +60,18 @@ export async function runControlPlaneCli(argv: readonly string[]): Promise<numbe
 async function serve(argv: readonly string[]): Promise<number> {
   let file: string | undefined;
   try {
-    file = parseArgs({ args: [...argv], options: { config: { type: 'string' } }, strict: true }).values.config;
+    const { values } = parseArgs({ args: [...argv], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } }, strict: true });
+    if (values.help === true || values.version === true) {
+      process.stdout.write(values.help === true ? SERVE_USAGE : `pixelfleet ${CONTROL_PLANE_VERSION}\n`);
+      return 0;
+    }
+    file = values.config;
   } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n\n${USAGE}`);
+    process.stderr.write(`error: ${(err as Error).message}\n\n${SERVE_USAGE}`);
     return 2;
   }
+  const noConfigFile = file === undefined && process.env.PIXELFLEET_CONFIG === undefined;
+  if (noConfigFile) process.stderr.write(`${NO_CONFIG_HINT}\n`);
   let config;
   try {
     config = loadControlPlaneConfig({ file: file ?? process.env.PIXELFLEET_CONFIG, env: process.env });
@@ -53,18 +82,31 @@ async function serve(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
+  // Readable lines at a terminal, JSON lines under systemd, in files and pipes.
   let cp;
+  try {
+    cp = buildControlPlane(config, { logger: createLogger(config.logLevel, logDestination(chooseLogFormat(process.stdout.isTTY))) });
+  } catch (err) {
+    if (!(err instanceof ServerTlsError)) throw err;
+    process.stderr.write(`pixelfleet: refusing to start: ${err.message}\n`);
+    return 78; // EX_CONFIG
+  }
+  // grpc-js writes its own errors to stderr; they go through our logger instead (a bind failure,
+  // which it also reports, is ours to explain in one line below).
+  const grpcLog = (...args: unknown[]) => {
+    const message = format(...args);
+    if (message.includes('No address added out of total')) cp.log.debug({ grpc: message }, 'grpc-js');
+    else cp.log.warn({ grpc: message }, 'grpc-js');
+  };
+  setGrpcLogger({ error: grpcLog, info: grpcLog, debug: grpcLog });
   let started;
   try {
-    cp = buildControlPlane(config);
     started = await cp.start();
   } catch (err) {
-    if (err instanceof ServerTlsError) {
-      process.stderr.write(`pixelfleet: refusing to start: ${err.message}\n`);
-      await cp?.close();
-      return 78; // EX_CONFIG
-    }
-    throw err;
+    if (!(err instanceof ListenError) && !(err instanceof ServerTlsError)) throw err;
+    process.stderr.write(`pixelfleet: refusing to start: ${err.message}\n`);
+    await cp.close().catch(() => undefined);
+    return err instanceof ListenError ? LISTEN_FAILED_EXIT_CODE : 78; // EX_CONFIG for TLS files
   }
   const app = cp;
   // SIGHUP: the certificates are read again (a renewal); a bad file is logged and the current ones stay.
@@ -75,10 +117,9 @@ async function serve(argv: readonly string[]): Promise<number> {
       app.log.error({ err: (err as Error).message }, 'TLS reload failed; still serving the previous certificates');
     }
   });
-  process.stdout.write(
-    `pixelfleet control plane\n  HTTP   ${started.httpOrigin}\n  gRPC   ${started.grpcAddress}\n  API    ${started.publicUrls.api}\n  Share  ${started.publicUrls.share}/<projectId>\n`,
-  );
-  await new Promise<void>((resolve) => {
+  // The handlers are in place before the banner: whoever waits for it may signal at once (a signal
+  // with no listener yet would kill the process without its ordered shutdown).
+  const stopped = new Promise<void>((resolve) => {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       signals += 1;
@@ -95,5 +136,9 @@ async function serve(argv: readonly string[]): Promise<number> {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   });
+  process.stdout.write(
+    `pixelfleet control plane\n  HTTP   ${started.httpOrigin}\n  gRPC   ${started.grpcAddress}\n  API    ${started.publicUrls.api}\n  Share  ${started.publicUrls.share}/<projectId>\n`,
+  );
+  await stopped;
   return 0;
 }

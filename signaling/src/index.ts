@@ -87,6 +87,7 @@ export {
   type ViewerCloseName,
 } from './viewer-closes';
 export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
+export { chooseLogFormat, logDestination, type LogFormat } from './log-format';
 export { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, SECRET_KEYS, type Logger } from './logger';
 export { systemClock, ManualClock, type Clock, type TimerHandle } from './clock';
 export { TokenBucket, type RateLimitOptions } from './token-bucket';

@@ -15,7 +15,8 @@ import { buildControlPlane, loadControlPlaneConfig, type ControlPlane } from '@p
 import { writeBuildZip } from '../support/build-zips';
 
 const root = resolve(import.meta.dirname, '../..');
-const dataDir = join(root, '.data', 'demo');
+// PIXELFLEET_DEMO_DATA_DIR moves the demo's state elsewhere (the process test of `npm start` uses a temp folder).
+const dataDir = process.env.PIXELFLEET_DEMO_DATA_DIR ?? join(root, '.data', 'demo');
 const secretsFile = join(dataDir, 'secrets.json');
 const stateFile = join(dataDir, 'demo.json');
 

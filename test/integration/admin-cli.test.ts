@@ -191,4 +191,61 @@ describe('events', () => {
     expect(events[1]).toMatchObject({ type: 'worker.drained', workerId: agent.workerId });
     t.cp.registry.undrain(agent.workerId);
   });
+
+  it('--from-start replays every stored event from the first, then follows', async () => {
+    const first = (t.cp.db.prepare('SELECT MIN(id) AS id, COUNT(*) AS n FROM events').get() as { id: number; n: number });
+    let stop!: () => void;
+    const interrupted = new Promise<void>((r) => (stop = r));
+    let stdout = '';
+    const running = runAdminCli(['events', '--from-start', '--json'], {
+      env: { PIXELFLEET_ADMIN_SERVER: t.started.grpcAddress, PIXELFLEET_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+      stdout: (s) => {
+        stdout += s;
+        const lines = stdout.trim().split('\n');
+        if (lines.length === first.n) t.cp.registry.drain(agent.workerId);
+        if (lines.length === first.n + 1) stop();
+      },
+      stderr: () => undefined,
+      interrupted,
+    });
+    expect(await running).toBe(0);
+    const events = stdout.trim().split('\n').map((l) => JSON.parse(l) as { eventId: number; type: string });
+    expect(events[0]!.eventId).toBe(first.id);
+    expect(events).toHaveLength(first.n + 1);
+    expect(events.at(-1)).toMatchObject({ type: 'worker.drained' });
+    t.cp.registry.undrain(agent.workerId);
+    expect(await admin(['events', '--from-start', '--after', '3'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--after and --from-start exclude each other') as unknown });
+  });
+});
+
+describe('what a new operator tries', () => {
+  it('--help and --version on the group and on every command, to stdout, exit 0, without a server', async () => {
+    const noServer = async (args: string[]) => {
+      let stdout = '';
+      let stderr = '';
+      const code = await runAdminCli(args, { env: {}, stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+      return { code, stdout, stderr };
+    };
+    for (const words of [[], ['user', 'create'], ['key', 'issue'], ['project'], ['project', 'create'], ['project', 'subscription'], ['project', 'stats'], ['member', 'add'], ['member', 'remove'], ['workers'], ['worker', 'drain'], ['worker', 'undrain'], ['sessions'], ['session', 'end'], ['builds'], ['events'], ['backup']]) {
+      const help = await noServer([...words, '--help']);
+      expect(help, words.join(' ')).toMatchObject({ code: 0, stderr: '' });
+      expect(help.stdout).toContain(`Usage: pixelfleet admin ${words.join(' ')}`.trimEnd());
+      expect(await noServer([...words, '--version'])).toEqual({ code: 0, stdout: 'pixelfleet 0.1.0\n', stderr: '' });
+    }
+    expect((await noServer(['backup', '--help'])).stdout).toContain('--out FILE');
+    expect(await noServer(['nonsense', '--help'])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('unknown command "nonsense"') as unknown });
+  });
+
+  it('project subscription accepts only known statuses, in the CLI and in AdminService', async () => {
+    const user = t.cp.accounts.createUser('subscription-values@example.com');
+    const { projectId } = t.cp.accounts.createProject(user.userId, 'Statuses', 'europe');
+    const bad = await admin(['project', 'subscription', '--project', projectId, '--status', 'actve']);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--status must be one of active, past_due, canceled, expired, suspended') as unknown });
+    expect(() => t.cp.accounts.setSubscriptionStatus(projectId, 'actve')).toThrow('status "actve" must be one of active, past_due, canceled, expired, suspended');
+    expect(t.cp.accounts.requireProject(projectId).subscriptionStatus).toBe('active');
+    for (const status of ['past_due', 'canceled', 'suspended', 'expired', 'active']) {
+      expect(await admin(['project', 'subscription', '--project', projectId, '--status', status])).toMatchObject({ code: 0 });
+      expect(t.cp.accounts.requireProject(projectId).subscriptionStatus).toBe(status);
+    }
+  });
 });

@@ -9,9 +9,9 @@ import type { User, UsersRepository } from '../repositories/users';
 import type { MemberAccess, Project, ProjectsRepository } from '../repositories/projects';
 import type { EventLog } from '../events/event-log';
 import { DEFAULT_PROJECT_SETTINGS } from '../projects/project-settings';
+import { SUBSCRIPTION_STATUSES } from '../auth/project-access';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const SUBSCRIPTION_STATUS = /^[a-z][a-z0-9_-]{0,31}$/;
 
 export class AccountService {
   constructor(
@@ -80,7 +80,7 @@ export class AccountService {
 
   setSubscriptionStatus(projectId: string, status: string): void {
     this.requireProject(projectId);
-    if (!SUBSCRIPTION_STATUS.test(status)) throw invalid(`status "${status}" must be a lowercase word such as active or expired`);
+    if (!SUBSCRIPTION_STATUSES.includes(status)) throw invalid(`status "${status}" must be one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
     this.projects.setSubscriptionStatus(projectId, status);
     this.events.record('project.subscription', { projectId }, { status });
   }

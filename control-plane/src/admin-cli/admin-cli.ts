@@ -6,6 +6,10 @@ import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { adminV1, describeTlsFailure, TlsFileError, type ClientTlsSettings } from '@pixelfleet/proto';
 import { AdminClient } from './admin-client';
 import { renderFields, renderTable } from './table';
+import { ACTIVE_SUBSCRIPTION, SUBSCRIPTION_STATUSES } from '../auth/project-access';
+import { CONTROL_PLANE_VERSION } from '../lib/version';
+import { createHash } from 'node:crypto';
+import { open, rename, rm } from 'node:fs/promises';
 
 export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
@@ -17,23 +21,32 @@ export interface CliIo {
 
 class UsageError extends Error {}
 
+/** Each command: its words, its arguments, what it does (the usage text and each command's --help). */
+const COMMANDS: ReadonlyArray<readonly [name: string, args: string, about: string]> = [
+  ['user create', '--email E', 'adds a user account'],
+  ['key issue', '--user U', "issues the user's API key (revokes the user's previous key at once)"],
+  ['project create', '--owner U --name N --region us-east-1|europe|asia-pacific', 'adds a project'],
+  ['project subscription', `--project P --status ${SUBSCRIPTION_STATUSES.join('|')}`, `sets the subscription status (${ACTIVE_SUBSCRIPTION} allows writes)`],
+  ['project stats', '--project P', 'live and queued viewers'],
+  ['member add', '--project P --user U --access FULL|READONLY', 'gives a user access to a project'],
+  ['member remove', '--project P --user U', "takes a user's access away"],
+  ['workers', '', 'lists the workers'],
+  ['worker drain', '--worker W', 'stops placing sessions on a worker'],
+  ['worker undrain', '--worker W', 'puts a drained worker back in service'],
+  ['sessions', '[--project P] [--limit N]', 'lists sessions, newest first'],
+  ['session end', '--session S', 'ends a session'],
+  ['builds', '--project P', "lists a project's builds"],
+  ['events', '[--after ID | --from-start]', 'follows new events until interrupted; --after replays those after ID, --from-start all'],
+  ['backup', '--out FILE', 'writes a consistent copy of the database (SQLite online backup, taken while serving)'],
+];
+
+const COMMON_OPTIONS = `Options: --json (one JSON document), --server host:port, --token T (or PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN), --help, --version.
+`;
+
 export const ADMIN_USAGE = `Usage: pixelfleet admin <command> [options] [--json] [--server host:port] [--token T]
 
 Commands:
-  user create --email E
-  key issue --user U                       (revokes the user's previous key at once)
-  project create --owner U --name N --region us-east-1|europe|asia-pacific
-  project subscription --project P --status S
-  project stats --project P                (live and queued viewers)
-  member add --project P --user U --access FULL|READONLY
-  member remove --project P --user U
-  workers
-  worker drain --worker W
-  worker undrain --worker W
-  sessions [--project P] [--limit N]
-  session end --session S
-  builds --project P
-  events [--after ID]                      (follows new events until interrupted)
+${COMMANDS.map(([name, args, about]) => `  ${`${name} ${args}`.trimEnd().padEnd(60)} ${about}`).join('\n')}
 
 Server and token: --server/--token, or PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN.
 TLS (on unless the server is a loopback address and no TLS option is given):
@@ -43,6 +56,14 @@ TLS (on unless the server is a loopback address and no TLS option is given):
   --tls / --insecure     force TLS (system roots) / plaintext
   or PIXELFLEET_ADMIN_CA, PIXELFLEET_ADMIN_SERVER_NAME, PIXELFLEET_ADMIN_CERT, PIXELFLEET_ADMIN_KEY.
 `;
+
+/** `pixelfleet admin <words> --help`: the commands starting with those words, or undefined if none does. */
+function commandHelp(words: readonly string[]): string | undefined {
+  const prefix = words.join(' ');
+  const matching = COMMANDS.filter(([name]) => name === prefix || name.startsWith(`${prefix} `));
+  if (matching.length === 0) return undefined;
+  return `${matching.map(([name, args, about]) => `Usage: pixelfleet admin ${`${name} ${args}`.trimEnd()}\n  ${about}\n`).join('')}${COMMON_OPTIONS}`;
+}
 
 const iso = (d: Date | undefined) => (d === undefined ? null : d.toISOString());
 
@@ -152,7 +173,10 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         session: { type: 'string' },
         limit: { type: 'string' },
         after: { type: 'string' },
+        'from-start': { type: 'boolean', default: false },
+        out: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', default: false },
       },
     });
   } catch (err) {
@@ -160,6 +184,19 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
     return 2;
   }
   const { values: v, positionals } = parsed;
+  if (v.version) {
+    io.stdout(`pixelfleet ${CONTROL_PLANE_VERSION}\n`);
+    return 0;
+  }
+  if (v.help && positionals.length > 0) {
+    const help = commandHelp(positionals);
+    if (help === undefined) {
+      io.stderr(`error: unknown command "${positionals.join(' ')}"\n\n${ADMIN_USAGE}`);
+      return 2;
+    }
+    io.stdout(help);
+    return 0;
+  }
   if (v.help || positionals.length === 0) {
     (v.help ? io.stdout : io.stderr)(ADMIN_USAGE);
     return v.help ? 0 : 2;
@@ -218,6 +255,7 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
       case 'project subscription': {
         const projectId = need('project');
         const status = need('status');
+        if (!SUBSCRIPTION_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
         await client.call<adminV1.SetSubscriptionStatusResponse>((c, md, o, cb) => c.setSubscriptionStatus({ projectId, status }, md, o, cb));
         print({ projectId, subscriptionStatus: status }, renderFields({ projectId, subscriptionStatus: status }));
         break;
@@ -295,7 +333,14 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         break;
       }
       case 'events':
-        return await followEvents(client, v.after, v.json, io);
+        if (v['from-start'] && v.after !== undefined) throw new UsageError('--after and --from-start exclude each other');
+        return await followEvents(client, v['from-start'] ? 'first' : parseAfter(v.after), v.json, io);
+      case 'backup': {
+        const out = need('out');
+        const r = await writeBackup(client, out);
+        print({ out, bytes: r.bytes, sha256: r.sha256 }, `Backup written to ${out} (${r.bytes} bytes, sha256 ${r.sha256}).\nRestore: stop the control plane, copy it to <dataDir>/pixelfleet.sqlite, remove any pixelfleet.sqlite-wal and -shm beside it, start.\n`);
+        break;
+      }
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -312,10 +357,50 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
   }
 }
 
-async function followEvents(client: AdminClient, after: string | undefined, json: boolean, io: CliIo): Promise<number> {
+/**
+ * Receives the database copy into `<out>.part` (mode 0600: it holds every secret's digest), checks
+ * its size and SHA-256 against the server's, syncs it to disk and renames it to `out`; on any
+ * failure the part file is removed and `out` is left as it was.
+ */
+async function writeBackup(client: AdminClient, out: string): Promise<{ bytes: number; sha256: string }> {
+  const part = `${out}.part`;
+  const file = await open(part, 'w', 0o600);
+  let closed = false;
+  try {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    let trailer: adminV1.BackupResponse | undefined;
+    for await (const r of client.backup() as AsyncIterable<adminV1.BackupResponse>) {
+      if (r.chunk.length > 0) {
+        hash.update(r.chunk);
+        bytes += r.chunk.length;
+        await file.write(r.chunk);
+      }
+      if (r.sha256 !== '') trailer = r;
+    }
+    const sha256 = hash.digest('hex');
+    if (trailer === undefined) throw new Error('the backup stream ended before its last message; nothing was written');
+    if (trailer.totalBytes !== bytes || trailer.sha256 !== sha256) throw new Error(`the backup arrived damaged (${bytes} bytes, sha256 ${sha256}; the server sent ${trailer.totalBytes} bytes, sha256 ${trailer.sha256}); nothing was written`);
+    await file.sync();
+    await file.close();
+    closed = true;
+    await rename(part, out);
+    return { bytes, sha256 };
+  } catch (err) {
+    if (!closed) await file.close();
+    await rm(part, { force: true });
+    throw err;
+  }
+}
+
+function parseAfter(after: string | undefined): number {
   const afterEventId = after === undefined ? 0 : Number(after);
   if (!Number.isInteger(afterEventId) || afterEventId < 0) throw new UsageError('--after must be a whole number');
-  const stream = client.watchEvents(afterEventId);
+  return afterEventId;
+}
+
+async function followEvents(client: AdminClient, from: number | 'first', json: boolean, io: CliIo): Promise<number> {
+  const stream = client.watchEvents(from);
   const interrupted =
     io.interrupted ??
     new Promise<void>((resolve) => {

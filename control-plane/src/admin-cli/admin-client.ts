@@ -38,8 +38,14 @@ export class AdminClient {
     });
   }
 
-  watchEvents(afterEventId: number): ClientReadableStream<adminV1.WatchEventsResponse> {
-    return this.client.watchEvents({ afterEventId }, this.metadata);
+  /** Events after an id (0: only new ones), or every stored event from the first. */
+  watchEvents(after: number | 'first'): ClientReadableStream<adminV1.WatchEventsResponse> {
+    return this.client.watchEvents(after === 'first' ? { afterEventId: 0, fromStart: true } : { afterEventId: after, fromStart: false }, this.metadata);
+  }
+
+  /** The database copy's pieces, then its size and SHA-256 (no deadline: its size is the database's). */
+  backup(): ClientReadableStream<adminV1.BackupResponse> {
+    return this.client.backup({}, this.metadata);
   }
 
   close(): void {

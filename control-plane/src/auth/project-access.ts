@@ -9,6 +9,9 @@ import type { MemberAccess, Project, ProjectsRepository } from '../repositories/
 /** The subscription status that allows writes; anything else blocks them. */
 export const ACTIVE_SUBSCRIPTION = 'active';
 
+/** Every subscription status an operator may set (AdminService and `pixelfleet admin project subscription`). */
+export const SUBSCRIPTION_STATUSES: readonly string[] = [ACTIVE_SUBSCRIPTION, 'past_due', 'canceled', 'expired', 'suspended'];
+
 export class ProjectAccess {
   constructor(private readonly projects: ProjectsRepository) {}
 

@@ -78,6 +78,15 @@ describe('EventLog.follow', () => {
     expect(seen).toEqual([...old.slice(2), fresh]);
   });
 
+  it("with 'first' replays every stored event from the oldest, then follows", () => {
+    const old = recordMany(3);
+    const { seen, listener } = collector();
+    log.follow('first', listener);
+    expect(seen).toEqual(old);
+    const fresh = log.record('fresh', {});
+    expect(seen).toEqual([...old, fresh]);
+  });
+
   it('with the last id replays nothing and then follows', () => {
     const old = recordMany(2);
     const { seen, listener } = collector();

@@ -32,12 +32,13 @@ export class EventLog {
   }
 
   /**
-   * Replays events after afterId (0: none, only new ones), then delivers new events; returns
+   * Replays events after afterId (0: none, only new ones; 'first': all), then delivers new events; returns
    * the unsubscribe function. record() and follow() run synchronously on one thread, so no
    * event can fall between the replay and the subscription.
    */
-  follow(afterId: number, listener: EventListener): () => void {
-    for (let cursor = afterId; afterId > 0; ) {
+  follow(afterId: number | 'first', listener: EventListener): () => void {
+    // 'first': every stored event, from the oldest retention kept.
+    for (let cursor = afterId === 'first' ? 0 : afterId; afterId === 'first' || afterId > 0; ) {
       const page = this.repo.listAfter(cursor, 500);
       for (const e of page) {
         listener(e);

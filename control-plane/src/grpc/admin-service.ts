@@ -10,6 +10,10 @@ import type { SessionService } from '../sessions/session-service';
 import type { BuildsRepository } from '../repositories/builds';
 import type { BuildProgress } from '../builds/build-pipeline';
 import type { EventLog } from '../events/event-log';
+import type { OnlineBackups } from '../db/online-backup';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { once } from 'node:events';
 import { invalid } from '../errors';
 import { accessFromProto, buildToProto, eventToProto, sessionToProto, workerToProto } from './admin-mapping';
 import { bearerToken, endCallWithError, grpcError, toGrpcError } from './status';
@@ -23,6 +27,8 @@ export interface AdminServiceDeps {
   /** The pipeline's progress of a build it is working on. */
   buildProgress: (uploadId: string) => BuildProgress | undefined;
   events: EventLog;
+  /** Consistent copies of the database for Backup. */
+  backups: OnlineBackups;
   log: Logger;
 }
 
@@ -108,7 +114,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
         endCallWithError(call, grpcError(status.UNAUTHENTICATED, 'invalid admin token'));
         return;
       }
-      const stop = deps.events.follow(call.request.afterEventId, (event) => {
+      const stop = deps.events.follow(call.request.fromStart ? 'first' : call.request.afterEventId, (event) => {
         call.write({ event: eventToProto(event) });
       });
       watches.add(call);
@@ -120,7 +126,40 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       call.on('close', done);
       call.on('error', done);
     },
+
+    backup(call: ServerWritableStream<adminV1.BackupRequest, adminV1.BackupResponse>) {
+      if (!authorized(call.metadata, call.getPeer(), 'Backup')) {
+        endCallWithError(call, grpcError(status.UNAUTHENTICATED, 'invalid admin token'));
+        return;
+      }
+      void sendBackup(call);
+    },
   };
+
+  /** Takes a copy, streams it in 1 MiB pieces (waiting for the client to keep up), then its size and SHA-256. */
+  async function sendBackup(call: ServerWritableStream<adminV1.BackupRequest, adminV1.BackupResponse>): Promise<void> {
+    let file;
+    try {
+      file = await deps.backups.take();
+      log.info({ bytes: file.bytes, peer: call.getPeer() }, 'database backup taken; sending it');
+      const hash = createHash('sha256');
+      let total = 0;
+      const cancelled = once(call, 'cancelled');
+      for await (const chunk of createReadStream(file.path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
+        if (call.cancelled) return;
+        hash.update(chunk);
+        total += chunk.length;
+        if (!call.write({ chunk, totalBytes: 0, sha256: '' })) await Promise.race([once(call, 'drain'), cancelled]);
+      }
+      if (call.cancelled) return;
+      call.write({ chunk: Buffer.alloc(0), totalBytes: total, sha256: hash.digest('hex') });
+      call.end();
+    } catch (err) {
+      endCallWithError(call, toGrpcError(err, log, 'Backup'));
+    } finally {
+      file?.remove();
+    }
+  }
 
   return {
     implementation,

@@ -343,6 +343,8 @@ export interface GetProjectStatsResponse {
 export interface WatchEventsRequest {
   /** Replay events with a larger id first; 0 replays nothing and only follows new events. */
   afterEventId: number;
+  /** Replay every stored event from the first one (after_event_id is then ignored). */
+  fromStart: boolean;
 }
 
 /** WatchEventsResponse carries one event. */
@@ -369,6 +371,23 @@ export interface Event {
   projectId: string;
   /** Event details as a JSON object. */
   dataJson: string;
+}
+
+/** BackupRequest asks for a copy of the database; it has no options. */
+export interface BackupRequest {
+}
+
+/**
+ * BackupResponse is one piece of the copy, in order; the last message carries the size and digest
+ * of the whole file instead of bytes.
+ */
+export interface BackupResponse {
+  /** The next bytes of the SQLite file. */
+  chunk: Buffer;
+  /** Last message only: the file's size in bytes. */
+  totalBytes: number;
+  /** Last message only: SHA-256 of the whole file, lowercase hex. */
+  sha256: string;
 }
 
 function createBaseCreateUserRequest(): CreateUserRequest {
@@ -3226,13 +3245,16 @@ export const GetProjectStatsResponse: MessageFns<GetProjectStatsResponse> = {
 };
 
 function createBaseWatchEventsRequest(): WatchEventsRequest {
-  return { afterEventId: 0 };
+  return { afterEventId: 0, fromStart: false };
 }
 
 export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
   encode(message: WatchEventsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.afterEventId !== 0) {
       writer.uint32(8).uint64(message.afterEventId);
+    }
+    if (message.fromStart !== false) {
+      writer.uint32(16).bool(message.fromStart);
     }
     return writer;
   },
@@ -3258,6 +3280,14 @@ export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
             message.afterEventId = longToNumber(reader.uint64());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.fromStart = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3277,6 +3307,11 @@ export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
         : isSet(object.after_event_id)
         ? globalThis.Number(object.after_event_id)
         : 0,
+      fromStart: isSet(object.fromStart)
+        ? globalThis.Boolean(object.fromStart)
+        : isSet(object.from_start)
+        ? globalThis.Boolean(object.from_start)
+        : false,
     };
   },
 
@@ -3284,6 +3319,9 @@ export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
     const obj: any = {};
     if (message.afterEventId !== 0) {
       obj.afterEventId = Math.round(message.afterEventId);
+    }
+    if (message.fromStart !== false) {
+      obj.fromStart = message.fromStart;
     }
     return obj;
   },
@@ -3294,6 +3332,7 @@ export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
   fromPartial<I extends Exact<DeepPartial<WatchEventsRequest>, I>>(object: I): WatchEventsRequest {
     const message = createBaseWatchEventsRequest();
     message.afterEventId = object.afterEventId ?? 0;
+    message.fromStart = object.fromStart ?? false;
     return message;
   },
 };
@@ -3554,6 +3593,163 @@ export const Event: MessageFns<Event> = {
   },
 };
 
+function createBaseBackupRequest(): BackupRequest {
+  return {};
+}
+
+export const BackupRequest: MessageFns<BackupRequest> = {
+  encode(_: BackupRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BackupRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBackupRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): BackupRequest {
+    return {};
+  },
+
+  toJSON(_: BackupRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BackupRequest>, I>>(base?: I): BackupRequest {
+    return BackupRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BackupRequest>, I>>(_: I): BackupRequest {
+    const message = createBaseBackupRequest();
+    return message;
+  },
+};
+
+function createBaseBackupResponse(): BackupResponse {
+  return { chunk: Buffer.alloc(0), totalBytes: 0, sha256: "" };
+}
+
+export const BackupResponse: MessageFns<BackupResponse> = {
+  encode(message: BackupResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.chunk.length !== 0) {
+      writer.uint32(10).bytes(message.chunk);
+    }
+    if (message.totalBytes !== 0) {
+      writer.uint32(16).uint64(message.totalBytes);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(26).string(message.sha256);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BackupResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBackupResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.chunk = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.totalBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BackupResponse {
+    return {
+      chunk: isSet(object.chunk) ? Buffer.from(bytesFromBase64(object.chunk)) : Buffer.alloc(0),
+      totalBytes: isSet(object.totalBytes)
+        ? globalThis.Number(object.totalBytes)
+        : isSet(object.total_bytes)
+        ? globalThis.Number(object.total_bytes)
+        : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+    };
+  },
+
+  toJSON(message: BackupResponse): unknown {
+    const obj: any = {};
+    if (message.chunk.length !== 0) {
+      obj.chunk = base64FromBytes(message.chunk);
+    }
+    if (message.totalBytes !== 0) {
+      obj.totalBytes = Math.round(message.totalBytes);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BackupResponse>, I>>(base?: I): BackupResponse {
+    return BackupResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BackupResponse>, I>>(object: I): BackupResponse {
+    const message = createBaseBackupResponse();
+    message.chunk = object.chunk ?? Buffer.alloc(0);
+    message.totalBytes = object.totalBytes ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    return message;
+  },
+};
+
 /** AdminService is the operators' API. */
 export type AdminServiceService = typeof AdminServiceService;
 export const AdminServiceService = {
@@ -3705,6 +3901,19 @@ export const AdminServiceService = {
     responseSerialize: (value: WatchEventsResponse): Buffer => Buffer.from(WatchEventsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WatchEventsResponse => WatchEventsResponse.decode(value),
   },
+  /**
+   * Backup streams a consistent copy of the SQLite database, taken with SQLite's online backup
+   * while the control plane serves.
+   */
+  backup: {
+    path: "/pixelfleet.admin.v1.AdminService/Backup" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: BackupRequest): Buffer => Buffer.from(BackupRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BackupRequest => BackupRequest.decode(value),
+    responseSerialize: (value: BackupResponse): Buffer => Buffer.from(BackupResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BackupResponse => BackupResponse.decode(value),
+  },
 } as const;
 
 export interface AdminServiceServer extends UntypedServiceImplementation {
@@ -3736,6 +3945,11 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
   getProjectStats: handleUnaryCall<GetProjectStatsRequest, GetProjectStatsResponse>;
   /** WatchEvents replays events after an id, then follows new ones until cancelled. */
   watchEvents: handleServerStreamingCall<WatchEventsRequest, WatchEventsResponse>;
+  /**
+   * Backup streams a consistent copy of the SQLite database, taken with SQLite's online backup
+   * while the control plane serves.
+   */
+  backup: handleServerStreamingCall<BackupRequest, BackupResponse>;
 }
 
 export interface AdminServiceClient extends Client {
@@ -3954,6 +4168,16 @@ export interface AdminServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<WatchEventsResponse>;
+  /**
+   * Backup streams a consistent copy of the SQLite database, taken with SQLite's online backup
+   * while the control plane serves.
+   */
+  backup(request: BackupRequest, options?: Partial<CallOptions>): ClientReadableStream<BackupResponse>;
+  backup(
+    request: BackupRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<BackupResponse>;
 }
 
 export const AdminServiceClient = makeGenericClientConstructor(
@@ -3964,6 +4188,14 @@ export const AdminServiceClient = makeGenericClientConstructor(
   service: typeof AdminServiceService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
