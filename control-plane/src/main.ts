@@ -70,6 +70,12 @@ async function serve(argv: readonly string[]): Promise<number> {
     process.stderr.write(`error: ${(err as Error).message}\n\n${SERVE_USAGE}`);
     return 2;
   }
+  // SIGHUP re-reads the TLS certificates once the control plane is up. Listened for from here on:
+  // without a listener Node's default ends the process, and one arriving during start-up (a
+  // certificate renewal's reload) would stop the service for good (systemd counts it a clean stop).
+  // Before the start has finished there is nothing to do: the start reads the files itself.
+  let reloadTls: (() => void) | undefined = undefined;
+  process.on('SIGHUP', () => reloadTls?.());
   const noConfigFile = file === undefined && process.env.PIXELFLEET_CONFIG === undefined;
   if (noConfigFile) process.stderr.write(`${NO_CONFIG_HINT}\n`);
   let config;
@@ -110,13 +116,13 @@ async function serve(argv: readonly string[]): Promise<number> {
   }
   const app = cp;
   // SIGHUP: the certificates are read again (a renewal); a bad file is logged and the current ones stay.
-  process.on('SIGHUP', () => {
+  reloadTls = () => {
     try {
       app.reloadTls();
     } catch (err) {
       app.log.error({ err: (err as Error).message }, 'TLS reload failed; still serving the previous certificates');
     }
-  });
+  };
   // The handlers are in place before the banner: whoever waits for it may signal at once (a signal
   // with no listener yet would kill the process without its ordered shutdown).
   const stopped = new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@
 // plane (AdminService.Backup streams it to the CLI), consistent while writes go on; and the
 // documented restore: `pixelfleet serve` on the copy, as a real process, has the data.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -80,6 +80,21 @@ describe('pixelfleet admin backup', () => {
     } finally {
       copy.close();
     }
+  });
+
+  it('never writes through a file planted where its part file goes (a link, or one others may read)', async () => {
+    const out = join(dir, 'planted.sqlite');
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'not a database');
+    symlinkSync(victim, `${out}.part`);
+    const r = await admin(t.started.grpcAddress, ['backup', '--out', out, '--json']);
+    expect(r.code).toBe(0);
+    expect(readFileSync(victim, 'utf8')).toBe('not a database');
+    expect(lstatSync(out).isSymbolicLink()).toBe(false);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    writeFileSync(`${out}.part`, '', { mode: 0o666 });
+    expect((await admin(t.started.grpcAddress, ['backup', '--out', out, '--json'])).code).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
   });
 
   it('refuses a wrong admin token and leaves no file behind', async () => {

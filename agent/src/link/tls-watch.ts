@@ -41,7 +41,9 @@ export class TlsWatch {
     if (state === connectivityState.SHUTDOWN) return;
     if (state === connectivityState.TRANSIENT_FAILURE && !this.probing) {
       this.probing = true;
-      void this.probe().then(
+      // Async wrapper: a probe that throws at once (a TLS file renamed away) is a failed probe, not
+      // an exception out of grpc-js's connectivity callback, which would end the agent.
+      void (async () => this.probe())().then(
         (reason) => this.settle(reason),
         (err: unknown) => this.settle(undefined, err),
       );

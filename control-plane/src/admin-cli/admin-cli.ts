@@ -364,7 +364,10 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
  */
 async function writeBackup(client: AdminClient, out: string): Promise<{ bytes: number; sha256: string }> {
   const part = `${out}.part`;
-  const file = await open(part, 'w', 0o600);
+  // A fresh file, never one that was there ('wx' after removing it): a planted link or a
+  // world-readable file named like the part would otherwise receive every secret's digest.
+  await rm(part, { force: true });
+  const file = await open(part, 'wx', 0o600);
   let closed = false;
   try {
     const hash = createHash('sha256');
