@@ -175,7 +175,9 @@ function startChild(dataDir: string, heartbeatSeconds: number, cpuProfDir: strin
   const self = fileURLToPath(import.meta.url);
   const repoRoot = resolve(dirname(self), '..', '..');
   const serveOptions: ServeOptions = { dataDir, heartbeatSeconds };
-  const nodeArgs = ['--conditions=source', '--import', 'tsx', ...(cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])];
+  // No `source` condition: the child's control plane is the compiled build (dist), as production
+  // runs it; tsx only loads this file.
+  const nodeArgs = ['--import', 'tsx', ...(cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])];
   const proc = spawn(process.execPath, [...nodeArgs, self, '--serve', JSON.stringify(serveOptions)], {
     cwd: repoRoot,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

