@@ -1,5 +1,6 @@
 // Runs a service plan (service-plan.ts) step by step on Windows: folders and files with node:fs,
-// commands through an injected runner (execa by default). The first step that fails stops it.
+// commands (and the owner listing, judged by folder-owners.ts) through an injected runner (execa
+// by default). The first step that fails stops it.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execa } from 'execa';
 import { foreignOwned, foreignOwnerMessage, ownerListingCommand, parseOwnerListing } from './folder-owners';
