@@ -1,4 +1,6 @@
-// The worker identity the agent received from Enroll, kept in <dataDir>/worker.json (0600).
+// The worker identity the agent received from Enroll, kept in <dataDir>/worker.json (0600). On
+// Windows the mode is not an access rule: the file takes dataDir's, which `service install` sets
+// to the service account and Administrators (service-plan.ts).
 import { join } from 'node:path';
 import { readJsonIfExists, writeJsonAtomic } from './lib/atomic-file';
 

@@ -124,15 +124,35 @@ export function describeTlsFailure(
 /** How long probeTls waits for the handshake and the server's first bytes. */
 export const TLS_PROBE_TIMEOUT_MS = 10_000;
 
+/** What one TLS connection to the server found (inspectTls). */
+export type TlsInspection =
+  /** The handshake verified the server and it sent its first HTTP/2 bytes. */
+  | { kind: 'verified'; serverName: string; issuer: string; subject: string; validTo: Date }
+  /** A TLS failure: describeTlsFailure's sentence (it names the setting to fix). */
+  | { kind: 'refused'; reason: string }
+  /** Another failure (refused, reset, no answer in time): what happened, as a sentence. */
+  | { kind: 'failed'; reason: string };
+
+/** A certificate name's readable part: its CN, else its O, else every field. */
+function nameOf(name: Record<string, unknown> | undefined): string {
+  if (name === undefined) return '?';
+  const pick = (v: unknown) => (Array.isArray(v) ? v.join(', ') : typeof v === 'string' ? v : undefined);
+  return pick(name.CN) ?? pick(name.O) ?? Object.entries(name).map(([k, v]) => `${k}=${String(v)}`).join(', ');
+}
+
 /**
  * Makes one TLS connection to `target` as the gRPC channel would (same CA, client certificate,
  * server name, ALPN h2) and waits for the server's first HTTP/2 bytes, which a server refusing
  * our client certificate under TLS 1.3 never sends (its alert arrives after the handshake).
- * Resolves with describeTlsFailure's sentence for a TLS failure, undefined otherwise (it worked,
- * or failed for another reason: refused, unreachable, timed out). A gRPC call queued with
- * waitForReady never reports why the channel cannot connect; this finds out.
+ * Reads the TLS files at once: a missing one throws (synchronously), as clientChannel would.
+ * @param timeoutMs how long the handshake and the first bytes may take (default TLS_PROBE_TIMEOUT_MS)
  */
-export function probeTls(target: string, tls: ClientTlsSettings, keys: { caFile: string; serverName: string; certFile: string }): Promise<string | undefined> {
+export function inspectTls(
+  target: string,
+  tls: ClientTlsSettings,
+  keys: { caFile: string; serverName: string; certFile: string },
+  timeoutMs: number = TLS_PROBE_TIMEOUT_MS,
+): Promise<TlsInspection> {
   const host = hostOf(target);
   const port = Number(target.slice(target.lastIndexOf(':') + 1));
   const options: ConnectionOptions = {
@@ -147,16 +167,45 @@ export function probeTls(target: string, tls: ClientTlsSettings, keys: { caFile:
     const name = tls.serverName;
     options.checkServerIdentity = (_host, cert) => checkServerIdentityOf(name, cert);
   }
+  const channel = { tls: true, clientCert: tls.certFile !== undefined };
   return new Promise((resolve) => {
     const socket = tlsConnect(options);
-    const done = (sentence: string | undefined) => {
+    let peer: TlsInspection | undefined;
+    const done = (result: TlsInspection) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve(sentence);
+      resolve(result);
     };
-    const timer = setTimeout(() => done(undefined), TLS_PROBE_TIMEOUT_MS);
-    socket.once('data', () => done(undefined));
-    socket.once('error', (err: NodeJS.ErrnoException) => done(describeTlsFailure(`${err.code ?? ''} ${err.message}`, keys, { tls: true, clientCert: tls.certFile !== undefined })));
-    socket.once('end', () => done(describeTlsFailure('Failed to connect', keys, { tls: true, clientCert: tls.certFile !== undefined })));
+    const failure = (details: string, otherwise: string): TlsInspection => {
+      const reason = describeTlsFailure(details, keys, channel);
+      return reason === undefined ? { kind: 'failed', reason: otherwise } : { kind: 'refused', reason };
+    };
+    const timer = setTimeout(
+      () => done({ kind: 'failed', reason: `no ${peer === undefined ? 'TLS handshake' : 'HTTP/2 answer after the TLS handshake'} within ${timeoutMs / 1000} s` }),
+      timeoutMs,
+    );
+    socket.once('secureConnect', () => {
+      const cert = socket.getPeerCertificate();
+      peer = {
+        kind: 'verified',
+        serverName: tls.serverName ?? host,
+        issuer: nameOf(cert.issuer),
+        subject: nameOf(cert.subject),
+        validTo: new Date(cert.valid_to),
+      };
+    });
+    socket.once('data', () => done(peer ?? { kind: 'failed', reason: 'data before the TLS handshake ended' }));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(failure(`${err.code ?? ''} ${err.message}`, `${err.code ?? 'error'}: ${err.message}`)));
+    socket.once('end', () => done(failure('Failed to connect', 'the server closed the connection before its first HTTP/2 bytes')));
   });
+}
+
+/**
+ * inspectTls, reduced to what the agent's control link needs: describeTlsFailure's sentence for a
+ * TLS failure, undefined otherwise (it worked, or failed for another reason: refused, unreachable,
+ * timed out). A gRPC call queued with waitForReady never reports why the channel cannot connect;
+ * this finds out.
+ */
+export function probeTls(target: string, tls: ClientTlsSettings, keys: { caFile: string; serverName: string; certFile: string }): Promise<string | undefined> {
+  return inspectTls(target, tls, keys).then((r) => (r.kind === 'refused' ? r.reason : undefined));
 }

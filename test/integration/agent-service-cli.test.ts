@@ -41,9 +41,12 @@ describe('pixelfleet-agent service', () => {
     expect(r.stdout).toContain('<arguments>"C:\\Program Files\\Pixelfleet\\agent\\agent.cjs" run --config C:\\ProgramData\\Pixelfleet\\agent\\agent.json</arguments>');
     expect(r.stdout).toContain('    <user>pixelfleet-agent</user>');
     expect(r.stdout).toContain('# Steps of `service install` (run from an Administrator prompt)\n1. run sc.exe query pixelfleet-agent\n');
-    expect(r.stdout).toContain(`5. copy ${config} to C:\\ProgramData\\Pixelfleet\\agent\\agent.json\n`);
-    expect(r.stdout).toContain('11. run icacls D:\\pixelfleet /inheritance:r /grant:r "NT SERVICE\\pixelfleet-agent:(OI)(CI)M" *S-1-5-32-544:(OI)(CI)F\n');
-    expect(r.stdout).toMatch(/14\. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service\.exe" start\n {5}# start the service\n$/);
+    // The state folder is locked and its owners checked before the config (join token) is copied in.
+    expect(r.stdout).toContain('3. run icacls C:\\ProgramData\\Pixelfleet\\agent /inheritance:r /grant:r *S-1-5-18:(OI)(CI)F *S-1-5-32-544:(OI)(CI)F\n');
+    expect(r.stdout).toContain('7. check the owners of C:\\ProgramData\\Pixelfleet\\agent and D:\\pixelfleet (and all inside), and of C:\\ProgramData\\Pixelfleet, C:\\ProgramData, C:\\, D:\\\n');
+    expect(r.stdout).toContain('13. run icacls D:\\pixelfleet /inheritance:r /grant:r "NT SERVICE\\pixelfleet-agent:(OI)(CI)M" *S-1-5-32-544:(OI)(CI)F\n');
+    expect(r.stdout).toContain(`16. copy ${config} to C:\\ProgramData\\Pixelfleet\\agent\\agent.json (as a new file)\n`);
+    expect(r.stdout).toMatch(/18\. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service\.exe" start\n {5}# start the service\n$/);
     // The join token stays in the config file; the plan never prints it.
     expect(r.stdout).not.toContain(CONFIG.joinToken);
   });
@@ -52,7 +55,7 @@ describe('pixelfleet-agent service', () => {
     const r = await agent(['service', 'install', '--config', configFile({ ...CONFIG, dataDir: undefined }), '--install-dir', 'E:\\pf', '--state-dir', 'E:\\pf-state', '--dry-run']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('<executable>E:\\pf\\node.exe</executable>');
-    expect(r.stdout).toContain('3. create folder E:\\pf-state\\.data\\agent\n');
+    expect(r.stdout).toContain('4. create folder E:\\pf-state\\.data\\agent\n');
   });
 
   it.each([['install'], ['uninstall'], ['status']])('%s without --dry-run refuses on Linux, non-zero', async (sub) => {
@@ -67,6 +70,8 @@ describe('pixelfleet-agent service', () => {
     expect(u.code).toBe(0);
     expect(u.stdout).toContain('1. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.exe" stop\n');
     expect(u.stdout).toContain('2. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.exe" uninstall\n');
+    // What stays behind, and that it holds the tokens.
+    expect(u.stdout).toContain('stays, with the config (join token), worker token, data and logs, readable by the service account and Administrators only: delete it');
     const s = await agent(['service', 'status', '--dry-run']);
     expect(s.code).toBe(0);
     expect(s.stdout).toContain('1. run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.exe" status\n');

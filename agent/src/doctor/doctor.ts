@@ -1,5 +1,5 @@
 // `pixelfleet-agent doctor`: checks what a worker needs before it can stream — its config, the
-// control plane (resolution, connection, a token proven by a real call), free disk, the GPU and
+// control plane (resolution, connection, TLS, a token proven by a real call), free disk, the GPU and
 // the UDP port range — one line each with a verdict. Read-only: nothing is enrolled or stored.
 import { join } from 'node:path';
 import { AgentConfigError, loadAgentConfig, type AgentConfig } from '../config';
@@ -8,6 +8,7 @@ import { createAgentClient } from '../link/control-link';
 import { checkJoinToken, checkReachability, checkWorkerToken, PROBE_TIMEOUT_MS } from './control-plane-probe';
 import type { DoctorLine } from './doctor-line';
 import { checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts } from './host-checks';
+import { checkTls } from './tls-check';
 
 export interface DoctorOptions {
   /** The config file (undefined: defaults and environment only, as `run` does). */
@@ -19,6 +20,8 @@ export interface DoctorOptions {
   timeoutMs?: number;
   /** Free-space thresholds of the data dir, in bytes (defaults MIN_FREE_BYTES, LOW_FREE_BYTES). */
   disk?: { minFreeBytes?: number; lowFreeBytes?: number };
+  /** A server certificate expiring within this many days is a warning (default CERT_EXPIRY_WARNING_DAYS). */
+  certExpiryWarningDays?: number;
 }
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorLine[]> {
@@ -39,7 +42,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorLine[]> {
   const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
   const reach = await checkReachability(config.controlPlane, timeoutMs);
   lines.push(reach.line);
-  lines.push(await checkToken(config, reach.reached, timeoutMs));
+  const tls = await checkTls(config, reach.reached, { timeoutMs, expiryWarningDays: options.certExpiryWarningDays });
+  lines.push(tls.line);
+  // A failed handshake would fail the token call too, as a bare gRPC UNAVAILABLE: the tls line says why.
+  lines.push(tls.usable ? await checkToken(config, reach.reached, timeoutMs) : { check: 'token', verdict: 'warn', detail: 'skipped: TLS failed (see the tls line)' });
   lines.push(checkDataDisk(config.dataDir, options.disk));
   lines.push(checkBuildCacheDisk(join(config.dataDir, 'builds'), config.buildCache.maxBytes));
   lines.push(await checkGpu(options.nvidiaSmi));

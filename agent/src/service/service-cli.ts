@@ -29,7 +29,8 @@ export const SERVICE_USAGE = `Usage:
   --config       the agent's config; install copies it to <state-dir>\\agent.json, readable by the service account only
   --account      LocalSystem (default), LocalService, NetworkService, "NT SERVICE\\pixelfleet-agent" or a gMSA "DOMAIN\\name$"
   --install-dir  folder of node.exe, agent.cjs and ${WINSW_EXE} (default: the folder of the running agent.cjs)
-  --state-dir    folder of the config copy, data and logs (default: %ProgramData%\\${DEFAULT_STATE_SUBDIR})
+  --state-dir    folder of the config copy, data and logs (default: %ProgramData%\\${DEFAULT_STATE_SUBDIR}); locked to SYSTEM,
+                 Administrators and the service account; refused if it (or anything in it) is owned by another user
   --dry-run      print the WinSW XML and the steps without doing anything (any platform)
 Windows only, from an Administrator prompt (except --dry-run).
 `;

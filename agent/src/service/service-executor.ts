@@ -1,7 +1,9 @@
 // Runs a service plan (service-plan.ts) step by step on Windows: folders and files with node:fs,
-// commands through an injected runner (execa by default). The first step that fails stops it.
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+// commands (and the owner listing, judged by folder-owners.ts) through an injected runner (execa
+// by default). The first step that fails stops it.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execa } from 'execa';
+import { foreignOwned, foreignOwnerMessage, ownerListingCommand, parseOwnerListing } from './folder-owners';
 import type { ServiceStep } from './service-plan';
 import { windowsArgument } from './winsw-xml';
 
@@ -39,9 +41,24 @@ export async function executeServiceSteps(steps: readonly ServiceStep[], options
           options.out(`${n} created ${step.path}`);
           break;
         case 'copy':
-          copyFileSync(step.from, step.to);
+          // A new file, made in the destination folder, takes that folder's access rules (a file
+          // overwritten in place keeps its own, and its owner); 'wx' never follows a link planted there.
+          rmSync(step.to, { force: true });
+          writeFileSync(step.to, readFileSync(step.from), { flag: 'wx', mode: 0o600 });
           options.out(`${n} copied ${step.from} to ${step.to}`);
           break;
+        case 'check-owners': {
+          const argv = ownerListingCommand(step.roots, step.parents);
+          const r = await run(argv);
+          if (r.exitCode !== 0) {
+            throw new ServiceStepError(`step ${n} failed: listing the owners of ${step.roots.join(', ')} exited with ${r.exitCode}${r.output.trim() === '' ? '' : `:\n${r.output.trim()}`}`);
+          }
+          const listing = parseOwnerListing(r.output);
+          const foreign = foreignOwned(listing, step.trustedAccounts);
+          if (foreign.length > 0) throw new ServiceStepError(`step ${n} failed: ${foreignOwnerMessage(foreign)}`);
+          options.out(`${n} checked the owners of ${listing.entries.length} items: Administrators, SYSTEM, service accounts or the installer`);
+          break;
+        }
         case 'write':
           writeFileSync(step.path, step.contents);
           options.out(`${n} wrote ${step.path}`);

@@ -1,10 +1,11 @@
 // The service install, uninstall and status plans, and the executor that runs them (real folders
 // and files in a temp dir, commands through a recording runner, as on a Linux CI box).
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseServiceAccount, ServiceAccountError } from './service-account';
+import { icaclsPrincipal, parseServiceAccount, ServiceAccountError } from './service-account';
+import { ownerListingCommand } from './folder-owners';
 import { executeServiceSteps, ServiceStepError } from './service-executor';
 import { formatSteps, planInstall, planStatus, planUninstall, SC_SERVICE_DOES_NOT_EXIST, type ServiceStep } from './service-plan';
 
@@ -14,35 +15,94 @@ const WINSW = 'C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.ex
 const runs = (steps: readonly ServiceStep[]) => steps.filter((s) => s.kind === 'run').map((s) => s.argv);
 
 describe('planInstall', () => {
-  it('copies the config, registers and secures the service, then starts it', () => {
+  const state = 'C:\\ProgramData\\Pixelfleet\\agent';
+  const data = `${state}\\.data\\agent`;
+  const LOCK = ['/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '*S-1-5-32-544:(OI)(CI)F'];
+
+  it('locks the state folder, checks its owners, registers the service, grants its account, then copies the config and starts', () => {
     const { steps, xml } = planInstall({ layout, account: parseServiceAccount('NT SERVICE\\pixelfleet-agent'), configFile: 'C:\\setup\\agent.json', configDataDir: undefined });
-    const data = 'C:\\ProgramData\\Pixelfleet\\agent\\.data\\agent';
-    expect(steps.filter((s) => s.kind !== 'run')).toEqual([
-      { kind: 'mkdir', path: layout.stateDir },
-      { kind: 'mkdir', path: data },
-      { kind: 'mkdir', path: 'C:\\ProgramData\\Pixelfleet\\agent\\logs' },
-      { kind: 'copy', from: 'C:\\setup\\agent.json', to: 'C:\\ProgramData\\Pixelfleet\\agent\\agent.json' },
-      { kind: 'write', path: 'C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.xml', contents: xml },
-    ]);
-    expect(runs(steps)).toEqual([
+    const who = 'NT SERVICE\\pixelfleet-agent';
+    expect(steps.map((s) => (s.kind === 'run' ? s.argv : s))).toEqual([
       ['sc.exe', 'query', 'pixelfleet-agent'],
+      { kind: 'mkdir', path: state },
+      ['icacls', state, ...LOCK],
+      { kind: 'mkdir', path: data },
+      { kind: 'mkdir', path: `${state}\\logs` },
+      { kind: 'check-owners', roots: [state], parents: ['C:\\ProgramData\\Pixelfleet', 'C:\\ProgramData', 'C:\\'], trustedAccounts: [], why: expect.any(String) as string },
+      { kind: 'write', path: 'C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.xml', contents: xml },
       [WINSW, 'install'],
       ['sc.exe', 'failureflag', 'pixelfleet-agent', '1'],
       ['sc.exe', 'config', 'pixelfleet-agent', 'start=', 'delayed-auto'],
-      ['icacls', 'C:\\ProgramData\\Pixelfleet\\agent\\agent.json', '/inheritance:r', '/grant:r', 'NT SERVICE\\pixelfleet-agent:(R)', '*S-1-5-32-544:(F)'],
-      ['icacls', data, '/inheritance:r', '/grant:r', 'NT SERVICE\\pixelfleet-agent:(OI)(CI)M', '*S-1-5-32-544:(OI)(CI)F'],
+      ['icacls', state, '/grant', `${who}:(RX)`],
+      ['icacls', data, '/inheritance:r', '/grant:r', `${who}:(OI)(CI)M`, '*S-1-5-32-544:(OI)(CI)F'],
       ['icacls', `${data}\\worker.json`, '/reset'],
-      ['icacls', 'C:\\ProgramData\\Pixelfleet\\agent\\logs', '/grant', 'NT SERVICE\\pixelfleet-agent:(OI)(CI)M'],
+      ['icacls', `${state}\\logs`, '/grant', `${who}:(OI)(CI)M`],
+      { kind: 'copy', from: 'C:\\setup\\agent.json', to: `${state}\\agent.json` },
+      ['icacls', `${state}\\agent.json`, '/inheritance:r', '/grant:r', `${who}:(R)`, '*S-1-5-32-544:(F)'],
       [WINSW, 'start'],
     ]);
     // The first step refuses a service that is already there; only the worker-token reset depends on a file.
     expect(steps[0]).toMatchObject({ okExitCodes: [SC_SERVICE_DOES_NOT_EXIST] });
     expect(steps.filter((s) => s.kind === 'run' && s.ifExists !== undefined)).toEqual([expect.objectContaining({ ifExists: `${data}\\worker.json` })]);
-    // The XML is written before WinSW reads it, the ACLs are set after the account exists, start comes last.
-    const order = steps.map((s) => (s.kind === 'run' ? s.argv.slice(0, 2).join(' ') : s.kind));
-    expect(order.indexOf('write')).toBeLessThan(order.indexOf(`${WINSW} install`));
-    expect(order.findIndex((o) => o.startsWith('icacls'))).toBeGreaterThan(order.indexOf(`${WINSW} install`));
-    expect(order.at(-1)).toBe(`${WINSW} start`);
+  });
+
+  const cases = [undefined, 'LocalService', 'NetworkService', 'NT SERVICE\\pixelfleet-agent', 'CORP\\gpu-agents$'].flatMap((account) =>
+    [undefined, 'D:\\pixelfleet'].map((dataDir) => ({ account, dataDir })),
+  );
+
+  it.each(cases)('no secret is written before its folders are locked and their owners checked ($account, dataDir $dataDir)', ({ account, dataDir }) => {
+    const acct = parseServiceAccount(account);
+    const { steps } = planInstall({ layout, account: acct, configFile: 'C:\\a.json', configDataDir: dataDir });
+    const dataFolder = dataDir ?? data;
+    const at = (pred: (s: ServiceStep) => boolean) => {
+      const i = steps.findIndex(pred);
+      expect(i).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    const isRun = (s: ServiceStep, ...argv: string[]) => s.kind === 'run' && argv.every((a, k) => s.argv[k] === a);
+    const check = at((s) => s.kind === 'check-owners');
+    const copy = at((s) => s.kind === 'copy');
+    const start = at((s) => isRun(s, WINSW, 'start'));
+    const registered = at((s) => isRun(s, WINSW, 'install'));
+    // Before the owner check only folders are made and locked to SYSTEM and Administrators: nothing written, nobody else granted.
+    for (const s of steps.slice(0, check)) {
+      if (s.kind === 'run' && s.argv[0] === 'icacls') {
+        expect(s.argv.slice(2, 4)).toEqual(['/inheritance:r', '/grant:r']);
+        expect(s.argv.slice(4).every((g) => g.startsWith('*S-1-5-18:') || g.startsWith('*S-1-5-32-544:'))).toBe(true);
+      } else expect(s.kind === 'mkdir' || isRun(s, 'sc.exe', 'query')).toBe(true);
+    }
+    // The state folder is locked before anything is made inside it; a data folder elsewhere too.
+    expect(at((s) => isRun(s, 'icacls', layout.stateDir, '/inheritance:r'))).toBe(2);
+    expect(at((s) => isRun(s, 'icacls', dataFolder, '/inheritance:r'))).toBeLessThan(dataDir === undefined ? Infinity : check);
+    const checked = steps[check] as Extract<ServiceStep, { kind: 'check-owners' }>;
+    expect(checked.roots).toEqual(dataDir === undefined ? [layout.stateDir] : [layout.stateDir, dataDir]);
+    // The account is granted once it exists (after WinSW's install), before the config copy; the config is narrowed after it.
+    const who = icaclsPrincipal(acct);
+    // (For LocalSystem the locks above already name SYSTEM, the account itself.)
+    const grants = steps.flatMap((s, i) => (i > check && s.kind === 'run' && s.argv[0] === 'icacls' && s.argv.some((a) => a.startsWith(`${who}:`)) ? [i] : []));
+    expect(grants.length).toBe(acct.kind === 'local-system' ? 3 : 4);
+    for (const i of grants.filter((i) => i !== copy + 1)) {
+      expect(i).toBeGreaterThan(registered);
+      expect(i).toBeLessThan(copy);
+    }
+    expect(steps[copy + 1]).toMatchObject({ kind: 'run', argv: ['icacls', `${layout.stateDir}\\agent.json`, '/inheritance:r', '/grant:r', `${who}:(R)`, '*S-1-5-32-544:(F)'] });
+    expect(check).toBeLessThan(copy);
+    expect(copy).toBeLessThan(start);
+    expect(start).toBe(steps.length - 1);
+  });
+
+  it('trusts a gMSA by name in the owner check (its files from an earlier install)', () => {
+    const { steps } = planInstall({ layout, account: parseServiceAccount('CORP\\gpu-agents$'), configFile: 'C:\\a.json', configDataDir: undefined });
+    expect(steps.find((s) => s.kind === 'check-owners')).toMatchObject({ trustedAccounts: ['CORP\\gpu-agents$'] });
+  });
+
+  it('checks and locks a dataDir outside the state folder, with its parents', () => {
+    const { steps } = planInstall({ layout, account: parseServiceAccount(undefined), configFile: 'C:\\a.json', configDataDir: 'D:\\pf\\data' });
+    expect(steps.find((s) => s.kind === 'check-owners')).toMatchObject({
+      roots: [layout.stateDir, 'D:\\pf\\data'],
+      parents: ['C:\\ProgramData\\Pixelfleet', 'C:\\ProgramData', 'C:\\', 'D:\\pf', 'D:\\'],
+    });
+    expect(runs(steps)).toContainEqual(['icacls', 'D:\\pf\\data', '/inheritance:r', '/grant:r', '*S-1-5-32-544:(OI)(CI)F']);
   });
 
   it.each([
@@ -60,6 +120,14 @@ describe('planInstall', () => {
     expect(abs.steps).toContainEqual({ kind: 'mkdir', path: 'D:\\pixelfleet' });
     const rel = planInstall({ layout, account: parseServiceAccount(undefined), configFile: 'C:\\a.json', configDataDir: 'data/agent' });
     expect(rel.steps).toContainEqual({ kind: 'mkdir', path: 'C:\\ProgramData\\Pixelfleet\\agent\\data\\agent' });
+  });
+
+  it('prints the owner check with the command it runs', () => {
+    const { steps } = planInstall({ layout, account: parseServiceAccount(undefined), configFile: 'C:\\a.json', configDataDir: undefined });
+    const text = formatSteps(steps);
+    expect(text).toContain(`6. check the owners of ${state} (and all inside), and of C:\\ProgramData\\Pixelfleet, C:\\ProgramData, C:\\\n     # a folder or file another user owns`);
+    expect(text).toContain(`\n     run powershell.exe -NoProfile -NonInteractive -Command "$ErrorActionPreference = 'Stop'; `);
+    expect(text).toContain(`14. copy C:\\a.json to ${state}\\agent.json (as a new file)\n`);
   });
 });
 
@@ -81,7 +149,9 @@ describe('planUninstall and planStatus', () => {
   it('prints one numbered line per step, quoting as Windows splits them', () => {
     expect(formatSteps(planUninstall(layout))).toBe(
       `1. run "${WINSW}" stop\n     # stop the service (already stopped is fine); the agent ends its sessions, any exit code\n` +
-        `2. run "${WINSW}" uninstall\n     # remove the service (C:\\ProgramData\\Pixelfleet\\agent, with the config and data, stays)`,
+        `2. run "${WINSW}" uninstall\n     # remove the service; its state folder (C:\\ProgramData\\Pixelfleet\\agent unless install had --state-dir) stays, ` +
+          'with the config (join token), worker token, data and logs, readable by the service account and Administrators only: ' +
+          'delete it (rmdir /s /q "<folder>") to remove those secrets too',
     );
   });
 });
@@ -153,6 +223,63 @@ describe('executeServiceSteps', () => {
     await expect(executeServiceSteps([{ kind: 'copy', from: join(dir, 'missing.json'), to: join(dir, 'b.json') }], { out: () => undefined })).rejects.toThrow(
       /^step 1\/1 failed: ENOENT/,
     );
+  });
+
+  const checkOwners: ServiceStep = { kind: 'check-owners', roots: ['C:\\state'], parents: ['C:\\'], trustedAccounts: ['CORP\\gpu$'], why: 'owners' };
+  const ownerRunner = (output: string, exitCode = 0) => {
+    const ran: string[][] = [];
+    return {
+      ran,
+      run: (argv: readonly string[]) => {
+        ran.push([...argv]);
+        return Promise.resolve({ exitCode, output });
+      },
+    };
+  };
+  const OK_LISTING = 'installer\tS-1-5-21-7-7-7-500\r\nS-1-5-18\tNT AUTHORITY\\SYSTEM\tC:\\\r\nS-1-5-21-7-7-7-500\tPC\\admin\tC:\\state\r\nS-1-5-21-1-2-3-1107\tCORP\\gpu$\tC:\\state\\w.json\r\n';
+
+  it('checks the owners with the listing command and goes on when all are trusted', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'src.json'), '{"joinToken":"x"}');
+    const r = ownerRunner(OK_LISTING);
+    const lines: string[] = [];
+    await executeServiceSteps([checkOwners, { kind: 'copy', from: join(dir, 'src.json'), to: join(dir, 'agent.json') }], { run: r.run, out: (l) => lines.push(l) });
+    expect(r.ran).toEqual([ownerListingCommand(['C:\\state'], ['C:\\'])]);
+    expect(lines[0]).toBe('1/2 checked the owners of 3 items: Administrators, SYSTEM, service accounts or the installer');
+    expect(existsSync(join(dir, 'agent.json'))).toBe(true);
+  });
+
+  it('stops the install at a folder another user owns, saying why and how to fix it, before the secret is copied', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'src.json'), '{"joinToken":"x"}');
+    const r = ownerRunner(`${OK_LISTING}S-1-5-21-7-7-7-1002\tPC\\bob\tC:\\state\\.data\r\n`);
+    const result = executeServiceSteps([checkOwners, { kind: 'copy', from: join(dir, 'src.json'), to: join(dir, 'agent.json') }], { run: r.run, out: () => undefined });
+    await expect(result).rejects.toThrow(ServiceStepError);
+    await expect(result).rejects.toThrow(
+      'step 1/2 failed: refusing to install: this item is owned by an account that is not Administrators, SYSTEM or a service account:\n  C:\\state\\.data (owner PC\\bob)\n',
+    );
+    await expect(result).rejects.toThrow('takeown /f "C:\\state\\.data" /r /a /d y');
+    expect(existsSync(join(dir, 'agent.json'))).toBe(false);
+  });
+
+  it.each([
+    ['the listing fails', ownerRunner('Get-Acl : Attempted to perform an unauthorized operation.', 1), /^step 1\/1 failed: listing the owners of C:\\state exited with 1:\nGet-Acl : Attempted/],
+    ['the listing is cut short', ownerRunner('S-1-5-18\tNT AUTHORITY\\SYSTEM\tC:\\\r\n'), /^step 1\/1 failed: the owner listing did not run to its end/],
+    ['the listing has a line it cannot read', ownerRunner(`${OK_LISTING}garbage\r\n`), /^step 1\/1 failed: unexpected line in the owner listing: "garbage"/],
+  ])('stops when %s', async (_why, r, message) => {
+    await expect(executeServiceSteps([checkOwners], { run: r.run, out: () => undefined })).rejects.toThrow(message);
+  });
+
+  it('copies to a new private file, never through a file or link already there', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'src.json'), '{"joinToken":"secret"}');
+    writeFileSync(join(dir, 'elsewhere.txt'), 'planted');
+    symlinkSync(join(dir, 'elsewhere.txt'), join(dir, 'agent.json'));
+    await executeServiceSteps([{ kind: 'copy', from: join(dir, 'src.json'), to: join(dir, 'agent.json') }], { out: () => undefined });
+    expect(readFileSync(join(dir, 'elsewhere.txt'), 'utf8')).toBe('planted');
+    expect(lstatSync(join(dir, 'agent.json')).isSymbolicLink()).toBe(false);
+    expect(readFileSync(join(dir, 'agent.json'), 'utf8')).toBe('{"joinToken":"secret"}');
+    expect(statSync(join(dir, 'agent.json')).mode & 0o777).toBe(0o600);
   });
 
   it('runs real commands through execa by default', async () => {

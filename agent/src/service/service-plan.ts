@@ -1,6 +1,7 @@
 // What `pixelfleet-agent service install|uninstall|status` does on Windows, as a list of steps
 // (pure, so the plan is tested on Linux and printed by --dry-run); service-executor.ts runs it.
 import { win32 } from 'node:path';
+import { ownerListingCommand, parentFolders } from './folder-owners';
 import { describeAccount, icaclsPrincipal, type ServiceAccount } from './service-account';
 import { renderWinswXml, windowsArgument, type WinswServiceSpec } from './winsw-xml';
 
@@ -23,6 +24,8 @@ const DEFAULT_DATA_DIR = '.data/agent';
 export const SC_SERVICE_DOES_NOT_EXIST = 1060;
 /** BUILTIN\Administrators, by SID so it reads the same in every language. */
 const ADMINISTRATORS = '*S-1-5-32-544';
+/** SYSTEM, by SID. */
+const SYSTEM = '*S-1-5-18';
 
 export interface ServiceLayout {
   /** Folder of node.exe, agent.cjs and WinSW's exe (the unpacked package). */
@@ -33,8 +36,14 @@ export interface ServiceLayout {
 
 export type ServiceStep =
   | { kind: 'mkdir'; path: string }
+  /** Copies to a new file: one already at `to` (or a link planted there) is removed, never written through. */
   | { kind: 'copy'; from: string; to: string }
   | { kind: 'write'; path: string; contents: string }
+  /**
+   * Lists the owners of `roots` (and everything in them) and of `parents` (ownerListingCommand)
+   * and stops the install if any is not trusted (foreignOwned; `trustedAccounts` by name).
+   */
+  | { kind: 'check-owners'; roots: string[]; parents: string[]; trustedAccounts: string[]; why: string }
   | {
       kind: 'run';
       argv: string[];
@@ -101,29 +110,84 @@ export interface InstallPlan {
   steps: ServiceStep[];
 }
 
+/** Whether `inner` is `outer` or lies under it (Windows paths, case-insensitive). */
+function isWithin(outer: string, inner: string): boolean {
+  const rel = win32.relative(outer, inner);
+  return rel === '' || (!rel.startsWith('..') && !win32.isAbsolute(rel));
+}
+
+/**
+ * The install, ordered so that no secret is ever written where anyone but the service account,
+ * SYSTEM and Administrators can read it:
+ * 1. the state folder is made and locked (inheritance removed: SYSTEM and Administrators only)
+ *    before anything goes in; a dataDir outside it is locked the same way (Administrators only);
+ * 2. the owners of these folders, everything in them and their parents are checked: a folder a
+ *    user made (%ProgramData% lets Users create folders) is refused, not taken over. Its owner may
+ *    change its access rules whatever icacls sets (owner = WRITE_DAC), and taking ownership would
+ *    not clean what that user already put inside (files they own, a junction elsewhere), so the
+ *    operator looks at it and removes it (folder-owners.ts says how). The check runs after the
+ *    lock, so nothing can be added between the check and the secrets;
+ * 3. the service is registered, and only then is its account granted access: a virtual account
+ *    (NT SERVICE\…) exists once its service does;
+ * 4. the config (it holds the join token) is copied as a new file into the locked folder, then
+ *    narrowed to the service account (read) and Administrators; the worker token that the agent
+ *    writes into dataDir later takes dataDir's rules (the service account and Administrators);
+ * 5. the service starts.
+ */
 export function planInstall(input: InstallInput): InstallPlan {
+  const { stateDir } = input.layout;
   const p = servicePaths(input.layout, input.configDataDir);
   const xml = renderWinswXml(serviceSpec(input.layout, input.account, input.configDataDir));
   const who = icaclsPrincipal(input.account);
+  const account = describeAccount(input.account);
+  const dataInside = isWithin(stateDir, p.dataDir);
+  const roots = dataInside ? [stateDir] : [stateDir, p.dataDir];
+  const parents = [...new Map(roots.flatMap(parentFolders).filter((f) => !roots.some((r) => isWithin(r, f))).map((f) => [f.toLowerCase(), f])).values()];
   const steps: ServiceStep[] = [
     { kind: 'run', argv: ['sc.exe', 'query', SERVICE_ID], okExitCodes: [SC_SERVICE_DOES_NOT_EXIST], why: `the service ${SERVICE_ID} must not exist yet (run \`pixelfleet-agent service uninstall\` first)` },
-    { kind: 'mkdir', path: input.layout.stateDir },
+    { kind: 'mkdir', path: stateDir },
+    {
+      kind: 'run',
+      argv: ['icacls', stateDir, '/inheritance:r', '/grant:r', `${SYSTEM}:(OI)(CI)F`, `${ADMINISTRATORS}:(OI)(CI)F`],
+      okExitCodes: [0],
+      why: 'lock the state folder first (SYSTEM and Administrators only): %ProgramData% lets every user read and create there',
+    },
     { kind: 'mkdir', path: p.dataDir },
+    ...(dataInside
+      ? []
+      : [
+          {
+            kind: 'run',
+            argv: ['icacls', p.dataDir, '/inheritance:r', '/grant:r', `${ADMINISTRATORS}:(OI)(CI)F`],
+            okExitCodes: [0],
+            why: 'lock the data folder (Administrators only until the service account exists)',
+          } satisfies ServiceStep,
+        ]),
     { kind: 'mkdir', path: p.logDir },
-    { kind: 'copy', from: input.configFile, to: p.config },
+    {
+      kind: 'check-owners',
+      roots,
+      parents,
+      trustedAccounts: input.account.kind === 'gmsa' ? [describeAccount(input.account)] : [],
+      why: 'a folder or file another user owns stays theirs whatever icacls sets: refuse it before any secret goes in',
+    },
     { kind: 'write', path: p.winswXml, contents: xml },
     { kind: 'run', argv: [p.winswExe, 'install'], okExitCodes: [0], why: 'register the service with WinSW' },
     // WinSW 2.x applies <onfailure> through the SCM; this makes a non-zero exit count as a failure too.
     { kind: 'run', argv: ['sc.exe', 'failureflag', SERVICE_ID, '1'], okExitCodes: [0], why: 'restart after a non-zero exit as after a crash' },
     // The XML's <delayedAutoStart> is WinSW 2.x's; the WinSW 1.17 that node-windows ships ignores it.
     { kind: 'run', argv: ['sc.exe', 'config', SERVICE_ID, 'start=', 'delayed-auto'], okExitCodes: [0], why: 'start automatically, after the boot-critical services' },
-    // After the install: a virtual account (NT SERVICE\…) exists only once its service does.
-    // The config holds the join token: the service account reads it, Administrators may replace it, nobody else sees it.
-    { kind: 'run', argv: ['icacls', p.config, '/inheritance:r', '/grant:r', `${who}:(R)`, `${ADMINISTRATORS}:(F)`], okExitCodes: [0], why: `config readable by ${describeAccount(input.account)} only` },
+    // From here on the account exists (a virtual account NT SERVICE\… only once its service does).
+    ...(input.account.kind === 'local-system'
+      ? []
+      : [{ kind: 'run', argv: ['icacls', stateDir, '/grant', `${who}:(RX)`], okExitCodes: [0], why: `${account} works in the state folder (this folder only)` } satisfies ServiceStep]),
     // The worker token (worker.json) is written into dataDir at the first enrollment and inherits this.
-    { kind: 'run', argv: ['icacls', p.dataDir, '/inheritance:r', '/grant:r', `${who}:(OI)(CI)M`, `${ADMINISTRATORS}:(OI)(CI)F`], okExitCodes: [0], why: `data dir (worker token, builds, sessions) for ${describeAccount(input.account)} only` },
-    { kind: 'run', argv: ['icacls', p.workerToken, '/reset'], okExitCodes: [0], ifExists: p.workerToken, why: 'an existing worker token takes the data dir\'s access rules' },
+    { kind: 'run', argv: ['icacls', p.dataDir, '/inheritance:r', '/grant:r', `${who}:(OI)(CI)M`, `${ADMINISTRATORS}:(OI)(CI)F`], okExitCodes: [0], why: `data folder (worker token, builds, sessions) for ${account} and Administrators only` },
+    { kind: 'run', argv: ['icacls', p.workerToken, '/reset'], okExitCodes: [0], ifExists: p.workerToken, why: "an existing worker token takes the data folder's access rules" },
     { kind: 'run', argv: ['icacls', p.logDir, '/grant', `${who}:(OI)(CI)M`], okExitCodes: [0], why: 'WinSW and the agent write their logs here' },
+    // The config holds the join token: copied only now, into the locked folder, as a new file.
+    { kind: 'copy', from: input.configFile, to: p.config },
+    { kind: 'run', argv: ['icacls', p.config, '/inheritance:r', '/grant:r', `${who}:(R)`, `${ADMINISTRATORS}:(F)`], okExitCodes: [0], why: `config (join token) readable by ${account}, replaced by Administrators, seen by nobody else` },
     { kind: 'run', argv: [p.winswExe, 'start'], okExitCodes: [0], why: 'start the service' },
   ];
   return { xml, steps };
@@ -133,7 +197,15 @@ export function planUninstall(layout: ServiceLayout): ServiceStep[] {
   const p = servicePaths(layout);
   return [
     { kind: 'run', argv: [p.winswExe, 'stop'], okExitCodes: 'any', why: 'stop the service (already stopped is fine); the agent ends its sessions' },
-    { kind: 'run', argv: [p.winswExe, 'uninstall'], okExitCodes: [0], why: `remove the service (${layout.stateDir}, with the config and data, stays)` },
+    {
+      kind: 'run',
+      argv: [p.winswExe, 'uninstall'],
+      okExitCodes: [0],
+      why:
+        `remove the service; its state folder (${layout.stateDir} unless install had --state-dir) stays, with the config ` +
+        `(join token), worker token, data and logs, readable by the service account and Administrators only: ` +
+        `delete it (rmdir /s /q "<folder>") to remove those secrets too`,
+    },
   ];
 }
 
@@ -150,7 +222,12 @@ export function formatSteps(steps: readonly ServiceStep[]): string {
         case 'mkdir':
           return `${n} create folder ${s.path}`;
         case 'copy':
-          return `${n} copy ${s.from} to ${s.to}`;
+          return `${n} copy ${s.from} to ${s.to} (as a new file)`;
+        case 'check-owners':
+          return (
+            `${n} check the owners of ${s.roots.join(' and ')} (and all inside), and of ${s.parents.join(', ')}\n     # ${s.why}\n` +
+            `     run ${ownerListingCommand(s.roots, s.parents).map(windowsArgument).join(' ')}`
+          );
         case 'write':
           return `${n} write ${s.path} (the XML above)`;
         case 'run': {
