@@ -182,8 +182,8 @@ export async function startCoturn(options: CoturnOptions): Promise<RunningServer
     ['realm=turn.example.com\n', `realm=${options.realm}\n`],
     ['listening-port=3478\n', `listening-ip=127.0.0.1\nrelay-ip=127.0.0.1\nlistening-port=${port}\n`],
     ['tls-listening-port=5349\n', 'no-tls\nno-dtls\n'],
-    ['cert=/etc/letsencrypt/live/turn.example.com/fullchain.pem\n', ''],
-    ['pkey=/etc/letsencrypt/live/turn.example.com/privkey.pem\n', ''],
+    ['cert=/etc/coturn/fullchain.pem\n', ''],
+    ['pkey=/etc/coturn/privkey.pem\n', ''],
     ['log-file=syslog\n', `log-file=stdout\nverbose\npidfile=${join(dir, 'turnserver.pid')}\nuserdb=${join(dir, 'turndb')}\n`],
   ];
   if (options.allowLoopbackPeers) {
