@@ -30,16 +30,16 @@ const tempDir = (): string => mkdtempSync(join(root, 'test-'));
 
 const serialOf = (file: string): string => new X509Certificate(readFileSync(file)).serialNumber;
 
-/** A TLS connection to the gRPC port, verified against the test CA (kept open by the caller). */
-function connectTls(port: number): Promise<TLSSocket> {
+/** A TLS connection to the gRPC (h2) or HTTPS port, verified against the test CA (kept open by the caller). */
+function connectTls(port: number, alpn: 'h2' | 'http/1.1' = 'h2'): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port, ca: readFileSync(pki.caFile), ALPNProtocols: ['h2'] }, () => resolve(socket));
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: readFileSync(pki.caFile), ALPNProtocols: [alpn] }, () => resolve(socket));
     socket.on('error', reject);
   });
 }
 
-async function servedSerial(port: number): Promise<string> {
-  const socket = await connectTls(port);
+async function servedSerial(port: number, alpn: 'h2' | 'http/1.1' = 'h2'): Promise<string> {
+  const socket = await connectTls(port, alpn);
   const serial = socket.getPeerCertificate().serialNumber;
   socket.destroy();
   return serial;
@@ -88,6 +88,43 @@ describe('pixelfleet serve with grpc.tls', () => {
     expect(await servedSerial(port)).toBe(serialOf(pki.renewed.certFile));
     expect(cp.child.exitCode).toBeNull();
     expect(agent.child.exitCode).toBeNull();
+  });
+
+  it('with http.tls: serves HTTPS itself and reloads its certificate on SIGHUP for new connections, keeping open ones', async () => {
+    const dir = tempDir();
+    const live = { certFile: join(dir, 'http.pem'), keyFile: join(dir, 'http.key') };
+    copyFileSync(pki.server.certFile, live.certFile);
+    copyFileSync(pki.server.keyFile, live.keyFile);
+    const cp = await startServe({ dataDir: join(dir, 'data'), configDir: dir, config: { http: { host: '127.0.0.1', port: 0, tls: live } } });
+    expect(cp.httpOrigin).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const port = Number(new URL(cp.httpOrigin).port);
+    expect(await servedSerial(port, 'http/1.1')).toBe(serialOf(pki.server.certFile));
+    const open = await connectTls(port, 'http/1.1');
+    let openClosed = false;
+    open.on('close', () => (openClosed = true));
+
+    copyFileSync(pki.renewed.certFile, live.certFile);
+    copyFileSync(pki.renewed.keyFile, live.keyFile);
+    cp.child.kill('SIGHUP');
+    await cp.output(/TLS certificates reloaded/);
+    expect(cp.text()).toMatch(/"http":true/);
+    expect(await servedSerial(port, 'http/1.1')).toBe(serialOf(pki.renewed.certFile));
+    expect(openClosed).toBe(false);
+    expect(open.getPeerCertificate().serialNumber).toBe(serialOf(pki.server.certFile));
+    // The open connection still answers: an HTTP/1.1 request on it, with the old certificate.
+    open.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    const reply = await new Promise<string>((resolve) => {
+      let text = '';
+      open.on('data', (d: Buffer) => (text += d.toString()));
+      open.on('end', () => resolve(text));
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+
+    writeFileSync(live.keyFile, 'not a key');
+    cp.child.kill('SIGHUP');
+    await cp.output(/TLS reload failed; still serving the previous certificates/);
+    expect(await servedSerial(port, 'http/1.1')).toBe(serialOf(pki.renewed.certFile));
+    expect(cp.child.exitCode).toBeNull();
   });
 
   it('pixelfleet-agent refuses to start on a tls.caFile it cannot read, naming the key', async () => {
