@@ -101,24 +101,22 @@ describe("a viewer's TURN credential", () => {
   it('a viewer who was away when its config came gets it on resume, signed then (fresh), and still capped by its session', async () => {
     const { t, clock, script, connect, placed } = await setup({ ttlSeconds: 600, maxRunTime: 15 });
     const { player, sessionId, viewerToken, placedAt } = await placed();
-    player.socket.terminate();
-    await expect.poll(() => t.cp.gateway.detached).toBe(1);
-    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
-    clock.advance(20_000);
-    const back = await connect(`?resume=${sessionId}`);
-    back.send({ type: 'pixelfleetResume', viewerToken });
-    await back.next('pixelfleetResumed');
-    const expiry = expiryOf(onlyIceServer(await back.next('config')));
+    /** The socket drops, the relay's config arrives meanwhile, and awayMs later the page resumes: the expiry of the config it gets. */
+    const awayThenResume = async (socket: FakePlayer, awayMs: number) => {
+      socket.socket.terminate();
+      await expect.poll(() => t.cp.gateway.detached).toBe(1);
+      script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
+      clock.advance(awayMs);
+      const back = await connect(`?resume=${sessionId}`);
+      back.send({ type: 'pixelfleetResume', viewerToken });
+      await back.next('pixelfleetResumed');
+      return { back, expiry: expiryOf(onlyIceServer(await back.next('config'))) };
+    };
     // Issued at the resume (20 s after the relay's config), by the TTL here ...
-    expect(expiry).toBe(seconds(clock.now()) + 600);
-    // ... and, past the point where the session's end comes first, by the session.
-    back.socket.terminate();
-    await expect.poll(() => t.cp.gateway.detached).toBe(1);
-    script.signal(sessionId, { type: 'config', peerConnectionOptions: {} });
-    // 400 s after the placement: 600 s from now is past the session's end (900 s) and its margin.
-    clock.advance(380_000);
-    const later = await connect(`?resume=${sessionId}`);
-    later.send({ type: 'pixelfleetResume', viewerToken });
-    expect(expiryOf(onlyIceServer(await later.next('config')))).toBe(seconds(placedAt + 15 * 60_000) + MARGIN_S);
+    const first = await awayThenResume(player, 20_000);
+    expect(first.expiry).toBe(seconds(clock.now()) + 600);
+    // ... and, 400 s after the placement (600 s from then is past the session's end, 900 s, and its margin), by the session.
+    const second = await awayThenResume(first.back, 380_000);
+    expect(second.expiry).toBe(seconds(placedAt + 15 * 60_000) + MARGIN_S);
   });
 });
