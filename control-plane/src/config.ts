@@ -207,7 +207,8 @@ const schema = z
     geoip: z.object({ enabled: z.boolean().default(true) }).strict().default({ enabled: true }),
     /**
      * TURN for viewers behind restrictive networks: coturn with `use-auth-secret`. Each session's
-     * viewer gets a credential valid for ttlSeconds in the `config` it receives (username
+     * viewer gets a credential valid for ttlSeconds, or to its session's latest end (placement +
+     * maxRunTime) plus a minute when that is sooner, in the `config` it receives (username
      * `<expiry>:<sessionId>`, credential base64(HMAC-SHA1(secret, username))). Absent: no TURN
      * entry is added (the agents' own `ice.iceServers` still apply).
      */

@@ -29,7 +29,8 @@ import { freePort, makeCertificate, startCoturn, startNginx, type RunningServer 
 const isolated = process.env.PIXELFLEET_NETNS === '1';
 const VIEWER_ADDRESS = isolated ? '8.8.8.8' : '127.0.0.1';
 const TURN_SECRET = 'test-turn-secret-0123456789abcdef';
-const TURN_TTL_SECONDS = 3600;
+/** A day, as deployed: the session's own end (placement + maxRunTime, an hour by default) comes first. */
+const TURN_TTL_SECONDS = 86_400;
 
 let t: TestControlPlane;
 let agent: Agent;
@@ -174,9 +175,11 @@ describe('viewers on the internet', () => {
     expect(server.urls).toEqual([coturn.url]);
     const [expiry, named] = String(server.username).split(':');
     expect(named).toBe(sessionId);
-    const nowSeconds = Date.now() / 1000;
-    expect(Number(expiry)).toBeGreaterThan(nowSeconds + TURN_TTL_SECONDS - 120);
-    expect(Number(expiry)).toBeLessThanOrEqual(nowSeconds + TURN_TTL_SECONDS + 1);
+    // Valid until a minute past the session's latest end, not for the whole TTL.
+    const session = t.cp.sessions.get(sessionId);
+    expect(session.maxRunTime).toBe(60);
+    expect(Number(expiry)).toBe(Math.ceil((session.placedAt! + 60 * 60_000) / 1000) + 60);
+    expect(Number(expiry)).toBeLessThan(Date.now() / 1000 + TURN_TTL_SECONDS - 3600);
     expect(server.credential).toBe(createHmac('sha1', TURN_SECRET).update(String(server.username)).digest('base64'));
 
     // The media goes through coturn: the selected pair's local side is a relay candidate, and the

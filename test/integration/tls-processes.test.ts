@@ -10,7 +10,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { cleanEnv, PIXELFLEET_BIN, AGENT_BIN, startCli } from '../support/cli-process';
-import { killAll, PROCESS_ADMIN_TOKEN, startAgentProcess, startServe } from '../support/fleet-processes';
+import { killAll, PROCESS_ADMIN_TOKEN, startAgentProcess, startServe, type ServeProcess } from '../support/fleet-processes';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 
 let pki: TestPki;
@@ -30,19 +30,47 @@ const tempDir = (): string => mkdtempSync(join(root, 'test-'));
 
 const serialOf = (file: string): string => new X509Certificate(readFileSync(file)).serialNumber;
 
-/** A TLS connection to the gRPC port, verified against the test CA (kept open by the caller). */
-function connectTls(port: number): Promise<TLSSocket> {
+/** A TLS connection to the gRPC (h2) or HTTPS port, verified against the test CA (kept open by the caller). */
+function connectTls(port: number, alpn: 'h2' | 'http/1.1' = 'h2'): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port, ca: readFileSync(pki.caFile), ALPNProtocols: ['h2'] }, () => resolve(socket));
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: readFileSync(pki.caFile), ALPNProtocols: [alpn] }, () => resolve(socket));
     socket.on('error', reject);
   });
 }
 
-async function servedSerial(port: number): Promise<string> {
-  const socket = await connectTls(port);
+async function servedSerial(port: number, alpn: 'h2' | 'http/1.1' = 'h2'): Promise<string> {
+  const socket = await connectTls(port, alpn);
   const serial = socket.getPeerCertificate().serialNumber;
   socket.destroy();
   return serial;
+}
+
+/** The test server certificate copied to `<dir>/<name>.pem` and `.key`: the files a config names and a renewal overwrites. */
+function liveCertificate(dir: string, name: string): { certFile: string; keyFile: string } {
+  const live = { certFile: join(dir, `${name}.pem`), keyFile: join(dir, `${name}.key`) };
+  copyFileSync(pki.server.certFile, live.certFile);
+  copyFileSync(pki.server.keyFile, live.keyFile);
+  return live;
+}
+
+/**
+ * A renewal on a serving process: with a connection open on the first certificate, the renewed
+ * one is copied over the live files and the process gets SIGHUP. New connections get the renewed
+ * certificate; the open one (returned, still open) keeps the first.
+ */
+async function renewWithSighup(cp: ServeProcess, live: { certFile: string; keyFile: string }, port: number, alpn: 'h2' | 'http/1.1'): Promise<TLSSocket> {
+  expect(await servedSerial(port, alpn)).toBe(serialOf(pki.server.certFile));
+  const open = await connectTls(port, alpn);
+  let openClosed = false;
+  open.on('close', () => (openClosed = true));
+  copyFileSync(pki.renewed.certFile, live.certFile);
+  copyFileSync(pki.renewed.keyFile, live.keyFile);
+  cp.child.kill('SIGHUP');
+  await cp.output(/TLS certificates reloaded/);
+  expect(await servedSerial(port, alpn)).toBe(serialOf(pki.renewed.certFile));
+  expect(openClosed).toBe(false);
+  expect(open.getPeerCertificate().serialNumber).toBe(serialOf(pki.server.certFile));
+  return open;
 }
 
 async function adminWorkers(grpcAddress: string): Promise<{ code: number; out: string }> {
@@ -58,24 +86,11 @@ async function adminWorkers(grpcAddress: string): Promise<{ code: number; out: s
 describe('pixelfleet serve with grpc.tls', () => {
   it('reloads its certificate on SIGHUP for new connections, keeping the listener and open connections; a bad file keeps the old one', async () => {
     const dir = tempDir();
-    const live = { certFile: join(dir, 'grpc.pem'), keyFile: join(dir, 'grpc.key') };
-    copyFileSync(pki.server.certFile, live.certFile);
-    copyFileSync(pki.server.keyFile, live.keyFile);
+    const live = liveCertificate(dir, 'grpc');
     const cp = await startServe({ dataDir: join(dir, 'data'), configDir: dir, config: { grpc: { host: '127.0.0.1', port: 0, tls: live } } });
     const port = Number(cp.grpcAddress.split(':')[1]);
     const agent = await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'tls-proc-worker', tls: { caFile: pki.caFile } });
-    expect(await servedSerial(port)).toBe(serialOf(pki.server.certFile));
-    const open = await connectTls(port);
-    let openClosed = false;
-    open.on('close', () => (openClosed = true));
-
-    copyFileSync(pki.renewed.certFile, live.certFile);
-    copyFileSync(pki.renewed.keyFile, live.keyFile);
-    cp.child.kill('SIGHUP');
-    await cp.output(/TLS certificates reloaded/);
-    expect(await servedSerial(port)).toBe(serialOf(pki.renewed.certFile));
-    expect(openClosed).toBe(false);
-    expect(open.getPeerCertificate().serialNumber).toBe(serialOf(pki.server.certFile));
+    const open = await renewWithSighup(cp, live, port, 'h2');
     open.destroy();
     const workers = await adminWorkers(cp.grpcAddress);
     expect(workers.code).toBe(0);
@@ -88,6 +103,30 @@ describe('pixelfleet serve with grpc.tls', () => {
     expect(await servedSerial(port)).toBe(serialOf(pki.renewed.certFile));
     expect(cp.child.exitCode).toBeNull();
     expect(agent.child.exitCode).toBeNull();
+  });
+
+  it('with http.tls: serves HTTPS itself and reloads its certificate on SIGHUP for new connections, keeping open ones', async () => {
+    const dir = tempDir();
+    const live = liveCertificate(dir, 'http');
+    const cp = await startServe({ dataDir: join(dir, 'data'), configDir: dir, config: { http: { host: '127.0.0.1', port: 0, tls: live } } });
+    expect(cp.httpOrigin).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const port = Number(new URL(cp.httpOrigin).port);
+    const open = await renewWithSighup(cp, live, port, 'http/1.1');
+    expect(cp.text()).toMatch(/"http":true/);
+    // The open connection still answers: an HTTP/1.1 request on it, with the old certificate.
+    open.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    const reply = await new Promise<string>((resolve) => {
+      let text = '';
+      open.on('data', (d: Buffer) => (text += d.toString()));
+      open.on('end', () => resolve(text));
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+
+    writeFileSync(live.keyFile, 'not a key');
+    cp.child.kill('SIGHUP');
+    await cp.output(/TLS reload failed; still serving the previous certificates/);
+    expect(await servedSerial(port, 'http/1.1')).toBe(serialOf(pki.renewed.certFile));
+    expect(cp.child.exitCode).toBeNull();
   });
 
   it('pixelfleet-agent refuses to start on a tls.caFile it cannot read, naming the key', async () => {

@@ -162,6 +162,8 @@ export interface CoturnOptions {
    * production denies as a peer. false runs the shipped denials as they are.
    */
   allowLoopbackPeers: boolean;
+  /** TURN over TLS on a free port of its own (`tlsPort`), with the config's cert= and pkey= pointing at these files. */
+  tls?: { certFile: string; keyFile: string };
 }
 
 /** The coturn config the operator guide ships; the test runs this file. */
@@ -170,21 +172,23 @@ export const COTURN_EXAMPLE = resolve(__dirname, '../../deploy/coturn/turnserver
 /**
  * Runs deploy/coturn/turnserver.conf as it ships (use-auth-secret, quotas, denied peer ranges),
  * with only what a loopback test needs changed: listener and relay on 127.0.0.1 at a free port,
- * no TLS listener (no certificate), logs to stdout, its files in a temp dir, and (with
+ * no TLS listener unless options.tls gives a certificate, logs to stdout, its files in a temp dir, and (with
  * allowLoopbackPeers) loopback peers allowed instead of denied.
  */
-export async function startCoturn(options: CoturnOptions): Promise<RunningServer & { port: number; url: string }> {
+export async function startCoturn(options: CoturnOptions): Promise<RunningServer & { port: number; url: string; tlsPort?: number; pidFile: string }> {
   need(TURNSERVER_PATH, 'coturn');
   const dir = mkdtempSync(join(tmpdir(), 'pf-coturn-'));
   const port = await freePort('127.0.0.1', true);
+  const tlsPort = options.tls ? await freePort('127.0.0.1', true) : undefined;
+  const pidFile = join(dir, 'turnserver.pid');
   const replacements: [string, string][] = [
     ['static-auth-secret=CHANGE-ME-openssl-rand-hex-32\n', `static-auth-secret=${options.secret}\n`],
     ['realm=turn.example.com\n', `realm=${options.realm}\n`],
     ['listening-port=3478\n', `listening-ip=127.0.0.1\nrelay-ip=127.0.0.1\nlistening-port=${port}\n`],
-    ['tls-listening-port=5349\n', 'no-tls\nno-dtls\n'],
-    ['cert=/etc/letsencrypt/live/turn.example.com/fullchain.pem\n', ''],
-    ['pkey=/etc/letsencrypt/live/turn.example.com/privkey.pem\n', ''],
-    ['log-file=syslog\n', `log-file=stdout\nverbose\npidfile=${join(dir, 'turnserver.pid')}\nuserdb=${join(dir, 'turndb')}\n`],
+    ['tls-listening-port=5349\n', options.tls ? `tls-listening-port=${tlsPort}\n` : 'no-tls\nno-dtls\n'],
+    ['cert=/etc/coturn/fullchain.pem\n', options.tls ? `cert=${options.tls.certFile}\n` : ''],
+    ['pkey=/etc/coturn/privkey.pem\n', options.tls ? `pkey=${options.tls.keyFile}\n` : ''],
+    ['log-file=syslog\n', `log-file=stdout\nverbose\npidfile=${pidFile}\nuserdb=${join(dir, 'turndb')}\n`],
   ];
   if (options.allowLoopbackPeers) {
     replacements.push(['denied-peer-ip=127.0.0.0-127.255.255.255\n', 'allow-loopback-peers\n'], ['denied-peer-ip=::1\n', '']);
@@ -197,5 +201,5 @@ export async function startCoturn(options: CoturnOptions): Promise<RunningServer
   const conf = join(dir, 'turnserver.conf');
   writeFileSync(conf, text);
   const server = await run(TURNSERVER_PATH, ['-c', conf], dir, (out) => out.includes('Total General servers') && out.includes('DB connection success'), 'coturn');
-  return { ...server, port, url: `turn:127.0.0.1:${port}?transport=udp` };
+  return { ...server, port, url: `turn:127.0.0.1:${port}?transport=udp`, pidFile, ...(tlsPort === undefined ? {} : { tlsPort }) };
 }

@@ -74,7 +74,7 @@ function startProcess(bin: string, args: string[], options: { env?: Record<strin
 }
 
 export interface ServeProcess extends FleetProcess {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>` (`https://` with http.tls) */
   httpOrigin: string;
   /** `127.0.0.1:<port>` */
   grpcAddress: string;
@@ -107,7 +107,7 @@ export async function startServe(o: ServeOptions): Promise<ServeProcess> {
   const file = join(o.configDir, 'control-plane.json');
   writeFileSync(file, JSON.stringify(config));
   const p = startProcess(PIXELFLEET, ['serve', '--config', file], { ...(o.env ? { env: o.env } : {}), ...(o.wrapper ? { wrapper: o.wrapper } : {}) });
-  const [, httpOrigin] = (await p.output(/HTTP +(http:\/\/127\.0\.0\.1:\d+)/)) as [string, string];
+  const [, httpOrigin] = (await p.output(/HTTP +(https?:\/\/127\.0\.0\.1:\d+)/)) as [string, string];
   const [, grpcAddress] = (await p.output(/gRPC +(127\.0\.0\.1:\d+)/)) as [string, string];
   return { ...p, httpOrigin, grpcAddress };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/signaling';
-import { SessionTimers, WORKER_LOST_GRACE_MS } from './session-timers';
+import { SessionTimers, WORKER_LOST_GRACE_MS, latestEndMs } from './session-timers';
 
 function timers(): { clock: ManualClock; t: SessionTimers; expired: string[] } {
   const clock = new ManualClock(0);
@@ -23,6 +23,22 @@ describe('SessionTimers', () => {
     expect(expired).toEqual([]);
     clock.advance(1);
     expect(expired).toEqual(['s1 maxRunTime']);
+  });
+
+  it("latestEndMs is the instant the run timer ends the session (what caps its TURN credential); none without a cap or a placement", () => {
+    const { clock, t, expired } = timers();
+    clock.advance(5_000);
+    const placedAt = clock.now();
+    t.placed('s1', 3, 0);
+    const end = latestEndMs({ placedAt, maxRunTime: 3 });
+    expect(end).toBe(placedAt + 3 * 60_000);
+    clock.advance(end! - clock.now() - 1);
+    expect(expired).toEqual([]);
+    clock.advance(1);
+    expect(expired).toEqual(['s1 maxRunTime']);
+    expect(latestEndMs({ placedAt, maxRunTime: 0 })).toBeUndefined();
+    expect(latestEndMs({ placedAt, maxRunTime: undefined })).toBeUndefined();
+    expect(latestEndMs({ maxRunTime: 3 })).toBeUndefined();
   });
 
   it('ends a placed session whose viewer never connects at the connect timeout; a connection in time stops it', () => {

@@ -28,6 +28,16 @@ export interface SessionTimerExpiry {
   workerLost(workerId: string): void;
 }
 
+/**
+ * The latest a placed session can end: its placement plus its maxRunTime (the run timer placed()
+ * arms, from the stored placement after a restart too). Undefined when it has no cap (0 or none)
+ * or was never placed. Other timers (idle, connect, a lost stream) only end it sooner.
+ */
+export function latestEndMs(s: { placedAt?: number; maxRunTime: number | undefined }): number | undefined {
+  if (s.placedAt === undefined || s.maxRunTime === undefined || s.maxRunTime <= 0) return undefined;
+  return s.placedAt + s.maxRunTime * 60_000;
+}
+
 export class SessionTimers {
   private readonly runTimers = new Map<string, TimerHandle>();
   private readonly connectTimers = new Map<string, TimerHandle>();

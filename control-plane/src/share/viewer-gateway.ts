@@ -26,12 +26,13 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { PlayerEndpoint, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, IceServer, TimerHandle } from '@pixelfleet/signaling';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
 import type { SessionRecord } from '../repositories/sessions';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
+import { latestEndMs } from '../sessions/session-timers';
 import { SessionRateLimit } from './session-rate-limit';
 import { clientBlock } from '../lib/ip-address';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
@@ -432,9 +433,7 @@ export class ViewerGateway {
     try {
       switch (signal.type) {
         case 'config':
-          endpoint.sendConfig(
-            this.deps.turn ? withTurnServer(signal.peerConnectionOptions, turnIceServer(this.deps.turn, sessionId, this.deps.clock.now())) : signal.peerConnectionOptions,
-          );
+          endpoint.sendConfig(this.deps.turn ? withTurnServer(signal.peerConnectionOptions, this.turnServerFor(sessionId, this.deps.turn)) : signal.peerConnectionOptions);
           break;
         case 'offer':
           endpoint.sendOffer(signal.sdp);
@@ -451,6 +450,11 @@ export class ViewerGateway {
       if (!(err instanceof SignallingUsageError)) throw err;
       viewer.log.warn({ err: err.message }, 'relay signal out of order; dropped');
     }
+  }
+
+  /** The session's TURN credential, signed now: good until the earlier of the TTL and the session's latest end (turn-credentials.ts). */
+  private turnServerFor(sessionId: string, turn: TurnSettings): IceServer {
+    return turnIceServer(turn, sessionId, this.deps.clock.now(), latestEndMs(this.deps.sessions.get(sessionId)));
   }
 
   private sendPositions(projectId: string): void {
