@@ -3,7 +3,7 @@
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
-export const BUNDLE_ENTRY = fileURLToPath(new URL('../bundle-main.ts', import.meta.url));
+export const BUNDLE_ENTRY = fileURLToPath(new URL('../../src/bundle-main.ts', import.meta.url));
 
 /**
  * The sources find their files relative to their own place in the agent package
