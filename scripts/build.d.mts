@@ -8,7 +8,7 @@ export declare function build(packages?: string[], root?: string): number;
 export declare const AGENT_BUNDLE: string;
 /** The workspace folders whose sources go into the agent bundle (the agent and its @pixelfleet dependencies). */
 export declare function bundledPackages(root?: string): string[];
-/** Whether root/dist/agent.cjs is missing or older than a bundled package's source or package.json, package-lock.json or build.mjs. */
+/** Whether root/dist/agent.cjs or its .map is missing, or the bundle is older than a bundled package's source or package.json, package-lock.json or build.mjs. */
 export declare function bundleStale(root?: string): boolean;
 /** Writes root/dist/agent.cjs with the agent's bundler from agent/dist; its path. */
 export declare function buildAgentBundle(root?: string): Promise<string>;

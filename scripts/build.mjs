@@ -118,13 +118,13 @@ export function bundledPackages(root = ROOT) {
 }
 
 /**
- * Whether the agent bundle (root/dist/agent.cjs) is missing or older than what it is made from, by
- * stalePackages' rule (a source file of a bundled package, its package.json, this script), plus
- * package-lock.json: the bundle holds the npm dependencies too.
+ * Whether the agent bundle (root/dist/agent.cjs) or its source map is missing, or the bundle is
+ * older than what it is made from, by stalePackages' rule (a source file of a bundled package, its
+ * package.json, this script), plus package-lock.json: the bundle holds the npm dependencies too.
  */
 export function bundleStale(root = ROOT) {
   const bundle = join(root, AGENT_BUNDLE);
-  if (!existsSync(bundle)) return true;
+  if (!existsSync(bundle) || !existsSync(`${bundle}.map`)) return true;
   const built = statSync(bundle).mtimeMs;
   const lock = join(root, 'package-lock.json');
   const inputs = [fileURLToPath(import.meta.url), ...(existsSync(lock) ? [lock] : [])];

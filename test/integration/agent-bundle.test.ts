@@ -3,9 +3,10 @@
 // node_modules and run by plain node, it enrolls with a real control plane, connects, and stops
 // cleanly on SIGTERM; its service and doctor commands work from the bundle too.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { AGENT_BUNDLE as BUNDLE_PATH, bundledPackages, bundleStale, PACKAGES } from '../../scripts/build.mjs';
 import { nextEvent, startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
@@ -20,6 +21,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'pf-bundle-'));
   bundle = join(dir, 'agent.cjs');
   copyFileSync(AGENT_BUNDLE, bundle);
+  copyFileSync(`${AGENT_BUNDLE}.map`, `${bundle}.map`);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(async () => {
@@ -68,7 +70,26 @@ describe('the bundle npm run build writes', () => {
     expect(bundleStale()).toBe(false);
   });
 
-  it('is stale when missing, or older than a bundled package\'s source or package.json, or package-lock.json; not for a test file or another package', () => {
+  it('has its source map beside it: under --enable-source-maps node finds it, and a place in the bundle maps to its agent/src line', async () => {
+    const source = join(REPO_ROOT, 'agent/src/main.ts');
+    const definition = 'async function runAgentCli(';
+    const sourceLine = readFileSync(source, 'utf8').split('\n').findIndex((l) => l.includes(definition));
+    const lines = readFileSync(AGENT_BUNDLE, 'utf8').split('\n');
+    const line = lines.findIndex((l) => l.includes(definition));
+    expect(sourceLine).toBeGreaterThan(0);
+    expect(line).toBeGreaterThan(0);
+    const column = lines[line]!.indexOf(definition);
+    // Loading the bundle runs its CLI (--version here); then node's own record of its source map.
+    const script = `require(${JSON.stringify(AGENT_BUNDLE)}); process.on('exit', () => console.log(JSON.stringify(require('node:module').findSourceMap(${JSON.stringify(AGENT_BUNDLE)})?.findEntry(${line}, ${column}) ?? null)));`;
+    const p = startCli('--enable-source-maps', ['-e', script, 'bundle', '--version']);
+    expect(await p.exited).toBe(0);
+    const [version, entry] = p.stdout().trim().split('\n');
+    expect(version).toBe('pixelfleet-agent 0.1.0');
+    expect(JSON.parse(entry!)).toMatchObject({ originalSource: pathToFileURL(source).href, originalLine: sourceLine });
+    expect(p.stderr()).toBe('');
+  });
+
+  it('is stale when it or its map is missing, or older than a bundled package\'s source or package.json, or package-lock.json; not for a test file or another package', () => {
     const root = mkdtempSync(join(tmpdir(), 'pf-bundle-stale-'));
     onTestFinished(() => rmSync(root, { recursive: true, force: true }));
     const deps: Record<string, string[]> = { agent: ['proto', 'signaling'], 'control-plane': ['proto', 'signaling'] };
@@ -85,6 +106,8 @@ describe('the bundle npm run build writes', () => {
     const built = join(root, BUNDLE_PATH);
     mkdirSync(dirname(built), { recursive: true });
     writeFileSync(built, '');
+    expect(bundleStale(root)).toBe(true);
+    writeFileSync(`${built}.map`, '{}');
     let t = Date.now() + 60_000;
     const touch = (path: string) => {
       t += 60_000;

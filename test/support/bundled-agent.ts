@@ -1,14 +1,13 @@
 // The agent as the end-to-end tests run it: the one-file bundle `npm run build` writes
-// (dist/agent.cjs, the file the Windows zip carries) as a child process, `node dist/agent.cjs run
-// --config <file>`, against a test control plane. What the tests know of it comes from the control
+// (dist/agent.cjs, the file the Windows zip carries) as a child process, `node --enable-source-maps
+// dist/agent.cjs run --config <file>`, against a test control plane. What the tests know of it comes from the control
 // plane (its worker, its events) and from the process's own output.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach } from 'vitest';
-import { AGENT_BUNDLE } from './cli-process';
 import { nextEvent, TEST_JOIN_TOKEN, type TestControlPlane } from './control-plane';
-import { startProcess, type FleetProcess } from './fleet-processes';
+import { startBundle, type FleetProcess } from './fleet-processes';
 
 export interface BundledAgentOptions {
   hostname?: string;
@@ -60,7 +59,7 @@ export async function startBundledAgent(t: TestControlPlane, o: BundledAgentOpti
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const timeoutMs = o.connectTimeoutMs ?? 30_000;
   const connected = nextEvent(t.cp, (e) => e.type === 'worker.connected' && e.workerId !== undefined && t.cp.registry.get(e.workerId).hostname === hostname, timeoutMs);
-  const p = startProcess(AGENT_BUNDLE, ['run', '--config', configFile]);
+  const p = startBundle(['run', '--config', configFile]);
   let workerId: string;
   try {
     workerId = await Promise.race([

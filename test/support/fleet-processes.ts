@@ -31,11 +31,11 @@ export async function killAll(): Promise<void> {
 }
 
 /**
- * Spawns `node <bin> <args>`, or `<wrapper…> node <bin> <args>` (e.g. unshare to run it in its
+ * Spawns `node [nodeArgs…] <bin> <args>`, or `<wrapper…> node …` (e.g. unshare to run it in its
  * own mount namespace).
  */
-export function startProcess(bin: string, args: string[], options: { env?: Record<string, string>; wrapper?: string[] } = {}): FleetProcess {
-  const argv = [...(options.wrapper ?? []), process.execPath, bin, ...args];
+export function startProcess(bin: string, args: string[], options: { env?: Record<string, string>; wrapper?: string[]; nodeArgs?: string[] } = {}): FleetProcess {
+  const argv = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), bin, ...args];
   const child = spawn(argv[0]!, argv.slice(1), { env: cleanEnv(options.env ?? {}), cwd: root });
   let text = '';
   child.stdout.on('data', (d: Buffer) => (text += d.toString()));
@@ -73,6 +73,11 @@ export function startProcess(bin: string, args: string[], options: { env?: Recor
   };
   running.push(p);
   return p;
+}
+
+/** `node --enable-source-maps dist/agent.cjs <args>`: the agent bundle, its stacks naming agent/src lines (its linked source map). */
+export function startBundle(args: string[], env?: Record<string, string>): FleetProcess {
+  return startProcess(AGENT_BUNDLE, args, { nodeArgs: ['--enable-source-maps'], ...(env ? { env } : {}) });
 }
 
 export interface ServeProcess extends FleetProcess {
@@ -121,7 +126,7 @@ export async function startServe(o: ServeOptions): Promise<ServeProcess> {
 export async function startAgentProcess(o: { grpcAddress: string; dataDir: string; configDir: string; hostname: string; slots?: number; logLevel?: string; env?: Record<string, string>; tls?: Record<string, unknown>; bin?: 'bundle' | 'pixelfleet-agent' }): Promise<FleetProcess> {
   const file = join(o.configDir, `agent-${o.hostname}.json`);
   writeFileSync(file, JSON.stringify({ controlPlane: o.grpcAddress, joinToken: PROCESS_JOIN_TOKEN, region: 'europe', slots: o.slots ?? 1, dataDir: o.dataDir, hostname: o.hostname, logLevel: o.logLevel ?? 'debug', ...(o.tls ? { tls: o.tls } : {}) }));
-  const p = startProcess(o.bin === 'pixelfleet-agent' ? AGENT_BIN : AGENT_BUNDLE, ['run', '--config', file], o.env ? { env: o.env } : {});
+  const p = o.bin === 'pixelfleet-agent' ? startProcess(AGENT_BIN, ['run', '--config', file], o.env ? { env: o.env } : {}) : startBundle(['run', '--config', file], o.env);
   await p.output(/connected to the control plane/);
   return p;
 }
