@@ -9,9 +9,15 @@
 // loader does not accept; an after-emit transform rewrites each relative specifier to the file it
 // names (`./clock` → `./clock.js`, `./db` → `./db/index.js`). A specifier naming no source file fails
 // the build.
+//
+// Then the agent bundle: dist/agent.cjs at the repository root, one CommonJS file with the agent,
+// its workspace packages and its npm dependencies (what the Windows zip carries, what
+// `node dist/agent.cjs run` and the end-to-end tests run). It is written by the agent's one bundler,
+// `bundleAgent` (agent/src/package/agent-bundle.ts, loaded from the agent/dist just compiled), which
+// `npm run package:agent` calls for the same file.
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -94,6 +100,46 @@ export function stalePackages(packages = PACKAGES, root = ROOT) {
   });
 }
 
+/** Where the agent bundle is written, relative to the repository root. */
+export const AGENT_BUNDLE = join('dist', 'agent.cjs');
+
+/** The workspace folders whose sources go into the agent bundle: the agent and the @pixelfleet packages it depends on, transitively. */
+export function bundledPackages(root = ROOT) {
+  const folders = new Map(PACKAGES.map((pkg) => [JSON.parse(readFileSync(join(root, pkg, 'package.json'), 'utf8')).name, pkg]));
+  const out = [];
+  const visit = (pkg) => {
+    if (out.includes(pkg)) return;
+    out.push(pkg);
+    const { dependencies = {} } = JSON.parse(readFileSync(join(root, pkg, 'package.json'), 'utf8'));
+    for (const name of Object.keys(dependencies)) if (folders.has(name)) visit(folders.get(name));
+  };
+  visit('agent');
+  return out;
+}
+
+/**
+ * Whether the agent bundle (root/dist/agent.cjs) or its source map is missing, or the bundle is
+ * older than what it is made from, by stalePackages' rule (a source file of a bundled package, its
+ * package.json, this script), plus package-lock.json: the bundle holds the npm dependencies too.
+ */
+export function bundleStale(root = ROOT) {
+  const bundle = join(root, AGENT_BUNDLE);
+  if (!existsSync(bundle) || !existsSync(`${bundle}.map`)) return true;
+  const built = statSync(bundle).mtimeMs;
+  const lock = join(root, 'package-lock.json');
+  const inputs = [fileURLToPath(import.meta.url), ...(existsSync(lock) ? [lock] : [])];
+  for (const pkg of bundledPackages(root)) inputs.push(join(root, pkg, 'package.json'), ...sourceFiles(join(root, pkg, 'src'), root));
+  return inputs.some((file) => statSync(file).mtimeMs > built);
+}
+
+/** Writes the agent bundle (root/dist/agent.cjs) with the agent's bundler from agent/dist (compile the agent first). Returns its path. */
+export async function buildAgentBundle(root = ROOT) {
+  const { bundleAgent } = await import(pathToFileURL(join(root, 'agent', 'dist', 'package', 'agent-bundle.js')).href);
+  const bundle = join(root, AGENT_BUNDLE);
+  await bundleAgent(bundle);
+  return bundle;
+}
+
 /**
  * Compiles the packages (folders of root) into their dist/ folders (emptied first), with this
  * repository's compiler options. Returns the number of files written; throws listing every error.
@@ -133,12 +179,20 @@ export function build(packages = PACKAGES, root = ROOT) {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  // --if-stale: only the packages whose dist/ is older than their sources (npm start, benchmarks).
-  const packages = process.argv.includes('--if-stale') ? stalePackages() : PACKAGES;
-  const started = performance.now();
+  // --if-stale: only the packages whose dist/ is older than their sources, and the bundle only when
+  // stale (npm start, benchmarks).
+  const ifStale = process.argv.includes('--if-stale');
+  const packages = ifStale ? stalePackages() : PACKAGES;
+  const seconds = (since) => ((performance.now() - since) / 1000).toFixed(1);
   try {
+    let started = performance.now();
     const count = packages.length === 0 ? 0 : build(packages);
-    if (packages.length > 0) console.log(`built ${count} files into ${packages.map((p) => `${p}/dist`).join(', ')} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    if (packages.length > 0) console.log(`built ${count} files into ${packages.map((p) => `${p}/dist`).join(', ')} in ${seconds(started)} s`);
+    if (!ifStale || bundleStale()) {
+      started = performance.now();
+      const bundle = await buildAgentBundle();
+      console.log(`bundled the agent into ${relative(process.cwd(), bundle) || bundle} in ${seconds(started)} s`);
+    }
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err));
     process.exitCode = 1;

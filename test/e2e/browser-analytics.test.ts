@@ -7,9 +7,8 @@
 // downloaded, holding the mock app's own lines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { Agent } from '@pixelfleet/agent';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
-import { linkReaches, startTestAgent } from '../support/agent';
+import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
 
@@ -17,11 +16,13 @@ import { launchChromium } from '../support/chromium';
 const VIEWER_ADDRESS = '8.8.8.8';
 
 let t: TestControlPlane;
-let agent: Agent;
+let agent: BundledAgent;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let projectId: string;
 let apiKey: string;
 let shareUrl: string;
+
+printAgentOutputOnFailure();
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -32,14 +33,13 @@ beforeAll(async () => {
   projectId = t.cp.accounts.createProject(owner.userId, 'Analytics', 'europe').projectId;
   t.cp.registerLocalBuild(projectId);
   t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
-  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand() })).agent;
-  await linkReaches(agent, 'connected');
+  agent = await startBundledAgent(t, { launcherCommand: mockAppCommand() });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await agent?.close();
+  await agent?.stop();
   await t?.destroy();
 });
 

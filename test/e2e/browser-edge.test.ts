@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { Agent } from '@pixelfleet/agent';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
-import { linkReaches, startTestAgent } from '../support/agent';
+import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
 import { freePort, makeCertificate, startCoturn, startNginx, type RunningServer } from '../support/edge-servers';
@@ -33,12 +32,14 @@ const TURN_SECRET = 'test-turn-secret-0123456789abcdef';
 const TURN_TTL_SECONDS = 86_400;
 
 let t: TestControlPlane;
-let agent: Agent;
+let agent: BundledAgent;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let nginx: RunningServer & { origin: string };
 let coturn: RunningServer & { port: number; url: string };
 let certDir: string;
 let projectId: string;
+
+printAgentOutputOnFailure();
 
 beforeAll(async () => {
   if (isolated) {
@@ -62,14 +63,13 @@ beforeAll(async () => {
   projectId = t.cp.accounts.createProject(owner.userId, 'Edge', 'europe').projectId;
   t.cp.registerLocalBuild(projectId);
   // The agent as a public streaming server runs it: no STUN or TURN of its own (ice.iceServers empty).
-  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand() })).agent;
-  await linkReaches(agent, 'connected');
+  agent = await startBundledAgent(t, { launcherCommand: mockAppCommand() });
   browser = await launchChromium(['--ignore-certificate-errors']);
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await agent?.close();
+  await agent?.stop();
   await t?.destroy();
   await nginx?.stop();
   await coturn?.stop();

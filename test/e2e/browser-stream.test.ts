@@ -7,19 +7,20 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Frame, Page } from 'playwright-core';
-import type { Agent } from '@pixelfleet/agent';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
-import { linkReaches, startTestAgent } from '../support/agent';
+import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
 import { statusHistory } from '../support/seed';
 
 let t: TestControlPlane;
-let agent: Agent;
+let agent: BundledAgent;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let shareUrl: string;
 let host: Server;
 let hostUrl: string;
+
+printAgentOutputOnFailure();
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -29,8 +30,7 @@ beforeAll(async () => {
   t.cp.registerLocalBuild(projectId);
   t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
   // Kick mode: only a UIInteraction {"kick": …} makes the app disconnect its viewer; the others are echoed.
-  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand('-MockKickOnUIInteraction') })).agent;
-  await linkReaches(agent, 'connected');
+  agent = await startBundledAgent(t, { launcherCommand: mockAppCommand('-MockKickOnUIInteraction') });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;
   host = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><body style="margin:0">
@@ -45,7 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise<void>((resolve) => (host ? host.close(() => resolve()) : resolve()));
-  await agent?.close();
+  await agent?.stop();
   await t?.destroy();
 });
 

@@ -2,31 +2,31 @@
 // (whose binary runs the mock Unreal app) is submitted by URL through the public API, goes through
 // the pipeline, is distributed to a real agent that has no launcher.command, and the share page in
 // Debian chromium decodes the stream of the app that agent launched from its build cache.
-import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent } from '@pixelfleet/agent';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
-import { linkReaches, startTestAgent } from '../support/agent';
+import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { launchChromium } from '../support/chromium';
 import { writeBuildZip } from '../support/build-zips';
 
 const root = resolve(import.meta.dirname, '../..');
 let t: TestControlPlane;
-let agent: Agent;
+let agent: BundledAgent;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let files: string;
 let fileServer: Server;
+
+printAgentOutputOnFailure();
 
 beforeAll(async () => {
   browser = await launchChromium();
   t = await startTestControlPlane();
   // No launcher.command: the agent runs what the build holds.
-  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress })).agent;
-  await linkReaches(agent, 'connected');
+  agent = await startBundledAgent(t);
   files = mkdtempSync(join(tmpdir(), 'pf-build-to-stream-'));
   // The packaged Linux binary of this build starts the mock Unreal app with the arguments it is given.
   const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(root, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
@@ -42,7 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise<void>((done) => (fileServer ? fileServer.close(() => done()) : done()));
-  await agent?.close();
+  await agent?.stop();
   await t?.destroy();
   if (files) rmSync(files, { recursive: true, force: true });
 });
@@ -64,16 +64,20 @@ describe('a customer build, end to end', () => {
     const { uploadId } = res.json<{ uploadId: string }>();
     const status = () => (t.cp.db.prepare('SELECT status, objection FROM builds WHERE upload_id = ?').get(uploadId) as { status: string; objection: string | null });
     await expect.poll(status, { timeout: 30_000 }).toEqual({ status: 'Approved', objection: null });
-    expect(agent.builds.list()).toEqual([expect.objectContaining({ uploadId, ready: true })]);
+    // The agent reported its copy ready (its PrepareBuild ack), and the build sits in its cache.
+    expect(t.cp.db.prepare('SELECT worker_id AS workerId, phase FROM build_copies WHERE upload_id = ?').all(uploadId)).toEqual([{ workerId: agent.workerId, phase: 'ready' }]);
+    expect(readdirSync(join(agent.dataDir, 'builds', uploadId)).length).toBeGreaterThan(0);
 
     const page = await browser.context.newPage();
     await page.goto(`${t.started.publicUrls.share}/${projectId}`);
     await expect
       .poll(() => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 30_000 })
       .toBeGreaterThan(10);
-    // The session ran the build from the agent's cache: its snapshot names this worker, and the project's live build is this upload.
+    // The session ran the build from the agent's cache: it was placed on this worker, and the project's live build is this upload.
     const live = t.cp.db.prepare('SELECT live_upload_id AS live FROM projects WHERE id = ?').get(projectId) as { live: string };
     expect(live.live).toBe(uploadId);
+    const running = t.cp.sessions.list({ limit: 10 }).filter((s) => s.status === 'Running');
+    expect(running.map((s) => s.assignedWorker)).toEqual([agent.workerId]);
     await page.close();
   });
 });

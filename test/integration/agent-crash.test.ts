@@ -1,8 +1,8 @@
 // Issue 12, row 1: an agent killed with SIGKILL leaves its app running (the mock app in the mode
 // where it outlives its signalling socket and re-dials, as a real build does). The restarted
-// `pixelfleet-agent run` process stops that app and its children before its Hello reaches the
-// control plane, and the Hello lists no session; a record whose pid now belongs to another
-// process is not signalled.
+// agent process (the bundle as it ships, `node dist/agent.cjs run`) stops that app and its
+// children before its Hello reaches the control plane, and the Hello lists no session; a record
+// whose pid now belongs to another process is not signalled.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FleetEvent } from '@pixelfleet/control-plane';
 import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
-import { AGENT_BIN, cleanEnv, startCli, type CliProcess } from '../support/cli-process';
+import { AGENT_BUNDLE, cleanEnv, startCli, type CliProcess } from '../support/cli-process';
 import { mockAppCommand } from '../support/mock-app';
 import { FakePlayer } from '../support/fake-player';
 
@@ -87,7 +87,7 @@ describe('an agent killed with SIGKILL does not leave its apps to the next run',
       PIXELFLEET_AGENT_LAUNCHER__COMMAND: JSON.stringify(mockAppCommand('-MockReconnectSignalling', '-MockHelperProcess')),
     });
     const runAgent = (): CliProcess => {
-      const agent = startCli(AGENT_BIN, ['run'], agentEnv);
+      const agent = startCli(AGENT_BUNDLE, ['run'], agentEnv);
       cleanups.push(() => {
         if (agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
       });

@@ -35,12 +35,12 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('npm run package:agent', () => {
-  it('builds the same zip twice, with the bundle, node.exe, WinSW and its XML, and app-job.exe', () => {
+  it('builds the same zip twice, with the bundle and its source map, node.exe, WinSW and its XML, and app-job.exe', () => {
     expect(second.sha256).toBe(first.sha256);
     expect(readFileSync(second.zip).equals(readFileSync(first.zip))).toBe(true);
     expect(first.appJobSkipped).toBeUndefined();
     expect(first.entries.map((e) => e.name)).toEqual(
-      ['agent.cjs', 'native/app-job/app-job.exe', 'node.exe', 'pixelfleet-agent-service.exe', 'pixelfleet-agent-service.exe.config', 'pixelfleet-agent-service.xml'].map((n) => `${PACKAGE_ROOT}/${n}`),
+      ['agent.cjs', 'agent.cjs.map', 'native/app-job/app-job.exe', 'node.exe', 'pixelfleet-agent-service.exe', 'pixelfleet-agent-service.exe.config', 'pixelfleet-agent-service.xml'].map((n) => `${PACKAGE_ROOT}/${n}`),
     );
     // Windows executables: the MZ header of a PE file.
     for (const exe of ['node.exe', 'pixelfleet-agent-service.exe', 'native/app-job/app-job.exe']) {

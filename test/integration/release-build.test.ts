@@ -179,7 +179,7 @@ describe('the production binaries run the compiled code', () => {
     const cpProbe = join(dir, 'cp-probe.jsonl');
     const agentProbe = join(dir, 'agent-probe.jsonl');
     const cp = await startServe({ dataDir: join(dir, 'cp'), configDir: dir, env: probeEnv(cpProbe) });
-    const agent = await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'release-box', env: probeEnv(agentProbe) });
+    const agent = await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'release-box', env: probeEnv(agentProbe), bin: 'pixelfleet-agent' });
 
     // The viewer page's bundle is built by esbuild from web-player's sources at first request.
     const js = await fetch(`${cp.httpOrigin}/share/assets/player.js`);

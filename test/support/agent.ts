@@ -1,4 +1,6 @@
-// Starts a real agent (real gRPC client, real data dir) against a test control plane.
+// Starts a real agent in this process (real gRPC client, real data dir) against a test control
+// plane, for integration tests that need its internals (its link state, build cache, relay). The
+// end-to-end tests run the agent as it ships instead: the bundle as a process (./bundled-agent.ts).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

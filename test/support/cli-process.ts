@@ -6,6 +6,11 @@ import { join, resolve } from 'node:path';
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const PIXELFLEET_BIN = join(REPO_ROOT, 'control-plane/bin/pixelfleet.mjs');
 export const AGENT_BIN = join(REPO_ROOT, 'agent/bin/pixelfleet-agent.mjs');
+/**
+ * The one-file agent bundle `npm run build` writes (scripts/build.mjs `AGENT_BUNDLE`; the vitest
+ * global setup keeps it fresh): what the Windows zip carries and the end-to-end tests run.
+ */
+export const AGENT_BUNDLE = join(REPO_ROOT, 'dist/agent.cjs');
 
 export interface CliProcess {
   child: ChildProcessWithoutNullStreams;

@@ -1,11 +1,13 @@
-// Real `pixelfleet serve` and `pixelfleet-agent run` processes for tests about a process dying:
-// each runs from its JSON config file with a clean environment, its output is kept and matched,
-// and it can be killed (SIGKILL: no graceful stop) and started again on the same data dir.
+// Real `pixelfleet serve` and agent processes for tests about a process dying: each runs from its
+// JSON config file with a clean environment, its output is kept and matched, and it can be killed
+// (SIGKILL: no graceful stop) and started again on the same data dir. The agent runs as it ships,
+// `node dist/agent.cjs run` (the bundle); only tests of the `pixelfleet-agent` bin itself ask for
+// `agent/bin/pixelfleet-agent.mjs` (per-file compiled dist).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAdminCli } from '@pixelfleet/control-plane';
-import { AGENT_BIN as AGENT, cleanEnv, PIXELFLEET_BIN as PIXELFLEET, REPO_ROOT as root } from './cli-process';
+import { AGENT_BIN, AGENT_BUNDLE, cleanEnv, PIXELFLEET_BIN as PIXELFLEET, REPO_ROOT as root } from './cli-process';
 
 export const PROCESS_ADMIN_TOKEN = 'process-admin-token-0123456789';
 export const PROCESS_JOIN_TOKEN = 'process-join-token-0123456789';
@@ -29,11 +31,11 @@ export async function killAll(): Promise<void> {
 }
 
 /**
- * Spawns `node <bin> <args>`, or `<wrapper…> node <bin> <args>` (e.g. unshare to run it in its
+ * Spawns `node [nodeArgs…] <bin> <args>`, or `<wrapper…> node …` (e.g. unshare to run it in its
  * own mount namespace).
  */
-function startProcess(bin: string, args: string[], options: { env?: Record<string, string>; wrapper?: string[] } = {}): FleetProcess {
-  const argv = [...(options.wrapper ?? []), process.execPath, bin, ...args];
+export function startProcess(bin: string, args: string[], options: { env?: Record<string, string>; wrapper?: string[]; nodeArgs?: string[] } = {}): FleetProcess {
+  const argv = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), bin, ...args];
   const child = spawn(argv[0]!, argv.slice(1), { env: cleanEnv(options.env ?? {}), cwd: root });
   let text = '';
   child.stdout.on('data', (d: Buffer) => (text += d.toString()));
@@ -71,6 +73,11 @@ function startProcess(bin: string, args: string[], options: { env?: Record<strin
   };
   running.push(p);
   return p;
+}
+
+/** `node --enable-source-maps dist/agent.cjs <args>`: the agent bundle, its stacks naming agent/src lines (its linked source map). */
+export function startBundle(args: string[], env?: Record<string, string>): FleetProcess {
+  return startProcess(AGENT_BUNDLE, args, { nodeArgs: ['--enable-source-maps'], ...(env ? { env } : {}) });
 }
 
 export interface ServeProcess extends FleetProcess {
@@ -112,11 +119,14 @@ export async function startServe(o: ServeOptions): Promise<ServeProcess> {
   return { ...p, httpOrigin, grpcAddress };
 }
 
-/** `pixelfleet-agent run --config <file>` in region europe; resolves once it is connected. */
-export async function startAgentProcess(o: { grpcAddress: string; dataDir: string; configDir: string; hostname: string; slots?: number; logLevel?: string; env?: Record<string, string>; tls?: Record<string, unknown> }): Promise<FleetProcess> {
+/**
+ * The agent's `run --config <file>` in region europe, from the bundle (`node dist/agent.cjs`) or,
+ * with `bin: 'pixelfleet-agent'`, from agent/bin/pixelfleet-agent.mjs; resolves once it is connected.
+ */
+export async function startAgentProcess(o: { grpcAddress: string; dataDir: string; configDir: string; hostname: string; slots?: number; logLevel?: string; env?: Record<string, string>; tls?: Record<string, unknown>; bin?: 'bundle' | 'pixelfleet-agent' }): Promise<FleetProcess> {
   const file = join(o.configDir, `agent-${o.hostname}.json`);
   writeFileSync(file, JSON.stringify({ controlPlane: o.grpcAddress, joinToken: PROCESS_JOIN_TOKEN, region: 'europe', slots: o.slots ?? 1, dataDir: o.dataDir, hostname: o.hostname, logLevel: o.logLevel ?? 'debug', ...(o.tls ? { tls: o.tls } : {}) }));
-  const p = startProcess(AGENT, ['run', '--config', file], o.env ? { env: o.env } : {});
+  const p = o.bin === 'pixelfleet-agent' ? startProcess(AGENT_BIN, ['run', '--config', file], o.env ? { env: o.env } : {}) : startBundle(['run', '--config', file], o.env);
   await p.output(/connected to the control plane/);
   return p;
 }

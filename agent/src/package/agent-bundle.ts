@@ -3,7 +3,7 @@
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
-export const BUNDLE_ENTRY = fileURLToPath(new URL('../bundle-main.ts', import.meta.url));
+export const BUNDLE_ENTRY = fileURLToPath(new URL('../../src/bundle-main.ts', import.meta.url));
 
 /**
  * The sources find their files relative to their own place in the agent package
@@ -13,7 +13,11 @@ export const BUNDLE_ENTRY = fileURLToPath(new URL('../bundle-main.ts', import.me
  */
 const BANNER = "const __bundleMetaUrl = require('node:url').pathToFileURL(require('node:path').join(__dirname, 'src', 'bundle', 'agent.cjs')).href;";
 
-/** Writes the bundle to outFile (minified off, so stack traces stay readable). */
+/**
+ * Writes the bundle to outFile (minified off, so stack traces stay readable) and its source map to
+ * outFile.map (linked from the bundle's last line; without the sources' text, which the repository
+ * holds): under `node --enable-source-maps` a stack names agent/src/… lines, not the bundle's.
+ */
 export async function bundleAgent(outFile: string): Promise<void> {
   await build({
     entryPoints: [BUNDLE_ENTRY],
@@ -28,6 +32,8 @@ export async function bundleAgent(outFile: string): Promise<void> {
     banner: { js: BANNER },
     define: { 'import.meta.url': '__bundleMetaUrl' },
     legalComments: 'none',
+    sourcemap: 'linked',
+    sourcesContent: false,
     logLevel: 'warning',
     // Reproducible: no absolute paths of the build machine in the output.
     absWorkingDir: fileURLToPath(new URL('../../..', import.meta.url)),

@@ -120,6 +120,7 @@ export async function packageAgent(outDir: string, options: { cacheDir?: string;
   const xml = renderWinswXml(serviceSpec({ installDir: DEFAULT_INSTALL_DIR, stateDir: `C:\\ProgramData\\${DEFAULT_STATE_SUBDIR}` }, parseServiceAccount(undefined)));
   const entries: ZipEntryInput[] = [
     { name: AGENT_BUNDLE, source: { path: bundle } },
+    { name: `${AGENT_BUNDLE}.map`, source: { path: `${bundle}.map` } },
     { name: NODE_EXE, source: { data: nodeExe }, executable: true },
     { name: WINSW_EXE, source: { data: winsw }, executable: true },
     { name: `${WINSW_EXE}.config`, source: { data: winswConfig } },
