@@ -38,7 +38,7 @@ describe('pixelfleet-agent service', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('# C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.xml\n<?xml version="1.0" encoding="UTF-8"?>');
-    expect(r.stdout).toContain('<arguments>"C:\\Program Files\\Pixelfleet\\agent\\agent.cjs" run --config C:\\ProgramData\\Pixelfleet\\agent\\agent.json</arguments>');
+    expect(r.stdout).toContain('<arguments>--enable-source-maps "C:\\Program Files\\Pixelfleet\\agent\\agent.cjs" run --config C:\\ProgramData\\Pixelfleet\\agent\\agent.json</arguments>');
     expect(r.stdout).toContain('    <user>pixelfleet-agent</user>');
     expect(r.stdout).toContain('# Steps of `service install` (run from an Administrator prompt)\n1. run sc.exe query pixelfleet-agent\n');
     // The state folder is locked and its owners checked before the config (join token) is copied in.

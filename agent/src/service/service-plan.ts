@@ -97,7 +97,8 @@ export function serviceSpec(layout: ServiceLayout, account: ServiceAccount, conf
     name: SERVICE_NAME,
     description: SERVICE_DESCRIPTION,
     executable: p.nodeExe,
-    arguments: [p.bundle, 'run', '--config', p.config],
+    // Stacks in the service's log name agent/src lines (agent.cjs.map ships beside the bundle).
+    arguments: ['--enable-source-maps', p.bundle, 'run', '--config', p.config],
     workingDirectory: layout.stateDir,
     logDirectory: p.logDir,
     account,

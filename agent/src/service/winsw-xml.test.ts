@@ -37,7 +37,7 @@ describe('renderWinswXml', () => {
     expect(text(root, 'name')).toBe('Pixelfleet Agent');
     expect(text(root, 'description')).toMatch(/^Pixelfleet agent: /);
     expect(text(root, 'executable')).toBe('C:\\Program Files\\Pixelfleet\\agent\\node.exe');
-    expect(text(root, 'arguments')).toBe('"C:\\Program Files\\Pixelfleet\\agent\\agent.cjs" run --config C:\\ProgramData\\Pixelfleet\\agent\\agent.json');
+    expect(text(root, 'arguments')).toBe('--enable-source-maps "C:\\Program Files\\Pixelfleet\\agent\\agent.cjs" run --config C:\\ProgramData\\Pixelfleet\\agent\\agent.json');
     expect(text(root, 'workingdirectory')).toBe('C:\\ProgramData\\Pixelfleet\\agent');
     expect(text(root, 'startmode')).toBe('Automatic');
     expect(text(root, 'delayedAutoStart')).toBe('true');
