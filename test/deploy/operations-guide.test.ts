@@ -233,9 +233,9 @@ const hasPath = (config: unknown, path: string[]): boolean => {
   return true;
 };
 
-/** Dotted code spans that are not config keys: file names (by their extension) and fleet event names. */
+/** Dotted code spans that are not config keys: file names (by their extension) and fleet event names (`admin events`). */
 const FILE_EXTENSIONS = new Set(['cjs', 'com', 'conf', 'crt', 'exe', 'json', 'key', 'mjs', 'pem', 'service', 'sqlite', 'sysusers', 'xml', 'zip']);
-const FLEET_EVENTS = new Set(['worker.connected', 'worker.disconnected']);
+const FLEET_EVENTS = new Set(['worker.enrolled', 'worker.connected', 'worker.disconnected', 'worker.unreachable']);
 const DOTTED_KEY = /^[a-z][A-Za-z0-9]*(?:\.[a-z][A-Za-z0-9]*)+$/;
 
 describe('docs/operations.md config keys', () => {
@@ -248,6 +248,9 @@ describe('docs/operations.md config keys', () => {
     expect(() => loadControlPlaneConfig({ overrides: { ...FULL_CONTROL_PLANE, grpc: { ...FULL_CONTROL_PLANE.grpc, tlss: {} } }, env: {} })).toThrow(/unknown config key "grpc.tlss"/);
     expect(() => loadAgentObject(dir, { ...FULL_AGENT, tls: { ...FULL_AGENT.tls, cafile: 'x' } }, 'bad-agent.json')).toThrow(/unknown config key "tls.cafile"/);
 
+    // The event names set aside are the control plane's own (each recorded somewhere in its sources).
+    const controlPlaneSource = sourceFiles('control-plane/src').map((f) => readFileSync(join(REPO_ROOT, f), 'utf8')).join('\n');
+    for (const name of FLEET_EVENTS) expect(controlPlaneSource, `fleet event ${name}`).toContain(`'${name}'`);
     const dotted = codeSpans(GUIDE).filter((s) => DOTTED_KEY.test(s) && !FILE_EXTENSIONS.has(s.slice(s.lastIndexOf('.') + 1)) && !FLEET_EVENTS.has(s));
     // Tables whose first header cell is "Key": their first column names keys.
     const tableKeys: string[] = [];
