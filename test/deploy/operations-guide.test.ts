@@ -211,6 +211,8 @@ const FULL_AGENT = {
   logSpool: { maxBytes: 1024, maxAgeHours: 168 },
   logLevel: 'info',
 };
+/** tls.insecure cannot go with the other tls keys: its own full config. */
+const FULL_AGENT_PLAINTEXT = { ...FULL_AGENT, tls: { insecure: true } };
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'pf-ops-guide-'));
@@ -244,6 +246,7 @@ describe('docs/operations.md config keys', () => {
     // Both full configs load: every path in them is a key of the schema.
     expect(() => loadControlPlaneConfig({ overrides: FULL_CONTROL_PLANE, env: {} })).not.toThrow();
     expect(() => loadAgentObject(dir, FULL_AGENT, 'full-agent.json')).not.toThrow();
+    expect(() => loadAgentObject(dir, FULL_AGENT_PLAINTEXT, 'plaintext-agent.json')).not.toThrow();
     // The full configs are not a free pass: an unknown key in either is refused by its loader.
     expect(() => loadControlPlaneConfig({ overrides: { ...FULL_CONTROL_PLANE, grpc: { ...FULL_CONTROL_PLANE.grpc, tlss: {} } }, env: {} })).toThrow(/unknown config key "grpc.tlss"/);
     expect(() => loadAgentObject(dir, { ...FULL_AGENT, tls: { ...FULL_AGENT.tls, cafile: 'x' } }, 'bad-agent.json')).toThrow(/unknown config key "tls.cafile"/);
@@ -262,7 +265,7 @@ describe('docs/operations.md config keys', () => {
     }
     expect(dotted.length, 'dotted keys found in the guide').toBeGreaterThanOrEqual(30);
     expect(tableKeys.length, 'keys found in "Key" tables').toBeGreaterThanOrEqual(10);
-    const unknown = [...new Set([...dotted, ...tableKeys])].filter((key) => !hasPath(FULL_CONTROL_PLANE, key.split('.')) && !hasPath(FULL_AGENT, key.split('.')));
+    const unknown = [...new Set([...dotted, ...tableKeys])].filter((key) => !hasPath(FULL_CONTROL_PLANE, key.split('.')) && !hasPath(FULL_AGENT, key.split('.')) && !hasPath(FULL_AGENT_PLAINTEXT, key.split('.')));
     expect(unknown, 'keys the guide names that neither config has').toEqual([]);
   });
 
