@@ -70,8 +70,11 @@ describe('control plane restart', () => {
     const agent = await agentFor(t);
     await linkReaches(agent, 'connected');
 
+    // Watched from before the stop: with a 50 ms back-off the agent may be redialing ('connecting')
+    // by the time a slow stop returns.
+    const waiting = linkReaches(agent, 'waiting');
     await t.stop();
-    await linkReaches(agent, 'waiting');
+    await waiting;
     expect(t.logs.text()).toContain('ending agent stream');
 
     const restarted = await startTestControlPlane({ dataDir: t.dataDir, grpcPort: t.started.grpcPort, logs: t.logs });
@@ -186,8 +189,9 @@ describe('at-least-once commands', () => {
     expect(agent.executor.runs).toBe(1);
 
     // The control plane goes away while the command runs; its final ack is lost with the stream.
+    const waiting = linkReaches(agent, 'waiting');
     await t.stop();
-    await linkReaches(agent, 'waiting');
+    await waiting;
     release();
     await expect.poll(() => agent.executor.lastAckedSeq).toBe(command.seq);
 
