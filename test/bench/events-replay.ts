@@ -3,21 +3,15 @@
 // serve` process serves it, and the admin CLI (in this process) replays it from the first event
 // until it has every one. Prints the replay's time and rate, and the serve process's resident
 // memory before and its peak (VmHWM) after, from /proc. Linux only. Not a test.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { startTestControlPlane } from '../support/control-plane';
 import { killAll, PROCESS_ADMIN_TOKEN, startServe } from '../support/fleet-processes';
-import { arg, f } from './bench-support';
+import { arg, f, memoryMb } from './bench-support';
 
 const EVENTS = Number(arg('--events', '1000000'));
-
-function memoryMb(pid: number): { rssMb: number; peakMb: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
-}
 
 const root = mkdtempSync(join(tmpdir(), 'pf-bench-events-'));
 try {
