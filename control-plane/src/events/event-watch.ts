@@ -16,7 +16,7 @@ export interface EventSink {
   drained(signal: AbortSignal): Promise<void>;
 }
 
-/** What every watch holds, for tests and operators. */
+/** What the watches hold, summed (read by tests through the test-support handle, adminWatches). */
 export class WatchCounters {
   open = 0;
   /** Events read or received for watchers and not yet sent (see EventSink.write). */
