@@ -199,6 +199,9 @@ describe('pixelfleet admin backup', () => {
     await whenFolder(backups, () => !existsSync(copy));
     client.close();
     expect(readdirSync(backups)).toEqual([]);
+    // The operator's log says who went away.
+    const abandoned = t.logs.lines.map((l) => JSON.parse(l) as { level: number; msg: string; peer?: string }).filter((l) => l.msg.startsWith('database backup abandoned'));
+    expect(abandoned).toEqual([{ level: 40, time: expect.any(String) as string, component: 'admin-service', peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) as string, msg: 'database backup abandoned: the client cancelled or went away; the copy is removed' }]);
 
     const out = join(dir, 'after-cancel.sqlite');
     const r = await admin(t.started.grpcAddress, ['backup', '--out', out, '--json']);

@@ -162,6 +162,8 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
    * would never come); a failed read ends the call with INTERNAL.
    */
   async function sendBackup(call: ServerWritableStream<adminV1.BackupRequest, adminV1.BackupResponse>): Promise<void> {
+    // Read now: once the client has gone grpc-js answers "unknown".
+    const peer = call.getPeer();
     const gone = new AbortController();
     const abort = () => gone.abort();
     call.once('cancelled', abort);
@@ -171,7 +173,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       file = await deps.backups.take();
       if (call.cancelled) gone.abort();
       gone.signal.throwIfAborted();
-      log.info({ bytes: file.bytes, peer: call.getPeer() }, 'database backup taken; sending it');
+      log.info({ bytes: file.bytes, peer }, 'database backup taken; sending it');
       const hash = createHash('sha256');
       let total = 0;
       await pipeline(
@@ -188,9 +190,9 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       );
       call.write({ chunk: Buffer.alloc(0), totalBytes: total, sha256: hash.digest('hex') });
       call.end();
-      log.info({ bytes: total, peer: call.getPeer() }, 'database backup sent');
+      log.info({ bytes: total, peer }, 'database backup sent');
     } catch (err) {
-      if (gone.signal.aborted) log.warn({ peer: call.getPeer() }, 'database backup abandoned: the client cancelled or went away; the copy is removed');
+      if (gone.signal.aborted) log.warn({ peer }, 'database backup abandoned: the client cancelled or went away; the copy is removed');
       else endCallWithError(call, toGrpcError(err, log, 'Backup'));
     } finally {
       call.off('cancelled', abort);
