@@ -30,6 +30,7 @@ import { registerLocalBuild } from './builds/local-build';
 import { LogUploads } from './sessions/log-uploads';
 import { createAgentService } from './grpc/agent-service';
 import { createAdminService } from './grpc/admin-service';
+import type { WatchCounters } from './events/event-watch';
 import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
 import { loadServerTls } from './grpc/server-tls';
 import type { Server as TlsServer } from 'node:tls';
@@ -128,11 +129,13 @@ export interface ControlPlaneWithDb extends ControlPlane {
   /** The blob store (tests seed archives) and the archive link issuer (tests issue agents' links). */
   readonly blobs: BlobStore;
   readonly archiveLinks: ArchiveLinks;
+  /** What the admin WatchEvents streams hold (events read and not yet sent), now and at peak. */
+  readonly adminWatches: WatchCounters;
 }
 
 export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlane {
   // The raw handle stays out of production's reach, at run time too, not only in the type.
-  const { db: _db, blobs: _blobs, archiveLinks: _archiveLinks, ...app } = buildControlPlaneWithDb(config, deps);
+  const { db: _db, blobs: _blobs, archiveLinks: _archiveLinks, adminWatches: _adminWatches, ...app } = buildControlPlaneWithDb(config, deps);
   return app;
 }
 
@@ -341,6 +344,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     db,
     blobs,
     archiveLinks,
+    adminWatches: admin.watchCounters,
     accounts,
     registry,
     sessions,

@@ -2,6 +2,7 @@
 // and child processes driven by request/reply over IPC (a relay, an app or viewers in a process of
 // their own, so each one's CPU is its own and no packet waits for another's event loop).
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export const waitMs = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -25,6 +26,13 @@ export async function until<T>(read: () => T | undefined | Promise<T | undefined
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await waitMs(everyMs);
   }
+}
+
+/** A process's resident memory now (VmRSS) and at its peak (VmHWM), in MiB, from /proc (Linux). */
+export function memoryMb(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
 }
 
 /** The value after `name` on the command line, or `fallback`. */

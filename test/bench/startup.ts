@@ -7,11 +7,12 @@
 // control plane), and the process's resident memory at that moment (VmRSS) and its peak (VmHWM),
 // from /proc. Prints median, min and max. Linux only. Not a test.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AGENT_BIN, cleanEnv, PIXELFLEET_BIN, REPO_ROOT } from '../support/cli-process';
+import { memoryMb } from './bench-support';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(name);
@@ -38,12 +39,6 @@ function nodeArgs(binary: Binary, way: Way): string[] {
   // The launchers as they were: tsx's ESM loader registered, then the TypeScript entry point.
   const launcher = `import { register } from 'tsx/esm/api'; register(); const m = await import(${JSON.stringify(main)}); process.exitCode = await m.${fn}(process.argv.slice(1));`;
   return ['--conditions=source', '--input-type=module', '-e', launcher];
-}
-
-function memoryMb(pid: number): { rssMb: number; peakMb: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
 }
 
 /** Starts the binary, waits for its ready line, samples it, stops it (SIGTERM) and waits for its exit. */

@@ -10,7 +10,11 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { cleanEnv, PIXELFLEET_BIN, AGENT_BIN, startCli } from '../support/cli-process';
+<<<<<<< HEAD
 import { killAll, PROCESS_ADMIN_TOKEN, startAgentProcess, startServe, type ServeProcess } from '../support/fleet-processes';
+=======
+import { killAll, PROCESS_ADMIN_TOKEN, spawnServe, startAgentProcess, startServe } from '../support/fleet-processes';
+>>>>>>> admin-streams
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 
 let pki: TestPki;
@@ -105,6 +109,7 @@ describe('pixelfleet serve with grpc.tls', () => {
     expect(agent.child.exitCode).toBeNull();
   });
 
+<<<<<<< HEAD
   it('with http.tls: serves HTTPS itself and reloads its certificate on SIGHUP for new connections, keeping open ones', async () => {
     const dir = tempDir();
     const live = liveCertificate(dir, 'http');
@@ -127,6 +132,27 @@ describe('pixelfleet serve with grpc.tls', () => {
     await cp.output(/TLS reload failed; still serving the previous certificates/);
     expect(await servedSerial(port, 'http/1.1')).toBe(serialOf(pki.renewed.certFile));
     expect(cp.child.exitCode).toBeNull();
+=======
+  it('a SIGHUP during start-up (a certificate renewal racing a restart) neither stops nor stalls it', async () => {
+    const dir = tempDir();
+    const live = { certFile: join(dir, 'grpc.pem'), keyFile: join(dir, 'grpc.key') };
+    copyFileSync(pki.server.certFile, live.certFile);
+    copyFileSync(pki.server.keyFile, live.keyFile);
+    const cp = spawnServe({ dataDir: join(dir, 'data'), configDir: dir, config: { grpc: { host: '127.0.0.1', port: 0, tls: live } } });
+    // Its first line of output comes while it is still starting: no listener is open yet.
+    await cp.output(/\n/);
+    expect(cp.text()).not.toMatch(/listening|gRPC +127/);
+    cp.child.kill('SIGHUP');
+    const started = await Promise.race([cp.output(/gRPC +(127\.0\.0\.1:\d+)/).then((m) => m[1]!), cp.exited.then((end) => ({ end }))]);
+    expect(started, 'ended by the SIGHUP instead of starting').toBeTypeOf('string');
+    const grpcAddress = started as string;
+    // Up and serving (over TLS, with the certificate it read at start), not ended by the signal.
+    const workers = await adminWorkers(grpcAddress);
+    expect(workers).toMatchObject({ code: 0 });
+    expect(cp.child.exitCode).toBeNull();
+    cp.child.kill('SIGTERM');
+    expect(await cp.exited).toBe(0);
+>>>>>>> admin-streams
   });
 
   it('pixelfleet-agent refuses to start on a tls.caFile it cannot read, naming the key', async () => {

@@ -16,12 +16,25 @@ export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789abcdef';
 /** Collects pino lines written by the app under test. */
 export class LogCapture {
   readonly lines: string[] = [];
+  private readonly taps = new Set<(line: string) => void>();
   readonly stream = new Writable({
     write: (chunk: Buffer, _enc, done) => {
-      this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        this.lines.push(line);
+        for (const tap of this.taps) tap(line);
+      }
       done();
     },
   });
+
+  /**
+   * Calls `listener` with each line from now on, as it is written: inside the logging call, so a
+   * test can act before the code that logged goes on. Returns the unsubscribe.
+   */
+  tap(listener: (line: string) => void): () => void {
+    this.taps.add(listener);
+    return () => void this.taps.delete(listener);
+  }
 
   text(): string {
     return this.lines.join('\n');

@@ -101,6 +101,14 @@ export interface ServeOptions {
 
 /** `pixelfleet serve --config <file>`; resolves once it printed its addresses. */
 export async function startServe(o: ServeOptions): Promise<ServeProcess> {
+  const p = spawnServe(o);
+  const [, httpOrigin] = (await p.output(/HTTP +(https?:\/\/127\.0\.0\.1:\d+)/)) as [string, string];
+  const [, grpcAddress] = (await p.output(/gRPC +(127\.0\.0\.1:\d+)/)) as [string, string];
+  return { ...p, httpOrigin, grpcAddress };
+}
+
+/** `pixelfleet serve --config <file>`, returned at once (a test that acts during start-up). */
+export function spawnServe(o: ServeOptions): FleetProcess {
   const config = {
     http: { host: '127.0.0.1', port: 0 },
     grpc: { host: '127.0.0.1', port: o.grpcPort ?? 0 },
@@ -113,10 +121,7 @@ export async function startServe(o: ServeOptions): Promise<ServeProcess> {
   };
   const file = join(o.configDir, 'control-plane.json');
   writeFileSync(file, JSON.stringify(config));
-  const p = startProcess(PIXELFLEET, ['serve', '--config', file], { ...(o.env ? { env: o.env } : {}), ...(o.wrapper ? { wrapper: o.wrapper } : {}) });
-  const [, httpOrigin] = (await p.output(/HTTP +(https?:\/\/127\.0\.0\.1:\d+)/)) as [string, string];
-  const [, grpcAddress] = (await p.output(/gRPC +(127\.0\.0\.1:\d+)/)) as [string, string];
-  return { ...p, httpOrigin, grpcAddress };
+  return startProcess(PIXELFLEET, ['serve', '--config', file], { ...(o.env ? { env: o.env } : {}), ...(o.wrapper ? { wrapper: o.wrapper } : {}) });
 }
 
 /**

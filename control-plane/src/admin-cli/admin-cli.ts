@@ -337,7 +337,17 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         return await followEvents(client, v['from-start'] ? 'first' : parseAfter(v.after), v.json, io);
       case 'backup': {
         const out = need('out');
-        const r = await writeBackup(client, out);
+        let r;
+        try {
+          r = await withInterruption(io, (interrupted) => writeBackup(client, out, interrupted));
+        } catch (err) {
+          io.stderr(`error: ${describeGrpcError(err, client.channel)}; no backup was written to ${out}\n`);
+          return 1;
+        }
+        if (r === 'interrupted') {
+          io.stderr(`error: interrupted; no backup was written to ${out}\n`);
+          return INTERRUPTED_EXIT_CODE;
+        }
         print({ out, bytes: r.bytes, sha256: r.sha256 }, `Backup written to ${out} (${r.bytes} bytes, sha256 ${r.sha256}).\nRestore: stop the control plane, copy it to <dataDir>/pixelfleet.sqlite, remove any pixelfleet.sqlite-wal and -shm beside it, start.\n`);
         break;
       }
@@ -357,12 +367,34 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
   }
 }
 
+/** Exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it). */
+const INTERRUPTED_EXIT_CODE = 130;
+
+/**
+ * Runs `work` with a signal that aborts when the user interrupts (io.interrupted, else SIGINT,
+ * listened for only while it runs); 'interrupted' if that is how it ended.
+ */
+async function withInterruption<T>(io: CliIo, work: (interrupted: AbortSignal) => Promise<T>): Promise<T | 'interrupted'> {
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  if (io.interrupted) void io.interrupted.then(interrupt);
+  else process.once('SIGINT', interrupt);
+  try {
+    return await work(controller.signal);
+  } catch (err) {
+    if (controller.signal.aborted) return 'interrupted';
+    throw err;
+  } finally {
+    process.off('SIGINT', interrupt);
+  }
+}
+
 /**
  * Receives the database copy into `<out>.part` (mode 0600: it holds every secret's digest), checks
  * its size and SHA-256 against the server's, syncs it to disk and renames it to `out`; on any
  * failure the part file is removed and `out` is left as it was.
  */
-async function writeBackup(client: AdminClient, out: string): Promise<{ bytes: number; sha256: string }> {
+async function writeBackup(client: AdminClient, out: string, interrupted: AbortSignal): Promise<{ bytes: number; sha256: string }> {
   const part = `${out}.part`;
   // A fresh file, never one that was there ('wx' after removing it): a planted link or a
   // world-readable file named like the part would otherwise receive every secret's digest.
@@ -373,7 +405,12 @@ async function writeBackup(client: AdminClient, out: string): Promise<{ bytes: n
     const hash = createHash('sha256');
     let bytes = 0;
     let trailer: adminV1.BackupResponse | undefined;
-    for await (const r of client.backup() as AsyncIterable<adminV1.BackupResponse>) {
+    const stream = client.backup();
+    // Ctrl-C: the call is cancelled (the server removes its copy) and the part file goes below.
+    const cancel = () => stream.cancel();
+    interrupted.addEventListener('abort', cancel, { once: true });
+    if (interrupted.aborted) cancel();
+    for await (const r of stream as AsyncIterable<adminV1.BackupResponse>) {
       if (r.chunk.length > 0) {
         hash.update(r.chunk);
         bytes += r.chunk.length;
@@ -382,8 +419,8 @@ async function writeBackup(client: AdminClient, out: string): Promise<{ bytes: n
       if (r.sha256 !== '') trailer = r;
     }
     const sha256 = hash.digest('hex');
-    if (trailer === undefined) throw new Error('the backup stream ended before its last message; nothing was written');
-    if (trailer.totalBytes !== bytes || trailer.sha256 !== sha256) throw new Error(`the backup arrived damaged (${bytes} bytes, sha256 ${sha256}; the server sent ${trailer.totalBytes} bytes, sha256 ${trailer.sha256}); nothing was written`);
+    if (trailer === undefined) throw new Error('the backup stream ended before its last message');
+    if (trailer.totalBytes !== bytes || trailer.sha256 !== sha256) throw new Error(`the backup arrived damaged (${bytes} bytes, sha256 ${sha256}; the server sent ${trailer.totalBytes} bytes, sha256 ${trailer.sha256})`);
     await file.sync();
     await file.close();
     closed = true;

@@ -31,10 +31,21 @@ export class EventLog {
     return event;
   }
 
+  /** Stored events with an id above afterId, oldest first, at most limit (a watch's page). */
+  after(afterId: number, limit: number): FleetEvent[] {
+    return this.repo.listAfter(afterId, limit);
+  }
+
+  /** The newest event's id (0 when none was ever recorded). */
+  lastId(): number {
+    return this.repo.lastId();
+  }
+
   /**
    * Replays events after afterId (0: none, only new ones; 'first': all), then delivers new events; returns
    * the unsubscribe function. record() and follow() run synchronously on one thread, so no
-   * event can fall between the replay and the subscription.
+   * event can fall between the replay and the subscription. The replay is synchronous: for
+   * listeners in this process; a stream to a client uses EventWatch (paced by the client).
    */
   follow(afterId: number | 'first', listener: EventListener): () => void {
     // 'first': every stored event, from the oldest retention kept.

@@ -10,10 +10,13 @@ import type { SessionService } from '../sessions/session-service';
 import type { BuildsRepository } from '../repositories/builds';
 import type { BuildProgress } from '../builds/build-pipeline';
 import type { EventLog } from '../events/event-log';
-import type { OnlineBackups } from '../db/online-backup';
+import type { FleetEvent } from '../repositories/events';
+import type { BackupFile } from '../db/online-backup';
+import { EventWatch, WatchCounters } from '../events/event-watch';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
+import { pipeline } from 'node:stream/promises';
 import { invalid } from '../errors';
 import { accessFromProto, buildToProto, eventToProto, sessionToProto, workerToProto } from './admin-mapping';
 import { bearerToken, endCallWithError, grpcError, toGrpcError } from './status';
@@ -27,8 +30,8 @@ export interface AdminServiceDeps {
   /** The pipeline's progress of a build it is working on. */
   buildProgress: (uploadId: string) => BuildProgress | undefined;
   events: EventLog;
-  /** Consistent copies of the database for Backup. */
-  backups: OnlineBackups;
+  /** Consistent copies of the database for Backup (OnlineBackups). */
+  backups: { take(): Promise<BackupFile> };
   log: Logger;
 }
 
@@ -41,11 +44,19 @@ export interface AdminServiceHandle {
   implementation: adminV1.AdminServiceServer;
   /** Ends every open WatchEvents stream (at shutdown, so the gRPC server can drain). */
   endWatches(): void;
+  /** What the open WatchEvents streams hold (events read and not yet sent), now and at peak. */
+  readonly watchCounters: WatchCounters;
 }
+
+/** The database copy is sent in pieces of this many bytes. */
+const BACKUP_CHUNK_BYTES = 1024 * 1024;
+
+type WatchCall = ServerWritableStream<adminV1.WatchEventsRequest, adminV1.WatchEventsResponse>;
 
 export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
   const { log } = deps;
-  const watches = new Set<ServerWritableStream<adminV1.WatchEventsRequest, adminV1.WatchEventsResponse>>();
+  const watches = new Map<WatchCall, EventWatch>();
+  const watchCounters = new WatchCounters();
 
   const authorized = (metadata: Metadata, peer: string, method: string): boolean => {
     const token = bearerToken(metadata);
@@ -109,17 +120,25 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       return { builds: deps.builds.listByProject(r.projectId).map((b) => buildToProto(b, deps.buildProgress(b.uploadId))) };
     }),
 
-    watchEvents(call: ServerWritableStream<adminV1.WatchEventsRequest, adminV1.WatchEventsResponse>) {
+    watchEvents(call: WatchCall) {
       if (!authorized(call.metadata, call.getPeer(), 'WatchEvents')) {
         endCallWithError(call, grpcError(status.UNAUTHENTICATED, 'invalid admin token'));
         return;
       }
-      const stop = deps.events.follow(call.request.fromStart ? 'first' : call.request.afterEventId, (event) => {
-        call.write({ event: eventToProto(event) });
+      const { fromStart, afterEventId } = call.request;
+      const after = fromStart ? 0 : afterEventId > 0 ? afterEventId : deps.events.lastId();
+      const sink = {
+        write: (event: FleetEvent, sent: () => void) => call.write({ event: eventToProto(event) }, sent),
+        drained: (signal: AbortSignal) => once(call, 'drain', { signal }).then(() => undefined),
+      };
+      const watch = new EventWatch(deps.events, sink, after, watchCounters, (err) => {
+        watches.delete(call);
+        endCallWithError(call, toGrpcError(err, log, 'WatchEvents'));
       });
-      watches.add(call);
+      watches.set(call, watch);
+      watch.start();
       const done = () => {
-        stop();
+        watch.stop();
         watches.delete(call);
       };
       call.on('cancelled', done);
@@ -136,27 +155,48 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
     },
   };
 
-  /** Takes a copy, streams it in 1 MiB pieces (waiting for the client to keep up), then its size and SHA-256. */
+  /**
+   * Takes a copy and streams it in 1 MiB pieces, waiting for the client to keep up, then its size
+   * and SHA-256. The copy is removed however the call ends. A client that cancels or goes away
+   * aborts every wait at once (grpc-js never completes writes on a cancelled call, so a 'drain'
+   * would never come); a failed read ends the call with INTERNAL.
+   */
   async function sendBackup(call: ServerWritableStream<adminV1.BackupRequest, adminV1.BackupResponse>): Promise<void> {
-    let file;
+    // Read now: once the client has gone grpc-js answers "unknown".
+    const peer = call.getPeer();
+    const gone = new AbortController();
+    const abort = () => gone.abort();
+    call.once('cancelled', abort);
+    call.once('close', abort);
+    let file: BackupFile | undefined;
     try {
       file = await deps.backups.take();
-      log.info({ bytes: file.bytes, peer: call.getPeer() }, 'database backup taken; sending it');
+      if (call.cancelled) gone.abort();
+      gone.signal.throwIfAborted();
+      log.info({ bytes: file.bytes, peer }, 'database backup taken; sending it');
       const hash = createHash('sha256');
       let total = 0;
-      const cancelled = once(call, 'cancelled');
-      for await (const chunk of createReadStream(file.path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
-        if (call.cancelled) return;
-        hash.update(chunk);
-        total += chunk.length;
-        if (!call.write({ chunk, totalBytes: 0, sha256: '' })) await Promise.race([once(call, 'drain'), cancelled]);
-      }
-      if (call.cancelled) return;
+      await pipeline(
+        createReadStream(file.path, { highWaterMark: BACKUP_CHUNK_BYTES }),
+        // pipeline's own signal: aborted when the client goes or the read fails.
+        async (source: AsyncIterable<Buffer>, options?: { signal?: AbortSignal }) => {
+          for await (const chunk of source) {
+            hash.update(chunk);
+            total += chunk.length;
+            if (!call.write({ chunk, totalBytes: 0, sha256: '' })) await once(call, 'drain', { signal: options?.signal ?? gone.signal });
+          }
+        },
+        { signal: gone.signal },
+      );
       call.write({ chunk: Buffer.alloc(0), totalBytes: total, sha256: hash.digest('hex') });
       call.end();
+      log.info({ bytes: total, peer }, 'database backup sent');
     } catch (err) {
-      endCallWithError(call, toGrpcError(err, log, 'Backup'));
+      if (gone.signal.aborted) log.warn({ peer }, 'database backup abandoned: the client cancelled or went away; the copy is removed');
+      else endCallWithError(call, toGrpcError(err, log, 'Backup'));
     } finally {
+      call.off('cancelled', abort);
+      call.off('close', abort);
       file?.remove();
     }
   }
@@ -164,8 +204,12 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
   return {
     implementation,
     endWatches() {
-      for (const call of watches) call.end();
+      for (const [call, watch] of watches) {
+        watch.stop();
+        call.end();
+      }
       watches.clear();
     },
+    watchCounters,
   };
 }

@@ -1,0 +1,178 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '@pixelfleet/signaling';
+import { openDatabase, type Db } from '../db/database';
+import { SqliteEventsRepository, type FleetEvent } from '../repositories/events';
+import { EventLog } from './event-log';
+import { EventWatch, WATCH_PAGE_SIZE, WatchCounters, type EventSink } from './event-watch';
+
+let dir: string;
+let db: Db;
+let log: EventLog;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pf-event-watch-'));
+  db = openDatabase(join(dir, 'cp.sqlite'));
+  log = new EventLog(new SqliteEventsRepository(db), new ManualClock(1_000), pino({ level: 'silent' }));
+});
+
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const recordMany = (n: number, prefix = 'e'): FleetEvent[] => db.transaction(() => Array.from({ length: n }, (_, i) => log.record(`${prefix}${i}`, {})))();
+
+/**
+ * A consumer with room for `room` unsent events, like a Writable's high-water mark: write() answers
+ * false once it holds that many; the test sends them (takes()) when it chooses, which drains it.
+ */
+class SlowConsumer implements EventSink {
+  readonly received: FleetEvent[] = [];
+  private unsent: (() => void)[] = [];
+  private waiting: (() => void) | undefined;
+  /** Resolves the next time the watch waits for room. */
+  private onWait: (() => void) | undefined;
+
+  constructor(private readonly room: number) {}
+
+  write(event: FleetEvent, sent: () => void): boolean {
+    this.received.push(event);
+    this.unsent.push(sent);
+    return this.unsent.length < this.room;
+  }
+
+  drained(signal: AbortSignal): Promise<void> {
+    this.onWait?.();
+    return new Promise((resolve, reject) => {
+      const aborted = () => reject(signal.reason as Error);
+      signal.addEventListener('abort', aborted, { once: true });
+      this.waiting = () => {
+        signal.removeEventListener('abort', aborted);
+        resolve();
+      };
+    });
+  }
+
+  /** Resolves when the watch is waiting for room. */
+  waitedOn(): Promise<void> {
+    return this.waiting !== undefined ? Promise.resolve() : new Promise((r) => (this.onWait = r));
+  }
+
+  /** Sends everything held, then lets a waiting watch go on; resolves after its next turn. */
+  async send(): Promise<void> {
+    for (const sent of this.unsent.splice(0)) sent();
+    const resume = this.waiting;
+    this.waiting = undefined;
+    this.onWait = undefined;
+    resume?.();
+    await new Promise((r) => setImmediate(r));
+  }
+
+  ids(): number[] {
+    return this.received.map((e) => e.eventId);
+  }
+}
+
+function watch(consumer: EventSink, after: number, counters = new WatchCounters()) {
+  const errors: unknown[] = [];
+  const w = new EventWatch(log, consumer, after, counters, (err) => errors.push(err));
+  w.start();
+  return { w, counters, errors };
+}
+
+describe('EventWatch', () => {
+  it('replays a long history while holding at most a page beyond what the consumer buffers', async () => {
+    const old = recordMany(5 * WATCH_PAGE_SIZE + 7);
+    const consumer = new SlowConsumer(16);
+    const { w, counters } = watch(consumer, 0);
+    while (consumer.received.length < old.length) {
+      await consumer.waitedOn();
+      // Stalled: it read no further than the page it is writing (plus what the consumer buffers).
+      expect(counters.held).toBeLessThanOrEqual(WATCH_PAGE_SIZE + 16);
+      await consumer.send();
+    }
+    expect(consumer.ids()).toEqual(old.map((e) => e.eventId));
+    expect(counters.peakHeld).toBeLessThanOrEqual(WATCH_PAGE_SIZE + 16);
+    expect(counters.waits).toBeGreaterThanOrEqual(old.length / 16 - 1);
+    w.stop();
+    expect(counters).toMatchObject({ open: 0, held: 0 });
+  });
+
+  it('an event recorded while the watch waits on its last page arrives once, after the page (from the log, not the listener)', async () => {
+    const old = recordMany(20);
+    const consumer = new SlowConsumer(16);
+    const { w } = watch(consumer, 0);
+    await consumer.waitedOn();
+    expect(consumer.received).toHaveLength(16);
+    const during = log.record('during', {});
+    await consumer.send();
+    expect(consumer.ids()).toEqual([...old, during].map((e) => e.eventId));
+    await consumer.send();
+    const after = log.record('after', {});
+    expect(consumer.ids()).toEqual([...old, during, after].map((e) => e.eventId));
+    w.stop();
+  });
+
+  it('live, a consumer that fills up sends it back to the log: nothing lost, nothing twice, in order', async () => {
+    const consumer = new SlowConsumer(3);
+    const { w, counters } = watch(consumer, log.lastId());
+    await consumer.send(); // caught up at once: live
+    const first = log.record('a', {});
+    const second = log.record('b', {});
+    expect(consumer.ids()).toEqual([first.eventId, second.eventId]);
+    const third = log.record('c', {}); // fills it: the watch goes back to reading the log
+    await consumer.waitedOn();
+    const missed = [log.record('d', {}), log.record('e', {})]; // recorded while it waits: not written now
+    expect(consumer.received).toHaveLength(3);
+    expect(counters.held).toBe(3);
+    await consumer.send();
+    await consumer.send();
+    const live = log.record('f', {});
+    expect(consumer.ids()).toEqual([first, second, third, ...missed, live].map((e) => e.eventId));
+    w.stop();
+  });
+
+  it('after n delivers only the events above n; after the last id only new ones', async () => {
+    const old = recordMany(10);
+    const consumer = new SlowConsumer(1_000);
+    const { w } = watch(consumer, old[6]!.eventId);
+    await consumer.send();
+    expect(consumer.ids()).toEqual(old.slice(7).map((e) => e.eventId));
+    w.stop();
+    const fresh = new SlowConsumer(1_000);
+    const second = watch(fresh, log.lastId());
+    await fresh.send();
+    const e = log.record('new', {});
+    expect(fresh.ids()).toEqual([e.eventId]);
+    second.w.stop();
+  });
+
+  it('stopped while waiting: no more reads or writes, nothing held, the listener gone', async () => {
+    recordMany(40);
+    const consumer = new SlowConsumer(16);
+    const { w, counters, errors } = watch(consumer, 0);
+    await consumer.waitedOn();
+    w.stop();
+    w.stop();
+    await consumer.send();
+    log.record('later', {});
+    expect(consumer.received).toHaveLength(16);
+    expect(counters).toMatchObject({ open: 0, held: 0 });
+    expect(errors).toEqual([]);
+  });
+
+  it('a failing read stops the watch and is reported once', async () => {
+    recordMany(3);
+    db.close();
+    const consumer = new SlowConsumer(16);
+    const { counters, errors } = watch(consumer, 0);
+    await new Promise((r) => setImmediate(r));
+    expect(errors).toHaveLength(1);
+    expect(counters).toMatchObject({ open: 0, held: 0 });
+    db = openDatabase(join(dir, 'cp.sqlite'));
+  });
+});
