@@ -10,11 +10,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { cleanEnv, PIXELFLEET_BIN, AGENT_BIN, startCli } from '../support/cli-process';
-<<<<<<< HEAD
-import { killAll, PROCESS_ADMIN_TOKEN, startAgentProcess, startServe, type ServeProcess } from '../support/fleet-processes';
-=======
-import { killAll, PROCESS_ADMIN_TOKEN, spawnServe, startAgentProcess, startServe } from '../support/fleet-processes';
->>>>>>> admin-streams
+import { killAll, PROCESS_ADMIN_TOKEN, spawnServe, startAgentProcess, startServe, type ServeProcess } from '../support/fleet-processes';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 
 let pki: TestPki;
@@ -109,7 +105,6 @@ describe('pixelfleet serve with grpc.tls', () => {
     expect(agent.child.exitCode).toBeNull();
   });
 
-<<<<<<< HEAD
   it('with http.tls: serves HTTPS itself and reloads its certificate on SIGHUP for new connections, keeping open ones', async () => {
     const dir = tempDir();
     const live = liveCertificate(dir, 'http');
@@ -132,7 +127,8 @@ describe('pixelfleet serve with grpc.tls', () => {
     await cp.output(/TLS reload failed; still serving the previous certificates/);
     expect(await servedSerial(port, 'http/1.1')).toBe(serialOf(pki.renewed.certFile));
     expect(cp.child.exitCode).toBeNull();
-=======
+  });
+
   it('a SIGHUP during start-up (a certificate renewal racing a restart) neither stops nor stalls it', async () => {
     const dir = tempDir();
     const live = { certFile: join(dir, 'grpc.pem'), keyFile: join(dir, 'grpc.key') };
@@ -152,7 +148,6 @@ describe('pixelfleet serve with grpc.tls', () => {
     expect(cp.child.exitCode).toBeNull();
     cp.child.kill('SIGTERM');
     expect(await cp.exited).toBe(0);
->>>>>>> admin-streams
   });
 
   it('pixelfleet-agent refuses to start on a tls.caFile it cannot read, naming the key', async () => {
