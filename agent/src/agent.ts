@@ -15,7 +15,7 @@ import { SessionManager } from './sessions/session-manager';
 import { BuildCache } from './build-cache/build-cache';
 import { appEnvironment } from './launcher/launcher';
 import { AppRecordStore } from './launcher/app-records';
-import { runWithExeca } from './launcher/app-process';
+import { processControlFor } from './launcher/process-control';
 import { stopSurvivors, type SurvivorOutcome } from './launcher/survivor-sweep';
 import { uploadSessionLog } from './link/log-upload';
 import { collectSessionLogs, MAX_SESSION_LOG_FILES } from './logs/collect-logs';
@@ -109,6 +109,8 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     backoff,
     log: log.child({ component: 'log-spool' }),
   });
+  // Windows rules on Windows (taskkill, the build folder's sweep in PowerShell), POSIX elsewhere.
+  const processControl = processControlFor(process.platform);
   const sessions = new SessionManager({
     slots: config.slots,
     dataDir: config.dataDir,
@@ -133,6 +135,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     clock,
     builds,
     appRecords,
+    processControl,
   });
   const inventory: AgentInventory = deps.inventory ?? sessions;
   const handlers = deps.handlers ?? sessions.handlers;
@@ -195,7 +198,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         log: log.child({ component: 'survivors' }),
         clock,
         ...(deps.survivorGraceMs === undefined ? {} : { graceMs: deps.survivorGraceMs }),
-        runKillCommand: runWithExeca,
+        control: processControl,
       });
       credentials = await obtainCredentials();
       const creds = credentials;

@@ -19,6 +19,7 @@ import {
 import { ManualClock } from '@pixelfleet/signaling';
 import { APP_RECORD_ENV, AppRecordStore } from './app-records';
 import { readProcessStat } from './process-identity';
+import { windowsProcessControl } from './process-control';
 
 const NODE = process.execPath;
 const silent = pino({ level: 'silent' });
@@ -283,13 +284,12 @@ describe('AppProcess', { timeout: 10_000 }, () => {
   it('follows the Windows rules when told the platform is win32: taskkill /T, then /T /F after graceMs', async () => {
     const ran: string[][] = [];
     const app = start(nodeScript(`console.log('ready'); ${LOOP}`), {
-      platform: 'win32',
-      runKillCommand: (argv) => {
+      control: windowsProcessControl((argv) => {
         ran.push([...argv]);
         // A windowless app ignores WM_CLOSE; only /F ends it.
         if (argv.includes('/F')) process.kill(Number(argv[2]), 'SIGKILL');
-        return Promise.resolve();
-      },
+        return Promise.resolve('');
+      }),
     });
     await lineFrom(app, 'ready');
     const pid = String(app.pid);
@@ -373,11 +373,10 @@ child.on('exit', (code) => process.exit(code ?? 1));
       const ran: string[][] = [];
       const app = start(nodeScript(`process.on('SIGTERM', () => process.exit(5)); console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, args: process.argv.slice(1) })); ${LOOP}`, 'a b', '-X="c d"'), {
         jobLauncher: standInLauncher(),
-        platform: 'win32',
-        runKillCommand: (argv) => {
+        control: windowsProcessControl((argv) => {
           ran.push([...argv]);
-          return Promise.resolve();
-        },
+          return Promise.resolve('');
+        }),
         record: { store, sessionId: 'ses_1', uploadId: 'upl_1', buildDir: '/data/builds/upl_1' },
       });
       const printed = await new Promise<{ pid: number; ppid: number; args: string[] }>((resolve) => app.once('output', (l) => resolve(JSON.parse(l.text) as never)));

@@ -2,7 +2,6 @@
 // its last output lines, tells an exit we asked for (a close) from one we did not (a death),
 // and on stop ends its whole process tree, gracefully first and by force after a grace period.
 // Startup timeouts belong to the session manager, not here.
-import { spawnSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -10,7 +9,7 @@ import { finished } from 'node:stream/promises';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
-import { windowsKillPlan } from './windows-kill-plan';
+import { processControlFor, type ProcessControl, type TreeEnding } from './process-control';
 import { APP_RECORD_ENV, identifyProcess, type AppRecord, type AppRecordStore } from './app-records';
 import { appJobFailure, appJobSpawn } from './app-job';
 import { LaunchError } from './launch-error';
@@ -87,10 +86,8 @@ export interface AppProcessOptions {
   log: Logger;
   /** Default: the system clock. */
   clock?: Clock;
-  /** Whose kill rules apply; default process.platform (tests run the Windows rules on Linux). */
-  platform?: NodeJS.Platform;
-  /** Runs a Windows kill command (taskkill); default runs it with execa. */
-  runKillCommand?: (argv: readonly string[]) => Promise<void>;
+  /** How the app's tree is spawned and ended; default processControlFor(process.platform) (tests run the Windows rules on Linux with an injected executor). */
+  control?: ProcessControl;
   /** Windows: argv[0] as written on the command line (with windowsVerbatimArguments, the quoted program path). */
   argv0?: string;
   /** Windows: pass args to the command line as written (they are already quoted, see toWindowsUnrealArgs). */
@@ -148,36 +145,8 @@ class LineSplitter {
 }
 
 /** Processes still running, ended by force if the agent itself exits (execa's cleanup is off for detached children). */
-const live = new Map<AppProcess, { pid: number; platform: NodeJS.Platform }>();
+const live = new Map<AppProcess, { pid: number; control: ProcessControl }>();
 let exitHookInstalled = false;
-
-function killTreeNow(pid: number, platform: NodeJS.Platform): void {
-  if (platform === 'win32') {
-    const [file, ...args] = windowsKillPlan(pid).forced;
-    spawnSync(file!, args, { windowsHide: true, timeout: 5_000, stdio: 'ignore' });
-  } else {
-    signalGroup(pid, 'SIGKILL');
-  }
-}
-
-/** Signals a POSIX process group; a group that is already gone is not an error. */
-function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw err;
-  }
-}
-
-/** Runs a kill or sweep command (taskkill, PowerShell) with execa; a failure is thrown. */
-export async function runWithExeca(argv: readonly string[]): Promise<void> {
-  const [file, ...args] = argv;
-  if (file === undefined) return;
-  const result = await execa(file, args, { reject: false, windowsHide: true, timeout: 15_000, stdin: 'ignore' });
-  if (result.failed) throw new Error(`${argv.join(' ')} failed: ${result.shortMessage}`);
-}
 
 export class AppProcess extends EventEmitter<AppProcessEvents> {
   /** The root process id; undefined when the process could not be spawned. */
@@ -196,8 +165,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
   private current: AppProcessState = 'starting';
   private readonly log: Logger;
   private readonly clock: Clock;
-  private readonly platform: NodeJS.Platform;
-  private readonly runKillCommand: (argv: readonly string[]) => Promise<void>;
+  private readonly control: ProcessControl;
   private readonly ring: OutputLine[] = [];
   private readonly streams: Readable[] = [];
   private readonly splitters: LineSplitter[] = [];
@@ -232,8 +200,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     if (file === undefined) throw new RangeError('command must name a program');
     this.log = options.log;
     this.clock = options.clock ?? systemClock;
-    this.platform = options.platform ?? process.platform;
-    this.runKillCommand = options.runKillCommand ?? runWithExeca;
+    this.control = options.control ?? processControlFor(process.platform);
     this.startedAt = this.clock.now();
     const args = [...fixedArgs, ...options.args];
     const direct = { file, args, argv0: options.argv0, windowsVerbatimArguments: options.windowsVerbatimArguments ?? false };
@@ -246,7 +213,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     let pending: AppRecord | undefined;
     if (options.record) {
       const { store, sessionId, uploadId, buildDir } = options.record;
-      pending = { id: store.newId(), sessionId, uploadId, executable: file, buildDir, platform: this.platform, recordedAtMs: this.startedAt, process: undefined, windowsPid: undefined };
+      pending = { id: store.newId(), sessionId, uploadId, executable: file, buildDir, platform: this.control.platform, recordedAtMs: this.startedAt, process: undefined, windowsPid: undefined };
       try {
         store.save(pending);
       } catch (err) {
@@ -266,7 +233,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       // with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: the OS ends it when the agent dies, however it
       // dies. That job lets the children of what it runs break away silently, so what runs in it
       // is the job launcher, whose own job (no breakaway) holds the app and everything it starts.
-      detached: this.platform !== 'win32',
+      detached: this.control.spawnDetached,
       stdin: 'ignore',
       stdout: 'pipe',
       stderr: 'pipe',
@@ -291,13 +258,13 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.readLines(subprocess.stderr, 'stderr');
 
     if (this.pid !== undefined) {
-      live.set(this, { pid: this.pid, platform: this.platform });
+      live.set(this, { pid: this.pid, control: this.control });
       if (!exitHookInstalled) {
         exitHookInstalled = true;
         process.once('exit', () => {
-          for (const { pid, platform } of live.values()) {
+          for (const { pid, control } of live.values()) {
             try {
-              killTreeNow(pid, platform);
+              control.endTreeNow(pid);
             } catch {
               // Exiting anyway: one app we cannot signal must not spare the others.
             }
@@ -362,10 +329,10 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       if (this.pid === undefined) {
         store.remove(pending.id);
         this.record = undefined;
-      } else if (this.platform === 'win32') {
+      } else if (this.control.platform === 'win32') {
         store.save({ ...pending, windowsPid: this.pid });
       } else {
-        store.save({ ...pending, process: identifyProcess(this.pid, this.platform) });
+        store.save({ ...pending, process: identifyProcess(this.pid, this.control.platform) });
       }
     } catch (err) {
       // The launching record stays: the sweep still finds the app by the record id in its environment.
@@ -392,20 +359,21 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     return true;
   }
 
-  private endTree(how: 'graceful' | 'forced'): void {
+  private endTree(how: TreeEnding): void {
     const pid = this.pid;
     if (pid === undefined) return;
-    if (this.platform === 'win32') {
-      const argv = windowsKillPlan(pid)[how];
-      // taskkill without /F fails on a windowless app ("can only be terminated forcefully"): expected.
-      this.runKillCommand(argv).catch((err: unknown) => this.log.debug({ appPid: pid, argv, err: (err as Error).message }, 'kill command failed'));
-      return;
-    }
+    let asked: Promise<void>;
     try {
-      signalGroup(pid, how === 'graceful' ? 'SIGTERM' : 'SIGKILL');
+      asked = this.control.endTree(pid, how);
     } catch (err) {
-      this.log.warn({ appPid: pid, err: (err as Error).message }, 'cannot signal the app process group');
+      asked = Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
+    asked.catch((err: unknown) => {
+      const fields = { appPid: pid, how, err: (err as Error).message };
+      // Windows: taskkill without /F fails on a windowless app ("can only be terminated forcefully"): expected.
+      if (how === 'graceful' && this.control.platform === 'win32') this.log.debug(fields, 'kill command failed');
+      else this.log.warn(fields, 'cannot end the app process tree');
+    });
   }
 
   private readLines(stream: Readable | null | undefined, name: OutputLine['stream']): void {
@@ -441,14 +409,12 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.exitStatus = { code, signal };
     this.forceTimer?.cancel();
     live.delete(this);
-    // The root is gone; whatever is left in its group is an orphan of this session. The group id
-    // cannot be reused while any member (even a zombie) remains. On Windows the job launcher's
-    // exit closed the app's job, and the OS ended whatever the app left running.
-    if (this.platform !== 'win32' && this.pid !== undefined) {
+    // The root is gone; whatever is left of its tree is an orphan of this session.
+    if (this.pid !== undefined) {
       try {
-        signalGroup(this.pid, 'SIGKILL');
+        this.control.endRemains(this.pid);
       } catch (err) {
-        this.log.warn({ appPid: this.pid, err: (err as Error).message }, 'cannot clear the app process group');
+        this.log.warn({ appPid: this.pid, err: (err as Error).message }, 'cannot end what the app left running');
       }
     }
     // A descendant outside the group may still hold stdout/stderr open; do not wait for it forever.

@@ -6,6 +6,7 @@ import { join, posix, win32 } from 'node:path';
 import type { Logger } from 'pino';
 import type { StartSessionCommand } from '@pixelfleet/proto';
 import { AppProcess, type AppRecordTarget } from './app-process';
+import { processControlFor, type ProcessControl } from './process-control';
 import { APP_JOB_EXE } from './app-job';
 import type { Clock } from '@pixelfleet/signaling';
 import { LaunchError } from './launch-error';
@@ -154,6 +155,8 @@ export interface LaunchSessionInput extends LaunchPlanInput {
   clock?: Clock;
   /** Records the app in the agent's data dir before it is spawned (see app-records.ts); the build folder is filled in here. */
   record?: Omit<AppRecordTarget, 'buildDir'>;
+  /** How the app's tree is spawned and ended; default processControlFor(platform). Its platform is the one the plan follows. */
+  control?: ProcessControl;
 }
 
 export interface LaunchedSession {
@@ -171,7 +174,8 @@ export interface LaunchedSession {
  * @throws LaunchError when nothing can be launched.
  */
 export async function launchSession(input: LaunchSessionInput): Promise<LaunchedSession> {
-  const plan = await planLaunch(input);
+  const control = input.control ?? processControlFor(input.platform ?? process.platform);
+  const plan = await planLaunch({ ...input, platform: control.platform });
   await mkdir(input.sessionDir, { recursive: true });
   const log = input.log.child({ sessionId: input.sessionId });
   const app = AppProcess.start({
@@ -182,7 +186,7 @@ export async function launchSession(input: LaunchSessionInput): Promise<Launched
     logPath: plan.outputLogPath,
     log,
     ...(input.clock ? { clock: input.clock } : {}),
-    ...(input.platform ? { platform: input.platform } : {}),
+    control,
     ...(plan.argv0 === undefined ? {} : { argv0: plan.argv0 }),
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
     ...(plan.jobLauncher === undefined ? {} : { jobLauncher: plan.jobLauncher }),

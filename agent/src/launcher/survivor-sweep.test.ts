@@ -12,6 +12,7 @@ import { APP_RECORD_ENV, AppRecordStore, identifyProcess, type AppRecord } from 
 import { isProcessGone, listProcesses, readBootIdentity } from './process-identity';
 import { stopSurvivors, SURVIVOR_POLL_MS } from './survivor-sweep';
 import { windowsSweepPlan } from './windows-kill-plan';
+import { windowsProcessControl } from './process-control';
 
 const silent = pino({ level: 'silent' });
 let dataDir: string;
@@ -176,9 +177,11 @@ describe('stopSurvivors (Windows rules)', () => {
     const ran: (readonly string[])[] = [];
     const withBuild = recordFor(undefined, { platform: 'win32', windowsPid: 1234, buildDir: 'C:\\pixelfleet\\builds\\upl_1' });
     recordFor(undefined, { platform: 'win32', windowsPid: 1235 });
-    const outcomes = await stopSurvivors({ store, log: silent, platform: 'win32', runKillCommand: (argv) => { ran.push(argv); return Promise.resolve(); } });
+    // PowerShell prints the id of each process it stopped.
+    const control = windowsProcessControl((argv) => { ran.push(argv); return Promise.resolve('5120\r\n5124\r\n'); });
+    const outcomes = await stopSurvivors({ store, log: silent, control });
     expect(ran).toEqual([windowsSweepPlan('C:\\pixelfleet\\builds\\upl_1')]);
-    expect(outcomes.find((o) => o.recordId === withBuild.id)).toMatchObject({ verdict: 'windowsSwept', pid: 1234 });
+    expect(outcomes.find((o) => o.recordId === withBuild.id)).toMatchObject({ verdict: 'windowsSwept', pid: 1234, signalled: [5120, 5124] });
     expect(outcomes.map((o) => o.verdict).sort()).toEqual(['gone', 'windowsSwept']);
     expect(store.load().records).toEqual([]);
   });

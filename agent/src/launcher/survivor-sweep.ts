@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { APP_RECORD_ENV, type AppRecord, type AppRecordStore } from './app-records';
 import { isProcessGone, listProcesses, PROC_ROOT, processHasEnv, readBootIdentity, readProcessExecutable, readProcessStat } from './process-identity';
-import { windowsSweepPlan } from './windows-kill-plan';
+import { processControlFor, type ProcessControl } from './process-control';
 
 /** How long survivors get to stop after SIGTERM before SIGKILL, in milliseconds (default 5 s). */
 export const DEFAULT_SURVIVOR_GRACE_MS = 5_000;
@@ -40,7 +40,7 @@ export interface SurvivorOutcome {
   uploadId: string | undefined;
   pid: number | undefined;
   verdict: SurvivorVerdict;
-  /** The processes signalled (the verified root, its group, anything carrying the record's id). */
+  /** The processes signalled (the verified root, its group, anything carrying the record's id); Windows: those the build folder's sweep stopped. */
   signalled: number[];
   /** Processes still there after SIGKILL and SURVIVOR_KILL_WAIT_MS (uninterruptible sleep): logged as an error. */
   stuck: number[];
@@ -53,12 +53,10 @@ export interface SurvivorSweepOptions {
   clock?: Clock;
   /** Default DEFAULT_SURVIVOR_GRACE_MS. */
   graceMs?: number;
-  /** Default process.platform. */
-  platform?: NodeJS.Platform;
+  /** Whose rules apply, and on Windows what runs the folder sweep; default processControlFor(process.platform). */
+  control?: ProcessControl;
   /** Default /proc. */
   procRoot?: string;
-  /** Windows: runs the sweep command (default: none is run and the leftovers are only logged). */
-  runKillCommand?: (argv: readonly string[]) => Promise<void>;
 }
 
 /** Signals one process or (negative) a group; gone is not an error. */
@@ -94,7 +92,8 @@ export async function stopSurvivors(options: SurvivorSweepOptions): Promise<Surv
   const { store, log } = options;
   const clock = options.clock ?? systemClock;
   const graceMs = options.graceMs ?? DEFAULT_SURVIVOR_GRACE_MS;
-  const platform = options.platform ?? process.platform;
+  const control = options.control ?? processControlFor(process.platform);
+  const platform = control.platform;
   const procRoot = options.procRoot ?? PROC_ROOT;
   const { records, unreadable } = store.load();
   for (const bad of unreadable) log.warn({ recordId: bad.id, problem: bad.problem }, 'unreadable app record: looking for its processes by id only');
@@ -103,7 +102,7 @@ export async function stopSurvivors(options: SurvivorSweepOptions): Promise<Surv
   for (const record of all) {
     try {
       const outcome = platform === 'win32'
-        ? await sweepWindows(record, options.runKillCommand)
+        ? await sweepWindows(record, control)
         : platform === 'linux'
           ? await sweepLinux(record, clock, graceMs, procRoot)
           : unverifiable(record);
@@ -182,14 +181,13 @@ async function sweepLinux(record: AppRecord | { id: string }, clock: Clock, grac
   return outcomeOf(record, 'forced', [...new Set([...targets, ...again])], stuck);
 }
 
-async function sweepWindows(record: AppRecord | { id: string }, run: ((argv: readonly string[]) => Promise<void>) | undefined): Promise<SurvivorOutcome> {
+async function sweepWindows(record: AppRecord | { id: string }, control: ProcessControl): Promise<SurvivorOutcome> {
   // The app ran in the app-job launcher's job object (kill on close, no breakaway); libuv's job
   // ended the launcher with the dead agent, and the launcher's job the whole app tree. What can
   // still be there: an app the launcher was killed before it could put in its job, or one a
   // previous agent started without the launcher. Before any session runs, everything running
   // from the build's folder is a leftover.
   const buildDir = 'sessionId' in record ? record.buildDir : undefined;
-  if (buildDir === undefined || run === undefined) return outcomeOf(record, 'gone');
-  await run(windowsSweepPlan(buildDir));
-  return outcomeOf(record, 'windowsSwept');
+  if (buildDir === undefined) return outcomeOf(record, 'gone');
+  return outcomeOf(record, 'windowsSwept', await control.sweepFolder(buildDir));
 }

@@ -15,13 +15,13 @@ describe('windowsKillPlan', () => {
 });
 
 describe('windowsSweepPlan', () => {
-  it('stops every process whose image lies under the build folder', () => {
+  it('stops every process whose image lies under the build folder and prints the ids it stopped', () => {
     const argv = windowsSweepPlan('C:\\ProgramData\\Pixelfleet\\builds\\upl_1');
     expect(argv.slice(0, -1)).toEqual(['powershell.exe', '-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-Command']);
     expect(argv.at(-1)).toBe(
       "$prefix = 'C:\\ProgramData\\Pixelfleet\\builds\\upl_1\\'; Get-CimInstance Win32_Process | " +
         'Where-Object { $_.ExecutablePath -and $_.ExecutablePath.StartsWith($prefix, [System.StringComparison]::OrdinalIgnoreCase) } | ' +
-        'ForEach-Object { Stop-Process -Id $_.ProcessId -Force -ErrorAction SilentlyContinue }',
+        'ForEach-Object { try { Stop-Process -Id $_.ProcessId -Force -ErrorAction Stop; $_.ProcessId } catch {} }',
     );
   });
 

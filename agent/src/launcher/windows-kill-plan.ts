@@ -24,10 +24,10 @@ function powerShellQuoted(text: string): string {
 }
 
 /**
- * Force-stops every process whose executable lies under buildDir: leftovers no job ended (an app
- * whose launcher died before it was in its job; one started without the launcher) and that
- * `taskkill /T` cannot reach from a dead root. Only safe when no other session runs from the
- * same build.
+ * Force-stops every process whose executable lies under buildDir and prints the id of each one it
+ * stopped, a line each: leftovers no job ended (an app whose launcher died before it was in its
+ * job; one started without the launcher) and that `taskkill /T` cannot reach from a dead root.
+ * Only safe when no other session runs from the same build.
  */
 export function windowsSweepPlan(buildDir: string): string[] {
   if (!/^[A-Za-z]:\\|^\\\\/.test(buildDir) || /[\u0000-\u001f"]/.test(buildDir)) {
@@ -38,6 +38,6 @@ export function windowsSweepPlan(buildDir: string): string[] {
     `$prefix = ${powerShellQuoted(prefix)}; ` +
     'Get-CimInstance Win32_Process | ' +
     'Where-Object { $_.ExecutablePath -and $_.ExecutablePath.StartsWith($prefix, [System.StringComparison]::OrdinalIgnoreCase) } | ' +
-    'ForEach-Object { Stop-Process -Id $_.ProcessId -Force -ErrorAction SilentlyContinue }';
+    'ForEach-Object { try { Stop-Process -Id $_.ProcessId -Force -ErrorAction Stop; $_.ProcessId } catch {} }';
   return ['powershell.exe', '-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-Command', script];
 }

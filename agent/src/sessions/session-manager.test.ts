@@ -1,7 +1,8 @@
 // SessionManager on the injected clock: the times it reports (session events, the Hello's
 // startedAtMs) and its sessions' startup timeout come from the clock it was given, not Date.now();
-// and its build commands and inventory, handed to the build cache.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// its build commands and inventory, handed to the build cache; and the sweep of a build's folder
+// after its last session, with real processes.
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -9,6 +10,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentSessionEvent, StartSessionCommand } from '@pixelfleet/proto';
 import { ManualClock } from '@pixelfleet/signaling';
 import { BuildCache } from '../build-cache/build-cache';
+import { posixProcessControl, type ProcessControl } from '../launcher/process-control';
+import { isProcessGone } from '../launcher/process-identity';
 import { SessionManager } from './session-manager';
 
 const COMMAND: StartSessionCommand = {
@@ -107,5 +110,177 @@ describe('SessionManager build commands', () => {
       sessions.handlers.prepareBuild({ kind: 'prepareBuild', uploadId: 'upl_1', projectId: 'prj_1', downloadUrl: 'http://127.0.0.1:9/x', sizeBytes: 1, sha256: 'a'.repeat(64) }, () => undefined),
     ).rejects.toMatchObject({ code: 'UNSUPPORTED' });
     expect(sessions.cachedBuilds()).toEqual([]);
+  });
+});
+
+describe('SessionManager: what a session leaves running from its build folder', { timeout: 30_000 }, () => {
+  const strays: number[] = [];
+  afterEach(() => {
+    for (const pid of strays.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone: what the tests check.
+      }
+    }
+  });
+
+  /**
+   * A Linux build whose binary, as a real Unreal app's crash reporter does, starts a helper from
+   * its own folder that leaves the app's process group (so stopping the app's tree misses it), and
+   * appends the helper's pid to `<binaries>/helpers`. The app itself never dials its signalling.
+   */
+  function writeBuild(buildsDir: string, uploadId: string): { binaries: string; record: object } {
+    const binaries = join(buildsDir, uploadId, 'Game', 'Binaries', 'Linux');
+    mkdirSync(binaries, { recursive: true });
+    copyFileSync(realpathSync('/bin/sleep'), join(binaries, 'CrashReportClient'));
+    const exe = join(binaries, 'Game-Linux-Shipping');
+    writeFileSync(exe, '#!/bin/sh\nhere=$(dirname "$0")\nsetsid "$here/CrashReportClient" 300 &\necho $! >> "$here/helpers"\nexec sleep 300\n');
+    chmodSync(exe, 0o755);
+    const manifest = { platform: 'linux', projectName: 'Game', executable: 'Game/Binaries/Linux/Game-Linux-Shipping', baseArgs: ['Game'], fileCount: 2, totalBytes: 10 };
+    return { binaries, record: { uploadId, projectId: 'prj_1', sha256: 'a'.repeat(64), archiveBytes: 9, manifest, preparedAtMs: 1 } };
+  }
+
+  function helpersOf(binaries: string): number[] {
+    const path = join(binaries, 'helpers');
+    if (!existsSync(path)) return [];
+    const pids = readFileSync(path, 'utf8').split('\n').filter(Boolean).map(Number);
+    for (const pid of pids) if (!strays.includes(pid)) strays.push(pid);
+    return pids;
+  }
+
+  function setUp(control: ProcessControl = posixProcessControl('linux')) {
+    const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-sessions-'));
+    dirs.push(dir);
+    const buildsDir = join(dir, 'builds');
+    const one = writeBuild(buildsDir, 'upl_1');
+    const two = writeBuild(buildsDir, 'upl_2');
+    writeFileSync(join(buildsDir, 'index.json'), JSON.stringify({ version: 1, builds: [one.record, two.record] }));
+    const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
+    const events: AgentSessionEvent[] = [];
+    const finished: string[] = [];
+    const builds = new BuildCache({ dir: buildsDir, maxBytes: 1_000_000, clock, log: pino({ level: 'silent' }) });
+    const manager = new SessionManager({
+      slots: 2,
+      dataDir: dir,
+      launcherCommand: undefined,
+      appEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
+      report: (e) => events.push(e),
+      signal: () => undefined,
+      spoolLogs: (logs) => {
+        finished.push(logs.sessionId);
+        return Promise.resolve();
+      },
+      log: pino({ level: 'silent' }),
+      clock,
+      builds,
+      processControl: control,
+    });
+    const start = (sessionId: string, uploadId: string) => {
+      const started = manager.handlers.startSession({ ...COMMAND, sessionId, uploadId, startupTimeoutSeconds: 600 });
+      started.catch(() => undefined);
+      return started;
+    };
+    /** Stops a session and waits until its app has exited and, unless told otherwise, its logs are spooled (which follows the sweep). */
+    const stop = async (sessionId: string, until: 'spooled' | 'exited' = 'spooled') => {
+      const stopping = manager.handlers.stopSession({ kind: 'stopSession', sessionId, reason: 'viewer left', graceMs: 1_000 });
+      await vi.waitFor(
+        () => {
+          clock.advance(500); // the stop grace and the output drain run on the clock
+          if (until === 'spooled') expect(finished).toContain(sessionId);
+          else expect(manager.runningSessions().map((r) => r.sessionId)).not.toContain(sessionId);
+        },
+        { timeout: 10_000, interval: 20 },
+      );
+      await stopping;
+    };
+    const appStarted = (sessionId: string) => events.some((e) => e.sessionId === sessionId && e.kind === 'appStarted');
+    return { one, two, builds, manager, start, stop, appStarted };
+  }
+
+  it("ends the helpers a session's app left running from its build folder once the app has exited", async () => {
+    const { one, builds, start, stop } = setUp();
+    void start('ses_1', 'upl_1');
+    await vi.waitFor(() => expect(helpersOf(one.binaries)).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    const [helper] = helpersOf(one.binaries);
+    await stop('ses_1');
+    // Stopping the app's tree did not reach it (another process group): the sweep did.
+    await vi.waitFor(() => expect(isProcessGone(helper!)).toBe(true), { timeout: 5_000, interval: 20 });
+    await builds.close();
+  });
+
+  it('sweeps only after the last session of a build: while another session runs it, its app and helpers are spared', async () => {
+    const { one, builds, start, stop } = setUp();
+    void start('ses_1', 'upl_1');
+    await vi.waitFor(() => expect(helpersOf(one.binaries)).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    void start('ses_2', 'upl_1');
+    await vi.waitFor(() => expect(helpersOf(one.binaries)).toHaveLength(2), { timeout: 10_000, interval: 20 });
+    const [first, second] = helpersOf(one.binaries);
+
+    await stop('ses_1');
+    expect(isProcessGone(first!)).toBe(false);
+    expect(isProcessGone(second!)).toBe(false);
+
+    await stop('ses_2');
+    await vi.waitFor(() => expect([isProcessGone(first!), isProcessGone(second!)]).toEqual([true, true]), { timeout: 5_000, interval: 20 });
+    await builds.close();
+  });
+
+  it("starts a session of the build only after the build folder's sweep: the sweep would end its app", async () => {
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const posix = posixProcessControl('linux');
+    const swept: string[] = [];
+    const gated: ProcessControl = {
+      ...posix,
+      sweepFolder: async (folder) => {
+        swept.push(folder);
+        await gate;
+        return posix.sweepFolder(folder);
+      },
+    };
+    const { one, two, builds, start, stop, appStarted } = setUp(gated);
+    void start('ses_1', 'upl_1');
+    await vi.waitFor(() => expect(helpersOf(one.binaries)).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    await stop('ses_1', 'exited');
+    await vi.waitFor(() => expect(swept).toHaveLength(1), { timeout: 5_000, interval: 20 });
+    expect(swept).toEqual([join(dirs.at(-1)!, 'builds', 'upl_1')]);
+
+    // ses_3 runs upl_1, whose sweep is held; ses_4, asked for after it, runs another build.
+    const third = start('ses_3', 'upl_1');
+    void start('ses_4', 'upl_2');
+    await vi.waitFor(() => expect(helpersOf(two.binaries)).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    expect(appStarted('ses_3')).toBe(false);
+    expect(helpersOf(one.binaries)).toHaveLength(1);
+
+    openGate();
+    await vi.waitFor(() => expect(helpersOf(one.binaries)).toHaveLength(2), { timeout: 10_000, interval: 20 });
+    const [old, fresh] = helpersOf(one.binaries);
+    await vi.waitFor(() => expect(isProcessGone(old!)).toBe(true), { timeout: 5_000, interval: 20 });
+    expect(isProcessGone(fresh!)).toBe(false);
+    expect(appStarted('ses_3')).toBe(true);
+    void third;
+    await builds.close();
+  });
+
+  it('does not launch a session stopped while it waited for the sweep', async () => {
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const posix = posixProcessControl('linux');
+    const gated: ProcessControl = { ...posix, sweepFolder: async (folder) => (await gate, posix.sweepFolder(folder)) };
+    const { one, builds, manager, start, stop, appStarted } = setUp(gated);
+    void start('ses_1', 'upl_1');
+    await vi.waitFor(() => expect(helpersOf(one.binaries)).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    await stop('ses_1', 'exited');
+
+    const waiting = start('ses_2', 'upl_1');
+    await manager.handlers.stopSession({ kind: 'stopSession', sessionId: 'ses_2', reason: 'viewer left', graceMs: 1_000 });
+    openGate();
+    await expect(waiting).rejects.toMatchObject({ code: 'STOPPED' });
+    expect(appStarted('ses_2')).toBe(false);
+    expect(helpersOf(one.binaries)).toHaveLength(1);
+    expect(manager.runningSessions()).toEqual([]);
+    await builds.close();
   });
 });

@@ -9,6 +9,7 @@ import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';
 import type { BuildCache } from '../build-cache/build-cache';
 import type { AppRecordStore } from '../launcher/app-records';
+import { processControlFor, type ProcessControl } from '../launcher/process-control';
 import type { SessionLogSources } from '../logs/collect-logs';
 import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
 
@@ -31,17 +32,23 @@ export interface SessionManagerOptions {
   builds?: BuildCache;
   /** Where every app is recorded before it is spawned (`<dataDir>/apps`), so a restarted agent finds what a crash left running. */
   appRecords?: AppRecordStore;
+  /** How apps are ended, and what sweeps a build's folder after its last session; default processControlFor(process.platform). */
+  processControl?: ProcessControl;
 }
 
 export class SessionManager implements AgentInventory {
   private readonly sessions = new Map<string, SessionRuntime>();
   /** Finished sessions' logs being collected into the spool. */
   private readonly spooling = new Set<Promise<void>>();
+  /** Build folder sweeps under way, by upload id: a session of that build starts after its sweep, which would end its app. */
+  private readonly sweeps = new Map<string, Promise<void>>();
 
   private readonly clock: Clock;
+  private readonly processControl: ProcessControl;
 
   constructor(private readonly options: SessionManagerOptions) {
     this.clock = options.clock ?? systemClock;
+    this.processControl = options.processControl ?? processControlFor(process.platform);
   }
 
   readonly handlers: CommandHandlers = {
@@ -106,11 +113,14 @@ export class SessionManager implements AgentInventory {
       report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: this.clock.now(), exitCode: 0, message: '', streamingId: '', ...extra }),
       signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: encodeRelayedSignal(message) }),
       onFinished: (_exit, logs) => {
+        if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
+        // What the app left running from its build goes first: a crash reporter still holds its files.
+        const swept = lease ? this.sweepBuildFolder(c.uploadId, lease.path, log) : Promise.resolve();
         // The logs are taken before the build is released: eviction may remove its Saved folder.
-        const spooled = (logs ? this.options.spoolLogs(logs) : Promise.resolve())
+        const spooled = swept
+          .then(() => (logs ? this.options.spoolLogs(logs) : undefined))
           .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'session logs could not be spooled'))
           .finally(() => lease?.release());
-        if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
         this.spooling.add(spooled);
         void spooled.finally(() => this.spooling.delete(spooled));
       },
@@ -120,6 +130,7 @@ export class SessionManager implements AgentInventory {
     });
     this.sessions.set(c.sessionId, runtime);
     try {
+      await this.sweeps.get(c.uploadId);
       await runtime.start();
     } catch (err) {
       // onFinished may already have removed it; a failed start holds no slot (and no build) either way.
@@ -127,6 +138,28 @@ export class SessionManager implements AgentInventory {
       if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
       throw err;
     }
+  }
+
+  /**
+   * After a session's app exited (the tree ended: asked, then forced): ends whatever still runs
+   * from its build's folder, such as a crash reporter or a helper that left the app's tree, unless
+   * another session of this worker uses the same build (its app would be ended too). Never rejects.
+   */
+  private sweepBuildFolder(uploadId: string, folder: string, log: Logger): Promise<void> {
+    if ([...this.sessions.values()].some((s) => s.uploadId === uploadId)) return Promise.resolve();
+    const sweep = Promise.resolve()
+      .then(() => this.processControl.sweepFolder(folder))
+      .then(
+        (stopped) => {
+          if (stopped.length > 0) log.warn({ uploadId, folder, pids: stopped }, 'ended processes the session left running from its build folder');
+        },
+        (err: unknown) => log.warn({ uploadId, folder, err: (err as Error).message }, 'cannot sweep the build folder for processes the session left'),
+      );
+    this.sweeps.set(uploadId, sweep);
+    void sweep.finally(() => {
+      if (this.sweeps.get(uploadId) === sweep) this.sweeps.delete(uploadId);
+    });
+    return sweep;
   }
 
   private async stop(c: StopSessionCommand): Promise<void> {

@@ -16,6 +16,7 @@ import { LaunchError } from '../launcher/launch-error';
 import { listenOnLoopback } from '../launcher/port-allocator';
 import type { AppExit } from '../launcher/app-process';
 import type { AppRecordStore } from '../launcher/app-records';
+import type { ProcessControl } from '../launcher/process-control';
 import type { SessionLogSources } from '../logs/collect-logs';
 import { SessionRelay } from '../relay/session-relay';
 import type { RelayIceCandidate } from '../relay/relay-types';
@@ -50,6 +51,8 @@ export interface SessionRuntimeOptions {
   clock?: Clock;
   /** Where the app is recorded before it is spawned, so a restarted agent finds it after a crash. */
   appRecords?: AppRecordStore;
+  /** How the app's tree is spawned and ended; default processControlFor(process.platform). */
+  processControl?: ProcessControl;
 }
 
 /**
@@ -63,6 +66,8 @@ type Phase = 'launching' | 'identified' | 'subscribed' | 'stopping' | 'finished'
 export class SessionRuntime {
   readonly sessionId: string;
   readonly projectId: string;
+  /** The session's build ('' for a local build run by launcher.command). */
+  readonly uploadId: string;
   readonly startedAtMs: number;
   private readonly clock: Clock;
   private phase: Phase = 'launching';
@@ -82,6 +87,7 @@ export class SessionRuntime {
   constructor(private readonly options: SessionRuntimeOptions) {
     this.sessionId = options.command.sessionId;
     this.projectId = options.command.projectId;
+    this.uploadId = options.command.uploadId;
     this.clock = options.clock ?? systemClock;
     this.startedAtMs = this.clock.now();
     this.identified = new Promise<void>((resolve, reject) => {
@@ -104,6 +110,7 @@ export class SessionRuntime {
   async start(): Promise<void> {
     const c = this.options.command;
     const log = this.options.log;
+    this.refuseIfStopped();
     if (c.codec !== 'H264') {
       // The relay forwards H.264 (42e01f, packetization-mode 1) without transcoding.
       this.phase = 'finished';
@@ -139,6 +146,7 @@ export class SessionRuntime {
     }
 
     try {
+      this.refuseIfStopped();
       this.app = await launchSession({
         sessionId: this.sessionId,
         command: this.options.launcherCommand,
@@ -152,6 +160,7 @@ export class SessionRuntime {
         clock: this.clock,
         log,
         ...(this.options.appRecords ? { record: { store: this.options.appRecords, sessionId: this.sessionId, uploadId: c.uploadId } } : {}),
+        ...(this.options.processControl ? { control: this.options.processControl } : {}),
       });
     } catch (err) {
       await this.release();
@@ -160,6 +169,8 @@ export class SessionRuntime {
       throw err;
     }
     this.app.process.on('exited', (exit) => void this.onAppExited(exit));
+    // stop() came during the launch itself, when there was no app yet to stop.
+    if (this.stopRequested) void this.app.process.stop({ graceMs: 2_000 });
     this.options.report('appStarted');
     log.info({ pid: this.app.process.pid, port }, 'app launched');
 
@@ -238,6 +249,17 @@ export class SessionRuntime {
     } catch (err) {
       this.options.log.warn({ err: (err as Error).message, type: m.type }, 'viewer signal failed');
     }
+  }
+
+  /**
+   * A stop that came while the start was waiting (for a port, for the build folder's sweep) ends
+   * the start before anything is launched: nothing would stop an app launched after it.
+   * @throws CommandFailure STOPPED
+   */
+  private refuseIfStopped(): void {
+    if (!this.stopRequested) return;
+    this.phase = 'finished';
+    throw new CommandFailure('STOPPED', 'the session was stopped before its app was launched');
   }
 
   /** Stops the app (graceful, forced after graceMs); resolves when it has exited. Idempotent. */

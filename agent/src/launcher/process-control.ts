@@ -1,0 +1,130 @@
+// The one way the agent ends an app's processes, with a POSIX and a Windows implementation:
+// AppProcess (a session's stop, the agent's own exit), the session manager (what a finished
+// session left under its build folder) and the survivor sweep go through it, never through
+// process.kill or taskkill themselves. The Windows commands come from windows-kill-plan.ts and run
+// through an injected executor, so their use is tested on Linux; the POSIX one signals for real.
+import { spawnSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { sep } from 'node:path';
+import { execa } from 'execa';
+import { listProcesses, PROC_ROOT, readProcessExecutable } from './process-identity';
+import { windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
+
+/** graceful: ask the tree to close (SIGTERM to the group; `taskkill /T`). forced: end it (SIGKILL; `taskkill /T /F`). */
+export type TreeEnding = 'graceful' | 'forced';
+
+/** Runs a command given as argv and resolves with its standard output; a failure rejects. */
+export type CommandRunner = (argv: readonly string[]) => Promise<string>;
+
+export interface ProcessControl {
+  readonly platform: NodeJS.Platform;
+  /**
+   * Whether an app is spawned detached. POSIX: yes, in a process group of its own, so its tree is
+   * signalled as one. Windows: no, so libuv puts it in the agent's kill-on-close job and the OS
+   * ends it with the agent however the agent dies.
+   */
+  readonly spawnDetached: boolean;
+  /** Ends the tree rooted at rootPid (see TreeEnding); resolves once asked, rejects when the request failed. */
+  endTree(rootPid: number, how: TreeEnding): Promise<void>;
+  /** endTree(rootPid, 'forced'), synchronously: for the process 'exit' hook, where nothing asynchronous runs. */
+  endTreeNow(rootPid: number): void;
+  /**
+   * After the root exited: ends what its tree still has running where the platform can find it
+   * (POSIX: the rest of its process group; Windows: nothing to do, the app-job launcher's exit
+   * closed the app's job object and the OS ended its members).
+   */
+  endRemains(rootPid: number): void;
+  /**
+   * Force-stops every process whose executable lies under folder (an absolute path): what an
+   * app left behind outside its tree (a CrashReportClient, a helper that detached). Resolves with
+   * the pids stopped. Only for a folder no running session uses.
+   */
+  sweepFolder(folder: string): Promise<number[]>;
+}
+
+/** Signals a process or (negative) a process group; one already gone is not an error. */
+function signalIfThere(target: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(target, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/** Runs argv with execa (no shell, no window, 15 s at most) and resolves with its stdout. */
+export async function runWithExeca(argv: readonly string[]): Promise<string> {
+  const [file, ...args] = argv;
+  if (file === undefined) throw new RangeError('an empty command');
+  const result = await execa(file, args, { reject: false, windowsHide: true, timeout: 15_000, stdin: 'ignore' });
+  if (result.failed) throw new Error(`${argv.join(' ')} failed: ${result.shortMessage}`);
+  return result.stdout;
+}
+
+/** POSIX: process groups and signals; the folder sweep reads Linux's /proc (elsewhere it finds nothing). */
+export function posixProcessControl(platform: NodeJS.Platform = process.platform, procRoot = PROC_ROOT): ProcessControl {
+  return {
+    platform,
+    spawnDetached: true,
+    endTree(rootPid, how) {
+      signalIfThere(-rootPid, how === 'graceful' ? 'SIGTERM' : 'SIGKILL');
+      return Promise.resolve();
+    },
+    endTreeNow(rootPid) {
+      signalIfThere(-rootPid, 'SIGKILL');
+    },
+    endRemains(rootPid) {
+      // The group id cannot be reused while any member (even a zombie) remains.
+      signalIfThere(-rootPid, 'SIGKILL');
+    },
+    sweepFolder(folder) {
+      let prefix: string;
+      let found;
+      try {
+        // /proc/<pid>/exe names the resolved file, so the folder is compared resolved too.
+        prefix = realpathSync(folder) + sep;
+        found = listProcesses(procRoot);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        // No such folder (nothing can run from it), or no /proc (not Linux): nothing to find.
+        if (code === 'ENOENT') return Promise.resolve([]);
+        throw err;
+      }
+      const stopped: number[] = [];
+      for (const { pid } of found) {
+        if (pid === process.pid) continue;
+        const exe = readProcessExecutable(pid, procRoot);
+        if (exe === undefined || !exe.startsWith(prefix)) continue;
+        signalIfThere(pid, 'SIGKILL');
+        stopped.push(pid);
+      }
+      return Promise.resolve(stopped);
+    },
+  };
+}
+
+/** Windows: taskkill for the tree, PowerShell for the folder sweep, each run by `run` (default execa). */
+export function windowsProcessControl(run: CommandRunner = runWithExeca): ProcessControl {
+  return {
+    platform: 'win32',
+    spawnDetached: false,
+    async endTree(rootPid, how) {
+      await run(windowsKillPlan(rootPid)[how]);
+    },
+    endTreeNow(rootPid) {
+      const [file, ...args] = windowsKillPlan(rootPid).forced;
+      spawnSync(file!, args, { windowsHide: true, timeout: 5_000, stdio: 'ignore' });
+    },
+    endRemains() {
+      // The job object did it (see the interface).
+    },
+    async sweepFolder(folder) {
+      const printed = await run(windowsSweepPlan(folder));
+      return printed.split(/\r?\n/).map((line) => line.trim()).filter((line) => /^\d+$/.test(line)).map(Number);
+    },
+  };
+}
+
+/** The implementation for a platform: Windows rules on win32, POSIX rules everywhere else. */
+export function processControlFor(platform: NodeJS.Platform = process.platform, run: CommandRunner = runWithExeca): ProcessControl {
+  return platform === 'win32' ? windowsProcessControl(run) : posixProcessControl(platform);
+}
