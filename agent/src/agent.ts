@@ -86,7 +86,14 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const journal = new CommandJournal(config.dataDir);
   const appRecords = new AppRecordStore(config.dataDir);
   let survivors: SurvivorOutcome[] = [];
-  const builds = new BuildCache({ dir: join(config.dataDir, 'builds'), maxBytes: config.buildCache.maxBytes, clock, log: log.child({ component: 'build-cache' }) });
+  // Build downloads trust what the control link trusts (tls.caFile) and take plaintext to another machine only with tls.insecure.
+  const builds = new BuildCache({
+    dir: join(config.dataDir, 'builds'),
+    maxBytes: config.buildCache.maxBytes,
+    clock,
+    log: log.child({ component: 'build-cache' }),
+    tls: { caFile: config.tls.caFile, insecure: config.tls.insecure },
+  });
   // The link is created in start(); session reports and signals go to whatever link is current.
   let linkRef: ControlLink | undefined;
   let credentials: WorkerCredentials | undefined;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { insecureListeners, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
+import { crossesNetworkInPlaintext, insecureListeners, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { randomIds, type IdSource } from './lib/ids';
 import { createLogger } from '@pixelfleet/signaling';
@@ -402,6 +402,9 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         publicUrls: resolvePublicUrls(config, httpOrigin),
       };
       publicUrls = started.publicUrls;
+      if (crossesNetworkInPlaintext(publicUrls.agents)) {
+        log.warn({ agentsUrl: publicUrls.agents }, 'agents download builds over plain HTTP from another machine (http.insecure): archive links and builds cross the network unencrypted');
+      }
       log.info({ httpOrigin, grpcPort: grpc.port, grpcTls: grpc.tls, dataDir: config.dataDir }, 'control plane started');
       return started;
     },

@@ -401,9 +401,9 @@ describe('resolvePublicUrls', () => {
   it('gives agents their own origin when publicUrls.agents is set (env too), else the platform URL', () => {
     const c = loadControlPlaneConfig({
       overrides: { ...TOKENS, publicUrls: { platform: 'https://p.example.com' } },
-      env: { PIXELFLEET_PUBLIC_URLS__AGENTS: 'http://10.0.0.5:8080/' },
+      env: { PIXELFLEET_PUBLIC_URLS__AGENTS: 'https://10.0.0.5:8443/' },
     });
-    expect(resolvePublicUrls(c, 'http://127.0.0.1:1').agents).toBe('http://10.0.0.5:8080');
+    expect(resolvePublicUrls(c, 'http://127.0.0.1:1').agents).toBe('https://10.0.0.5:8443');
     expect(resolvePublicUrls(loadControlPlaneConfig({ overrides: { ...TOKENS, publicUrls: { platform: 'https://p.example.com' } } }), 'http://127.0.0.1:1').agents).toBe('https://p.example.com');
   });
 });
@@ -465,10 +465,40 @@ describe('listeners other machines can reach (TLS, a trusted proxy, or an explic
     expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0' } } })).message).toBe(
       'config key "http.host": 0.0.0.0 is reachable from other machines without TLS: set http.tls.certFile and http.tls.keyFile, or http.trustProxy to the HTTPS proxy in front, or http.insecure: true to accept plaintext',
     );
-    const behindProxy = loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0', trustProxy: ['10.0.0.2'] } } });
+    const behindProxy = loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0', trustProxy: ['10.0.0.2'] }, publicUrls: { platform: 'https://cp.example.com' } } });
     expect(insecureListeners(behindProxy)).toEqual([]);
     expect(insecureListeners(loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0', tls } } }))).toEqual([]);
     expect(insecureListeners(loadControlPlaneConfig({ overrides: { ...TOKENS, http: { host: '0.0.0.0', insecure: true } } }))).toEqual(['http (0.0.0.0:8080, http.insecure)']);
+  });
+
+  it('refuses an http:// publicUrls.agents to another machine (explicit, from publicUrls.platform, or the listener\'s origin) unless http.insecure', () => {
+    const refused = (overrides: Record<string, unknown>, env: Record<string, string> = {}) => configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, ...overrides }, env })).message;
+    const tail = 'plain HTTP to another machine: agents would download builds and their signed links unencrypted;';
+    for (const url of ['http://10.0.0.5:8080', 'http://cp.example.com', 'http://[2001:db8::5]:8080', 'http://0.0.0.0:8080']) {
+      expect(refused({ publicUrls: { agents: url } })).toBe(`config key "publicUrls.agents": ${url} is ${tail} make it https://, or set http.insecure: true to accept plaintext`);
+    }
+    expect(refused({}, { PIXELFLEET_PUBLIC_URLS__AGENTS: 'http://10.0.0.5:8080' })).toContain('config key "publicUrls.agents": http://10.0.0.5:8080 is plain HTTP');
+    // http.tls does not make an http:// URL encrypted.
+    expect(refused({ http: { tls }, publicUrls: { agents: 'http://10.0.0.5:8080' } })).toContain('config key "publicUrls.agents": http://10.0.0.5:8080 is plain HTTP');
+    expect(refused({ publicUrls: { platform: 'http://cp.example.com/' } })).toBe(
+      `config key "publicUrls.agents": unset, it follows publicUrls.platform, http://cp.example.com, which is ${tail} set publicUrls.agents (or publicUrls.platform) to an https:// URL, or set http.insecure: true to accept plaintext`,
+    );
+    // Behind a proxy with no public URLs, the links would name the listener itself, in plaintext.
+    expect(refused({ http: { host: '10.0.0.5', trustProxy: ['10.0.0.2'] } })).toBe(
+      `config key "publicUrls.agents": unset, it follows the HTTP listener's origin, http://10.0.0.5:8080, which is ${tail} set publicUrls.agents to the https:// URL agents reach (the HTTPS proxy in front), or set http.insecure: true to accept plaintext`,
+    );
+    // The listener's own refusal comes first when nothing protects it.
+    expect(refused({ http: { host: '10.0.0.5' } })).toMatch(/^config key "http\.host": /);
+  });
+
+  it('takes https://, loopback http:// and, with http.insecure, any http:// publicUrls.agents', () => {
+    const agentsOf = (overrides: Record<string, unknown>) => resolvePublicUrls(loadControlPlaneConfig({ overrides: { ...TOKENS, ...overrides } }), 'http://127.0.0.1:8080').agents;
+    expect(agentsOf({ publicUrls: { agents: 'https://10.0.0.5:8443' } })).toBe('https://10.0.0.5:8443');
+    expect(agentsOf({ publicUrls: { platform: 'https://cp.example.com', agents: 'http://127.0.0.1:8080' } })).toBe('http://127.0.0.1:8080');
+    for (const url of ['http://localhost:8080', 'http://[::1]:8080', 'http://127.0.0.2']) expect(agentsOf({ publicUrls: { platform: url } })).toBe(url);
+    expect(agentsOf({ http: { host: '10.0.0.5', trustProxy: ['10.0.0.2'], tls } })).toBe('http://127.0.0.1:8080');
+    expect(agentsOf({ http: { insecure: true }, publicUrls: { agents: 'http://10.0.0.5:8080' } })).toBe('http://10.0.0.5:8080');
+    expect(agentsOf({ http: { host: '10.0.0.5', insecure: true } })).toBe('http://127.0.0.1:8080');
   });
 
   it('reads grpc.tls and http.tls from env, and wants certFile and keyFile together', () => {

@@ -47,7 +47,11 @@ const schema = z
         trustProxy: z.array(trustedProxy).default([]),
         /** HTTPS: certificate and key (PEM), reloaded on SIGHUP. */
         tls: tlsFiles.optional(),
-        /** true: listen in plaintext on a non-loopback address with no trusted proxy in front (a warning at every start). */
+        /**
+         * true: plain HTTP across a network is accepted (a warning at every start): a listener on a
+         * non-loopback address with no trusted proxy in front, and agents' build downloads from an
+         * http:// publicUrls.agents on another machine.
+         */
         insecure: z.boolean().default(false),
       })
       .strict()
@@ -71,7 +75,10 @@ const schema = z
         api: publicUrl.optional(),
         platform: publicUrl.optional(),
         share: publicUrl.optional(),
-        /** The control plane's HTTP origin as agents reach it (archive download links); defaults to platform. */
+        /**
+         * The control plane's HTTP origin as agents reach it (archive download links); defaults to
+         * platform, then to the listener's origin. Plain http:// to another machine needs http.insecure.
+         */
         agents: publicUrl.optional(),
       })
       .strict()
@@ -225,6 +232,7 @@ const schema = z
   })
   .strict()
   // A listener other machines can reach carries tokens: TLS, or a proxy in front (HTTP), or an explicit opt-out.
+  // So do agents' build downloads (a signed link, a customer's build): https, or loopback, or http.insecure.
   .superRefine((c, ctx) => {
     if (!isLoopbackHost(c.grpc.host) && c.grpc.tls === undefined && !c.grpc.insecure) {
       ctx.addIssue({ code: 'custom', path: ['grpc', 'host'], message: `${c.grpc.host} is reachable from other machines and grpc.tls is not set: set grpc.tls.certFile and grpc.tls.keyFile, or grpc.insecure: true to accept plaintext` });
@@ -232,7 +240,49 @@ const schema = z
     if (!isLoopbackHost(c.http.host) && c.http.tls === undefined && c.http.trustProxy.length === 0 && !c.http.insecure) {
       ctx.addIssue({ code: 'custom', path: ['http', 'host'], message: `${c.http.host} is reachable from other machines without TLS: set http.tls.certFile and http.tls.keyFile, or http.trustProxy to the HTTPS proxy in front, or http.insecure: true to accept plaintext` });
     }
+    const agents = agentsUrlOf(c);
+    if (crossesNetworkInPlaintext(agents.url) && !c.http.insecure) {
+      const [what, fix] =
+        agents.from === 'publicUrls.agents'
+          ? [`${agents.url} is`, 'make it https://']
+          : agents.from === 'publicUrls.platform'
+            ? [`unset, it follows publicUrls.platform, ${agents.url}, which is`, 'set publicUrls.agents (or publicUrls.platform) to an https:// URL']
+            : [`unset, it follows the HTTP listener's origin, ${agents.url}, which is`, 'set publicUrls.agents to the https:// URL agents reach (the HTTPS proxy in front)'];
+      ctx.addIssue({
+        code: 'custom',
+        path: ['publicUrls', 'agents'],
+        message: `${what} plain HTTP to another machine: agents would download builds and their signed links unencrypted; ${fix}, or set http.insecure: true to accept plaintext`,
+      });
+    }
   });
+
+/**
+ * Plain http:// to a host other than 127.0.0.0/8, ::1 or localhost: the bytes cross a network
+ * unencrypted. False for a string that is no URL (the schema refuses it on its own, first).
+ */
+export function crossesNetworkInPlaintext(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  return u.protocol === 'http:' && !isLoopbackHost(u.hostname);
+}
+
+/**
+ * Where agents will download build archives from, as the config alone says (resolvePublicUrls has
+ * the listener's real port; its host and scheme are known here).
+ */
+function agentsUrlOf(c: { http: { host: string; port: number; tls?: unknown }; publicUrls: { agents?: string | undefined; platform?: string | undefined } }): {
+  url: string;
+  from: 'publicUrls.agents' | 'publicUrls.platform' | 'listener';
+} {
+  if (c.publicUrls.agents !== undefined) return { url: c.publicUrls.agents, from: 'publicUrls.agents' };
+  if (c.publicUrls.platform !== undefined) return { url: c.publicUrls.platform, from: 'publicUrls.platform' };
+  const host = c.http.host.includes(':') ? `[${c.http.host}]` : c.http.host;
+  return { url: `${c.http.tls === undefined ? 'http' : 'https'}://${host}:${c.http.port}`, from: 'listener' };
+}
 
 /** The listeners configured to take plaintext from other machines (warned about at every start). */
 export function insecureListeners(config: ControlPlaneConfig): string[] {

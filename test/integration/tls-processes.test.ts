@@ -182,4 +182,20 @@ describe('listeners other machines can reach', () => {
     await cp.output(/listening in plaintext on an address other machines can reach/);
     expect(cp.text()).toMatch(/"listener":"grpc \(0\.0\.0\.0:0, grpc\.insecure\)"/);
   });
+
+  it('pixelfleet serve refuses an http:// publicUrls.agents on another machine in one line naming the key (exit 78), and starts with a warning when http.insecure says so', async () => {
+    const dir = tempDir();
+    const base = { adminToken: PROCESS_ADMIN_TOKEN, agentJoinToken: 'process-join-token-0123456789', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, geoip: { enabled: false } };
+    const refusedFile = join(dir, 'refused.json');
+    writeFileSync(refusedFile, JSON.stringify({ ...base, publicUrls: { agents: 'http://10.0.0.5:8080' } }));
+    const refused = startCli(PIXELFLEET_BIN, ['serve', '--config', refusedFile], cleanEnv());
+    expect(await refused.exited).toBe(78);
+    expect(refused.stderr()).toBe(
+      'pixelfleet: refusing to start: config key "publicUrls.agents": http://10.0.0.5:8080 is plain HTTP to another machine: agents would download builds and their signed links unencrypted; make it https://, or set http.insecure: true to accept plaintext\n',
+    );
+
+    const cp = await startServe({ dataDir: join(dir, 'data'), configDir: dir, config: { http: { host: '127.0.0.1', port: 0, insecure: true }, publicUrls: { agents: 'http://10.0.0.5:8080' } } });
+    await cp.output(/agents download builds over plain HTTP from another machine \(http\.insecure\)/);
+    expect(cp.text()).toMatch(/"agentsUrl":"http:\/\/10\.0\.0\.5:8080"/);
+  });
 });

@@ -7,8 +7,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { once } from 'node:events';
-import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { dirname } from 'node:path';
 import { backoffDelayMs, type Clock, type TimerHandle } from '@pixelfleet/signaling';
@@ -60,6 +60,11 @@ export interface ArchiveDownloadOptions {
   /** Where the archive lands; it is written to `<destPath>.part` first. */
   destPath: string;
   hopPolicy: HopPolicy;
+  /**
+   * PEM of the CA(s) an https hop's certificate must chain to, instead of Node's bundled roots
+   * (the agent's `tls.caFile`); default: the bundled roots. The host name is checked either way.
+   */
+  ca?: string | Buffer;
   /** Redirects followed before giving up. */
   maxRedirects: number;
   /**
@@ -397,9 +402,11 @@ class ArchiveDownload {
   private get(verdict: Extract<HopVerdict, { ok: true }>, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
     this.startStallTimer();
     return new Promise<IncomingMessage>((resolve, reject) => {
-      const options: RequestOptions = { method: 'GET', headers, agent: false };
+      const options: HttpsRequestOptions = { method: 'GET', headers, agent: false };
       if (verdict.lookup !== undefined) options.lookup = verdict.lookup;
-      const send = verdict.url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const https = verdict.url.protocol === 'https:';
+      if (https && this.o.ca !== undefined) options.ca = this.o.ca;
+      const send = https ? httpsRequest : httpRequest;
       const req = send(verdict.url, options, (res) => {
         this.lastActivityAt = this.o.clock.now();
         this.interrupt = (err) => res.destroy(err);

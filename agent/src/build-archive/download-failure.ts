@@ -136,7 +136,10 @@ function networkWords(code: string): string {
   }
 }
 
-/** TLS certificate errors do not heal by retrying. */
+/** OpenSSL's verification codes (as Node reports them) that name no CERT. */
+const VERIFY_CODES = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY', 'INVALID_CA', 'PATH_LENGTH_EXCEEDED', 'INVALID_PURPOSE', 'HOSTNAME_MISMATCH']);
+
+/** TLS certificate errors do not heal by retrying (an untrusted private CA's leaf is UNABLE_TO_VERIFY_LEAF_SIGNATURE). */
 function isCertificateCode(code: string): boolean {
-  return code.startsWith('ERR_TLS') || code.includes('CERT');
+  return code.startsWith('ERR_TLS') || code.includes('CERT') || VERIFY_CODES.has(code);
 }

@@ -12,7 +12,7 @@ import type { CachedBuild, PrepareBuildCommand } from '@pixelfleet/proto';
 import type { Clock } from '@pixelfleet/signaling';
 import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive, sizeOnDisk, type ArchiveLimits, type ArchiveManifest } from '../build-archive';
 import { CommandFailure } from '../commands/command';
-import { DEFAULT_BUILD_DOWNLOAD_RETRY, downloadVerified, type BuildDownloadRetry } from './build-download';
+import { DEFAULT_BUILD_DOWNLOAD_RETRY, downloadVerified, type BuildDownloadRetry, type BuildDownloadTls } from './build-download';
 import { readBuildIndex, writeBuildIndex, type CachedBuildRecord } from './build-index';
 
 export interface BuildCacheOptions {
@@ -32,6 +32,8 @@ export interface BuildCacheOptions {
   freeBytes?: (dir: string) => Promise<number>;
   /** Called once a download retry's wait is scheduled on the clock. */
   onBackoff?: (uploadId: string, delayMs: number, failures: number) => void;
+  /** The agent config's `tls` for downloads: `caFile` trusted as on the control link, `insecure` for plain http:// to another machine (default {}). */
+  tls?: BuildDownloadTls;
 }
 
 /** A build held for a running session: its files stay until release(). */
@@ -256,6 +258,7 @@ export class BuildCache {
       onBackoff: (delayMs, failures) => this.options.onBackoff?.(uploadId, delayMs, failures),
       signal,
       log,
+      ...(this.options.tls ? { tls: this.options.tls } : {}),
     });
     let manifest: ArchiveManifest;
     try {

@@ -1,8 +1,11 @@
 // The agent's download of a distributed build from the control plane: the shared archive download
 // (`build-archive/archive-download.ts`) of the command's short-lived URL into `<uploadId>.zip`,
-// same-origin redirects only, the size and SHA-256 the command names, Range resume of a kept
-// `.part`; its failures become the command's codes (DOWNLOAD_FAILED, SIZE_MISMATCH, HASH_MISMATCH, …).
+// same-origin redirects only, the control link's trust (`tls.caFile`; plain http:// only to a
+// loopback host or with `tls.insecure`), the size and SHA-256 the command names, Range resume of a
+// kept `.part`; its failures become the command's codes (DOWNLOAD_FAILED, SIZE_MISMATCH, HASH_MISMATCH, …).
+import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import { isLoopbackHost } from '@pixelfleet/proto';
 import type { Clock } from '@pixelfleet/signaling';
 import { ArchiveDownloadError, downloadArchive, type HopPolicy } from '../build-archive';
 import { CommandFailure } from '../commands/command';
@@ -24,6 +27,17 @@ export const DEFAULT_BUILD_DOWNLOAD_RETRY: Readonly<BuildDownloadRetry> = Object
 /** Same-host redirects followed before giving up. */
 const MAX_REDIRECTS = 5;
 
+/**
+ * The agent config's `tls` as it applies to build downloads: the same trust as the control link.
+ * The name checked is the URL's host (`tls.serverName` belongs to the control link alone).
+ */
+export interface BuildDownloadTls {
+  /** PEM file of the CA(s) an https build URL's certificate must chain to (read at each download); unset: Node's bundled roots. */
+  caFile?: string | undefined;
+  /** true: a plain http:// build URL to another machine is accepted (with a warning). Plain http:// to a loopback host always is. */
+  insecure?: boolean | undefined;
+}
+
 export interface BuildDownloadOptions {
   url: string;
   /** Where the verified archive lands (`<uploadId>.zip`); it is written to `<zipPath>.part` first. */
@@ -40,17 +54,22 @@ export interface BuildDownloadOptions {
   onBackoff?: (delayMs: number, failures: number) => void;
   signal: AbortSignal;
   log: Logger;
+  /** Trust and plaintext rule (default {}: bundled roots, plaintext to loopback only). */
+  tls?: BuildDownloadTls;
 }
 
 /**
  * Leaves zipPath holding exactly sizeBytes whose SHA-256 is `sha256`. A wrong hash deletes the
  * file and downloads the whole archive once more; a second wrong hash fails HASH_MISMATCH.
- * @throws CommandFailure HASH_MISMATCH, SIZE_MISMATCH, DOWNLOAD_FAILED, DISK_FULL, WRITE_FAILED;
- *   ArchiveDownloadError `aborted` when `signal` aborts (the part is kept for a later resume).
+ * @throws CommandFailure HASH_MISMATCH, SIZE_MISMATCH, DOWNLOAD_FAILED (a refused certificate or
+ *   plaintext URL included), DISK_FULL, WRITE_FAILED; ArchiveDownloadError `aborted` when `signal`
+ *   aborts (the part is kept for a later resume).
  */
 export async function downloadVerified(o: BuildDownloadOptions): Promise<void> {
+  const tls = o.tls ?? {};
   let origin: string | undefined;
-  // The URL's token is for the control plane's host: a redirect elsewhere is not followed.
+  // The URL's token is for the control plane's host: a redirect elsewhere is not followed (so
+  // neither scheme nor host can change after the first hop's checks).
   const hopPolicy: HopPolicy = (raw, hop) => {
     let url: URL;
     try {
@@ -61,13 +80,21 @@ export async function downloadVerified(o: BuildDownloadOptions): Promise<void> {
     origin ??= url.origin;
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve({ ok: false, reason: `the build URL's scheme ${url.protocol} is not http or https` });
     if (hop > 0 && url.origin !== origin) return Promise.resolve({ ok: false, reason: `the build download redirected to another host (${url.host}), which the agent does not follow` });
+    if (crossesNetworkInPlaintext(url) && tls.insecure !== true) return Promise.resolve({ ok: false, reason: plaintextRefusal(url) });
     return Promise.resolve({ ok: true, url });
   };
+  const first = parsedUrl(o.url);
+  let ca: Buffer | undefined;
+  if (first?.protocol === 'https:' && tls.caFile !== undefined) ca = await readCa(tls.caFile);
+  if (first !== undefined && crossesNetworkInPlaintext(first) && tls.insecure === true) {
+    o.log.warn({ host: first.host }, 'build download in plaintext (tls.insecure): the archive link and the build cross the network unencrypted');
+  }
   try {
     await downloadArchive({
       url: o.url,
       destPath: o.zipPath,
       hopPolicy,
+      ...(ca === undefined ? {} : { ca }),
       maxRedirects: MAX_REDIRECTS,
       // The control plane's archive route serves ranges (and checks If-Range against the archive's hash).
       ranges: 'assumed',
@@ -86,13 +113,66 @@ export async function downloadVerified(o: BuildDownloadOptions): Promise<void> {
       signal: o.signal,
     });
   } catch (err) {
-    throw err instanceof ArchiveDownloadError ? commandFailure(err) : err;
+    throw err instanceof ArchiveDownloadError ? commandFailure(err, first, tls.caFile) : err;
+  }
+}
+
+function parsedUrl(raw: string): URL | undefined {
+  try {
+    return new URL(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Plain http:// to a host other than 127.0.0.0/8, ::1 or localhost: the bytes cross a network unencrypted. */
+function crossesNetworkInPlaintext(url: URL): boolean {
+  return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
+}
+
+function plaintextRefusal(url: URL): string {
+  return (
+    `the build URL is plain http:// to another machine (${url.host}): the archive link and the build would cross the network unencrypted; ` +
+    "give the control plane's publicUrls.agents an https:// origin, or set tls.insecure: true in the agent's config to accept plaintext"
+  );
+}
+
+async function readCa(file: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    throw new CommandFailure('DOWNLOAD_FAILED', `tls.caFile ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** A certificate the download refused, in words naming what to change; undefined for any other failure. */
+function certificateWords(code: string, url: URL, caFile: string | undefined): string | undefined {
+  switch (code) {
+    case 'CERT_HAS_EXPIRED':
+      return "the server's certificate has expired (renew it on the server)";
+    case 'CERT_NOT_YET_VALID':
+      return "the server's certificate is not valid yet (check both clocks)";
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+    case 'HOSTNAME_MISMATCH':
+      return `the server's certificate does not name ${url.hostname} (the host of the control plane's publicUrls.agents must be a name its HTTPS certificate carries; the agent's tls.serverName applies to the control link only)`;
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+      return caFile === undefined
+        ? "the server's certificate is not signed by a trusted CA (set tls.caFile in the agent's config to the CA that signed it)"
+        : `the server's certificate is not signed by the CA in tls.caFile (${caFile})`;
+    default:
+      return undefined;
   }
 }
 
 /** The shared download's failure as the command's code and message. */
-function commandFailure(err: ArchiveDownloadError): Error {
+function commandFailure(err: ArchiveDownloadError, url: URL | undefined, caFile: string | undefined): Error {
   const f = err.failure;
+  const certificate = f.kind === 'network' && url !== undefined ? certificateWords(f.code, url, caFile) : undefined;
+  if (certificate !== undefined && url !== undefined) return new CommandFailure('DOWNLOAD_FAILED', `the build download from ${url.host} failed TLS verification: ${certificate}`);
   if (err.failedAttempts > 0) {
     const last = f.kind === 'http-status' ? `the control plane answered HTTP ${f.status}` : err.message;
     return new CommandFailure('DOWNLOAD_FAILED', `the build download failed ${err.failedAttempts} times in a row; the last error: ${last}`);
