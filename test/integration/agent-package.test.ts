@@ -64,6 +64,19 @@ describe('npm run package:agent', () => {
     expect(plan.stdout).toMatch(/run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service\.exe" install/);
   });
 
+  it('its bundle finds app-job.exe where the zip puts it, beside agent.cjs (doctor\'s app launcher line)', async () => {
+    // The bundle's banner makes import.meta.url stand for <folder>/src/bundle/agent.cjs, and the
+    // launcher's path is taken from it; any slip in either names another file, or none.
+    const folder = join(unpacked, PACKAGE_ROOT);
+    const config = join(dir, 'doctor.json');
+    writeFileSync(config, JSON.stringify({ controlPlane: 'nonexistent.invalid:7443', joinToken: 'package-test-join-token-0123456789', region: 'europe', dataDir: join(dir, 'doctor-data'), buildCache: { maxBytes: 1024 ** 2 } }));
+    const doctor = await execa(process.execPath, [join(folder, 'agent.cjs'), 'doctor', '--config', config], { cwd: dir, env: cleanEnv(), extendEnv: false, reject: false });
+    expect(doctor.stderr).toBe('');
+    expect(doctor.exitCode).toBe(1);
+    expect(doctor.stdout).toContain('fail  control plane  cannot resolve host "nonexistent.invalid"');
+    expect(doctor.stdout.split('\n')).toContain(`ok    app launcher   not needed on linux (apps run directly); a Windows agent would run them under ${join(folder, 'native/app-job/app-job.exe')} (present)`);
+  });
+
   it('its node.exe is the pinned Windows Node (under Wine)', async () => {
     const prefix = join(dir, 'wine-prefix');
     const env = { ...cleanEnv(), WINEPREFIX: prefix, WINEDEBUG: '-all' };
