@@ -1,11 +1,11 @@
 // HTTPS without a proxy: the control plane serves the share page itself with http.tls, and Debian's
 // chromium plays it over https with the signalling WebSocket over wss. Chromium trusts exactly the
-// leaf certificate's public key (--ignore-certificate-errors-spki-list, its SPKI SHA-256), not
-// every certificate: the same browser without the flag refuses the page. A reload of http.tls
-// (what SIGHUP does; test/integration/tls-processes.test.ts sends the signal to `pixelfleet serve`)
-// serves the renewed certificate, with a new key, to new connections: a browser trusting only the
-// old key is refused, one trusting the new key plays.
-import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
+// leaf certificate's public key (trustOnlyCertificateArg), not every certificate: the same browser
+// without the flag refuses the page. A reload of http.tls (what SIGHUP does;
+// test/integration/tls-processes.test.ts sends the signal to `pixelfleet serve`) serves the renewed
+// certificate, with a new key, to new connections: a browser trusting only the old key is refused,
+// one trusting the new key plays.
+import { X509Certificate } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import type { Agent } from '@pixelfleet/agent';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand } from '../support/mock-app';
-import { launchChromium } from '../support/chromium';
+import { launchChromium, trustOnlyCertificateArg } from '../support/chromium';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 
 let pki: TestPki;
@@ -27,15 +27,9 @@ let agent: Agent;
 let shareUrl: string;
 const browsers: Awaited<ReturnType<typeof launchChromium>>[] = [];
 
-/** base64(SHA-256(SubjectPublicKeyInfo DER)) of a certificate: what --ignore-certificate-errors-spki-list takes. */
-function spkiHash(certFile: string): string {
-  const der = createPublicKey(readFileSync(certFile)).export({ type: 'spki', format: 'der' });
-  return createHash('sha256').update(der).digest('base64');
-}
-
 /** A Chromium of its own (a fresh profile: no connection or TLS session of another one to reuse). */
 async function browserTrusting(certFile?: string) {
-  const browser = await launchChromium(certFile === undefined ? [] : [`--ignore-certificate-errors-spki-list=${spkiHash(certFile)}`]);
+  const browser = await launchChromium(certFile === undefined ? [] : [trustOnlyCertificateArg(certFile)]);
   browsers.push(browser);
   return browser;
 }
