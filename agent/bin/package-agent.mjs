@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run package:agent: builds dist/pixelfleet-agent-win-x64.zip (see src/package/package-agent.ts)
-// and prints its size and contents. `-- --fetch-only`: only fetches the pinned npm tarballs into
-// dist/.cache (npm test does, before the tests lose the network).
+// and prints its size and contents, or one line on stderr and exit 1 (e.g. without mingw-w64, which
+// app-job.exe needs). `-- --fetch-only`: only fetches the pinned npm tarballs into dist/.cache (npm
+// test does, before the tests lose the network); it needs no mingw-w64.
 import { register as registerHooks } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { register } from 'tsx/esm/api';
@@ -26,7 +27,6 @@ try {
   const r = await packageAgent(outDir);
   console.log(`${r.zip}: ${formatBytes(r.bytes)} (${r.bytes} bytes), sha256 ${r.sha256}`);
   for (const e of r.entries) console.log(`  ${formatBytes(e.bytes).padStart(10)}  ${e.sha256.slice(0, 16)}  ${e.name}`);
-  if (r.appJobSkipped !== undefined) console.log(`app-job.exe left out: ${r.appJobSkipped}`);
   console.log(`the same bundle runs here: node ${outDir}/agent.cjs run --config <file>`);
 } catch (err) {
   console.error(err instanceof Error ? err.message : String(err));

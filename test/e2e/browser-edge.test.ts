@@ -1,7 +1,8 @@
 // Viewers on the internet, with the Debian packages an operator installs: Chromium plays the
 // share page through a real nginx running deploy/nginx/pixelfleet.conf (HTTPS with a certificate
-// made by openssl here, the signalling WebSocket upgraded through it, the control plane trusting
-// it in http.trustProxy), and the session records the viewer's address nginx passed, not nginx's.
+// made by openssl here, the only one Chromium trusts; the signalling WebSocket upgraded through it;
+// the control plane trusting it in http.trustProxy), and the session records the viewer's address
+// nginx passed, not nginx's.
 // With its only path a relay (iceTransportPolicy 'relay'), the viewer reaches the agent through a
 // real coturn (deploy/coturn/turnserver.conf, loopback peers allowed) using the per-session
 // credential the control plane put in its `config`; the agent itself has no TURN server. A forged or
@@ -16,7 +17,7 @@ import type { Page } from 'playwright-core';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
-import { launchChromium } from '../support/chromium';
+import { launchChromium, trustOnlyCertificateArg } from '../support/chromium';
 import { freePort, makeCertificate, startCoturn, startNginx, type RunningServer } from '../support/edge-servers';
 
 /**
@@ -64,7 +65,8 @@ beforeAll(async () => {
   t.cp.registerLocalBuild(projectId);
   // The agent as a public streaming server runs it: no STUN or TURN of its own (ice.iceServers empty).
   agent = await startBundledAgent(t, { launcherCommand: mockAppCommand() });
-  browser = await launchChromium(['--ignore-certificate-errors']);
+  // Trusting exactly the certificate made here: another one from nginx would fail the page.
+  browser = await launchChromium([trustOnlyCertificateArg(certFile)]);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,41 +1,36 @@
 // HTTPS without a proxy: the control plane serves the share page itself with http.tls, and Debian's
 // chromium plays it over https with the signalling WebSocket over wss. Chromium trusts exactly the
-// leaf certificate's public key (--ignore-certificate-errors-spki-list, its SPKI SHA-256), not
-// every certificate: the same browser without the flag refuses the page. A reload of http.tls
-// (what SIGHUP does; test/integration/tls-processes.test.ts sends the signal to `pixelfleet serve`)
-// serves the renewed certificate, with a new key, to new connections: a browser trusting only the
-// old key is refused, one trusting the new key plays.
-import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
+// leaf certificate's public key (trustOnlyCertificateArg), not every certificate: the same browser
+// without the flag refuses the page. A reload of http.tls (what SIGHUP does;
+// test/integration/tls-processes.test.ts sends the signal to `pixelfleet serve`) serves the renewed
+// certificate, with a new key, to new connections: a browser trusting only the old key is refused,
+// one trusting the new key plays. The agent is the bundle, as it ships (startBundledAgent).
+import { X509Certificate } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { Agent } from '@pixelfleet/agent';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
-import { linkReaches, startTestAgent } from '../support/agent';
+import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
-import { launchChromium } from '../support/chromium';
+import { launchChromium, trustOnlyCertificateArg } from '../support/chromium';
 import { makeTestPki, type TestPki } from '../support/tls-certs';
 
 let pki: TestPki;
 let live: { certFile: string; keyFile: string };
 let liveDir: string;
 let t: TestControlPlane;
-let agent: Agent;
+let agent: BundledAgent;
 let shareUrl: string;
 const browsers: Awaited<ReturnType<typeof launchChromium>>[] = [];
 
-/** base64(SHA-256(SubjectPublicKeyInfo DER)) of a certificate: what --ignore-certificate-errors-spki-list takes. */
-function spkiHash(certFile: string): string {
-  const der = createPublicKey(readFileSync(certFile)).export({ type: 'spki', format: 'der' });
-  return createHash('sha256').update(der).digest('base64');
-}
+printAgentOutputOnFailure();
 
 /** A Chromium of its own (a fresh profile: no connection or TLS session of another one to reuse). */
 async function browserTrusting(certFile?: string) {
-  const browser = await launchChromium(certFile === undefined ? [] : [`--ignore-certificate-errors-spki-list=${spkiHash(certFile)}`]);
+  const browser = await launchChromium(certFile === undefined ? [] : [trustOnlyCertificateArg(certFile)]);
   browsers.push(browser);
   return browser;
 }
@@ -65,14 +60,13 @@ beforeAll(async () => {
   const owner = t.cp.accounts.createUser('https@example.com');
   const projectId = t.cp.accounts.createProject(owner.userId, 'Https', 'europe').projectId;
   t.cp.registerLocalBuild(projectId);
-  agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand() })).agent;
-  await linkReaches(agent, 'connected');
+  agent = await startBundledAgent(t, { launcherCommand: mockAppCommand() });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;
 }, 60_000);
 
 afterAll(async () => {
   for (const b of browsers.splice(0)) await b.close();
-  await agent?.close();
+  await agent?.stop();
   await t?.destroy();
   if (liveDir) rmSync(liveDir, { recursive: true, force: true });
   if (pki) rmSync(pki.dir, { recursive: true, force: true });
@@ -93,7 +87,7 @@ async function plays(browser: Awaited<ReturnType<typeof launchChromium>>): Promi
   const before = await framesDecoded(page);
   await expect.poll(() => framesDecoded(page), { timeout: 5_000, interval: 200 }).toBeGreaterThan(before + 10);
   const running = t.cp.sessions.list({ limit: 20 }).filter((s) => s.status === 'Running');
-  expect(running).toHaveLength(1);
+  expect(running.map((s) => s.assignedWorker)).toEqual([agent.workerId]);
   const signalling = `${shareUrl.replace(/^https:/, 'wss:')}/signalling`;
   expect(sockets).toContain(signalling);
   expect(sockets.every((url) => url.startsWith('wss://'))).toBe(true);

@@ -60,6 +60,8 @@ describe('the agent bundle (dist/agent.cjs)', () => {
     expect(await doctor.exited).toBe(1);
     expect(doctor.stdout()).toMatch(/^ok {4}config /);
     expect(doctor.stdout()).toContain('fail  control plane  cannot resolve host "nonexistent.invalid"');
+    // Beside the bundle, wherever it is (none in this folder; agent-package.test.ts runs it where the zip puts one).
+    expect(doctor.stdout()).toContain(`ok    app launcher   not needed on linux (apps run directly); a Windows agent would run them under ${join(dir, 'native/app-job/app-job.exe')} (not there)\n`);
   });
 });
 

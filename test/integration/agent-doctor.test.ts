@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor, type DoctorLine } from '@pixelfleet/agent';
 import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
-import { AGENT_BIN, cleanEnv, startCli } from '../support/cli-process';
+import { AGENT_BIN, cleanEnv, REPO_ROOT, startCli } from '../support/cli-process';
 import { makeTestPki, type CertPair, type TestPki } from '../support/tls-certs';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -139,11 +139,14 @@ describe('doctor against a real control plane', () => {
       'ok    token          ',
       'ok    disk           ',
       'ok    build cache    ',
+      'ok    app launcher   ',
       'warn  gpu            ',
       'ok    udp ports      ',
     ]);
     expect(lines[2]).toBe('ok    tls            not used: plaintext to a loopback control plane (this machine only)');
-    expect(lines[6]).toBe('warn  gpu            not found (no nvidia-smi on PATH); Pixel Streaming needs a GPU encoder');
+    // The command's own launcher path: agent/native/app-job/app-job.exe (present after npm run build:app-job).
+    expect(lines[6]).toMatch(`ok    app launcher   not needed on linux (apps run directly); a Windows agent would run them under ${join(REPO_ROOT, 'agent/native/app-job/app-job.exe')} (`);
+    expect(lines[7]).toBe('warn  gpu            not found (no nvidia-smi on PATH); Pixel Streaming needs a GPU encoder');
     const failing = startCli(AGENT_BIN, ['doctor', '--config', configFile(tempDir(), { controlPlane: 'nonexistent.invalid:7443', joinToken: TEST_JOIN_TOKEN })]);
     children.push(failing.child);
     expect(await failing.exited).toBe(1);

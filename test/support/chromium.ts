@@ -1,6 +1,8 @@
 // Debian's chromium driven by playwright-core (never a downloaded browser), with the flags a
-// loopback-only machine needs (werift-notes.md §5, §7). Missing chromium fails loudly.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+// loopback-only machine needs (werift-notes.md §5, §7), and the flag that makes it trust exactly
+// one test certificate. Missing chromium fails loudly.
+import { createHash, createPublicKey } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
@@ -19,6 +21,16 @@ export const CHROMIUM_ARGS = [
   '--allow-loopback-in-peer-connection',
   '--disable-features=WebRtcHideLocalIpsWithMdns',
 ];
+
+/**
+ * The flag that makes Chromium accept a server certificate whose public key is this certificate's
+ * (base64 SHA-256 of its SubjectPublicKeyInfo), and no other untrusted one: a test of an HTTPS
+ * server then fails when the server presents another certificate (ERR_CERT_AUTHORITY_INVALID).
+ */
+export function trustOnlyCertificateArg(certFile: string): string {
+  const der = createPublicKey(readFileSync(certFile)).export({ type: 'spki', format: 'der' });
+  return `--ignore-certificate-errors-spki-list=${createHash('sha256').update(der).digest('base64')}`;
+}
 
 /** extraArgs: e.g. the fake media flags of a page that must gather host candidates (realistic-stream.ts). */
 export async function launchChromium(extraArgs: readonly string[] = []): Promise<{ context: BrowserContext; close: () => Promise<void> }> {

@@ -1,13 +1,14 @@
 // `pixelfleet-agent doctor`: checks what a worker needs before it can stream — its config, the
-// control plane (resolution, connection, TLS, a token proven by a real call), free disk, the GPU and
-// the UDP port range — one line each with a verdict. Read-only: nothing is enrolled or stored.
+// control plane (resolution, connection, TLS, a token proven by a real call), free disk, the app
+// launcher, the GPU and the UDP port range — one line each with a verdict. Read-only: nothing is
+// enrolled or stored.
 import { join } from 'node:path';
 import { AgentConfigError, loadAgentConfig, type AgentConfig } from '../config';
 import { CredentialStore, type WorkerCredentials } from '../credentials';
 import { createAgentClient } from '../link/control-link';
 import { checkJoinToken, checkReachability, checkWorkerToken, PROBE_TIMEOUT_MS } from './control-plane-probe';
 import type { DoctorLine } from './doctor-line';
-import { checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts } from './host-checks';
+import { checkAppLauncher, checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts } from './host-checks';
 import { checkTls } from './tls-check';
 
 export interface DoctorOptions {
@@ -48,6 +49,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorLine[]> {
   lines.push(tls.usable ? await checkToken(config, reach.reached, timeoutMs) : { check: 'token', verdict: 'warn', detail: 'skipped: TLS failed (see the tls line)' });
   lines.push(checkDataDisk(config.dataDir, options.disk));
   lines.push(checkBuildCacheDisk(join(config.dataDir, 'builds'), config.buildCache.maxBytes));
+  lines.push(checkAppLauncher());
   lines.push(await checkGpu(options.nvidiaSmi));
   lines.push(await checkUdpPorts(config.ice.portRange));
   return lines;

@@ -1,12 +1,12 @@
 // Doctor's host checks with real parts: nvidia-smi stand-ins as real executables, real UDP binds
-// (a port held by this test is reported), real statfs against thresholds.
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// (a port held by this test is reported), real statfs against thresholds, real launcher files.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createSocket, type Socket } from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatDoctorLines } from './doctor-line';
-import { checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts } from './host-checks';
+import { checkAppLauncher, checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts } from './host-checks';
 
 const dirs: string[] = [];
 const sockets: Socket[] = [];
@@ -88,6 +88,31 @@ describe('disk checks', () => {
     const dir = tempDir();
     expect(checkBuildCacheDisk(dir, 1024).verdict).toBe('ok');
     expect(checkBuildCacheDisk(dir, Number.MAX_SAFE_INTEGER)).toMatchObject({ verdict: 'warn', detail: expect.stringContaining('lower buildCache.maxBytes') as string });
+  });
+});
+
+describe('checkAppLauncher', () => {
+  it('on Windows: ok naming the file, fail when it is missing (or not a file): no session could start', () => {
+    const dir = tempDir();
+    const exe = join(dir, 'app-job.exe');
+    writeFileSync(exe, 'MZ');
+    expect(checkAppLauncher('win32', exe)).toEqual({ check: 'app launcher', verdict: 'ok', detail: exe });
+    const missing = join(dir, 'gone.exe');
+    const refused = { check: 'app launcher', verdict: 'fail', detail: `${missing} is missing: every session will be refused (NO_APP_JOB); extract the whole agent zip into the install folder` };
+    expect(checkAppLauncher('win32', missing)).toEqual(refused);
+    mkdirSync(missing);
+    expect(checkAppLauncher('win32', missing)).toEqual(refused);
+  });
+
+  it('elsewhere: ok, not needed, naming the path a Windows agent would use and whether it is there', () => {
+    const exe = join(tempDir(), 'app-job.exe');
+    expect(checkAppLauncher('linux', exe)).toEqual({ check: 'app launcher', verdict: 'ok', detail: `not needed on linux (apps run directly); a Windows agent would run them under ${exe} (not there)` });
+    writeFileSync(exe, 'MZ');
+    expect(checkAppLauncher('linux', exe).detail).toMatch(/ \(present\)$/);
+  });
+
+  it('looks beside the agent package by default (agent/native/app-job/app-job.exe here)', () => {
+    expect(checkAppLauncher('linux').detail).toContain(`under ${join(import.meta.dirname, '../../native/app-job/app-job.exe')} (`);
   });
 });
 

@@ -1,10 +1,12 @@
-// Doctor's checks of the worker itself: free disk for the data dir and the build cache, the GPU
-// (nvidia-smi when it is there), and whether the relay's UDP port range can be bound.
+// Doctor's checks of the worker itself: free disk for the data dir and the build cache, the app-job
+// launcher Windows apps run under, the GPU (nvidia-smi when it is there), and whether the relay's
+// UDP port range can be bound.
 import { createSocket } from 'node:dgram';
-import { existsSync, statfsSync } from 'node:fs';
+import { existsSync, statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { execa } from 'execa';
 import { formatBytes } from '../build-archive/byte-size';
+import { APP_JOB_EXE } from '../launcher/app-job';
 import type { DoctorLine } from './doctor-line';
 
 /** Below this much free space in the data dir, doctor fails (default 1 GiB: a session's logs and a small build). */
@@ -36,6 +38,20 @@ export function checkBuildCacheDisk(buildsDir: string, maxBytes: number): Doctor
   const detail = `${formatBytes(free)} free in ${buildsDir}, buildCache.maxBytes ${formatBytes(maxBytes)}`;
   if (free < maxBytes) return { check: 'build cache', verdict: 'warn', detail: `${detail}: the disk fills before eviction starts; lower buildCache.maxBytes` };
   return { check: 'build cache', verdict: 'ok', detail };
+}
+
+/**
+ * The app-job launcher (default APP_JOB_EXE: `native/app-job/app-job.exe` beside the bundle, as the
+ * zip lays it out). On Windows every app runs under it, so without it no session can start
+ * (NO_APP_JOB). Elsewhere apps run directly; the line still names the path a Windows agent would use.
+ */
+export function checkAppLauncher(platform: NodeJS.Platform = process.platform, path: string = APP_JOB_EXE): DoctorLine {
+  const present = statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
+  if (platform !== 'win32') {
+    return { check: 'app launcher', verdict: 'ok', detail: `not needed on ${platform} (apps run directly); a Windows agent would run them under ${path} (${present ? 'present' : 'not there'})` };
+  }
+  if (present) return { check: 'app launcher', verdict: 'ok', detail: path };
+  return { check: 'app launcher', verdict: 'fail', detail: `${path} is missing: every session will be refused (NO_APP_JOB); extract the whole agent zip into the install folder` };
 }
 
 /** Lists the GPUs nvidia-smi sees; its absence is a warning (the relay runs, the app may not encode). */

