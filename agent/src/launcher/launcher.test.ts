@@ -118,7 +118,7 @@ describe('planLaunch', () => {
     layout('CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe');
     const missing = join(root, 'nowhere', 'app-job.exe');
     const refused = await refusal(planLaunch(input({ command: undefined, platform: 'win32', jobLauncher: missing })));
-    expect([refused.code, refused.message]).toEqual(['NO_APP_JOB', `the app-job launcher is missing (${missing}); build it with npm run build:app-job`]);
+    expect([refused.code, refused.message]).toEqual(['NO_APP_JOB', `the app-job launcher is missing (${missing}): extract the whole agent zip into the install folder (from sources: npm run build:app-job)`]);
     expect((await refusal(planLaunch(input({ platform: 'win32', jobLauncher: root })))).code).toBe('NO_APP_JOB');
     // Off Windows it is never looked for.
     expect((await planLaunch(input({ jobLauncher: missing }))).jobLauncher).toBeUndefined();

@@ -91,7 +91,7 @@ async function executableOf(build: LaunchBuild): Promise<ResolvedExecutable> {
  */
 async function jobLauncherAt(path: string): Promise<string> {
   const file = await stat(path).catch(() => undefined);
-  if (file === undefined || !file.isFile()) throw new LaunchError('NO_APP_JOB', `the app-job launcher is missing (${path}); build it with npm run build:app-job`);
+  if (file === undefined || !file.isFile()) throw new LaunchError('NO_APP_JOB', `the app-job launcher is missing (${path}): extract the whole agent zip into the install folder (from sources: npm run build:app-job)`);
   return path;
 }
 
