@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BuildCache, buildAgent, CommandExecutor, CommandFailure, CommandJournal, loadAgentConfig, type BuildCacheOptions, type CachedBuildRecord } from '@pixelfleet/agent';
+import { failureOf } from '../support/command-failure';
 import type { AgentAck, DeliveredCommand, PrepareBuildCommand } from '@pixelfleet/proto';
 import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/agent/build-archive';
 import { createLogger, ManualClock } from '@pixelfleet/signaling';
@@ -134,19 +135,6 @@ const LIMITS = { ...DEFAULT_ARCHIVE_LIMITS, freeSpaceMarginBytes: 0 };
 
 function command(uploadId: string, served: Served, path = '/linux.zip', projectId = 'prj_a'): PrepareBuildCommand {
   return { kind: 'prepareBuild', uploadId, projectId, downloadUrl: server.url(`${path}?token=t0k`), sizeBytes: served.body.length, sha256: served.sha256 };
-}
-
-/** The [code, message] of the CommandFailure the promise rejects with. */
-function failureOf(promise: Promise<unknown>): Promise<[string, string]> {
-  return promise.then(
-    () => {
-      throw new Error('expected a CommandFailure, the promise resolved');
-    },
-    (err: unknown) => {
-      if (!(err instanceof CommandFailure)) throw err;
-      return [err.code, err.message];
-    },
-  );
 }
 
 async function indexOf(): Promise<CachedBuildRecord[]> {

@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { BuildCache, buildAgent, CommandFailure, loadAgentConfig } from '@pixelfleet/agent';
+import { BuildCache, buildAgent, loadAgentConfig } from '@pixelfleet/agent';
+import { failureOf } from '../support/command-failure';
 import type { PrepareBuildCommand } from '@pixelfleet/proto';
 import { createLogger, ManualClock } from '@pixelfleet/signaling';
 import { writeBuildZip } from '../support/build-zips';
@@ -97,19 +98,6 @@ async function agentWith(env: Record<string, string>) {
   const agent = buildAgent(config, { logger: createLogger('info', sink), clock: new ManualClock() });
   onTestFinished(() => agent.close());
   return { agent, lines };
-}
-
-/** The [code, message] of the CommandFailure the promise rejects with. */
-function failureOf(promise: Promise<unknown>): Promise<[string, string]> {
-  return promise.then(
-    () => {
-      throw new Error('expected a CommandFailure, the promise resolved');
-    },
-    (err: unknown) => {
-      if (!(err instanceof CommandFailure)) throw err;
-      return [err.code, err.message];
-    },
-  );
 }
 
 describe('HTTPS build downloads trust what the control link trusts', () => {
