@@ -89,6 +89,6 @@ describe('pixelfleet-agent service', () => {
     expect(none.stderr).toMatch(/^error: service install needs --config <file>/);
     const help = await agent(['service', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^Usage:\n {2}pixelfleet-agent service install --config <file>/);
+    expect(help.stdout).toMatch(/^Usage: pixelfleet-agent service <command>\n[\s\S]*\n {2}pixelfleet-agent service install --config <file>/);
   });
 });
