@@ -1,81 +1,62 @@
 // Entry point of the `pixelfleet-agent` command. Reads flags and the environment, builds the
 // agent and wires signals (a second signal forces exit).
-import { parseArgs } from 'node:util';
 import { AGENT_VERSION, buildAgent } from './agent';
 import { chooseLogFormat, logDestination } from '@pixelfleet/signaling';
 import { AgentConfigError, loadAgentConfig } from './config';
 import { runDoctor } from './doctor/doctor';
 import { formatDoctorLines } from './doctor/doctor-line';
 import { EnrollRefusedError } from './link/control-link';
-import { runServiceCli } from './service/service-cli';
+import { serviceCommands } from './service/service-cli';
+import { command, group, runCommandLine, type CliProgram } from './cli/command-line';
 import { TlsFileError } from '@pixelfleet/proto';
 
-const USAGE = `Usage:
-  pixelfleet-agent run [--config <file>]    run the agent
-  pixelfleet-agent doctor [--config <file>]   check the config, control plane, token, disk, GPU and UDP ports
-  pixelfleet-agent service install|uninstall|status [...]   the agent as a Windows service (service --help)
-  pixelfleet-agent --help | --version
-`;
-
-const RUN_USAGE = `Usage: pixelfleet-agent run [--config <file>]
-  Runs the agent. The config file is JSON (README: Configuration reference); without --config,
-  PIXELFLEET_AGENT_CONFIG names it; PIXELFLEET_AGENT_* environment variables override single keys.
-  Exit codes: 0 after a clean shutdown, 2 usage, 77 enrollment refused, 78 bad configuration.
-Options: --config <file>, --help, --version.
-`;
-
-export async function runAgentCli(argv: readonly string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (command === 'service') {
-    return await runServiceCli(rest, {
+/** Every `pixelfleet-agent` command (cli/command-line.ts dispatches them and answers --help and --version for all). */
+export const AGENT_CLI: CliProgram = {
+  name: 'pixelfleet-agent',
+  version: AGENT_VERSION,
+  commands: [
+    group({ words: [], about: 'the Pixelfleet agent of a streaming server: enrolls with the control plane and runs its sessions' }),
+    command({
+      words: ['run'],
+      synopsis: '[--config <file>]',
+      about: 'runs the agent',
+      details:
+        '  The config file is JSON (README: Configuration reference); without --config, PIXELFLEET_AGENT_CONFIG\n' +
+        '  names it; PIXELFLEET_AGENT_* environment variables override single keys.\n' +
+        '  Exit codes: 0 after a clean shutdown, 2 usage, 77 enrollment refused, 78 bad configuration.\n',
+      options: { config: { type: 'string' } },
+      run: (flags) => run(flags.config),
+    }),
+    command({
+      words: ['doctor'],
+      synopsis: '[--config <file>]',
+      about: 'checks the config, control plane (DNS, reachability, TLS), token, free disk, GPU and UDP ports',
+      details:
+        '  One line per check with ok, warn or fail. The config as for run (without --config,\n' +
+        '  PIXELFLEET_AGENT_CONFIG names it). Exit codes: 0 nothing failed, 1 a check failed, 2 usage.\n',
+      options: { config: { type: 'string' } },
+      run: async (flags) => {
+        const lines = await runDoctor({ file: flags.config ?? process.env.PIXELFLEET_AGENT_CONFIG, env: process.env });
+        process.stdout.write(formatDoctorLines(lines));
+        return lines.some((l) => l.verdict === 'fail') ? 1 : 0;
+      },
+    }),
+    ...serviceCommands({
       platform: process.platform,
       env: process.env,
       scriptPath: process.argv[1],
       out: (text) => process.stdout.write(text),
       err: (text) => process.stderr.write(text),
-    });
-  }
-  if (command === 'doctor') {
-    let doctorFile: string | undefined;
-    try {
-      const { values } = parseArgs({ args: [...rest], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
-      if (values.help === true) {
-        process.stdout.write(USAGE);
-        return 0;
-      }
-      doctorFile = values.config;
-    } catch (err) {
-      process.stderr.write(`error: ${(err as Error).message}\n\n${USAGE}`);
-      return 2;
-    }
-    const lines = await runDoctor({ file: doctorFile ?? process.env.PIXELFLEET_AGENT_CONFIG, env: process.env });
-    process.stdout.write(formatDoctorLines(lines));
-    return lines.some((l) => l.verdict === 'fail') ? 1 : 0;
-  }
-  if (command === '--version' || command === '-v') {
-    process.stdout.write(`pixelfleet-agent ${AGENT_VERSION}\n`);
-    return 0;
-  }
-  if (command !== 'run') {
-    process.stderr.write(command === undefined ? USAGE : `unknown command "${command}"\n\n${USAGE}`);
-    return 2;
-  }
-  let file: string | undefined;
-  try {
-    const { values } = parseArgs({ args: [...rest], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } }, strict: true });
-    if (values.help === true || values.version === true) {
-      process.stdout.write(values.help === true ? RUN_USAGE : `pixelfleet-agent ${AGENT_VERSION}\n`);
-      return 0;
-    }
-    file = values.config;
-  } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n\n${RUN_USAGE}`);
-    return 2;
-  }
+    }),
+  ],
+};
+
+export async function runAgentCli(argv: readonly string[]): Promise<number> {
+  return await runCommandLine(AGENT_CLI, argv, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+}
+
+/** `pixelfleet-agent run`: builds the agent from its config and runs it until a signal stops it. */
+async function run(file: string | undefined): Promise<number> {
   let config;
   try {
     config = loadAgentConfig({ file: file ?? process.env.PIXELFLEET_AGENT_CONFIG, env: process.env });

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { buildControlPlane } from './app';
 import { loadControlPlaneConfig } from './config';
 import { ConfigError } from './lib/config-loader';
-import { runAdminCli } from './admin-cli/admin-cli';
+import { adminCommandWords, runAdminCli } from './admin-cli/admin-cli';
 import { ServerTlsError } from './grpc/server-tls';
 import { LISTEN_FAILED_EXIT_CODE, ListenError } from './lib/listen-error';
 import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
@@ -17,11 +17,38 @@ import { chooseLogFormat, createLogger, logDestination } from '@pixelfleet/signa
 export const NO_CONFIG_HINT =
   'pixelfleet: no config file given (pixelfleet serve --config <file>, or PIXELFLEET_CONFIG=<file>); using the defaults and PIXELFLEET_* environment variables';
 
-const USAGE = `Usage:
-  pixelfleet serve [--config <file>]     run the control plane
-  pixelfleet admin <command> …           operator commands (pixelfleet admin --help)
+/** A `pixelfleet` command: its usage line, what it does, and its run (given the arguments after its name). */
+interface Command {
+  synopsis: string;
+  about: string;
+  run: (args: readonly string[]) => Promise<number>;
+}
+
+/** `pixelfleet`'s commands: the usage lists them and the dispatch looks them up (admin's own are in admin-cli.ts). */
+const COMMANDS: ReadonlyMap<string, Command> = new Map<string, Command>([
+  ['serve', { synopsis: '[--config <file>]', about: 'run the control plane', run: (args) => serve(args) }],
+  [
+    'admin',
+    {
+      synopsis: '<command> …',
+      about: 'operator commands (pixelfleet admin --help)',
+      run: (args) => runAdminCli(args, { env: process.env, stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) }),
+    },
+  ],
+]);
+
+const USAGE = `Usage: pixelfleet <command>
+${[...COMMANDS]
+  .map(([name, c]) => `  ${`pixelfleet ${name} ${c.synopsis}`.padEnd(38)} ${c.about}`)
+  .join('\n')}
   pixelfleet --help | --version
+Every command takes --help (its own usage) and --version.
 `;
+
+/** The words of every `pixelfleet` command and group (`[]` is the program, `['admin', 'user', 'create']`): each answers --help and --version. */
+export function controlPlaneCommandWords(): string[][] {
+  return [[], ...[...COMMANDS.keys()].map((name) => [name]), ...adminCommandWords().map((words) => ['admin', ...words])];
+}
 
 const SERVE_USAGE = `Usage: pixelfleet serve [--config <file>]
   Runs the control plane. The config file is JSON (README: Configuration reference); without
@@ -33,15 +60,9 @@ Options: --config <file>, --help, --version.
 
 export async function runControlPlaneCli(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const found = command === undefined ? undefined : COMMANDS.get(command);
+  if (found !== undefined) return await found.run(rest);
   switch (command) {
-    case 'serve':
-      return serve(rest);
-    case 'admin':
-      return runAdminCli(rest, {
-        env: process.env,
-        stdout: (t) => process.stdout.write(t),
-        stderr: (t) => process.stderr.write(t),
-      });
     case '--help':
     case '-h':
     case 'help':

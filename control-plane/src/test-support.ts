@@ -1,8 +1,10 @@
 // Test-only handles on the control plane, for tests and benches (`@pixelfleet/control-plane/test-support`):
-// the app with its raw database, to seed rows and read them back, and the limits tests push against.
-// Not in the door: nothing that runs the service needs them.
+// the app with its raw database, to seed rows and read them back, the limits tests push against, and
+// the words of every CLI command (the help test walks them). Not in the door: nothing that runs the
+// service needs them.
 export { buildControlPlaneWithDb, type ControlPlaneWithDb } from './app';
 export type { Db } from './db/database';
 export { MAX_ICE_CANDIDATES_PER_SESSION } from './share/viewer-gateway';
 export { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
 export { SqliteTelemetryRepository } from './repositories/telemetry';
+export { controlPlaneCommandWords } from './main';

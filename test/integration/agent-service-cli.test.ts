@@ -51,6 +51,18 @@ describe('pixelfleet-agent service', () => {
     expect(r.stdout).not.toContain(CONFIG.joinToken);
   });
 
+  it("install --help says what the plan does with the config copy: read for the account, full control for Administrators, nothing for others", async () => {
+    const [help, plan] = await Promise.all([
+      agent(['service', 'install', '--help']),
+      agent(['service', 'install', '--config', configFile(CONFIG), '--account', 'NT SERVICE\\pixelfleet-agent', '--dry-run']),
+    ]);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      'copied to <state-dir>\\agent.json as a new file: read for the service account, full control for Administrators, no access for anyone else',
+    );
+    // Inheritance removed, then exactly two grants: (R) for the service account, (F) for Administrators.
+    expect(plan.stdout).toContain('run icacls C:\\ProgramData\\Pixelfleet\\agent\\agent.json /inheritance:r /grant:r "NT SERVICE\\pixelfleet-agent:(R)" *S-1-5-32-544:(F)\n');
+  });
+
   it('takes --install-dir and --state-dir', async () => {
     const r = await agent(['service', 'install', '--config', configFile({ ...CONFIG, dataDir: undefined }), '--install-dir', 'E:\\pf', '--state-dir', 'E:\\pf-state', '--dry-run']);
     expect(r.code).toBe(0);
@@ -89,6 +101,6 @@ describe('pixelfleet-agent service', () => {
     expect(none.stderr).toMatch(/^error: service install needs --config <file>/);
     const help = await agent(['service', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^Usage:\n {2}pixelfleet-agent service install --config <file>/);
+    expect(help.stdout).toMatch(/^Usage: pixelfleet-agent service <command>\n[\s\S]*\n {2}pixelfleet-agent service install --config <file>/);
   });
 });

@@ -1,12 +1,17 @@
-// What a new user types first, as real processes: --help and --version on every command of both
-// CLIs (exit 0, to stdout), and `pixelfleet serve` without a config file saying how to give one.
+// What a new user types first, as real processes: --help and --version on every command and group
+// of both CLIs (their own usage, the package's version, exit 0, nothing on stderr), and `pixelfleet
+// serve` without a config file saying how to give one. The commands come from the CLIs' own tables,
+// so a new command is walked here without anyone adding it.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AGENT_BIN, cleanEnv, PIXELFLEET_BIN, startCli } from '../support/cli-process';
+import { AGENT_BIN, cleanEnv, PIXELFLEET_BIN, REPO_ROOT, startCli } from '../support/cli-process';
 import { NO_CONFIG_HINT } from '@pixelfleet/control-plane';
+import { controlPlaneCommandWords } from '@pixelfleet/control-plane/test-support';
+import { AGENT_CLI } from '@pixelfleet/agent/test-support';
 
 const children: ChildProcessWithoutNullStreams[] = [];
 const dirs: string[] = [];
@@ -15,34 +20,79 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function run(bin: string, args: string[], env = cleanEnv()) {
+/** Runs the command to its end; `track` gets its process, to kill should the test end first (default: at afterEach). */
+async function run(bin: string, args: string[], env = cleanEnv(), track = (child: ChildProcessWithoutNullStreams) => void children.push(child)) {
   const p = startCli(bin, args, env);
-  children.push(p.child);
-  const code = await p.exited;
+  track(p.child);
+  // 'close' as well as the exit: on a busy machine the output can still be in the pipes when the process has exited.
+  const [code] = await Promise.all([p.exited, once(p.child, 'close')]);
   return { code, stdout: p.stdout(), stderr: p.stderr() };
 }
 
-describe('--help and --version', () => {
-  it('pixelfleet, pixelfleet serve, pixelfleet admin (each command), pixelfleet-agent, pixelfleet-agent run', { timeout: 120_000 }, async () => {
-    const cases: Array<[string, string[], RegExp]> = [
-      [PIXELFLEET_BIN, [], /pixelfleet serve \[--config <file>\]/],
-      [PIXELFLEET_BIN, ['serve'], /Usage: pixelfleet serve \[--config <file>\][\s\S]*69 a listener cannot open/],
-      [PIXELFLEET_BIN, ['admin'], /Usage: pixelfleet admin <command>/],
-      [PIXELFLEET_BIN, ['admin', 'backup'], /Usage: pixelfleet admin backup --out FILE/],
-      [PIXELFLEET_BIN, ['admin', 'events'], /--from-start/],
-      [AGENT_BIN, [], /pixelfleet-agent run \[--config <file>\]/],
-      [AGENT_BIN, ['run'], /Usage: pixelfleet-agent run \[--config <file>\][\s\S]*77 enrollment refused/],
-    ];
-    const runs = cases.flatMap(([bin, args, usage]) => [
-      run(bin, [...args, '--help']).then((r) => {
-        expect(r, `${args.join(' ')} --help`).toMatchObject({ code: 0, stderr: '' });
-        expect(r.stdout).toMatch(usage);
-      }),
-      run(bin, [...args, '--version']).then((r) => {
-        expect(r, `${args.join(' ')} --version`).toEqual({ code: 0, stdout: `${bin === AGENT_BIN ? 'pixelfleet-agent' : 'pixelfleet'} 0.1.0\n`, stderr: '' });
-      }),
-    ]);
-    await Promise.all(runs);
+const packageVersion = (pkg: string) => (JSON.parse(readFileSync(join(REPO_ROOT, pkg, 'package.json'), 'utf8')) as { version: string }).version;
+
+const PROGRAMS = [
+  { name: 'pixelfleet', bin: PIXELFLEET_BIN, version: packageVersion('control-plane'), commands: controlPlaneCommandWords() },
+  { name: 'pixelfleet-agent', bin: AGENT_BIN, version: packageVersion('agent'), commands: AGENT_CLI.commands.map((c) => [...c.words]) },
+];
+const CASES = PROGRAMS.flatMap((p) => p.commands.map((words) => ({ ...p, words, title: [p.name, ...words].join(' ') })));
+
+/** More than the first line, where a command's help must say it. */
+const HELP_SAYS: Record<string, RegExp> = {
+  'pixelfleet serve': /69 a listener cannot open/,
+  'pixelfleet admin events': /--from-start/,
+  'pixelfleet admin backup': /--out FILE/,
+  'pixelfleet-agent run': /77 enrollment refused/,
+  'pixelfleet-agent service install': /--config <file>[\s\S]*--account <name>[\s\S]*--dry-run/,
+};
+
+describe('the commands walked', () => {
+  it('are every command and group of both CLIs', () => {
+    const titles = CASES.map((c) => c.title);
+    expect(new Set(titles).size, 'each once').toBe(titles.length);
+    // Known today; the tables may grow (each new entry is walked below), never lose these.
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        'pixelfleet',
+        'pixelfleet serve',
+        'pixelfleet admin',
+        'pixelfleet admin user',
+        'pixelfleet admin user create',
+        'pixelfleet admin project subscription',
+        'pixelfleet admin worker undrain',
+        'pixelfleet admin session end',
+        'pixelfleet admin events',
+        'pixelfleet admin backup',
+        'pixelfleet-agent',
+        'pixelfleet-agent run',
+        'pixelfleet-agent doctor',
+        'pixelfleet-agent service',
+        'pixelfleet-agent service install',
+        'pixelfleet-agent service uninstall',
+        'pixelfleet-agent service status',
+      ]),
+    );
+    for (const title of Object.keys(HELP_SAYS)) expect(titles).toContain(title);
+  });
+});
+
+// Each case spawns two processes; vitest's maxConcurrency (5) bounds how many cases run at once.
+describe.concurrent('--help and --version', () => {
+  it.for(CASES)('$title', { timeout: 60_000 }, async ({ bin, name, version, words, title }, { expect, onTestFinished }) => {
+    // Its own processes only: afterEach would also kill those of the cases running beside it.
+    const mine: ChildProcessWithoutNullStreams[] = [];
+    onTestFinished(() => {
+      for (const c of mine) if (c.exitCode === null) c.kill('SIGKILL');
+    });
+    const track = (child: ChildProcessWithoutNullStreams) => void mine.push(child);
+    const [help, v] = await Promise.all([run(bin, [...words, '--help'], cleanEnv(), track), run(bin, [...words, '--version'], cleanEnv(), track)]);
+    expect(help, `${title} --help`).toMatchObject({ code: 0, stderr: '' });
+    // Its own usage: the first line names this command, not its group or the program.
+    const firstLine = help.stdout.split('\n')[0]!;
+    expect(`${firstLine} `, `${title} --help`).toMatch(new RegExp(`^Usage: ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `));
+    const says = HELP_SAYS[title];
+    if (says !== undefined) expect(help.stdout).toMatch(says);
+    expect(v, `${title} --version`).toEqual({ code: 0, stdout: `${name} ${version}\n`, stderr: '' });
   });
 });
 

@@ -1,6 +1,8 @@
 // The control plane ⇄ agent link with real parts: real gRPC on 127.0.0.1, real SQLite files,
 // real agents. Enroll → connect → heartbeat → restart → redial and reconcile; at-least-once
 // command delivery answered from the agent's journal; drain/undrain; lease expiry on fake time.
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandFailure, type Agent, type CommandHandlers } from '@pixelfleet/agent';
 import { decodeStoredCommand } from '@pixelfleet/proto';
@@ -52,6 +54,23 @@ describe('enroll and connect', () => {
     expect(second.workerId).toBe(workerId);
     expect(t.cp.registry.list()).toHaveLength(1);
     expect(second.link.connectionEpoch).toBe(2);
+  });
+
+  it('saves the worker token in a file only its owner can read or write (0600), whatever the umask', async () => {
+    const t = await controlPlane();
+    // Umask 0 while the agent enrolls: the mode seen is the one the agent asks for (a file created
+    // 0644 would stay 0644), not the test runner's umask hiding it.
+    const umask = process.umask(0);
+    const { agent, dataDir } = await startTestAgent({ grpcAddress: t.started.grpcAddress })
+      .then(async (started) => {
+        cleanups.push(() => started.agent.close());
+        await linkReaches(started.agent, 'connected');
+        return started;
+      })
+      .finally(() => process.umask(umask));
+    const file = join(dataDir, 'worker.json');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ workerId: agent.workerId, workerToken: expect.stringMatching(/^pfw_/) as unknown });
+    expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
   });
 
   it('renews the lease on every heartbeat', async () => {

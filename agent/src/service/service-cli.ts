@@ -1,9 +1,9 @@
-// `pixelfleet-agent service install|uninstall|status`: parses the flags, plans (service-plan.ts),
-// prints the plan under --dry-run (on any platform), and runs it on Windows only.
+// `pixelfleet-agent service install|uninstall|status`: their entries in the agent's command table,
+// then the plan (service-plan.ts), printed under --dry-run (on any platform) and run on Windows only.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve, win32 } from 'node:path';
-import { parseArgs } from 'node:util';
 import { AgentConfigError, loadAgentConfig } from '../config';
+import { command, CliUsageError, group, type CliCommand } from '../cli/command-line';
 import { parseServiceAccount, ServiceAccountError } from './service-account';
 import { executeServiceSteps, ServiceStepError, type CommandRunner } from './service-executor';
 import {
@@ -21,19 +21,9 @@ import {
   type ServiceStep,
 } from './service-plan';
 
-export const SERVICE_USAGE = `Usage:
-  pixelfleet-agent service install --config <file> [--account <name>] [--install-dir <dir>] [--state-dir <dir>] [--dry-run]
-  pixelfleet-agent service uninstall [--install-dir <dir>] [--dry-run]
-  pixelfleet-agent service status [--install-dir <dir>] [--dry-run]
-
-  --config       the agent's config; install copies it to <state-dir>\\agent.json, readable by the service account only
-  --account      LocalSystem (default), LocalService, NetworkService, "NT SERVICE\\pixelfleet-agent" or a gMSA "DOMAIN\\name$"
-  --install-dir  folder of node.exe, agent.cjs and ${WINSW_EXE} (default: the folder of the running agent.cjs)
-  --state-dir    folder of the config copy, data and logs (default: %ProgramData%\\${DEFAULT_STATE_SUBDIR}); locked to SYSTEM,
-                 Administrators and the service account; refused if it (or anything in it) is owned by another user
-  --dry-run      print the WinSW XML and the steps without doing anything (any platform)
-Windows only, from an Administrator prompt (except --dry-run).
-`;
+const INSTALL_DIR_HELP = `  --install-dir  folder of node.exe, agent.cjs and ${WINSW_EXE} (default: the folder of the running agent.cjs)\n`;
+const DRY_RUN_HELP = '  --dry-run      print what it would do without doing anything (any platform)\n';
+const WINDOWS_ONLY = '  Windows only, from an Administrator prompt (except --dry-run).';
 
 export interface ServiceCliDeps {
   platform: NodeJS.Platform;
@@ -46,42 +36,61 @@ export interface ServiceCliDeps {
   run?: CommandRunner;
 }
 
-export async function runServiceCli(argv: readonly string[], deps: ServiceCliDeps): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    (sub === undefined ? deps.err : deps.out)(SERVICE_USAGE);
-    return sub === undefined ? 2 : 0;
-  }
-  if (sub !== 'install' && sub !== 'uninstall' && sub !== 'status') {
-    deps.err(`unknown service command "${sub}"\n\n${SERVICE_USAGE}`);
-    return 2;
-  }
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...rest],
-      options: {
-        config: { type: 'string' },
-        account: { type: 'string' },
-        'install-dir': { type: 'string' },
-        'state-dir': { type: 'string' },
-        'dry-run': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-    }));
-    if (values.help) {
-      deps.out(SERVICE_USAGE);
-      return 0;
-    }
-    if (sub !== 'install' && (values.config !== undefined || values.account !== undefined || values['state-dir'] !== undefined)) {
-      throw new Error(`service ${sub} takes only --install-dir and --dry-run`);
-    }
-    if (sub === 'install' && values.config === undefined) throw new Error('service install needs --config <file>');
-  } catch (err) {
-    deps.err(`error: ${(err as Error).message}\n\n${SERVICE_USAGE}`);
-    return 2;
-  }
+/** The flags of `service uninstall` and `service status`; install takes these and more. */
+const LAYOUT_FLAGS = {
+  'install-dir': { type: 'string' },
+  'dry-run': { type: 'boolean', default: false },
+} as const;
+
+/** `service` and its commands, for the agent's command table (cli/command-line.ts answers --help and --version). */
+export function serviceCommands(deps: ServiceCliDeps): CliCommand[] {
+  return [
+    group({ words: ['service'], about: 'the agent as a Windows service', details: `${WINDOWS_ONLY}\n` }),
+    command({
+      words: ['service', 'install'],
+      synopsis: '--config <file> [--account <name>] [--install-dir <dir>] [--state-dir <dir>] [--dry-run]',
+      about: 'installs the agent as a Windows service and starts it',
+      details:
+        `  --config       the agent's config; copied to <state-dir>\\agent.json as a new file: read for the service account,\n` +
+        `                 full control for Administrators, no access for anyone else\n` +
+        `  --account      LocalSystem (default), LocalService, NetworkService, "NT SERVICE\\pixelfleet-agent" or a gMSA "DOMAIN\\name$"\n` +
+        INSTALL_DIR_HELP +
+        `  --state-dir    folder of the config copy, data and logs (default: %ProgramData%\\${DEFAULT_STATE_SUBDIR}); locked to SYSTEM,\n` +
+        `                 Administrators and the service account; refused if it (or anything in it) is owned by another user\n` +
+        `  --dry-run      print the WinSW XML and the steps without doing anything (any platform)\n` +
+        `${WINDOWS_ONLY} Exit codes: 0 done, 1 a step failed or not Windows, 2 usage, 78 bad config.\n`,
+      options: { ...LAYOUT_FLAGS, config: { type: 'string' }, account: { type: 'string' }, 'state-dir': { type: 'string' } },
+      run: (flags) => runServiceCommand('install', flags, deps),
+    }),
+    command({
+      words: ['service', 'uninstall'],
+      synopsis: '[--install-dir <dir>] [--dry-run]',
+      about: 'stops and removes the service (its state folder stays: config, worker token, data, logs)',
+      details: `${INSTALL_DIR_HELP}${DRY_RUN_HELP}${WINDOWS_ONLY}\n`,
+      options: LAYOUT_FLAGS,
+      run: (flags) => runServiceCommand('uninstall', flags, deps),
+    }),
+    command({
+      words: ['service', 'status'],
+      synopsis: '[--install-dir <dir>] [--dry-run]',
+      about: 'prints the state of the service: NonExistent, Stopped or Started',
+      details: `${INSTALL_DIR_HELP}${DRY_RUN_HELP}${WINDOWS_ONLY}\n`,
+      options: LAYOUT_FLAGS,
+      run: (flags) => runServiceCommand('status', flags, deps),
+    }),
+  ];
+}
+
+interface ServiceFlags {
+  config?: string | undefined;
+  account?: string | undefined;
+  'install-dir'?: string | undefined;
+  'state-dir'?: string | undefined;
+  'dry-run': boolean;
+}
+
+async function runServiceCommand(sub: 'install' | 'uninstall' | 'status', values: ServiceFlags, deps: ServiceCliDeps): Promise<number> {
+  if (sub === 'install' && values.config === undefined) throw new CliUsageError('service install needs --config <file>');
   const windows = deps.platform === 'win32';
   const dryRun = values['dry-run'];
   if (!windows && !dryRun) {

@@ -21,8 +21,11 @@ export interface CliIo {
 
 class UsageError extends Error {}
 
-/** Each command: its words, its arguments, what it does (the usage text and each command's --help). */
-const COMMANDS: ReadonlyArray<readonly [name: string, args: string, about: string]> = [
+/**
+ * Each command: its words, its arguments, what it does. The usage text, each command's --help and
+ * the dispatch come from here (the dispatch's switch must have a case for each name, and only those).
+ */
+const COMMANDS = [
   ['user create', '--email E', 'adds a user account'],
   ['key issue', '--user U', "issues the user's API key (revokes the user's previous key at once)"],
   ['project create', '--owner U --name N --region us-east-1|europe|asia-pacific', 'adds a project'],
@@ -38,7 +41,23 @@ const COMMANDS: ReadonlyArray<readonly [name: string, args: string, about: strin
   ['builds', '--project P', "lists a project's builds"],
   ['events', '[--after ID | --from-start]', 'follows new events until interrupted; --after replays those after ID, --from-start all'],
   ['backup', '--out FILE', 'writes a consistent copy of the database (SQLite online backup, taken while serving)'],
-];
+] as const satisfies ReadonlyArray<readonly [name: string, args: string, about: string]>;
+
+type AdminCommand = (typeof COMMANDS)[number][0];
+
+function isAdminCommand(words: string): words is AdminCommand {
+  return COMMANDS.some(([name]) => name === words);
+}
+
+/**
+ * The words of every admin command (`['user', 'create']`) and of every group that leads to some
+ * (`['user']`): each answers --help with its own usage and --version.
+ */
+export function adminCommandWords(): string[][] {
+  const names = COMMANDS.map(([name]): string => name);
+  const groups = names.filter((n) => n.includes(' ')).map((n) => n.split(' ')[0]!);
+  return [...new Set([...groups, ...names])].map((n) => n.split(' '));
+}
 
 const COMMON_OPTIONS = `Options: --json (one JSON document), --server host:port, --token T (or PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN), --help, --version.
 `;
@@ -236,6 +255,7 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
   }
   try {
     const command = positionals.join(' ');
+    if (!isAdminCommand(command)) throw new UsageError(`unknown command "${command}"`);
     switch (command) {
       case 'user create': {
         const r = await client.call<adminV1.CreateUserResponse>((c, md, o, cb) => c.createUser({ email: need('email') }, md, o, cb));
@@ -351,8 +371,10 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         print({ out, bytes: r.bytes, sha256: r.sha256 }, `Backup written to ${out} (${r.bytes} bytes, sha256 ${r.sha256}).\nRestore: stop the control plane, copy it to <dataDir>/pixelfleet.sqlite, remove any pixelfleet.sqlite-wal and -shm beside it, start.\n`);
         break;
       }
-      default:
-        throw new UsageError(`unknown command "${command}"`);
+      default: {
+        const unhandled: never = command;
+        throw new Error(`admin command "${String(unhandled)}" has no case`);
+      }
     }
     return 0;
   } catch (err) {
