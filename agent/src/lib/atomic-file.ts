@@ -1,7 +1,7 @@
 // Crash-safe small JSON files: write a temp file, fsync, rename over the old one, fsync the folder
 // (so the rename itself survives a power cut). A crash leaves the old file or the new one, never a
 // mix; at worst a `*.tmp` beside it, which readers ignore.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** The suffix of the temp files writeJsonAtomic leaves behind when it dies mid-write. */
@@ -11,7 +11,10 @@ export const ATOMIC_TEMP_SUFFIX = '.tmp';
 export function writeJsonAtomic(path: string, value: unknown, mode = 0o600): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}${ATOMIC_TEMP_SUFFIX}`;
-  const fd = openSync(tmp, 'w', mode);
+  // A temp file a dead run left (or a link planted there) would keep its own mode, or lead elsewhere:
+  // it goes, and the new one is created exclusively with `mode`.
+  rmSync(tmp, { force: true });
+  const fd = openSync(tmp, 'wx', mode);
   try {
     writeSync(fd, JSON.stringify(value, null, 2));
     fsyncSync(fd);
