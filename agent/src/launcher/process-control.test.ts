@@ -64,8 +64,10 @@ describe('posixProcessControl', () => {
     await control.endTree(asked.pid!, 'graceful');
     await waitGone(asked.pid!);
 
-    // A root that ignores SIGTERM survives the ask, not the force.
-    const stubborn = await startDetached('sh', '-c', "trap '' TERM; while :; do sleep 1; done");
+    // A root that ignores SIGTERM (once it says so: before, the shell has not set its trap) survives the ask, not the force.
+    const stubborn = spawn('sh', ['-c', "trap '' TERM; echo ready; while :; do sleep 1; done"], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    children.push(stubborn);
+    await new Promise<void>((resolve) => stubborn.stdout.once('data', () => resolve()));
     await control.endTree(stubborn.pid!, 'graceful');
     await new Promise((resolve) => setImmediate(resolve));
     expect(isProcessGone(stubborn.pid!)).toBe(false);
