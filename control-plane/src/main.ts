@@ -1,17 +1,9 @@
 // Entry point of the `pixelfleet` command: `serve` runs the control plane, `admin` talks to one.
-// The only module besides config.ts that reads process.env; it wires signals (a second signal
-// forces exit).
+// The only module besides config.ts that reads process.env. serve's start, its shutdown signals
+// and everything it loads live in serve-command.ts, imported only when serve runs.
 import { parseArgs } from 'node:util';
-import { buildControlPlane } from './app';
-import { loadControlPlaneConfig } from './config';
-import { ConfigError } from './lib/config-loader';
 import { adminCommandWords, runAdminCli } from './admin-cli/admin-cli';
-import { ServerTlsError } from './grpc/server-tls';
-import { LISTEN_FAILED_EXIT_CODE, ListenError } from './lib/listen-error';
-import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
-import { format } from 'node:util';
 import { CONTROL_PLANE_VERSION } from './lib/version';
-import { chooseLogFormat, createLogger, logDestination } from '@pixelfleet/signaling';
 
 /** What `serve` says on stderr when it was given no config file (it still starts, on defaults and the environment). */
 export const NO_CONFIG_HINT =
@@ -97,75 +89,9 @@ async function serve(argv: readonly string[]): Promise<number> {
   // Before the start has finished there is nothing to do: the start reads the files itself.
   let reloadTls: (() => void) | undefined = undefined;
   process.on('SIGHUP', () => reloadTls?.());
-  const noConfigFile = file === undefined && process.env.PIXELFLEET_CONFIG === undefined;
-  if (noConfigFile) process.stderr.write(`${NO_CONFIG_HINT}\n`);
-  let config;
-  try {
-    config = loadControlPlaneConfig({ file: file ?? process.env.PIXELFLEET_CONFIG, env: process.env });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`pixelfleet: refusing to start: ${err.message}\n`);
-      return 78; // EX_CONFIG
-    }
-    throw err;
-  }
-  // Readable lines at a terminal, JSON lines under systemd, in files and pipes.
-  let cp;
-  try {
-    cp = buildControlPlane(config, { logger: createLogger(config.logLevel, logDestination(chooseLogFormat(process.stdout.isTTY))) });
-  } catch (err) {
-    if (!(err instanceof ServerTlsError)) throw err;
-    process.stderr.write(`pixelfleet: refusing to start: ${err.message}\n`);
-    return 78; // EX_CONFIG
-  }
-  // grpc-js writes its own errors to stderr; they go through our logger instead (a bind failure,
-  // which it also reports, is ours to explain in one line below).
-  const grpcLog = (...args: unknown[]) => {
-    const message = format(...args);
-    if (message.includes('No address added out of total')) cp.log.debug({ grpc: message }, 'grpc-js');
-    else cp.log.warn({ grpc: message }, 'grpc-js');
-  };
-  setGrpcLogger({ error: grpcLog, info: grpcLog, debug: grpcLog });
-  let started;
-  try {
-    started = await cp.start();
-  } catch (err) {
-    if (!(err instanceof ListenError) && !(err instanceof ServerTlsError)) throw err;
-    process.stderr.write(`pixelfleet: refusing to start: ${err.message}\n`);
-    await cp.close().catch(() => undefined);
-    return err instanceof ListenError ? LISTEN_FAILED_EXIT_CODE : 78; // EX_CONFIG for TLS files
-  }
-  const app = cp;
-  // SIGHUP: the certificates are read again (a renewal); a bad file is logged and the current ones stay.
-  reloadTls = () => {
-    try {
-      app.reloadTls();
-    } catch (err) {
-      app.log.error({ err: (err as Error).message }, 'TLS reload failed; still serving the previous certificates');
-    }
-  };
-  // The handlers are in place before the banner: whoever waits for it may signal at once (a signal
-  // with no listener yet would kill the process without its ordered shutdown).
-  const stopped = new Promise<void>((resolve) => {
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals += 1;
-      if (signals > 1) {
-        app.log.warn({ signal }, 'second signal: exiting now');
-        process.exit(130);
-      }
-      app.log.info({ signal }, 'shutting down');
-      app.close().then(resolve, (err: unknown) => {
-        app.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      });
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
-  process.stdout.write(
-    `pixelfleet control plane\n  HTTP   ${started.httpOrigin}\n  gRPC   ${started.grpcAddress}\n  API    ${started.publicUrls.api}\n  Share  ${started.publicUrls.share}/<projectId>\n`,
-  );
-  await stopped;
-  return 0;
+  if (file === undefined && process.env.PIXELFLEET_CONFIG === undefined) process.stderr.write(`${NO_CONFIG_HINT}\n`);
+  // The control plane's code (fastify, SQLite, gRPC, GeoIP) loads only for serve: --help, --version
+  // and every admin command start in a fraction of the time.
+  const { runServe } = await import('./serve-command');
+  return await runServe(file ?? process.env.PIXELFLEET_CONFIG, process.env, (reload) => (reloadTls = reload));
 }
