@@ -86,13 +86,14 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const journal = new CommandJournal(config.dataDir);
   const appRecords = new AppRecordStore(config.dataDir);
   let survivors: SurvivorOutcome[] = [];
-  // Build downloads trust what the control link trusts (tls.caFile) and take plaintext to another machine only with tls.insecure.
+  // Build downloads trust what the control link trusts (tls.caFile) and take plaintext to another
+  // machine only when told (buildCache.insecureDownloads, or tls.insecure: plaintext everywhere).
   const builds = new BuildCache({
     dir: join(config.dataDir, 'builds'),
     maxBytes: config.buildCache.maxBytes,
     clock,
     log: log.child({ component: 'build-cache' }),
-    tls: { caFile: config.tls.caFile, insecure: config.tls.insecure },
+    tls: { caFile: config.tls.caFile, insecure: config.tls.insecure === true || config.buildCache.insecureDownloads },
   });
   // The link is created in start(); session reports and signals go to whatever link is current.
   let linkRef: ControlLink | undefined;

@@ -43,7 +43,7 @@ describe('loadAgentConfig required keys and defaults', () => {
     expect(isAbsolute(c.dataDir)).toBe(true);
     expect(c.ice).toEqual({ hostAddresses: [], iceServers: [] });
     expect(c.launcher).toEqual({});
-    expect(c.buildCache).toEqual({ maxBytes: 200 * 1024 ** 3 });
+    expect(c.buildCache).toEqual({ maxBytes: 200 * 1024 ** 3, insecureDownloads: false });
     expect(c.logLevel).toBe('info');
     expect(c.joinToken).toBeUndefined();
     expect(c.publicIp).toBeUndefined();
@@ -176,6 +176,8 @@ describe('loadAgentConfig validation', () => {
       expect(err.message, bad).toContain('"buildCache.maxBytes"');
     }
     expect(configError(() => loadAgentConfig({ file: writeConfig({ buildCache: { maxGiB: 1 } }), env: REQUIRED_ENV })).message).toBe('unknown config key "buildCache.maxGiB"');
+    expect(loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_BUILD_CACHE__INSECURE_DOWNLOADS: 'true' } }).buildCache.insecureDownloads).toBe(true);
+    expect(loadAgentConfig({ file: writeConfig({ buildCache: { insecureDownloads: true } }), env: REQUIRED_ENV }).buildCache).toEqual({ maxBytes: 200 * 1024 ** 3, insecureDownloads: true });
   });
 
   it('rejects an ice.portRange whose min exceeds its max', () => {

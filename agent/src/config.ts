@@ -82,9 +82,15 @@ const schema = z
       .object({
         /** Bytes the cached builds may take before older ones (beyond each project's live and previous build) are evicted. */
         maxBytes: z.number().int().min(1).default(DEFAULT_BUILD_CACHE_MAX_BYTES),
+        /**
+         * true: builds may come over plain http:// from another machine (a control plane with
+         * http.insecure), warned at each download; the control link keeps its TLS. tls.insecure
+         * implies it.
+         */
+        insecureDownloads: z.boolean().default(false),
       })
       .strict()
-      .default({ maxBytes: DEFAULT_BUILD_CACHE_MAX_BYTES }),
+      .default({ maxBytes: DEFAULT_BUILD_CACHE_MAX_BYTES, insecureDownloads: false }),
     logSpool: z
       .object({
         /** Bytes the spooled session logs waiting for the control plane may take; past it the oldest sessions' are dropped (with a warning). */
@@ -121,6 +127,7 @@ const ENV_LEAVES: Record<string, 'string' | 'number' | 'boolean' | 'json'> = {
   'ice.iceServers': 'json',
   'launcher.command': 'json',
   'buildCache.maxBytes': 'number',
+  'buildCache.insecureDownloads': 'boolean',
   'logSpool.maxBytes': 'number',
   'logSpool.maxAgeHours': 'number',
   logLevel: 'string',

@@ -3,7 +3,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { isLoopbackHost } from '@pixelfleet/proto';
+import { crossesNetworkInPlaintext, isLoopbackHost } from '@pixelfleet/proto';
 import { applyEnvOverrides, deepFreeze, deepMerge, parseWithSchema, readConfigFile } from './lib/config-loader';
 
 const port = z.number().int().min(0).max(65535);
@@ -255,20 +255,6 @@ const schema = z
       });
     }
   });
-
-/**
- * Plain http:// to a host other than 127.0.0.0/8, ::1 or localhost: the bytes cross a network
- * unencrypted. False for a string that is no URL (the schema refuses it on its own, first).
- */
-export function crossesNetworkInPlaintext(url: string): boolean {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  return u.protocol === 'http:' && !isLoopbackHost(u.hostname);
-}
 
 /**
  * Where agents will download build archives from, as the config alone says (resolvePublicUrls has

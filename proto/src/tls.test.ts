@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeTlsFailure, hostOf, isLoopbackHost, usesTls } from './tls';
+import { crossesNetworkInPlaintext, describeTlsFailure, hostOf, isLoopbackHost, usesTls } from './tls';
 
 const KEYS = { caFile: 'tls.caFile', serverName: 'tls.serverName', certFile: 'tls.certFile' };
 
@@ -7,6 +7,17 @@ describe('which transport a target gets', () => {
   it('knows loopback hosts', () => {
     for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST']) expect(isLoopbackHost(h)).toBe(true);
     for (const h of ['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', 'cp.example.com', 'localhost.example.com']) expect(isLoopbackHost(h)).toBe(false);
+  });
+
+  it('knows every spelling of ::1 and of IPv4-mapped 127.0.0.0/8, and nothing else mapped', () => {
+    for (const h of ['0:0:0:0:0:0:0:1', '0::1', '[0000::0001]', '::ffff:127.0.0.1', '[::FFFF:127.9.8.7]', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:0001']) expect(isLoopbackHost(h), h).toBe(true);
+    for (const h of ['::ffff:10.0.0.1', '::ffff:128.0.0.1', '::ffff:a00:1', '::2', '::127.0.0.1', 'fe80::1']) expect(isLoopbackHost(h), h).toBe(false);
+  });
+
+  it('says which URLs cross a network in plaintext: http:// to a host that is not loopback', () => {
+    for (const u of ['http://10.0.0.5:8080/a', 'http://cp.example.com', 'http://[2001:db8::5]:8080', 'http://0.0.0.0:8080', 'http://[::ffff:10.0.0.1]/']) expect(crossesNetworkInPlaintext(u), u).toBe(true);
+    for (const u of ['https://10.0.0.5', 'http://127.0.0.1:8080', 'http://localhost/x', 'http://[::1]:1', 'http://[::ffff:127.0.0.1]:8080/', 'http://user:pw@127.0.0.1/', 'not a url']) expect(crossesNetworkInPlaintext(u), u).toBe(false);
+    expect(crossesNetworkInPlaintext(new URL('http://10.0.0.5'))).toBe(true);
   });
 
   it('takes the host of host:port and [v6]:port', () => {

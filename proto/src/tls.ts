@@ -35,11 +35,31 @@ export function hostOf(target: string): string {
   return colon < 0 ? target : target.slice(0, colon);
 }
 
-/** 127.0.0.0/8, ::1 and localhost: addresses no other machine can reach. */
+/** 127.0.0.0/8 (also IPv4-mapped, ::ffff:127.0.0.1), ::1 and localhost: addresses no other machine can reach. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
-  return isIP(h) === 4 && h.startsWith('127.');
+  if (h === 'localhost') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) !== 6) return false;
+  // WHATWG URL writes every spelling of an IPv6 address one way: ::1, and ::ffff:7fxx:xxxx for 127.x.x.x.
+  const canonical = new URL(`http://[${h}]/`).hostname;
+  if (canonical === '[::1]') return true;
+  const mapped = /^\[::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}\]$/.exec(canonical);
+  return mapped !== null && parseInt(mapped[1]!, 16) >> 8 === 0x7f;
+}
+
+/**
+ * Plain http:// to a host other than a loopback one (isLoopbackHost): the bytes cross a network
+ * unencrypted. False for a string that is no URL (whoever parses it refuses it first).
+ */
+export function crossesNetworkInPlaintext(url: string | URL): boolean {
+  let u: URL;
+  try {
+    u = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return false;
+  }
+  return u.protocol === 'http:' && !isLoopbackHost(u.hostname);
 }
 
 /** Whether a client dialing `target` with these settings uses TLS. */

@@ -207,7 +207,7 @@ const FULL_AGENT = {
   publicIp: '203.0.113.10',
   ice: { hostAddresses: ['10.0.0.5'], portRange: { min: 40000, max: 49999 }, iceServers: [{ urls: 'stun:stun.example.com' }] },
   launcher: { command: ['wine'] },
-  buildCache: { maxBytes: 1024 },
+  buildCache: { maxBytes: 1024, insecureDownloads: true },
   logSpool: { maxBytes: 1024, maxAgeHours: 168 },
   logLevel: 'info',
 };

@@ -152,7 +152,7 @@ describe('HTTPS build downloads trust what the control link trusts', () => {
 
 describe('plain http:// build downloads', () => {
   const refusal = (host: string) =>
-    `the build URL is plain http:// to another machine (${host}): the archive link and the build would cross the network unencrypted; give the control plane's publicUrls.agents an https:// origin, or set tls.insecure: true in the agent's config to accept plaintext`;
+    `the build URL is plain http:// to another machine (${host}): the archive link and the build would cross the network unencrypted; give the control plane's publicUrls.agents an https:// origin, or set buildCache.insecureDownloads: true in the agent's config to accept plaintext`;
 
   it('to another machine are refused before any connection', async () => {
     const { agent } = await agentWith({});
@@ -182,15 +182,19 @@ describe('plain http:// build downloads', () => {
       expect(server.requests).toEqual([]);
     });
 
-    it('are downloaded with tls.insecure: true, with a warning', async () => {
-      const server = await httpServer(REMOTE_ADDRESS);
-      const { agent, lines } = await agentWith({ PIXELFLEET_AGENT_TLS__INSECURE: 'true' });
-      await agent.builds.prepare(command(server.url));
-      expect(server.requests).toHaveLength(1);
-      const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string; host?: string }).filter((l) => l.level === 40);
-      expect(warnings).toContainEqual(
-        expect.objectContaining({ msg: 'build download in plaintext (tls.insecure): the archive link and the build cross the network unencrypted', host: new URL(server.url).host }),
-      );
+    it('are downloaded with buildCache.insecureDownloads (the control link keeping its TLS) or tls.insecure, with a warning', async () => {
+      const envs: Record<string, string>[] = [{ PIXELFLEET_AGENT_BUILD_CACHE__INSECURE_DOWNLOADS: 'true', PIXELFLEET_AGENT_TLS__CA_FILE: pki.caFile }, { PIXELFLEET_AGENT_TLS__INSECURE: 'true' }];
+      for (const env of envs) {
+        const server = await httpServer(REMOTE_ADDRESS);
+        const { agent, lines } = await agentWith(env);
+        await agent.builds.prepare(command(server.url));
+        await agent.builds.delete('upl_1');
+        expect(server.requests).toHaveLength(1);
+        const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string; host?: string }).filter((l) => l.level === 40);
+        expect(warnings).toContainEqual(
+          expect.objectContaining({ msg: 'build download in plaintext (buildCache.insecureDownloads): the archive link and the build cross the network unencrypted', host: new URL(server.url).host }),
+        );
+      }
     });
   });
 });

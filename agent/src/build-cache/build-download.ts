@@ -1,11 +1,11 @@
 // The agent's download of a distributed build from the control plane: the shared archive download
 // (`build-archive/archive-download.ts`) of the command's short-lived URL into `<uploadId>.zip`,
 // same-origin redirects only, the control link's trust (`tls.caFile`; plain http:// only to a
-// loopback host or with `tls.insecure`), the size and SHA-256 the command names, Range resume of a
+// loopback host or with `buildCache.insecureDownloads` / `tls.insecure`), the size and SHA-256 the command names, Range resume of a
 // kept `.part`; its failures become the command's codes (DOWNLOAD_FAILED, SIZE_MISMATCH, HASH_MISMATCH, …).
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { isLoopbackHost } from '@pixelfleet/proto';
+import { crossesNetworkInPlaintext } from '@pixelfleet/proto';
 import type { Clock } from '@pixelfleet/signaling';
 import { ArchiveDownloadError, downloadArchive, type HopPolicy } from '../build-archive';
 import { CommandFailure } from '../commands/command';
@@ -34,7 +34,7 @@ const MAX_REDIRECTS = 5;
 export interface BuildDownloadTls {
   /** PEM file of the CA(s) an https build URL's certificate must chain to (read at each download); unset: Node's bundled roots. */
   caFile?: string | undefined;
-  /** true: a plain http:// build URL to another machine is accepted (with a warning). Plain http:// to a loopback host always is. */
+  /** true (`buildCache.insecureDownloads` or `tls.insecure`): a plain http:// build URL to another machine is accepted, with a warning. Plain http:// to a loopback host always is. */
   insecure?: boolean | undefined;
 }
 
@@ -87,7 +87,7 @@ export async function downloadVerified(o: BuildDownloadOptions): Promise<void> {
   let ca: Buffer | undefined;
   if (first?.protocol === 'https:' && tls.caFile !== undefined) ca = await readCa(tls.caFile);
   if (first !== undefined && crossesNetworkInPlaintext(first) && tls.insecure === true) {
-    o.log.warn({ host: first.host }, 'build download in plaintext (tls.insecure): the archive link and the build cross the network unencrypted');
+    o.log.warn({ host: first.host }, 'build download in plaintext (buildCache.insecureDownloads): the archive link and the build cross the network unencrypted');
   }
   try {
     await downloadArchive({
@@ -125,15 +125,10 @@ function parsedUrl(raw: string): URL | undefined {
   }
 }
 
-/** Plain http:// to a host other than 127.0.0.0/8, ::1 or localhost: the bytes cross a network unencrypted. */
-function crossesNetworkInPlaintext(url: URL): boolean {
-  return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
-}
-
 function plaintextRefusal(url: URL): string {
   return (
     `the build URL is plain http:// to another machine (${url.host}): the archive link and the build would cross the network unencrypted; ` +
-    "give the control plane's publicUrls.agents an https:// origin, or set tls.insecure: true in the agent's config to accept plaintext"
+    "give the control plane's publicUrls.agents an https:// origin, or set buildCache.insecureDownloads: true in the agent's config to accept plaintext"
   );
 }
 

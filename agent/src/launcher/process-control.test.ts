@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isProcessGone } from './process-identity';
-import { posixProcessControl, windowsProcessControl } from './process-control';
+import { CommandError, posixProcessControl, TASKKILL_NOT_FOUND_EXIT_CODE, windowsProcessControl } from './process-control';
 import { windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
 
 /** A real binary to copy into build folders: coreutils' sleep (its /proc/<pid>/exe is the copy). */
@@ -64,12 +64,15 @@ describe('posixProcessControl', () => {
     await control.endTree(asked.pid!, 'graceful');
     await waitGone(asked.pid!);
 
-    // A root that ignores SIGTERM (once it says so: before, the shell has not set its trap) survives the ask, not the force.
-    const stubborn = spawn('sh', ['-c', "trap '' TERM; echo ready; while :; do sleep 1; done"], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    // A root that handles SIGTERM and carries on survives the ask (it says so after the signal:
+    // SIGTERM, not SIGKILL, was sent), not the force. It signals only once its trap is set.
+    const stubborn = spawn('sh', ['-c', "trap 'echo asked' TERM; echo ready; while :; do sleep 1; done"], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
     children.push(stubborn);
-    await new Promise<void>((resolve) => stubborn.stdout.once('data', () => resolve()));
+    const lines: string[] = [];
+    stubborn.stdout.setEncoding('utf8').on('data', (text: string) => lines.push(...text.split('\n').filter(Boolean)));
+    await vi.waitFor(() => expect(lines).toContain('ready'), { timeout: 5_000, interval: 10 });
     await control.endTree(stubborn.pid!, 'graceful');
-    await new Promise((resolve) => setImmediate(resolve));
+    await vi.waitFor(() => expect(lines).toContain('asked'), { timeout: 5_000, interval: 10 });
     expect(isProcessGone(stubborn.pid!)).toBe(false);
     control.endTreeNow(stubborn.pid!);
     await waitGone(stubborn.pid!);
@@ -143,8 +146,13 @@ describe('windowsProcessControl (its commands, through an injected executor)', (
   });
 
   it('passes on a failed command', async () => {
-    const control = windowsProcessControl(() => Promise.reject(new Error('taskkill /PID 4242 /T /F failed: exit code 128')));
-    await expect(control.endTree(4242, 'forced')).rejects.toThrow('exit code 128');
-    await expect(control.sweepFolder('C:\\b\\upl_1')).rejects.toThrow('exit code 128');
+    const control = windowsProcessControl(() => Promise.reject(new CommandError('taskkill /PID 4242 /T /F failed: Access is denied', 1)));
+    await expect(control.endTree(4242, 'forced')).rejects.toThrow('Access is denied');
+    await expect(control.sweepFolder('C:\\b\\upl_1')).rejects.toThrow('Access is denied');
+  });
+
+  it("takes taskkill's 'not found' as a tree already ended", async () => {
+    const control = windowsProcessControl(() => Promise.reject(new CommandError('taskkill /PID 4242 /T /F failed: exit code 128', TASKKILL_NOT_FOUND_EXIT_CODE)));
+    await expect(control.endTree(4242, 'forced')).resolves.toBeUndefined();
   });
 });

@@ -1,11 +1,12 @@
 // The one way the agent ends an app's processes, with a POSIX and a Windows implementation:
 // AppProcess (a session's stop, the agent's own exit), the session manager (what a finished
-// session left under its build folder) and the survivor sweep go through it, never through
-// process.kill or taskkill themselves. The Windows commands come from windows-kill-plan.ts and run
-// through an injected executor, so their use is tested on Linux; the POSIX one signals for real.
+// session left under its build folder) and the survivor sweep's Windows rule go through it; the
+// survivor sweep's POSIX rule signals the processes it has verified through signalProcess here.
+// The Windows commands come from windows-kill-plan.ts and run through an injected executor, so
+// their use is tested on Linux; the POSIX implementation signals for real.
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
-import { sep } from 'node:path';
+import { resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { listProcesses, PROC_ROOT, readProcessExecutable } from './process-identity';
 import { windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
@@ -13,8 +14,22 @@ import { windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
 /** graceful: ask the tree to close (SIGTERM to the group; `taskkill /T`). forced: end it (SIGKILL; `taskkill /T /F`). */
 export type TreeEnding = 'graceful' | 'forced';
 
-/** Runs a command given as argv and resolves with its standard output; a failure rejects. */
+/** Runs a command given as argv and resolves with its standard output; a failure rejects (a CommandError when it ran and exited non-zero). */
 export type CommandRunner = (argv: readonly string[]) => Promise<string>;
+
+/** A command that ran and failed: its exit code (undefined when it could not start or timed out). */
+export class CommandError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number | undefined,
+  ) {
+    super(message);
+    this.name = 'CommandError';
+  }
+}
+
+/** taskkill's exit code when no process has the pid: the tree is already gone. */
+export const TASKKILL_NOT_FOUND_EXIT_CODE = 128;
 
 export interface ProcessControl {
   readonly platform: NodeJS.Platform;
@@ -42,13 +57,25 @@ export interface ProcessControl {
   sweepFolder(folder: string): Promise<number[]>;
 }
 
-/** Signals a process or (negative) a process group; one already gone is not an error. */
-function signalIfThere(target: number, signal: NodeJS.Signals): void {
+/**
+ * Signals a process or (negative) a process group: 'sent', 'gone' (no such process) or 'denied'
+ * (EPERM: another user's). Any other failure throws.
+ */
+export function signalProcess(target: number, signal: NodeJS.Signals): 'sent' | 'gone' | 'denied' {
   try {
     process.kill(target, signal);
+    return 'sent';
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') return 'gone';
+    if (code === 'EPERM') return 'denied';
+    throw err;
   }
+}
+
+/** Signals an app's process group; one already gone is done, one we may not signal is an error. */
+function signalGroup(rootPid: number, signal: NodeJS.Signals): void {
+  if (signalProcess(-rootPid, signal) === 'denied') throw new Error(`not permitted to signal process group ${rootPid} (${signal})`);
 }
 
 /** Runs argv with execa (no shell, no window, 15 s at most) and resolves with its stdout. */
@@ -56,7 +83,7 @@ export async function runWithExeca(argv: readonly string[]): Promise<string> {
   const [file, ...args] = argv;
   if (file === undefined) throw new RangeError('an empty command');
   const result = await execa(file, args, { reject: false, windowsHide: true, timeout: 15_000, stdin: 'ignore' });
-  if (result.failed) throw new Error(`${argv.join(' ')} failed: ${result.shortMessage}`);
+  if (result.failed) throw new CommandError(`${argv.join(' ')} failed: ${result.shortMessage}`, result.exitCode);
   return result.stdout;
 }
 
@@ -65,28 +92,33 @@ export function posixProcessControl(platform: NodeJS.Platform = process.platform
   return {
     platform,
     spawnDetached: true,
-    endTree(rootPid, how) {
-      signalIfThere(-rootPid, how === 'graceful' ? 'SIGTERM' : 'SIGKILL');
+    async endTree(rootPid, how) {
+      signalGroup(rootPid, how === 'graceful' ? 'SIGTERM' : 'SIGKILL');
       return Promise.resolve();
     },
     endTreeNow(rootPid) {
-      signalIfThere(-rootPid, 'SIGKILL');
+      signalGroup(rootPid, 'SIGKILL');
     },
     endRemains(rootPid) {
       // The group id cannot be reused while any member (even a zombie) remains.
-      signalIfThere(-rootPid, 'SIGKILL');
+      signalGroup(rootPid, 'SIGKILL');
     },
     sweepFolder(folder) {
       let prefix: string;
-      let found;
       try {
         // /proc/<pid>/exe names the resolved file, so the folder is compared resolved too.
         prefix = realpathSync(folder) + sep;
+      } catch (err) {
+        // A folder already deleted: what still runs from it shows its old path.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        prefix = resolve(folder) + sep;
+      }
+      let found;
+      try {
         found = listProcesses(procRoot);
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        // No such folder (nothing can run from it), or no /proc (not Linux): nothing to find.
-        if (code === 'ENOENT') return Promise.resolve([]);
+        // No /proc (not Linux): nothing to find.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return Promise.resolve([]);
         throw err;
       }
       const stopped: number[] = [];
@@ -94,8 +126,8 @@ export function posixProcessControl(platform: NodeJS.Platform = process.platform
         if (pid === process.pid) continue;
         const exe = readProcessExecutable(pid, procRoot);
         if (exe === undefined || !exe.startsWith(prefix)) continue;
-        signalIfThere(pid, 'SIGKILL');
-        stopped.push(pid);
+        // One process we may not signal (another user's) does not spare the others.
+        if (signalProcess(pid, 'SIGKILL') === 'sent') stopped.push(pid);
       }
       return Promise.resolve(stopped);
     },
@@ -108,7 +140,13 @@ export function windowsProcessControl(run: CommandRunner = runWithExeca): Proces
     platform: 'win32',
     spawnDetached: false,
     async endTree(rootPid, how) {
-      await run(windowsKillPlan(rootPid)[how]);
+      try {
+        await run(windowsKillPlan(rootPid)[how]);
+      } catch (err) {
+        // The tree ended between the decision and the command (an app exiting as it is stopped): done.
+        if (err instanceof CommandError && err.exitCode === TASKKILL_NOT_FOUND_EXIT_CODE) return;
+        throw err;
+      }
     },
     endTreeNow(rootPid) {
       const [file, ...args] = windowsKillPlan(rootPid).forced;

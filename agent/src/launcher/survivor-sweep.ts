@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '@pixelfleet/signaling';
 import { APP_RECORD_ENV, type AppRecord, type AppRecordStore } from './app-records';
 import { isProcessGone, listProcesses, PROC_ROOT, processHasEnv, readBootIdentity, readProcessExecutable, readProcessStat } from './process-identity';
-import { processControlFor, type ProcessControl } from './process-control';
+import { processControlFor, signalProcess, type ProcessControl } from './process-control';
 
 /** How long survivors get to stop after SIGTERM before SIGKILL, in milliseconds (default 5 s). */
 export const DEFAULT_SURVIVOR_GRACE_MS = 5_000;
@@ -59,14 +59,9 @@ export interface SurvivorSweepOptions {
   procRoot?: string;
 }
 
-/** Signals one process or (negative) a group; gone is not an error. */
+/** Signals one verified process or (negative) its group; gone or not ours to signal is left to the wait that follows. */
 function signal(target: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(target, sig);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ESRCH' && code !== 'EPERM') throw err;
-  }
+  signalProcess(target, sig);
 }
 
 function delay(clock: Clock, ms: number): Promise<void> {

@@ -3,6 +3,7 @@
 // its build commands and inventory, handed to the build cache; and the sweep of a build's folder
 // after its last session, with real processes.
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -159,6 +160,8 @@ describe('SessionManager: what a session leaves running from its build folder', 
     const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
     const events: AgentSessionEvent[] = [];
     const finished: string[] = [];
+    /** Whether the session's build folder was still there when its logs were spooled. */
+    const buildThereAtSpool = new Map<string, boolean>();
     const builds = new BuildCache({ dir: buildsDir, maxBytes: 1_000_000, clock, log: pino({ level: 'silent' }) });
     const manager = new SessionManager({
       slots: 2,
@@ -170,6 +173,7 @@ describe('SessionManager: what a session leaves running from its build folder', 
       signal: () => undefined,
       spoolLogs: (logs) => {
         finished.push(logs.sessionId);
+        buildThereAtSpool.set(logs.sessionId, logs.savedDir !== undefined && existsSync(join(logs.savedDir, '..')));
         return Promise.resolve();
       },
       log: pino({ level: 'silent' }),
@@ -177,26 +181,26 @@ describe('SessionManager: what a session leaves running from its build folder', 
       builds,
       processControl: control,
     });
-    const start = (sessionId: string, uploadId: string) => {
-      const started = manager.handlers.startSession({ ...COMMAND, sessionId, uploadId, startupTimeoutSeconds: 600 });
+    const start = (sessionId: string, uploadId: string, overrides: Partial<StartSessionCommand> = {}) => {
+      const started = manager.handlers.startSession({ ...COMMAND, sessionId, uploadId, startupTimeoutSeconds: 600, ...overrides });
       started.catch(() => undefined);
       return started;
     };
-    /** Stops a session and waits until its app has exited and, unless told otherwise, its logs are spooled (which follows the sweep). */
+    /** Stops a session and waits until its app has exited (its end reported) and, unless told otherwise, its logs are spooled (which follows the sweep). */
     const stop = async (sessionId: string, until: 'spooled' | 'exited' = 'spooled') => {
       const stopping = manager.handlers.stopSession({ kind: 'stopSession', sessionId, reason: 'viewer left', graceMs: 1_000 });
       await vi.waitFor(
         () => {
           clock.advance(500); // the stop grace and the output drain run on the clock
           if (until === 'spooled') expect(finished).toContain(sessionId);
-          else expect(manager.runningSessions().map((r) => r.sessionId)).not.toContain(sessionId);
+          else expect(events.some((e) => e.sessionId === sessionId && (e.kind === 'appStopped' || e.kind === 'appExited'))).toBe(true);
         },
         { timeout: 10_000, interval: 20 },
       );
       await stopping;
     };
     const appStarted = (sessionId: string) => events.some((e) => e.sessionId === sessionId && e.kind === 'appStarted');
-    return { one, two, builds, manager, start, stop, appStarted };
+    return { one, two, builds, manager, clock, events, finished, buildThereAtSpool, start, stop, appStarted };
   }
 
   it("ends the helpers a session's app left running from its build folder once the app has exited", async () => {
@@ -281,6 +285,49 @@ describe('SessionManager: what a session leaves running from its build folder', 
     expect(appStarted('ses_2')).toBe(false);
     expect(helpersOf(one.binaries)).toHaveLength(1);
     expect(manager.runningSessions()).toEqual([]);
+    await builds.close();
+  });
+
+  it('ends the start of a session stopped after its app launched, before it connected (STOPPED), and reports the app stopped', async () => {
+    const { one, builds, events, start, stop } = setUp();
+    const started = start('ses_1', 'upl_1');
+    await vi.waitFor(() => expect(helpersOf(one.binaries)).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    await stop('ses_1');
+    await expect(started).rejects.toMatchObject({ code: 'STOPPED' });
+    expect(events.filter((e) => e.sessionId === 'ses_1').map((e) => e.kind)).toEqual(['appStarted', 'appStopped']);
+    await builds.close();
+  });
+
+  it('keeps the build of a start that timed out until its app has exited, been swept and its logs spooled', async () => {
+    const { one, builds, manager, clock, finished, buildThereAtSpool, start } = setUp();
+    const started = start('ses_1', 'upl_1', { startupTimeoutSeconds: 20 });
+    await vi.waitFor(() => expect(helpersOf(one.binaries)).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    const [helper] = helpersOf(one.binaries);
+    // A DeleteBuild while the session holds the build waits for its release.
+    await manager.handlers.deleteBuild({ kind: 'deleteBuild', uploadId: 'upl_1' });
+    clock.advance(20_000);
+    await expect(started).rejects.toMatchObject({ code: 'STARTUP_TIMEOUT' });
+    await vi.waitFor(
+      () => {
+        clock.advance(500); // the stop grace and the output drain run on the clock
+        expect(finished).toContain('ses_1');
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    expect(buildThereAtSpool.get('ses_1')).toBe(true);
+    expect(isProcessGone(helper!)).toBe(true);
+    await vi.waitFor(() => expect(existsSync(join(one.binaries, '..', '..', '..'))).toBe(false), { timeout: 5_000, interval: 20 });
+    await builds.close();
+  });
+
+  it('sweeps the build folder after a start that launched nothing, when no other session runs the build', async () => {
+    const { one, builds, start } = setUp();
+    // Left by an earlier session whose sweep another session's run put off.
+    const leftover = spawn(join(one.binaries, 'CrashReportClient'), ['300'], { detached: true, stdio: 'ignore' });
+    await new Promise((resolve) => leftover.once('spawn', resolve));
+    strays.push(leftover.pid!);
+    await expect(start('ses_1', 'upl_1', { codec: 'VP8' })).rejects.toMatchObject({ code: 'UNSUPPORTED_CODEC' });
+    await vi.waitFor(() => expect(isProcessGone(leftover.pid!)).toBe(true), { timeout: 5_000, interval: 20 });
     await builds.close();
   });
 });

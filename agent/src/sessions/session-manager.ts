@@ -7,7 +7,7 @@ import { encodeRelayedSignal, systemClock, type Clock } from '@pixelfleet/signal
 import type { AgentSessionEvent, CachedBuild, RunningSession, SessionActivity, SignalEnvelope, StartSessionCommand, StopSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';
-import type { BuildCache } from '../build-cache/build-cache';
+import type { BuildCache, BuildLease } from '../build-cache/build-cache';
 import type { AppRecordStore } from '../launcher/app-records';
 import { processControlFor, type ProcessControl } from '../launcher/process-control';
 import type { SessionLogSources } from '../logs/collect-logs';
@@ -112,32 +112,39 @@ export class SessionManager implements AgentInventory {
       ice: this.options.ice,
       report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: this.clock.now(), exitCode: 0, message: '', streamingId: '', ...extra }),
       signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: encodeRelayedSignal(message) }),
-      onFinished: (_exit, logs) => {
-        if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
-        // What the app left running from its build goes first: a crash reporter still holds its files.
-        const swept = lease ? this.sweepBuildFolder(c.uploadId, lease.path, log) : Promise.resolve();
-        // The logs are taken before the build is released: eviction may remove its Saved folder.
-        const spooled = swept
-          .then(() => (logs ? this.options.spoolLogs(logs) : undefined))
-          .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'session logs could not be spooled'))
-          .finally(() => lease?.release());
-        this.spooling.add(spooled);
-        void spooled.finally(() => this.spooling.delete(spooled));
-      },
+      onFinished: (_exit, logs) => this.leave(runtime, lease, log, logs),
       log,
       clock: this.clock,
       ...(this.options.appRecords ? { appRecords: this.options.appRecords } : {}),
+      processControl: this.processControl,
     });
     this.sessions.set(c.sessionId, runtime);
     try {
       await this.sweeps.get(c.uploadId);
       await runtime.start();
     } catch (err) {
-      // onFinished may already have removed it; a failed start holds no slot (and no build) either way.
-      lease?.release();
-      if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
+      // A failed start holds no slot. One that launched nothing is over; one whose app was launched
+      // (a startup timeout: it is being stopped) keeps its build until onFinished, after the sweep.
+      if (!runtime.launched) this.leave(runtime, lease, log, undefined);
+      else if (this.sessions.get(c.sessionId) === runtime) this.sessions.delete(c.sessionId);
       throw err;
     }
+  }
+
+  /**
+   * A session is over on this worker: its slot is free at once; then what its app left running from
+   * the build's folder is swept (a crash reporter still holds its files), its logs are spooled, and
+   * only then is its build released (eviction may remove the build's Saved folder).
+   */
+  private leave(runtime: SessionRuntime, lease: BuildLease | undefined, log: Logger, logs: SessionLogSources | undefined): void {
+    if (this.sessions.get(runtime.sessionId) === runtime) this.sessions.delete(runtime.sessionId);
+    const swept = lease ? this.sweepBuildFolder(runtime.uploadId, lease.path, log) : Promise.resolve();
+    const spooled = swept
+      .then(() => (logs ? this.options.spoolLogs(logs) : undefined))
+      .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'session logs could not be spooled'))
+      .finally(() => lease?.release());
+    this.spooling.add(spooled);
+    void spooled.finally(() => this.spooling.delete(spooled));
   }
 
   /**

@@ -81,6 +81,10 @@ export class SessionRuntime {
   private resolveIdentified!: () => void;
   private rejectIdentified!: (err: Error) => void;
   private stopRequested = false;
+  /** The app has identified itself at least once (whatever the phase became since). */
+  private hasIdentified = false;
+  /** appStarted went out: its end is reported too (appStopped/appExited), even before it identified. */
+  private appAnnounced = false;
   private inputSeen = 0;
   private lastInputAtMs: number | undefined;
 
@@ -96,6 +100,11 @@ export class SessionRuntime {
     });
     // The start() caller awaits it; a failure before that must not go unhandled.
     this.identified.catch(() => undefined);
+  }
+
+  /** An app was launched: its exit, whenever it comes, ends in onFinished. */
+  get launched(): boolean {
+    return this.app !== undefined;
   }
 
   /** The Pixel Streaming player id of the session's viewer (the relay knows the viewer by it). */
@@ -169,9 +178,14 @@ export class SessionRuntime {
       throw err;
     }
     this.app.process.on('exited', (exit) => void this.onAppExited(exit));
-    // stop() came during the launch itself, when there was no app yet to stop.
-    if (this.stopRequested) void this.app.process.stop({ graceMs: 2_000 });
+    // stop() came during the launch itself, when there was no app yet to stop: it goes at once,
+    // unannounced (the failed start, STOPPED, is the whole story).
+    if (this.stopRequested) {
+      void this.app.process.stop({ graceMs: 2_000 });
+      return await this.identified;
+    }
     this.options.report('appStarted');
+    this.appAnnounced = true;
     log.info({ pid: this.app.process.pid, port }, 'app launched');
 
     this.startupTimer = this.clock.setTimeout(() => {
@@ -265,6 +279,8 @@ export class SessionRuntime {
   /** Stops the app (graceful, forced after graceMs); resolves when it has exited. Idempotent. */
   async stop(graceMs: number): Promise<void> {
     this.stopRequested = true;
+    // A start still waiting for the app to identify ends now: the app will not be waited for.
+    if (!this.hasIdentified) this.rejectIdentified(new CommandFailure('STOPPED', 'the session was stopped before its app connected'));
     if (this.phase === 'finished') return;
     this.phase = 'stopping';
     if (this.app) await this.app.process.stop({ graceMs });
@@ -308,6 +324,7 @@ export class SessionRuntime {
     const log = this.options.log;
     streamer.on('identified', (streamerId) => {
       this.startupTimer?.cancel();
+      this.hasIdentified = true;
       if (this.phase === 'launching') this.phase = 'identified';
       log.info({ streamerId }, 'app identified');
       this.options.report('appIdentified', { streamingId: streamerId });
@@ -346,7 +363,8 @@ export class SessionRuntime {
 
   private async onAppExited(exit: AppExit): Promise<void> {
     this.startupTimer?.cancel();
-    const wasIdentified = this.phase === 'identified' || this.phase === 'subscribed' || this.phase === 'stopping';
+    // An app stopped after it was announced ends as before (appStopped), identified or not.
+    const wasIdentified = this.hasIdentified || (this.stopRequested && this.appAnnounced);
     const expected = exit.expected || this.stopRequested;
     this.phase = 'finished';
     const exitCode = exit.code ?? -1;
