@@ -125,7 +125,7 @@ export async function packageAgent(outDir: string, options: { cacheDir?: string;
   mkdirSync(outDir, { recursive: true });
   const cacheDir = options.cacheDir ?? join(outDir, '.cache');
   mkdirSync(cacheDir, { recursive: true });
-  // First, so a build host without mingw-w64 fails at once and leaves dist/ as it was.
+  // First, so a build host without mingw-w64 fails at once, before any bundle or zip is written.
   const appJob = await buildPackagedAppJob(cacheDir);
   const bundle = join(outDir, AGENT_BUNDLE);
   await bundleAgent(bundle);
