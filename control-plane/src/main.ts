@@ -73,7 +73,7 @@ export async function runControlPlaneCli(argv: readonly string[]): Promise<numbe
 async function serve(argv: readonly string[]): Promise<number> {
   let file: string | undefined;
   try {
-    const { values } = parseArgs({ args: [...argv], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } }, strict: true });
+    const { values } = parseArgs({ args: [...argv], options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } }, strict: true });
     if (values.help === true || values.version === true) {
       process.stdout.write(values.help === true ? SERVE_USAGE : `pixelfleet ${CONTROL_PLANE_VERSION}\n`);
       return 0;

@@ -76,8 +76,8 @@ describe('the commands walked', () => {
   });
 });
 
-// Each case spawns two processes; vitest's maxConcurrency (5) bounds how many cases run at once.
-describe.concurrent('--help and --version', () => {
+// Each case spawns three processes (--help, --version, -v); vitest's maxConcurrency (5) bounds how many cases run at once.
+describe.concurrent('--help, --version and -v', () => {
   it.for(CASES)('$title', { timeout: 60_000 }, async ({ bin, name, version, words, title }, { expect, onTestFinished }) => {
     // Its own processes only: afterEach would also kill those of the cases running beside it.
     const mine: ChildProcessWithoutNullStreams[] = [];
@@ -85,7 +85,7 @@ describe.concurrent('--help and --version', () => {
       for (const c of mine) if (c.exitCode === null) c.kill('SIGKILL');
     });
     const track = (child: ChildProcessWithoutNullStreams) => void mine.push(child);
-    const [help, v] = await Promise.all([run(bin, [...words, '--help'], cleanEnv(), track), run(bin, [...words, '--version'], cleanEnv(), track)]);
+    const [help, v, short] = await Promise.all([run(bin, [...words, '--help'], cleanEnv(), track), run(bin, [...words, '--version'], cleanEnv(), track), run(bin, [...words, '-v'], cleanEnv(), track)]);
     expect(help, `${title} --help`).toMatchObject({ code: 0, stderr: '' });
     // Its own usage: the first line names this command, not its group or the program.
     const firstLine = help.stdout.split('\n')[0]!;
@@ -93,6 +93,7 @@ describe.concurrent('--help and --version', () => {
     const says = HELP_SAYS[title];
     if (says !== undefined) expect(help.stdout).toMatch(says);
     expect(v, `${title} --version`).toEqual({ code: 0, stdout: `${name} ${version}\n`, stderr: '' });
+    expect(short, `${title} -v`).toEqual(v);
   });
 });
 

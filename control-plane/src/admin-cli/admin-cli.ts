@@ -195,7 +195,7 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         'from-start': { type: 'boolean', default: false },
         out: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
-        version: { type: 'boolean', default: false },
+        version: { type: 'boolean', short: 'v', default: false },
       },
     });
   } catch (err) {
