@@ -216,6 +216,9 @@ describe('resuming a dropped viewer socket', () => {
     expect(again.cp.sessions.get(watching.sessionId).status).toBe('Running');
     expect(again.cp.sessions.get(q.sessionId as string).status).toBe('Enqueued');
     expect(script.stopped).toEqual([]);
+    // The jump also passed the worker's 30 s lease (its agent heartbeats on the real clock, every
+    // 10 s): it is placeable again at its next heartbeat, as after any silence that long.
+    await expect.poll(() => again.cp.registry.placeable('europe').length, { timeout: 15_000 }).toBe(1);
     // The resumed socket is the session's: the viewer leaving ends it and frees the slot for the next in line.
     back.close();
     await expect.poll(() => again.cp.sessions.get(watching.sessionId).endReason).toBe('viewer left');
