@@ -62,22 +62,22 @@ export function serviceCommands(deps: ServiceCliDeps): CliCommand[] {
       options: { ...LAYOUT_FLAGS, config: { type: 'string' }, account: { type: 'string' }, 'state-dir': { type: 'string' } },
       run: (flags) => runServiceCommand('install', flags, deps),
     }),
-    command({
-      words: ['service', 'uninstall'],
-      synopsis: '[--install-dir <dir>] [--dry-run]',
-      about: 'stops and removes the service (its state folder stays: config, worker token, data, logs)',
-      details: `${INSTALL_DIR_HELP}${DRY_RUN_HELP}${WINDOWS_ONLY}\n`,
-      options: LAYOUT_FLAGS,
-      run: (flags) => runServiceCommand('uninstall', flags, deps),
-    }),
-    command({
-      words: ['service', 'status'],
-      synopsis: '[--install-dir <dir>] [--dry-run]',
-      about: 'prints the state of the service: NonExistent, Stopped or Started',
-      details: `${INSTALL_DIR_HELP}${DRY_RUN_HELP}${WINDOWS_ONLY}\n`,
-      options: LAYOUT_FLAGS,
-      run: (flags) => runServiceCommand('status', flags, deps),
-    }),
+    // The two that take only the layout flags.
+    ...(
+      [
+        ['uninstall', 'stops and removes the service (its state folder stays: config, worker token, data, logs)'],
+        ['status', 'prints the state of the service: NonExistent, Stopped or Started'],
+      ] as const
+    ).map(([sub, about]) =>
+      command({
+        words: ['service', sub],
+        synopsis: '[--install-dir <dir>] [--dry-run]',
+        about,
+        details: `${INSTALL_DIR_HELP}${DRY_RUN_HELP}${WINDOWS_ONLY}\n`,
+        options: LAYOUT_FLAGS,
+        run: (flags) => runServiceCommand(sub, flags, deps),
+      }),
+    ),
   ];
 }
 
