@@ -12,3 +12,5 @@ export { uploadSessionLog } from './link/log-upload';
 export { createAgentClient } from './link/control-link';
 export { LogUploadRefused } from './logs/spool-uploader';
 export { AGENT_CLI } from './main';
+export { parseRtcpStrictly, MalformedRtcp, type RtcpBlock } from './relay/test-support/strict-rtcp';
+export { captureRtcp, type RtcpCapture } from './relay/test-support/rtcp-capture';

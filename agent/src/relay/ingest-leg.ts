@@ -4,7 +4,6 @@
 import {
   GenericNack,
   RTCPeerConnection,
-  RtcpPacketConverter,
   RtcpTransportLayerFeedback,
   type RTCDataChannel,
   type RTCRtpReceiver,
@@ -14,6 +13,7 @@ import {
 import type { Logger } from 'pino';
 import type { Clock } from '@pixelfleet/signaling';
 import { startsKeyframe } from './h264-keyframe';
+import { keyframeRequestBytes, rtcpBytes } from './keyframe-request';
 import { IngestLossTracker, type IngestLossStats } from './ingest-loss';
 import { addBitrateHints, planStreamerOffer, type BitrateHints, type StreamerOfferPlan } from './ingest-sdp';
 import { ingestPeerConfig } from './peer-config';
@@ -202,24 +202,14 @@ export class IngestLeg {
     }
   }
 
-  /** Sends PLI (and FIR when the app offered `ccm fir`) for the video stream; false when not possible yet. */
+  /** Sends one keyframe request (PLI, or FIR for an app that offered no PLI; keyframe-request.ts); false when not possible yet. */
   requestKeyframe(): boolean {
     const target = this.rtcpTarget();
     if (target === undefined || this.plan === undefined) return false;
-    const packets: RtcpPacket[] = [];
-    if (this.plan.pli) {
-      packets.push(...RtcpPacketConverter.deSerialize(psfb(1, target.senderSsrc, target.mediaSsrc, Buffer.alloc(0))));
-    }
-    if (this.plan.fir) {
-      // FCI: target SSRC, command sequence number, 3 reserved bytes; media SSRC field 0 (RFC 5104 §4.3.1).
-      const fci = Buffer.alloc(8);
-      fci.writeUInt32BE(target.mediaSsrc, 0);
-      fci.writeUInt8(this.firSequence, 4);
-      this.firSequence = (this.firSequence + 1) & 0xff;
-      packets.push(...RtcpPacketConverter.deSerialize(psfb(4, target.senderSsrc, 0, fci)));
-    }
-    if (packets.length === 0) return false;
-    this.sendRtcp(target.receiver, packets);
+    const bytes = keyframeRequestBytes(this.plan, target.senderSsrc, target.mediaSsrc, this.firSequence);
+    if (bytes === undefined) return false;
+    if (!this.plan.pli) this.firSequence = (this.firSequence + 1) & 0xff;
+    this.sendRtcp(target.receiver, [rtcpBytes(bytes)]);
     return true;
   }
 
@@ -315,16 +305,4 @@ export class IngestLeg {
       this.log.error({ err, what }, 'ingest event handler failed');
     }
   }
-}
-
-/** One RTCP payload-specific feedback packet (PT 206) with the given FMT and FCI. */
-function psfb(fmt: number, senderSsrc: number, mediaSsrc: number, fci: Buffer): Buffer {
-  const packet = Buffer.alloc(12 + fci.length);
-  packet.writeUInt8(0x80 | fmt, 0);
-  packet.writeUInt8(206, 1);
-  packet.writeUInt16BE(packet.length / 4 - 1, 2);
-  packet.writeUInt32BE(senderSsrc, 4);
-  packet.writeUInt32BE(mediaSsrc, 8);
-  fci.copy(packet, 12);
-  return packet;
 }

@@ -5,6 +5,7 @@ import { RTCPeerConnection } from 'werift';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { APP_H264_42E01F_PT, FakeApp, INITIAL_SETTINGS, PROTOCOL_FROM_STREAMER, PROTOCOL_TO_STREAMER, STARTUP_MESSAGES } from './test-support/fake-app';
 import { FakeViewer } from './test-support/fake-viewer';
+import { captureRtcp } from './test-support/rtcp-capture';
 import { connectApp, connectViewer, createRelay, relayEvents, TEST_BITRATE, until } from './test-support/harness';
 import { fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps } from './sdp-text';
 import { RelayError } from './relay-error';
@@ -152,27 +153,28 @@ describe('SessionRelay', () => {
     expect(v.audio[0]?.payloadType).toBe(111);
   });
 
-  it('asks the app for a keyframe when a viewer joins and forwards its PLI and FIR (rate-limited, one at a time)', async () => {
+  it('asks the app for a keyframe when a viewer joins and forwards its PLI and FIR as a PLI alone (rate-limited, one at a time)', async () => {
     const { relay } = setup({ keyframeMinIntervalMs: 200 });
     const a = app();
     await connectApp(relay, a);
     a.writeFrame();
     const v = await connectedViewer(relay, 'v');
-    // The join request(s): PLI plus FIR, since the app offered `ccm fir`.
-    await until(() => a.rtcp.pli >= 1 && a.rtcp.fir >= 1, [(l) => a.onChange(l)], 'keyframe request on join');
+    // The join request: a PLI on its own, although the app offered `ccm fir` too. The fake app reads
+    // RTCP as libwebrtc does, so a malformed block beside the PLI would hide it (issue 21).
+    await until(() => a.rtcp.pli >= 1, [(l) => a.onChange(l)], 'keyframe request on join');
     // The app answers with a keyframe: the relay may ask again.
     a.writeKeyframe();
     await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'video at the viewer');
 
-    const before = { pli: a.rtcp.pli, fir: a.rtcp.fir };
+    const before = a.rtcp.pli;
     v.sendPli();
-    await until(() => a.rtcp.pli > before.pli, [(l) => a.onChange(l)], 'PLI forwarded to the app');
+    await until(() => a.rtcp.pli > before, [(l) => a.onChange(l)], 'PLI forwarded to the app');
     const seen = v.video.length;
     const keyframe = a.writeKeyframe();
     await until(() => v.video.length >= seen + keyframe.length, [(l) => v.onChange(l)], 'the keyframe through the relay');
-    const afterPli = { pli: a.rtcp.pli, fir: a.rtcp.fir };
+    const afterPli = a.rtcp.pli;
     v.sendFir();
-    await until(() => a.rtcp.fir > afterPli.fir, [(l) => a.onChange(l)], 'FIR forwarded to the app');
+    await until(() => a.rtcp.pli > afterPli, [(l) => a.onChange(l)], "the viewer's FIR forwarded to the app as a PLI");
 
     // No keyframe comes this time: a burst of requests while the asked-for keyframe is still on its
     // way is folded into it, with nothing trailing (the app is not made to encode frame after frame).
@@ -182,7 +184,26 @@ describe('SessionRelay', () => {
     expect(relay.stats().keyframeRequestsCoalesced - burst.coalesced).toBe(10);
     expect(a.rtcp.pli).toBe(burst.pli);
     expect(relay.stats().keyframeRequestsToApp).toBe(a.rtcp.pli);
+    expect(a.rtcp.fir).toBe(0);
+    expect(a.rtcp.malformed).toEqual([]);
   });
+
+  it('asks an app that offered FIR but no PLI with a well-formed FIR of its own, its sequence number counting up', async () => {
+    const { relay } = setup({ keyframeMinIntervalMs: 50 });
+    const a = app({ keyframeFeedback: 'fir only' });
+    await connectApp(relay, a);
+    a.writeFrame();
+    const v = await connectedViewer(relay, 'v');
+    await until(() => a.rtcp.fir >= 1, [(l) => a.onChange(l)], 'FIR on join');
+    a.writeKeyframe();
+    await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'video at the viewer');
+    v.sendPli();
+    await until(() => a.rtcp.fir >= 2, [(l) => a.onChange(l)], "the viewer's PLI forwarded to the app as a FIR");
+    expect(a.rtcp.firSequenceNumbers.slice(0, 2)).toEqual([0, 1]);
+    expect(a.rtcp.pli).toBe(0);
+    expect(a.rtcp.malformed).toEqual([]);
+  });
+
 
   it('sends REMB to the app every period: the start bitrate while nothing is known, stepping down once the viewer NACKs more than 2 % of a period', async () => {
     const { relay } = setup({ rembIntervalMs: 100 });
@@ -314,6 +335,37 @@ describe('SessionRelay', () => {
     expect(a.rtcp.nacks.filter((n) => n.includes(goneSeq))).toHaveLength(8);
     await until(() => a.rtcp.pli > pliBefore, [(l) => a.onChange(l)], 'a keyframe request for the hole');
     await expect.poll(() => relay.stats().bitratePhase, { timeout: 3_000 }).toBe('recovering-relay-loss');
+  });
+
+  it("sends only RTCP that libwebrtc accepts on both legs (reports, SDES, PLI, NACK, REMB; the werift fakes' RTCP is held to it too)", async () => {
+    const capture = captureRtcp();
+    cleanups.push(() => capture.stop());
+    const { relay } = setup({ keyframeMinIntervalMs: 50 });
+    const a = app();
+    await connectApp(relay, a);
+    const v = await connectedViewer(relay, 'v');
+    a.writeKeyframe();
+    await until(() => v.video.length >= 1, [(l) => v.onChange(l)], 'the keyframe at the viewer');
+    // A hole at the ingest (NACKs to the app), the viewer's own requests (PLI/FIR/NACK to the relay).
+    const [first, second, third] = a.writeKeyframe();
+    a.nextFrame();
+    a.writeVideo(first!, false);
+    a.loseNextVideo(second!, false);
+    a.writeVideo(third!, true);
+    v.sendPli();
+    v.sendFir();
+    // werift writes sender and receiver reports every 0.5–1.5 s.
+    const wanted = ['SR', 'RR', 'SDES', 'PLI', 'FIR', 'NACK', 'REMB'];
+    await vi.waitFor(
+      () => {
+        a.writeFrame();
+        const counts = capture.countBlocks();
+        expect(wanted.filter((name) => !(counts[name] ?? 0))).toEqual([]);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(() => capture.parseAll()).not.toThrow();
+    expect(a.rtcp.malformed).toEqual([]);
   });
 
   it('passes data-channel bytes through unchanged both ways and replays the start-up messages to a late viewer', async () => {

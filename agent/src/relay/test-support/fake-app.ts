@@ -1,6 +1,8 @@
 // A stand-in for the Unreal app: a werift peer on 127.0.0.1 offering sendonly H.264 (several
 // variants, like libwebrtc), Opus and one data channel; it writes real H.264 RTP, sends Unreal's
 // start-up messages (255 ×2, 7) when the channel opens, and records RTCP and messages it gets.
+// It reads RTCP as libwebrtc does: a compound packet with one malformed block (strict-rtcp.ts) is
+// dropped whole and counted in `rtcp.malformed`, so a bad block beside a PLI hides the PLI here too.
 import {
   GenericNack,
   MediaStreamTrack,
@@ -23,6 +25,7 @@ import {
   type RTCRtpSender,
 } from 'werift';
 import { accessUnits, packetizeAccessUnit, TEST_PATTERN_H264, type H264RtpPayload } from './h264-fixture';
+import { parseRtcpStrictly } from './strict-rtcp';
 
 /** The PT of the one codec the relay must pick: H.264 42e01f packetization-mode=1, offered third. */
 export const APP_H264_42E01F_PT = 102;
@@ -37,9 +40,16 @@ export interface AppRtcp {
   /** Sequence numbers of each generic NACK received, in order. */
   nacks: number[][];
   fir: number;
+  /** The command sequence number of each FIR entry received, in order. */
+  firSequenceNumbers: number[];
   /** REMB bitrates received, bps, in order. */
   remb: number[];
+  /** Why each dropped packet was malformed (libwebrtc drops such a packet whole). */
+  malformed: string[];
 }
+
+/** Which keyframe requests the app offers for its H.264 (libwebrtc offers both). */
+export type AppKeyframeFeedback = 'pli and fir' | 'fir only';
 
 /** The werift settings both fake peers share with the relay's ingest (werift-notes §7.3). */
 export function loopbackPeer(): RTCPeerConnectionConfig {
@@ -49,7 +59,7 @@ export function loopbackPeer(): RTCPeerConnectionConfig {
 export class FakeApp {
   readonly pc: RTCPeerConnection;
   readonly channel: RTCDataChannel;
-  readonly rtcp: AppRtcp = { pli: 0, fir: 0, remb: [], nacks: [] };
+  readonly rtcp: AppRtcp = { pli: 0, fir: 0, firSequenceNumbers: [], remb: [], nacks: [], malformed: [] };
   /** Messages the app received on its channel. */
   readonly messages: Buffer[] = [];
   /** Payloads (and PTs) of the RTP the app wrote, in order. */
@@ -64,7 +74,8 @@ export class FakeApp {
   private readonly lost = new Map<number, { payload: Buffer; marker: boolean; timestamp: number }>();
   private readonly listeners = new Set<() => void>();
 
-  constructor(options: { sendStartupMessages?: boolean } = {}) {
+  constructor(options: { sendStartupMessages?: boolean; keyframeFeedback?: AppKeyframeFeedback } = {}) {
+    const keyframeFeedback = options.keyframeFeedback === 'fir only' ? [useFIR()] : [usePLI(), useFIR()];
     this.pc = new RTCPeerConnection({
       ...loopbackPeer(),
       codecs: {
@@ -75,7 +86,7 @@ export class FakeApp {
           useH264({ payloadType: 101, parameters: 'level-asymmetry-allowed=1;packetization-mode=0;profile-level-id=42e01f' }),
           useH264({
             payloadType: APP_H264_42E01F_PT,
-            rtcpFeedback: [useNACK(), usePLI(), useFIR(), useREMB()],
+            rtcpFeedback: [useNACK(), ...keyframeFeedback, useREMB()],
             parameters: 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f',
           }),
           useH264({ payloadType: 127, parameters: 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=4d001f' }),
@@ -108,6 +119,7 @@ export class FakeApp {
 
   async acceptAnswer(sdp: string): Promise<void> {
     await this.pc.setRemoteDescription({ type: 'answer', sdp });
+    this.judgeRtcpStrictly(this.videoSender.dtlsTransport);
     this.videoSender.dtlsTransport.onRtcp.subscribe((packet) => {
       if (packet instanceof RtcpTransportLayerFeedback && packet.feedback instanceof GenericNack) {
         this.rtcp.nacks.push([...packet.feedback.lost]);
@@ -118,8 +130,53 @@ export class FakeApp {
       const { feedback } = packet;
       if (feedback instanceof ReceiverEstimatedMaxBitrate) this.rtcp.remb.push(Number(feedback.bitrate));
       else if (feedback instanceof PictureLossIndication) this.rtcp.pli++;
-      else if (feedback.count === 4) this.rtcp.fir++;
+      else if (feedback.count === 4) {
+        // werift does not export FullIntraRequest; FMT 4 is one.
+        this.rtcp.fir++;
+        const entries = (feedback as unknown as { fir: { sequenceNumber: number }[] }).fir;
+        this.rtcp.firSequenceNumbers.push(...entries.map((entry) => entry.sequenceNumber));
+      }
       this.notify();
+    });
+  }
+
+  /**
+   * Checks each decrypted RTCP packet with libwebrtc's rules before werift parses it; a malformed one
+   * is recorded and handed on empty, so nothing in it counts. werift creates the transport's SRTCP
+   * session when DTLS completes, so the property is wrapped as it is set.
+   */
+  private judgeRtcpStrictly(transport: object): void {
+    type Srtcp = { decrypt(data: Buffer): Buffer };
+    let session: Srtcp | undefined;
+    // Everything but decrypt (encrypt: the app's own RTCP) goes to werift's session untouched.
+    const judge = (inner: Srtcp): Srtcp => {
+      const decrypt = (data: Buffer): Buffer => {
+        const plain = inner.decrypt(data);
+        try {
+          parseRtcpStrictly(plain);
+          return plain;
+        } catch (err) {
+          this.rtcp.malformed.push((err as Error).message);
+          this.notify();
+          return Buffer.alloc(0);
+        }
+      };
+      return new Proxy(inner, {
+        get: (target, property) => {
+          if (property === 'decrypt') return decrypt;
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    };
+    const current = (transport as { srtcp?: Srtcp }).srtcp;
+    if (current !== undefined) session = judge(current);
+    Object.defineProperty(transport, 'srtcp', {
+      configurable: true,
+      get: () => session,
+      set: (value: Srtcp | undefined) => {
+        session = value === undefined ? undefined : judge(value);
+      },
     });
   }
 

@@ -4,7 +4,6 @@
 import {
   GenericNack,
   RTCPeerConnection,
-  RtcpPacketConverter,
   ReceiverEstimatedMaxBitrate,
   RtcpPayloadSpecificFeedback,
   RtcpTransportLayerFeedback,
@@ -19,6 +18,7 @@ import {
   type RtcpPacket,
 } from 'werift';
 import { loopbackPeer } from './fake-app';
+import { payloadSpecificFeedback, rtcpBytes } from '../keyframe-request';
 
 export interface ReceivedRtp {
   payloadType: number;
@@ -106,14 +106,10 @@ export class FakeViewer {
 
   sendFir(): void {
     const { receiver, mediaSsrc } = this.videoReceiver();
-    const packet = Buffer.alloc(20);
-    packet.writeUInt8(0x84, 0);
-    packet.writeUInt8(206, 1);
-    packet.writeUInt16BE(4, 2);
-    packet.writeUInt32BE(receiver.rtcpSsrc, 4);
-    packet.writeUInt32BE(0, 8);
-    packet.writeUInt32BE(mediaSsrc, 12);
-    this.sendRtcp(receiver, RtcpPacketConverter.deSerialize(packet));
+    // Our own bytes, as a browser writes them: werift's FIR serialisation is one word short.
+    const fci = Buffer.alloc(8);
+    fci.writeUInt32BE(mediaSsrc, 0);
+    this.sendRtcp(receiver, [rtcpBytes(payloadSpecificFeedback(4, receiver.rtcpSsrc, 0, fci))]);
   }
 
   /** A generic NACK for the video stream, as a browser sends for packets it misses. */
