@@ -226,7 +226,17 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     // Read at build: unusable files refuse the start before anything listens.
     tls: config.http.tls === undefined ? undefined : loadServerTls(config.http.tls, 'http.tls'),
   });
-  registerTelemetryRoutes(http, { sessions, telemetry: new SqliteTelemetryRepository(db), clock });
+  registerTelemetryRoutes(http, {
+    sessions,
+    telemetry: new SqliteTelemetryRepository(db),
+    clock,
+    limits: {
+      bytesPerSession: config.limits.telemetryBytesPerSession,
+      bytesWhileQueued: config.limits.telemetryBytesWhileQueued,
+      addressBytesBurst: config.limits.telemetryAddressBytesBurst,
+      addressBytesPerSecond: config.limits.telemetryAddressBytesPerSecond,
+    },
+  });
   const urlPolicy = { allowPrivateUrls: config.network.allowPrivateUrls, resolve: deps.resolveHost ?? systemResolver };
   const webhooks = new WebhookSender({
     projects,

@@ -41,7 +41,7 @@ describe('loadControlPlaneConfig defaults', () => {
     const c = loadControlPlaneConfig({ overrides: TOKENS });
     expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, trustProxy: [], insecure: false });
     expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051, insecure: false });
-    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: 25_769_803_776 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, telemetryBytesPerSession: 4_194_304, telemetryBytesWhileQueued: 65_536, telemetryAddressBytesBurst: 2_097_152, telemetryAddressBytesPerSecond: 65_536, maxBuildBytes: 25_769_803_776 });
     expect(c.downloads).toEqual({ maxAttempts: 5, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 60 });
     expect(c.network).toEqual({ allowPrivateUrls: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30, lostGraceSeconds: 120 });
@@ -120,7 +120,7 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     expect(c.agentJoinToken).toBe(JOIN);
     expect(c.dataDir).toBe(join(dir, 'data'));
     expect(c.network.allowPrivateUrls).toBe(true);
-    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: 25_769_803_776 });
+    expect(c.limits).toEqual({ buildCallWindowSeconds: 60, analyticsReadsPerMinute: 50, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, telemetryBytesPerSession: 4_194_304, telemetryBytesWhileQueued: 65_536, telemetryAddressBytesBurst: 2_097_152, telemetryAddressBytesPerSecond: 65_536, maxBuildBytes: 25_769_803_776 });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 5, leaseSeconds: 15, lostGraceSeconds: 120 });
     expect(c.publicUrls.api).toBe('https://api.example.com');
     expect(c.logLevel).toBe('warn');

@@ -96,11 +96,19 @@ const schema = z
         fairUseAddressBurst: z.number().int().min(1).default(240),
         /** Tokens added to that bucket per second. */
         fairUseAddressPerSecond: z.number().positive().default(20),
+        /** Telemetry a session may store once placed on a worker, in bytes of stored JSON (issue 22: anonymous input is bounded). */
+        telemetryBytesPerSession: z.number().int().min(1).default(4 * 1024 * 1024),
+        /** …and while it has never been placed (a queued page has little to say). */
+        telemetryBytesWhileQueued: z.number().int().min(1).default(64 * 1024),
+        /** Telemetry request bytes one client network (IPv4 address, IPv6 /64) may send back to back. */
+        telemetryAddressBytesBurst: z.number().int().min(1).default(2 * 1024 * 1024),
+        /** …refilled at this many bytes per second. */
+        telemetryAddressBytesPerSecond: z.number().int().min(1).default(64 * 1024),
         /** The build size cap, in bytes: a download past it is rejected (spec: "24 GB default cap; a soft limit that support can raise"). */
         maxBuildBytes: z.number().int().min(1).default(DEFAULT_MAX_BUILD_BYTES),
       })
       .strict()
-      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, maxBuildBytes: DEFAULT_MAX_BUILD_BYTES }),
+      .default({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, telemetryBytesPerSession: 4 * 1024 * 1024, telemetryBytesWhileQueued: 64 * 1024, telemetryAddressBytesBurst: 2 * 1024 * 1024, telemetryAddressBytesPerSecond: 64 * 1024, maxBuildBytes: DEFAULT_MAX_BUILD_BYTES }),
     /** The build download's retries (network errors, 5xx, 408, 429) and its stall timeout. */
     downloads: z
       .object({
@@ -313,6 +321,10 @@ const envLeaves = {
   'limits.fairUsePerSecond': 'number',
   'limits.fairUseAddressBurst': 'number',
   'limits.fairUseAddressPerSecond': 'number',
+  'limits.telemetryBytesPerSession': 'number',
+  'limits.telemetryBytesWhileQueued': 'number',
+  'limits.telemetryAddressBytesBurst': 'number',
+  'limits.telemetryAddressBytesPerSecond': 'number',
   'limits.maxBuildBytes': 'number',
   'downloads.maxAttempts': 'number',
   'downloads.retryBaseMs': 'number',

@@ -200,6 +200,29 @@ describe('migration 5: the CHECK on builds.status', () => {
   });
 });
 
+describe('migration 15: telemetry bytes per session', () => {
+  it("backfills each session's stored telemetry bytes (UTF-8 bytes of the row JSON, not characters)", () => {
+    const path = join(dir, 'cp.sqlite');
+    const raw = new Database(path);
+    migrate(raw, MIGRATIONS.filter((m) => m.version < 15));
+    raw.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    raw.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+    const session = raw.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', 'Terminated', 1, 2)");
+    session.run('session_1_1');
+    session.run('session_2_2');
+    const row = raw.prepare("INSERT INTO telemetry_rows (session_id, project_id, timestamp, ts, received_at, row) VALUES ('session_1_1', 'prj_1', '2026-01-01T10:00:00Z', 1, 7, ?)");
+    row.run('{"a":"b"}');
+    row.run('{"note":"é€"}');
+    raw.close();
+
+    const db = track(openDatabase(path));
+    expect(db.prepare('SELECT id, telemetry_bytes AS bytes FROM sessions ORDER BY id').all()).toEqual([
+      { id: 'session_1_1', bytes: Buffer.byteLength('{"a":"b"}') + Buffer.byteLength('{"note":"é€"}') },
+      { id: 'session_2_2', bytes: 0 },
+    ]);
+  });
+});
+
 describe('migration 10: client dimensions, telemetry order and count', () => {
   it('backfills each session\'s telemetry count and each row\'s time from its ISO 8601 timestamp', () => {
     const path = join(dir, 'cp.sqlite');

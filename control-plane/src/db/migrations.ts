@@ -385,4 +385,14 @@ INSERT INTO session_dimension_weeks (project_id, dimension, country_code, value,
 CREATE INDEX sessions_viewer_token ON sessions(viewer_token_hash) WHERE viewer_token_hash IS NOT NULL;
 `,
   },
+  {
+    version: 15,
+    name: 'telemetry bytes per session',
+    sql: `
+-- Telemetry is anonymous input: each session gets a byte budget (issue 22), read from the session
+-- row like its row count, never by summing its rows. Counted as the stored JSON's UTF-8 bytes.
+ALTER TABLE sessions ADD COLUMN telemetry_bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET telemetry_bytes = (SELECT COALESCE(SUM(LENGTH(CAST(t.row AS BLOB))), 0) FROM telemetry_rows t WHERE t.session_id = sessions.id);
+`,
+  },
 ];

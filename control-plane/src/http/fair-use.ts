@@ -6,6 +6,7 @@
 // It runs before authentication and the build-call window (architecture: "runs first").
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
+import { clientBlock } from '../lib/ip-address';
 import type { Clock } from '@pixelfleet/signaling';
 
 export interface FairUseOptions {
@@ -46,14 +47,14 @@ export class FairUse {
     this.addressSize = { burst: options.addressBurst, refillPerSecond: options.addressRefillPerSecond };
   }
 
-  /** Takes a token from a (client address, userId) bucket; returns the seconds to wait when it is empty. */
+  /** Takes a token from a (client address, userId) bucket; returns the seconds to wait when it is empty. An IPv6 address counts as its /64 (clientBlock). */
   take(address: string, userId: string): number | undefined {
-    return this.takeFrom(`u ${address} ${userId}`, this.userSize);
+    return this.takeFrom(`u ${clientBlock(address)} ${userId}`, this.userSize);
   }
 
-  /** Takes a token from a client address's own bucket; returns the seconds to wait when it is empty. */
+  /** Takes a token from a client address's own bucket (an IPv6 address's /64); returns the seconds to wait when it is empty. */
   takeForAddress(address: string): number | undefined {
-    return this.takeFrom(`a ${address}`, this.addressSize);
+    return this.takeFrom(`a ${clientBlock(address)}`, this.addressSize);
   }
 
   /** onRequest hook: the address bucket for every request, and the (address, userId) bucket for reads (userId in the query). */

@@ -5,7 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '@pixelfleet/signaling';
 import type { SessionService } from '../sessions/session-service';
 import type { ClientDimensions } from '../repositories/session-dimensions';
-import type { TelemetryRepository, TelemetryRowRecord } from '../repositories/telemetry';
+import { storedRowBytes, type TelemetryRepository, type TelemetryRowRecord } from '../repositories/telemetry';
+import { HTTP_BODY_LIMIT_BYTES } from './app';
+import { sessionTelemetryBudget, TelemetryAddressRate, type TelemetryLimits } from './telemetry-budget';
 
 export const TELEMETRY_PATH = '/api/v1/telemetry';
 /** Rows accepted in one request. */
@@ -67,7 +69,8 @@ export function withServerClientDetails(row: Record<string, unknown>, client: Cl
   return out;
 }
 
-export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: SessionService; telemetry: TelemetryRepository; clock: Clock }): void {
+export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: SessionService; telemetry: TelemetryRepository; clock: Clock; limits: TelemetryLimits }): void {
+  const addressRate = new TelemetryAddressRate(deps.clock, deps.limits);
   // sendBeacon posts a string as text/plain; it is the same JSON.
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => {
     try {
@@ -81,6 +84,17 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
   app.post<{ Body: Body }>(
     TELEMETRY_PATH,
     {
+      // Before the body is read: its declared size against the client network's byte rate (a
+      // request without Content-Length is charged the body limit).
+      onRequest: (req, reply, done) => {
+        const declared = Number(req.headers['content-length']);
+        const wait = addressRate.take(req.ip, Number.isFinite(declared) && declared >= 0 ? declared : HTTP_BODY_LIMIT_BYTES);
+        if (wait === undefined) return done();
+        void reply
+          .status(429)
+          .header('retry-after', String(wait))
+          .send({ message: `Too much telemetry from this address; retry in ${wait} s` });
+      },
       schema: {
         body: {
           type: 'object',
@@ -116,12 +130,12 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
         const problem = telemetryRowProblem(row);
         if (problem !== undefined) return reply.status(400).send({ message: problem });
       }
-      // The session's accepted-row count: one indexed row read (sessions.telemetry_count).
-      const accepted = deps.telemetry.countBySession(session.sessionId);
-      if (accepted + req.body.rows.length > MAX_ROWS_PER_SESSION) {
+      // The session's accepted rows and bytes: one indexed row read (sessions.telemetry_count / telemetry_bytes).
+      const accepted = deps.telemetry.usageBySession(session.sessionId);
+      if (accepted.rows + req.body.rows.length > MAX_ROWS_PER_SESSION) {
         return reply.status(429).send({ message: 'Telemetry limit reached for this session' });
       }
-      const firstBatch = accepted === 0;
+      const firstBatch = accepted.rows === 0;
       const receivedAt = deps.clock.now();
       const rows: TelemetryRowRecord[] = req.body.rows.map((row) => ({
         sessionId: session.sessionId,
@@ -133,6 +147,11 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
         // The session id and the client details are the server's, whatever the row claimed.
         row: withServerClientDetails({ ...row, sessionId: session.sessionId }, session.client, firstBatch),
       }));
+      // The whole batch or none of it: a page retries nothing it was refused.
+      const bytes = rows.reduce((n, r) => n + storedRowBytes(r.row), 0);
+      if (accepted.bytes + bytes > sessionTelemetryBudget(session, deps.limits)) {
+        return reply.status(429).send({ message: 'Telemetry limit reached for this session' });
+      }
       deps.telemetry.insertMany(rows);
       return reply.status(204).send();
     },

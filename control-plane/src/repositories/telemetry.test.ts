@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../db/database';
 import { openRepositoryTestDb, type RepositoryTestDb } from './repository-test-db';
-import { SqliteTelemetryRepository, type TelemetryRowRecord } from './telemetry';
+import { SqliteTelemetryRepository, storedRowBytes, type TelemetryRowRecord } from './telemetry';
 
 let testDb: RepositoryTestDb;
 let db: Db;
@@ -31,12 +31,17 @@ beforeEach(() => {
 afterEach(() => testDb.remove());
 
 describe('SqliteTelemetryRepository', () => {
-  it('keeps the accepted-row count on the session, batch by batch', () => {
-    telemetry.insertMany([row('session_1_1', T0), row('session_1_1', T0 + 1, 'connected'), row('session_2_2', T0)]);
-    telemetry.insertMany([row('session_1_1', T0 + 2)]);
-    expect(telemetry.countBySession('session_1_1')).toBe(3);
-    expect(telemetry.countBySession('session_2_2')).toBe(1);
-    expect(telemetry.countBySession('session_9_9')).toBe(0);
+  it('keeps the accepted rows and their stored bytes on the session, batch by batch', () => {
+    const rows = [row('session_1_1', T0), row('session_1_1', T0 + 1, 'connected'), row('session_2_2', T0), row('session_1_1', T0 + 2)];
+    telemetry.insertMany(rows.slice(0, 3));
+    telemetry.insertMany(rows.slice(3));
+    const bytesOf = (sessionId: string) => rows.filter((r) => r.sessionId === sessionId).reduce((n, r) => n + storedRowBytes(r.row), 0);
+    expect(telemetry.usageBySession('session_1_1')).toEqual({ rows: 3, bytes: bytesOf('session_1_1') });
+    expect(telemetry.usageBySession('session_2_2')).toEqual({ rows: 1, bytes: bytesOf('session_2_2') });
+    expect(telemetry.usageBySession('session_9_9')).toEqual({ rows: 0, bytes: 0 });
+    // Bytes are UTF-8 bytes, not characters.
+    telemetry.insertMany([{ ...row('session_2_2', T0 + 3), row: { note: 'é€😀' } }]);
+    expect(telemetry.usageBySession('session_2_2').bytes).toBe(bytesOf('session_2_2') + Buffer.byteLength('{"note":"é€😀"}'));
   });
 
   it('stores a batch of any size whole and in order (multi-row statements, then the rest one by one)', () => {
@@ -45,13 +50,13 @@ describe('SqliteTelemetryRepository', () => {
     const stored = [...telemetry.listBySession('session_1_1'), ...telemetry.listBySession('session_2_2')].sort((a, b) => a.id - b.id);
     expect(stored.map(({ id: _id, ts: _ts, ...r }) => r)).toEqual(batch);
     expect(stored.map((r) => r.ts)).toEqual(batch.map((_, i) => T0 + i));
-    expect([telemetry.countBySession('session_1_1'), telemetry.countBySession('session_2_2')]).toEqual([62, 61]);
+    expect([telemetry.usageBySession('session_1_1').rows, telemetry.usageBySession('session_2_2').rows]).toEqual([62, 61]);
   });
 
   it('stores a batch in one transaction: a failing row stores none of it', () => {
     expect(() => telemetry.insertMany([row('session_1_1', T0), row('session_gone', T0)])).toThrow(/FOREIGN KEY/);
     expect(telemetry.listBySession('session_1_1')).toEqual([]);
-    expect(telemetry.countBySession('session_1_1')).toBe(0);
+    expect(telemetry.usageBySession('session_1_1')).toEqual({ rows: 0, bytes: 0 });
   });
 
   it('pages newest first by the row time (ties by arrival), with logType and inclusive date filters and the matching total', () => {

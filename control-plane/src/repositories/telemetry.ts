@@ -19,6 +19,17 @@ export interface StoredTelemetryRow extends TelemetryRowRecord {
   ts: number;
 }
 
+export interface TelemetryUsage {
+  rows: number;
+  /** UTF-8 bytes of the stored rows' JSON (storedRowBytes). */
+  bytes: number;
+}
+
+/** The bytes a row costs the session's budget: its JSON as stored. */
+export function storedRowBytes(row: Record<string, unknown>): number {
+  return Buffer.byteLength(JSON.stringify(row));
+}
+
 export interface TelemetryPageQuery {
   sessionId: string;
   /** `Webrtc`: event rows only. */
@@ -33,10 +44,10 @@ export interface TelemetryPageQuery {
 }
 
 export interface TelemetryRepository {
-  /** Stores one batch in one transaction, and adds its size to the session's accepted-row count. */
+  /** Stores one batch in one transaction, and adds its rows and bytes to the session's totals. */
   insertMany(rows: readonly TelemetryRowRecord[]): void;
-  /** Rows ever accepted for the session (sessions.telemetry_count: one row read, no COUNT). */
-  countBySession(sessionId: string): number;
+  /** Rows and stored bytes ever accepted for the session (sessions.telemetry_count / telemetry_bytes: one row read). */
+  usageBySession(sessionId: string): TelemetryUsage;
   /** Every row of the session in insertion order. */
   listBySession(sessionId: string): StoredTelemetryRow[];
   /** One page of the session's rows, newest first (ts descending, then id descending), and how many match. */
@@ -93,8 +104,8 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
     this.stmts = {
       insert: db.prepare(`${INSERT} (?, ?, ?, ?, ?, ?, ?, ?)`),
       insertChunk: db.prepare(`${INSERT} ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`),
-      addCount: db.prepare('UPDATE sessions SET telemetry_count = telemetry_count + ? WHERE id = ?'),
-      count: db.prepare('SELECT telemetry_count AS n FROM sessions WHERE id = ?'),
+      addUsage: db.prepare('UPDATE sessions SET telemetry_count = telemetry_count + ?, telemetry_bytes = telemetry_bytes + ? WHERE id = ?'),
+      usage: db.prepare('SELECT telemetry_count AS rows, telemetry_bytes AS bytes FROM sessions WHERE id = ?'),
       list: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE session_id = ? ORDER BY id`),
       all: page(false),
       webrtc: page(true),
@@ -103,24 +114,28 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
 
   insertMany(rows: readonly TelemetryRowRecord[]): void {
     const params: unknown[] = [];
-    const perSession = new Map<string, number>();
+    const perSession = new Map<string, TelemetryUsage>();
     for (const r of rows) {
       const ts = timestampMs(r.timestamp);
-      params.push(r.sessionId, r.projectId, r.logType ?? null, r.event ?? null, r.timestamp, Number.isNaN(ts) ? r.receivedAt : ts, r.receivedAt, JSON.stringify(r.row));
-      perSession.set(r.sessionId, (perSession.get(r.sessionId) ?? 0) + 1);
+      const json = JSON.stringify(r.row);
+      params.push(r.sessionId, r.projectId, r.logType ?? null, r.event ?? null, r.timestamp, Number.isNaN(ts) ? r.receivedAt : ts, r.receivedAt, json);
+      const usage = perSession.get(r.sessionId) ?? { rows: 0, bytes: 0 };
+      usage.rows += 1;
+      usage.bytes += Buffer.byteLength(json);
+      perSession.set(r.sessionId, usage);
     }
     this.db.transaction(() => {
       // Whole statements of INSERT_CHUNK rows, then one row at a time: a batch of 200 is 4 statements.
       let at = 0;
       for (; at + INSERT_CHUNK <= rows.length; at += INSERT_CHUNK) this.stmts.insertChunk.run(params.slice(at * 8, (at + INSERT_CHUNK) * 8));
       for (; at < rows.length; at += 1) this.stmts.insert.run(params.slice(at * 8, at * 8 + 8));
-      for (const [sessionId, n] of perSession) this.stmts.addCount.run(n, sessionId);
+      for (const [sessionId, usage] of perSession) this.stmts.addUsage.run(usage.rows, usage.bytes, sessionId);
     })();
   }
 
 
-  countBySession(sessionId: string): number {
-    return (this.stmts.count.get(sessionId) as { n: number } | undefined)?.n ?? 0;
+  usageBySession(sessionId: string): TelemetryUsage {
+    return (this.stmts.usage.get(sessionId) as TelemetryUsage | undefined) ?? { rows: 0, bytes: 0 };
   }
 
   listBySession(sessionId: string): StoredTelemetryRow[] {
