@@ -56,6 +56,31 @@ describe('enroll and connect', () => {
     expect(second.link.connectionEpoch).toBe(2);
   });
 
+  it('a worker keeps the region it enrolled in: a Hello naming another is refused with the reason, and nothing moves', async () => {
+    const t = await controlPlane();
+    const first = await startTestAgent({ grpcAddress: t.started.grpcAddress, region: 'europe' });
+    await linkReaches(first.agent, 'connected');
+    const workerId = first.agent.workerId;
+    await first.agent.close();
+    await expect.poll(() => t.cp.registry.list()[0]?.link).not.toBe('connected');
+
+    const refused = new Promise<Record<string, unknown>>((resolve) => {
+      const off = t.logs.tap((line) => {
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (parsed.msg === 'Hello refused: the worker names another region than it enrolled in') {
+          off();
+          resolve(parsed);
+        }
+      });
+    });
+    const moved = await agentFor(t, { dataDir: first.dataDir, region: 'us-east-1' });
+    expect(await refused).toMatchObject({ workerId, enrolledRegion: 'europe', helloRegion: 'us-east-1' });
+    expect(moved.link.linkState).not.toBe('connected');
+    expect(t.cp.registry.list()).toEqual([expect.objectContaining({ workerId, region: 'europe' })]);
+    expect(t.cp.registry.placeable('us-east-1')).toEqual([]);
+    expect(t.cp.registry.placeable('europe')).toEqual([]);
+  });
+
   it('saves the worker token in a file only its owner can read or write (0600), whatever the umask', async () => {
     const t = await controlPlane();
     // Umask 0 while the agent enrolls: the mode seen is the one the agent asks for (a file created

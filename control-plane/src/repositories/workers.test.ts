@@ -56,12 +56,11 @@ describe('SqliteWorkersRepository workers', () => {
     expect(workers.list().map((w) => w.workerId)).toEqual(['wrk_a', 'wrk_b']);
   });
 
-  it('records a Hello: new epoch, connected, lease renewed, identity refreshed, acked seq never lowered', () => {
+  it('records a Hello: new epoch, connected, lease renewed, slots and version refreshed (never the region), acked seq never lowered', () => {
     workers.setLastAckedSeq('wrk_a', 7);
-    workers.recordHello({ workerId: 'wrk_a', epoch: 3, region: 'asia-pacific', slots: 4, agentVersion: '0.2.0', lastAckedSeq: 5, nowMs: 10_000, leaseExpiresAt: 40_000 });
+    workers.recordHello({ workerId: 'wrk_a', epoch: 3, slots: 4, agentVersion: '0.2.0', lastAckedSeq: 5, nowMs: 10_000, leaseExpiresAt: 40_000 });
     expect(workers.findById('wrk_a')).toEqual(
       worker('wrk_a', {
-        region: 'asia-pacific',
         slots: 4,
         agentVersion: '0.2.0',
         link: 'connected',
@@ -71,7 +70,7 @@ describe('SqliteWorkersRepository workers', () => {
         leaseExpiresAt: 40_000,
       }),
     );
-    workers.recordHello({ workerId: 'wrk_a', epoch: 4, region: 'asia-pacific', slots: 4, agentVersion: '0.2.0', lastAckedSeq: 9, nowMs: 11_000, leaseExpiresAt: 41_000 });
+    workers.recordHello({ workerId: 'wrk_a', epoch: 4, slots: 4, agentVersion: '0.2.0', lastAckedSeq: 9, nowMs: 11_000, leaseExpiresAt: 41_000 });
     expect(workers.findById('wrk_a')?.lastAckedSeq).toBe(9);
     expect(workers.findById('wrk_b')).toEqual(worker('wrk_b', { enrolledAt: 2_000 }));
   });

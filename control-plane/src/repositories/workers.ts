@@ -40,7 +40,7 @@ export interface WorkersRepository {
   /** Workers whose lease has run out but are not yet marked unreachable. */
   listLeaseExpired(nowMs: number): WorkerRecord[];
   /** Records a Hello: new epoch, link connected, lease renewed, identity refreshed. */
-  recordHello(u: { workerId: string; epoch: number; region: string; slots: number; agentVersion: string; lastAckedSeq: number; nowMs: number; leaseExpiresAt: number }): void;
+  recordHello(u: { workerId: string; epoch: number; slots: number; agentVersion: string; lastAckedSeq: number; nowMs: number; leaseExpiresAt: number }): void;
   /** Renews the lease; returns the worker's link state, or undefined for an unknown worker. */
   renewLease(workerId: string, nowMs: number, leaseExpiresAt: number): WorkerLink | undefined;
   setLink(workerId: string, link: WorkerLink): void;
@@ -135,7 +135,7 @@ export class SqliteWorkersRepository implements WorkersRepository {
         `SELECT ${W_COLUMNS} FROM workers WHERE link <> 'unreachable' AND lease_expires_at IS NOT NULL AND lease_expires_at <= ?`,
       ),
       hello: db.prepare(
-        `UPDATE workers SET connection_epoch = @epoch, region = @region, slots = @slots, agent_version = @agentVersion,
+        `UPDATE workers SET connection_epoch = @epoch, slots = @slots, agent_version = @agentVersion,
            last_acked_seq = MAX(last_acked_seq, @lastAckedSeq), link = 'connected', last_seen_at = @nowMs,
            lease_expires_at = @leaseExpiresAt WHERE id = @workerId`,
       ),

@@ -149,6 +149,15 @@ export class WorkerRegistry {
     }
     const worker = this.requireWorker(authenticatedWorkerId);
     if (!isRegionCode(hello.region)) throw invalid(`region "${hello.region}" is not one of ${REGION_CODES.join(', ')}`);
+    // A worker is what it enrolled as (issue 22): a region named in a Hello moves nothing, or one
+    // agent could walk through the regions collecting every live build and their viewers.
+    if (hello.region !== worker.region) {
+      this.log.warn({ workerId: worker.workerId, enrolledRegion: worker.region, helloRegion: hello.region }, 'Hello refused: the worker names another region than it enrolled in');
+      throw new DomainError(
+        'precondition',
+        `worker ${worker.workerId} enrolled in region ${worker.region} and cannot move to ${hello.region}: set the agent's region back to ${worker.region}, or re-enroll it (stop the agent, delete worker.json from its data folder, start it)`,
+      );
+    }
     if (!Number.isInteger(hello.slots) || hello.slots < 1 || hello.slots > MAX_SLOTS) throw invalid(`slots must be 1 to ${MAX_SLOTS}`);
     const maxRunning = hello.slots * MAX_RUNNING_SESSIONS_PER_SLOT;
     if (hello.runningSessions.length > maxRunning) {
@@ -166,7 +175,6 @@ export class WorkerRegistry {
     this.repo.recordHello({
       workerId: worker.workerId,
       epoch,
-      region: hello.region,
       slots: hello.slots,
       agentVersion,
       lastAckedSeq: hello.lastAckedSeq,
