@@ -128,6 +128,45 @@ describe('distribution to the region\'s workers', () => {
     expect(back.agent.builds.list()).toEqual([expect.objectContaining({ uploadId, ready: true })]);
   });
 
+  it('a drained worker gets no builds, at distribution or on its Hello, and catches up when undrained', async () => {
+    const { f, a } = await fixture();
+    await agent(f);
+    const drained = await agent(f);
+    f.t.cp.registry.drain(drained.agent.workerId);
+    const uploadId = await upload(f, a, true);
+    await expect.poll(() => build(f, uploadId).status, { timeout: 20_000 }).toBe('Approved');
+    // It reconnects while drained: its Hello brings nothing.
+    await drained.agent.close();
+    const back = await agent(f, { dataDir: drained.dataDir });
+    await expect.poll(() => f.t.cp.registry.get(back.agent.workerId).link).toBe('connected');
+    expect(copies(f, uploadId).map((c) => c.workerId)).not.toContain(back.agent.workerId);
+    expect(back.agent.builds.list()).toEqual([]);
+
+    f.t.cp.registry.undrain(back.agent.workerId);
+    await expect.poll(() => copies(f, uploadId).find((c) => c.workerId === back.agent.workerId)?.phase, { timeout: 20_000 }).toBe('ready');
+  });
+
+  it("a worker's claim to hold a build it was never sent is not believed: it is sent the build, and its copy stays 'sent' (not ready, so no session of it goes there) until it says otherwise", async () => {
+    const { f, a } = await fixture();
+    await agent(f);
+    const uploadId = await upload(f, a, true);
+    await expect.poll(() => build(f, uploadId).status, { timeout: 20_000 }).toBe('Approved');
+    const never: CommandHandlers = {
+      startSession: () => Promise.resolve(),
+      stopSession: () => Promise.resolve(),
+      prepareBuild: () => new Promise<void>(() => undefined),
+      deleteBuild: () => Promise.resolve(),
+    };
+    const claimant = await startTestAgent({
+      grpcAddress: f.t.started.grpcAddress,
+      handlers: never,
+      inventory: { runningSessions: () => [], cachedBuilds: () => [{ uploadId, sha256: '0'.repeat(64), ready: true }] },
+    });
+    cleanups.push(() => claimant.agent.close());
+    await linkReaches(claimant.agent, 'connected');
+    await expect.poll(() => copies(f, uploadId).find((c) => c.workerId === claimant.agent.workerId)?.phase).toBe('sent');
+  });
+
   it('placement picks only a worker holding the live build', async () => {
     const { f, a } = await fixture();
     const holder = await agent(f);

@@ -41,6 +41,10 @@ export class BuildDistribution {
   constructor(private readonly deps: BuildDistributionDeps) {
     deps.registry.on('commandFinished', (workerId, command, ack) => this.onCommandFinished(workerId, command, ack));
     deps.registry.on('helloAccepted', (workerId, hello) => this.onHello(workerId, hello));
+    // Undrained: it catches up now (an offline worker gets the commands with its next Hello).
+    deps.registry.on('drainChanged', (workerId, draining) => {
+      if (!draining) this.catchUp(workerId, (uploadId) => this.deps.copies.find(uploadId, workerId)?.phase === 'ready');
+    });
   }
 
   /** The build entered `Distributing to Servers` (the build service's call): copy it to the region's workers. */
@@ -99,21 +103,29 @@ export class BuildDistribution {
   }
 
   /**
-   * A worker (re)connected: what it holds ready is recorded from its Hello, and it catches up with
-   * the live build of every project of its region, and with any build being distributed there.
+   * A worker (re)connected: what it holds ready is recorded from its Hello — believed only for a
+   * copy this control plane sent it (a claim is not a copy: issue 22) — and, unless it is drained,
+   * it catches up with the live build of every project of its region, and with any build being
+   * distributed there. A drained worker gets no builds: it catches up when undrained.
    */
   private onHello(workerId: string, hello: AgentHello): void {
-    const worker = this.deps.registry.get(workerId);
-    const held = new Set(hello.cachedBuilds.filter((b) => b.ready).map((b) => b.uploadId));
-    for (const uploadId of held) {
-      const copy = this.deps.copies.find(uploadId, workerId);
-      if (copy?.phase !== 'ready' && this.deps.builds.findById(uploadId)?.archive !== undefined) {
-        this.deps.copies.put({ uploadId, workerId, phase: 'ready', error: undefined, updatedAt: this.deps.clock.now() });
-      }
+    const held = new Set<string>();
+    for (const claim of hello.cachedBuilds) {
+      if (!claim.ready) continue;
+      const copy = this.deps.copies.find(claim.uploadId, workerId);
+      if (copy === undefined || copy.phase === 'failed') continue;
+      held.add(claim.uploadId);
+      if (copy.phase === 'sent') this.deps.copies.put({ uploadId: claim.uploadId, workerId, phase: 'ready', error: undefined, updatedAt: this.deps.clock.now() });
     }
+    if (!this.deps.registry.get(workerId).draining) this.catchUp(workerId, (uploadId) => held.has(uploadId));
+  }
+
+  /** Sends the worker what its region runs or is being given, except what it holds. */
+  private catchUp(workerId: string, holds: (uploadId: string) => boolean): void {
+    const worker = this.deps.registry.get(workerId);
     const wanted = [...this.deps.projects.liveUploadsInRegion(worker.region), ...this.deps.builds.listDistributing().filter((b) => this.regionOf(b) === worker.region).map((b) => b.uploadId)];
     for (const uploadId of new Set(wanted)) {
-      if (held.has(uploadId)) continue;
+      if (holds(uploadId)) continue;
       const build = this.deps.builds.findById(uploadId);
       if (build?.archive === undefined) continue;
       // A copy already on its way is resent by the registry with the worker's unfinished commands.
