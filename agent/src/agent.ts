@@ -94,6 +94,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     clock,
     log: log.child({ component: 'build-cache' }),
     tls: { caFile: config.tls.caFile, insecure: config.tls.insecure === true || config.buildCache.insecureDownloads },
+    workerToken: () => credentials?.workerToken,
   });
   // The link is created in start(); session reports and signals go to whatever link is current.
   let linkRef: ControlLink | undefined;

@@ -314,7 +314,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     builds,
     blobs,
   });
-  registerAgentArchiveRoutes(http, { links: archiveLinks });
+  registerAgentArchiveRoutes(http, { links: archiveLinks, workerOfToken: (token) => registry.authenticate(token) });
   const gateway = new ViewerGateway({
     sessions,
     projects,

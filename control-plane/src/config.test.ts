@@ -49,7 +49,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.retention).toEqual({ sessionDays: 100, logDays: 30, telemetryDays: 92, sweepIntervalMinutes: 60 });
     expect(c.geoip).toEqual({ enabled: true });
     expect(c.publicUrls).toEqual({});
-    expect(c.distribution).toEqual({ linkTtlSeconds: 21_600, deadlineSeconds: 7_200 });
+    expect(c.distribution).toEqual({ linkTtlSeconds: 7_200, deadlineSeconds: 7_200 });
     expect(c.metrics).toEqual({});
     expect(c.logLevel).toBe('info');
     expect(c.adminToken).toBe(ADMIN);

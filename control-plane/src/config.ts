@@ -131,7 +131,7 @@ const schema = z
          * How long an archive download link stays valid, in seconds. Long enough for a 24 GiB
          * archive on a slow link (6 h ≈ 9 Mbit/s for 24 GiB): a resumed download re-uses the same URL.
          */
-        linkTtlSeconds: z.number().int().min(60).max(7 * 24 * 3600).default(6 * 3600),
+        linkTtlSeconds: z.number().int().min(60).max(7 * 24 * 3600).default(2 * 3600),
         /**
          * How long a distribution may take: then the build is Approved with the workers that have
          * it ready, or Reject when none has. Workers still copying it carry on and catch up.
@@ -139,7 +139,7 @@ const schema = z
         deadlineSeconds: z.number().int().min(10).max(7 * 24 * 3600).default(2 * 3600),
       })
       .strict()
-      .default({ linkTtlSeconds: 6 * 3600, deadlineSeconds: 2 * 3600 }),
+      .default({ linkTtlSeconds: 2 * 3600, deadlineSeconds: 2 * 3600 }),
     workers: z
       .object({
         heartbeatIntervalSeconds: z.number().int().min(1).default(10),

@@ -80,6 +80,9 @@ export const HTTP_ERRORS = {
   archiveLinkInvalid: { status: 403, message: 'Archive link is not valid' },
   archiveLinkExpired: { status: 403, message: 'Archive link expired' },
   archiveLinkOtherBuild: { status: 403, message: 'Archive link is for another build' },
+  archiveWorkerCredentialMissing: { status: 401, message: 'Worker credential is missing' },
+  archiveWorkerCredentialInvalid: { status: 401, message: 'Worker credential is not valid' },
+  archiveLinkOtherWorker: { status: 403, message: 'Archive link is for another worker' },
   buildHasNoArchive: { status: 404, message: 'Build has no archive' },
   rangeNotSatisfiable: { status: 416, message: 'Range not satisfiable' },
   // Analytics API: spec rows (Errors, analytics endpoints) and where the spec names the status but

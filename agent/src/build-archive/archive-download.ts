@@ -67,6 +67,8 @@ export interface ArchiveDownloadOptions {
   ca?: string | Buffer;
   /** Redirects followed before giving up. */
   maxRedirects: number;
+  /** An Authorization header for every hop (the agent's worker credential on the control plane's archive route; hops there never leave its origin). */
+  authorization?: string;
   /**
    * `advertised`: Range only to a server that said `Accept-Ranges: bytes` (or, after a restart, to
    * resume a kept part); `assumed`: the server is known to serve ranges (the control plane's archive route).
@@ -380,6 +382,7 @@ class ArchiveDownload {
       const verdict = await this.o.hopPolicy(target, hop);
       if (!verdict.ok) throw new AttemptFailure({ kind: 'refused-url', hop, url: target, reason: verdict.reason });
       const headers: OutgoingHttpHeaders = { 'user-agent': 'Pixelfleet-Build-Download/1', accept: '*/*', 'accept-encoding': 'identity' };
+      if (this.o.authorization !== undefined) headers.authorization = this.o.authorization;
       if (resumeAt > 0) {
         headers.range = `bytes=${resumeAt}-`;
         if (this.validator !== undefined) headers['if-range'] = this.validator;

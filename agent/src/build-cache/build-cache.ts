@@ -32,6 +32,8 @@ export interface BuildCacheOptions {
   freeBytes?: (dir: string) => Promise<number>;
   /** Called once a download retry's wait is scheduled on the clock. */
   onBackoff?: (uploadId: string, delayMs: number, failures: number) => void;
+  /** The worker token once enrolled: sent with each archive download (the route checks the link's worker against it). */
+  workerToken?: () => string | undefined;
   /** The agent config's `tls` for downloads: `caFile` trusted as on the control link, `insecure` for plain http:// to another machine (default {}). */
   tls?: BuildDownloadTls;
 }
@@ -259,6 +261,7 @@ export class BuildCache {
       signal,
       log,
       ...(this.options.tls ? { tls: this.options.tls } : {}),
+      workerToken: this.options.workerToken?.(),
     });
     let manifest: ArchiveManifest;
     try {

@@ -56,6 +56,8 @@ export interface BuildDownloadOptions {
   log: Logger;
   /** Trust and plaintext rule (default {}: bundled roots, plaintext to loopback only). */
   tls?: BuildDownloadTls;
+  /** The worker token: the control plane's archive route serves a link only to the worker it names (`Authorization: Bearer`). */
+  workerToken?: string | undefined;
 }
 
 /**
@@ -96,6 +98,8 @@ export async function downloadVerified(o: BuildDownloadOptions): Promise<void> {
       hopPolicy,
       ...(ca === undefined ? {} : { ca }),
       maxRedirects: MAX_REDIRECTS,
+      // Redirects never leave the first hop's origin (hopPolicy), so the credential stays with the control plane.
+      ...(o.workerToken === undefined ? {} : { authorization: `Bearer ${o.workerToken}` }),
       // The control plane's archive route serves ranges (and checks If-Range against the archive's hash).
       ranges: 'assumed',
       expectedBytes: o.sizeBytes,

@@ -1,10 +1,13 @@
 // The build archive download for agents: `GET|HEAD /agent/builds/<uploadId>/archive?token=…`,
 // the link the distribution hands each worker. Streams the blob (never buffered), with a single
-// `Range` for resumed downloads; the token is checked by builds/archive-links.ts.
+// `Range` for resumed downloads; the token is checked by builds/archive-links.ts. A link is a
+// bearer URL no longer: the request must carry the worker token of the worker the link names
+// (`Authorization: Bearer`), so a leaked or intercepted link alone fetches nothing (issue 22).
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors';
 import { ARCHIVE_ROUTE, type ArchiveLinks } from '../builds/archive-links';
+import { bearerCredential } from '../lib/secrets';
 
 /** What a `Range` header asks of a resource of `size` bytes. */
 export type RangeRequest = { kind: 'whole' } | { kind: 'range'; start: number; end: number } | { kind: 'unsatisfiable' };
@@ -35,6 +38,8 @@ export function parseRange(header: string | undefined, size: number): RangeReque
 
 export interface AgentArchiveRouteDeps {
   links: ArchiveLinks;
+  /** The worker a worker token belongs to (registry.authenticate: by its digest), or undefined. */
+  workerOfToken: (workerToken: string) => string | undefined;
 }
 
 export function registerAgentArchiveRoutes(app: FastifyInstance, deps: AgentArchiveRouteDeps): void {
@@ -51,7 +56,12 @@ export function registerAgentArchiveRoutes(app: FastifyInstance, deps: AgentArch
     method: ['GET', 'HEAD'],
     url: ARCHIVE_ROUTE,
     handler: (req, reply) => {
+      const credential = bearerCredential(req.headers.authorization);
+      if (credential === undefined) throw new ApiError('archiveWorkerCredentialMissing');
+      const caller = deps.workerOfToken(credential);
+      if (caller === undefined) throw new ApiError('archiveWorkerCredentialInvalid');
       const archive = deps.links.openArchive(req.query.token, req.params.uploadId);
+      if (archive.workerId !== caller) throw new ApiError('archiveLinkOtherWorker');
       const etag = `"${archive.sha256}"`;
       // If-Range: a range only of the same bytes, else the whole archive (it never changes under an
       // uploadId, but the check is what a resuming client relies on).
