@@ -72,4 +72,19 @@ describe('LogUploads', () => {
     await expect(uploads.receive('wrk_1', parts('../Game.log', engineLog))).rejects.toMatchObject({ kind: 'invalid' });
     expect((db.prepare('SELECT COUNT(*) AS n FROM log_files').get() as { n: number }).n).toBe(0);
   });
+
+  it('keeps a session within its total of compressed bytes: a file past what is left is refused and nothing of it stored, then a full session refuses any', async () => {
+    const big = Buffer.from(Array.from({ length: 4_000 }, (_, i) => `line ${i} ${(i * 7919) % 104_729}\n`).join(''));
+    const gz = gzipSync(big).length;
+    const capped = new LogUploads(new SqliteSessionsRepository(db), new SqliteLogFilesRepository(db), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids, 10 * gz, Math.floor(2.5 * gz));
+    // Different bytes each (blobs are stored by their hash).
+    await capped.receive('wrk_1', parts('Game.log', big));
+    await capped.receive('wrk_1', parts('Game-backup-1.log', Buffer.concat([big, Buffer.from('1')])));
+    await expect(capped.receive('wrk_1', parts('Game-backup-2.log', Buffer.concat([big, Buffer.from('2')])))).rejects.toMatchObject({ kind: 'invalid', message: expect.stringContaining('its session has left') as unknown });
+    expect(blobCount()).toBe(2);
+    // What is left still takes a small file; once nothing is left, any file is refused up front.
+    await capped.receive('wrk_1', parts('small.log', Buffer.from('x')));
+    const full = new LogUploads(new SqliteSessionsRepository(db), new SqliteLogFilesRepository(db), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids, 10 * gz, 2 * gz);
+    await expect(full.receive('wrk_1', parts('other.log', Buffer.from('y')))).rejects.toMatchObject({ kind: 'precondition' });
+  });
 });

@@ -15,6 +15,11 @@ export type LogUploadPart =
 export const MAX_LOG_GZ_BYTES = 256 * 1024 * 1024;
 /** Log files kept per session (the agent sends the -ABSLOG file and the captured output: 2–3). */
 export const MAX_LOG_FILES_PER_SESSION = 8;
+/**
+ * Compressed bytes kept per session, all its files together (issue 22: an app writes its own log,
+ * so what it uploads is the customer's input): one large engine log and its crash files fit.
+ */
+export const MAX_LOG_GZ_BYTES_PER_SESSION = 512 * 1024 * 1024;
 const SAFE_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,199}$/;
 const GZIP_MAGIC = [0x1f, 0x8b];
 
@@ -26,6 +31,7 @@ export class LogUploads {
     private readonly clock: Clock,
     private readonly ids: IdSource,
     private readonly maxGzBytes = MAX_LOG_GZ_BYTES,
+    private readonly maxSessionGzBytes = MAX_LOG_GZ_BYTES_PER_SESSION,
   ) {}
 
   async receive(workerId: string, parts: AsyncIterable<LogUploadPart>): Promise<LogFileRecord> {
@@ -42,6 +48,10 @@ export class LogUploads {
     const same = stored.find((r) => r.fileName === header.fileName);
     if (same) return same;
     if (stored.length >= MAX_LOG_FILES_PER_SESSION) throw precondition(`session ${session.sessionId} already has ${MAX_LOG_FILES_PER_SESSION} log files`);
+    const left = this.maxSessionGzBytes - stored.reduce((n, r) => n + r.gzSize, 0);
+    if (left <= 0) throw precondition(`session ${session.sessionId}'s log files already hold ${this.maxSessionGzBytes} compressed bytes`);
+    // The file may take what the session has left, up to the per-file cap.
+    const cap = Math.min(this.maxGzBytes, left);
 
     let checkedMagic = false;
     async function* chunks(): AsyncGenerator<Uint8Array> {
@@ -58,9 +68,11 @@ export class LogUploads {
 
     let blob;
     try {
-      blob = await this.blobs.write(chunks(), this.maxGzBytes);
+      blob = await this.blobs.write(chunks(), cap);
     } catch (err) {
-      if (err instanceof BlobTooLargeError) throw invalid(`log file exceeds ${this.maxGzBytes} compressed bytes`);
+      if (err instanceof BlobTooLargeError) {
+        throw invalid(cap < this.maxGzBytes ? `log file exceeds the ${cap} compressed bytes its session has left (${this.maxSessionGzBytes} a session)` : `log file exceeds ${this.maxGzBytes} compressed bytes`);
+      }
       throw err;
     }
     if (blob.size === 0) throw invalid('log data is empty');
