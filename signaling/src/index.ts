@@ -119,6 +119,7 @@ export {
   StreamerEndpoint,
   type StreamerEndpointOptions,
   type StreamerEndpointEvents,
+  type StreamerIdDecision,
 } from './streamer-endpoint';
 export {
   PlayerEndpoint,

@@ -140,6 +140,27 @@ describe('accepted messages', () => {
     });
   });
 
+  it('accepts a playerId on any streamer message (UE 5.7+ keeps it on what it relays and may add it anywhere), dropping it where nothing routes by it', () => {
+    const withPlayerId: [object, object][] = [
+      [{ type: 'endpointId', id: 'DefaultStreamer', playerId: 'Player0' }, { type: 'endpointId', id: 'DefaultStreamer' }],
+      [{ type: 'ping', time: 1, playerId: 'Player0' }, { type: 'ping', time: 1 }],
+      [{ type: 'pong', time: 1, playerId: 'Player0' }, { type: 'pong', time: 1 }],
+      [{ type: 'disconnectPlayer', playerId: 'Player0' }, { type: 'disconnectPlayer', playerId: 'Player0' }],
+      [{ type: 'offer', playerId: 'Player0', sdp: UE_OFFER_SDP }, { type: 'offer', playerId: 'Player0', sdp: UE_OFFER_SDP }],
+    ];
+    for (const [frame, expected] of withPlayerId) expect(parse(frame, 'streamer')).toStrictEqual({ ok: true, message: expected });
+  });
+
+  it('accepts any protocolVersion on endpointId, keeping a short string and dropping anything else, and none at all', () => {
+    const endpointId = (protocolVersion?: unknown) => parse({ type: 'endpointId', id: 'S', ...(protocolVersion === undefined ? {} : { protocolVersion }) }, 'streamer');
+    expect(endpointId('2.0.0')).toStrictEqual({ ok: true, message: { type: 'endpointId', id: 'S', protocolVersion: '2.0.0' } });
+    expect(endpointId('')).toStrictEqual({ ok: true, message: { type: 'endpointId', id: 'S', protocolVersion: '' } });
+    expect(endpointId()).toStrictEqual({ ok: true, message: { type: 'endpointId', id: 'S' } });
+    for (const odd of [2, null, { major: 2 }, 'v'.repeat(FIELD_LIMITS.protocolVersion + 1)]) {
+      expect(endpointId(odd)).toStrictEqual({ ok: true, message: { type: 'endpointId', id: 'S', protocolVersion: undefined } });
+    }
+  });
+
   it('accepts unicode in strings, as text or as UTF-8 bytes', () => {
     const sdp = UE_OFFER_SDP.replace('s=-', 's=Ünreal ストリーム 🎮');
     const frame = { type: 'endpointId', id: '流媒体-🎮' };

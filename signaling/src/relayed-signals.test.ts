@@ -28,6 +28,13 @@ describe('relayed signals', () => {
     expect(decodeViewerToRelay(JSON.stringify({ type: 'answer', sdp: 'v=0', playerId: 'x' }))).toEqual({ ok: true, signal: { type: 'answer', sdp: 'v=0' } });
   });
 
+  it('a config with another protocolVersion, or none, is relayed', () => {
+    for (const protocolVersion of ['1.3.0', '2.0.0']) {
+      expect(decodeRelayToViewer(JSON.stringify({ type: 'config', peerConnectionOptions: {}, protocolVersion }))).toEqual({ ok: true, signal: { type: 'config', peerConnectionOptions: {}, protocolVersion } });
+    }
+    expect(decodeRelayToViewer(JSON.stringify({ type: 'config', peerConnectionOptions: {} }))).toEqual({ ok: true, signal: { type: 'config', peerConnectionOptions: {} } });
+  });
+
   it('refuses, with a reason, what may not cross in that direction', () => {
     expect(decodeRelayToViewer(JSON.stringify({ type: 'answer', sdp: 'v=0' }))).toEqual({ ok: false, reason: 'signal of type "answer" is not relayed in this direction' });
     expect(decodeRelayToViewer(JSON.stringify({ type: 'disconnectPlayer', playerId: 'p' }))).toEqual({ ok: false, reason: 'signal of type "disconnectPlayer" is not relayed in this direction' });

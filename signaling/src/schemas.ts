@@ -1,5 +1,6 @@
 // The zod schema of every catalogue message and the size limits on its strings. Unknown fields
-// are dropped (never rejected, never forwarded); required fields and types are enforced.
+// are dropped (never rejected, never forwarded), so a `playerId` that a UE 5.7+ peer adds to any
+// message passes; required fields and types are enforced, except `protocolVersion`.
 import { z } from 'zod';
 import type {
   AnswerMessage,
@@ -35,7 +36,12 @@ export const FIELD_LIMITS = {
 
 const id = z.string().min(1).max(FIELD_LIMITS.id);
 const sdp = z.string().min(1).max(FIELD_LIMITS.sdp);
-const protocolVersion = z.string().max(FIELD_LIMITS.protocolVersion);
+/**
+ * Informational only: nothing compares versions (pixel-streaming.md §1.5: ours is "1.3.0", Epic's JS
+ * streamer sends "1.0.0", a newer app may send anything), so a value that is not a short string is dropped, not
+ * refused: a refused `endpointId` would end the session of an app that works.
+ */
+const protocolVersion = z.string().max(FIELD_LIMITS.protocolVersion).optional().catch(undefined);
 const text = z.string().max(FIELD_LIMITS.text);
 const bitrateBps = z.number().min(0).max(2 ** 31 - 1);
 
@@ -95,9 +101,9 @@ type CatalogueSchemas = { readonly [T in MessageType]: z.ZodObject & z.ZodType<M
 
 /** One schema per catalogue type; the parser narrows them per sender role. */
 export const MESSAGE_SCHEMAS: CatalogueSchemas = {
-  config: z.object({ type: z.literal('config'), peerConnectionOptions, protocolVersion: protocolVersion.optional() }),
+  config: z.object({ type: z.literal('config'), peerConnectionOptions, protocolVersion }),
   identify: z.object({ type: z.literal('identify') }),
-  endpointId: z.object({ type: z.literal('endpointId'), id, protocolVersion: protocolVersion.optional() }),
+  endpointId: z.object({ type: z.literal('endpointId'), id, protocolVersion }),
   endpointIdConfirm: z.object({ type: z.literal('endpointIdConfirm'), committedId: id }),
   streamerIdChanged: z.object({ type: z.literal('streamerIdChanged'), newID: id }),
   listStreamers: z.object({ type: z.literal('listStreamers') }),

@@ -93,6 +93,70 @@ describe('StreamerEndpoint', () => {
     expect(endpoint.streamerId).toBe('Renamed');
   });
 
+  it('accepts what a UE 5.7+ app adds: playerId on any message, and any protocolVersion or none', async () => {
+    const { endpoint, client, inbox } = await connect();
+    await inbox.next();
+    await inbox.next();
+    const identifiedAs = nextEvent(endpoint, 'identified');
+    sendJson(client, { type: 'endpointId', id: 'DefaultStreamer', protocolVersion: '2.0.0', playerId: 'Player0' });
+    expect(await identifiedAs).toEqual(['DefaultStreamer']);
+    expect(await inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'DefaultStreamer' });
+
+    endpoint.connectPlayer('Player0');
+    await inbox.next();
+    const offered = nextEvent(endpoint, 'offer');
+    sendJson(client, { type: 'offer', playerId: 'Player0', sdp: UE_OFFER_SDP, protocolVersion: '2.0.0' });
+    expect(await offered).toEqual(['Player0', UE_OFFER_SDP]);
+    sendJson(client, { type: 'ping', time: 5, playerId: 'Player0' });
+    expect(await inbox.next()).toStrictEqual({ type: 'pong', time: 5 });
+    sendJson(client, { type: 'pong', time: 6, playerId: 'Player0' });
+    sendJson(client, { type: 'endpointId', id: 'DefaultStreamer', playerId: 'Player0' });
+    expect(await inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'DefaultStreamer' });
+    expect(endpoint.isOpen).toBe(true);
+  });
+
+  it('asks decideStreamerId about each endpointId: keep confirms the current ID and leaves the socket up', async () => {
+    const asked: [string, string | undefined][] = [];
+    const { endpoint, client, inbox } = await identified({
+      decideStreamerId: (requested, current) => {
+        asked.push([requested, current]);
+        return current === undefined || requested === current ? { kind: 'commit' } : { kind: 'keep' };
+      },
+    });
+    const refusals = recordEvents(endpoint, 'streamerIdRefused');
+    const identifications = recordEvents(endpoint, 'identified');
+    sendJson(client, { type: 'endpointId', id: 'SecondStreamer' });
+    expect(await inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'DefaultStreamer' });
+    expect(asked).toEqual([['DefaultStreamer', undefined], ['SecondStreamer', 'DefaultStreamer']]);
+    expect(refusals).toEqual([['SecondStreamer', 'kept']]);
+    expect(identifications).toEqual([]);
+    expect(endpoint.streamerId).toBe('DefaultStreamer');
+
+    // The socket still serves its first ID.
+    endpoint.connectPlayer('Player0');
+    expect(await inbox.next()).toMatchObject({ type: 'playerConnected', playerId: 'Player0' });
+    expect(endpoint.isOpen).toBe(true);
+  });
+
+  it('refuse closes the socket with 1008 and the reason, after streamerIdRefused; keep before any ID is a refusal', async () => {
+    const refused = await connect({ decideStreamerId: () => ({ kind: 'refuse', reason: 'this session already has a streamer' }) });
+    const events: string[] = [];
+    refused.endpoint.on('streamerIdRefused', (id, outcome) => events.push(`refused ${id} ${outcome}`));
+    refused.endpoint.on('identified', (id) => events.push(`identified ${id}`));
+    refused.endpoint.on('closed', (code, reason) => events.push(`closed ${code} ${reason}`));
+    sendJson(refused.client, { type: 'endpointId', id: 'SecondStreamer' });
+    expect(await refused.clientClosed).toEqual({ code: 1008, reason: 'this session already has a streamer' });
+    expect(events).toEqual(['refused SecondStreamer closed', 'closed 1008 this session already has a streamer']);
+    expect(refused.endpoint.streamerId).toBeUndefined();
+    await refused.dispose();
+
+    const kept = await connect({ decideStreamerId: () => ({ kind: 'keep' }) });
+    const refusals = recordEvents(kept.endpoint, 'streamerIdRefused');
+    sendJson(kept.client, { type: 'endpointId', id: 'First' });
+    expect(await kept.clientClosed).toEqual({ code: 1008, reason: 'streamer id refused' });
+    expect(refusals).toEqual([['First', 'closed']]);
+  });
+
   it('drops messages for players that are not connected and ignores SFU-only ones', async () => {
     const { endpoint, client, inbox } = await identified();
     const offers = recordEvents(endpoint, 'offer');

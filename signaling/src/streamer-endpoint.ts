@@ -1,6 +1,7 @@
 // The server side facing one streamer (an Unreal app) on an accepted socket, acting as Wilbur 5.5
 // (pixel-streaming.md §1.3, §9 "Agent facing UE"): config and identify on open, endpointId
-// confirmed, players announced by the owner, the streamer's offers and candidates surfaced by playerId.
+// confirmed (or refused, as the owner decides), players announced by the owner, the streamer's
+// offers and candidates surfaced by playerId.
 import { EventEmitter } from 'node:events';
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES } from './close-codes';
@@ -45,11 +46,35 @@ export interface StreamerEndpointOptions {
   readonly maxBufferedBytes?: number;
   /** Time source of the rate limit and the keepalive (default real, unref'd timers). */
   readonly clock?: Clock;
+  /**
+   * Decides each `endpointId` the streamer sends, with the ID it asks for and the one it has
+   * (undefined before its first). Default: commit every one, as Wilbur renames a streamer that
+   * identifies again.
+   */
+  readonly decideStreamerId?: (requestedId: string, currentId: string | undefined) => StreamerIdDecision;
 }
+
+/**
+ * What becomes of an `endpointId`:
+ * - `commit`: confirmed as asked; it is the streamer's ID from now on (`identified`).
+ * - `keep`: the streamer keeps the ID it has: `endpointIdConfirm` names that one, which the app
+ *   reads as the server's final word (as after Wilbur's de-duplication); the socket stays up.
+ *   For a streamer that has no ID yet it is a `refuse`.
+ * - `refuse`: the socket is closed with 1008 and `reason` (no peer content in it).
+ * Both refusals emit `streamerIdRefused` first.
+ */
+export type StreamerIdDecision =
+  | { readonly kind: 'commit' }
+  | { readonly kind: 'keep' }
+  | { readonly kind: 'refuse'; readonly reason: string };
+
+const COMMIT: StreamerIdDecision = { kind: 'commit' };
 
 export type StreamerEndpointEvents = {
   /** The streamer sent `endpointId` and was confirmed; fires again if it re-identifies. */
   identified: [streamerId: string];
+  /** An `endpointId` was refused (decideStreamerId): the socket kept its ID, or is being closed (`closed` follows). */
+  streamerIdRefused: [requestedId: string, outcome: 'kept' | 'closed'];
   /** The streamer's SDP offer for a connected player. */
   offer: [playerId: string, sdp: string];
   /** The streamer's answer to a player's offer (the pre-5.5 browser-offers flow). */
@@ -71,9 +96,11 @@ export class StreamerEndpoint extends EventEmitter<StreamerEndpointEvents> {
   private readonly connection: SignallingSocket<'streamer'>;
   private readonly players = new Set<string>();
   private currentStreamerId: string | undefined;
+  private readonly decideStreamerId: (requestedId: string, currentId: string | undefined) => StreamerIdDecision;
 
   constructor(socket: WebSocket, options: StreamerEndpointOptions = {}) {
     super();
+    this.decideStreamerId = options.decideStreamerId ?? (() => COMMIT);
     this.connection = new SignallingSocket(
       socket,
       'streamer',
@@ -146,10 +173,7 @@ export class StreamerEndpoint extends EventEmitter<StreamerEndpointEvents> {
   private onMessage(message: StreamerToServerMessage): void {
     switch (message.type) {
       case 'endpointId':
-        // One streamer per endpoint: nothing to de-duplicate against, so the ID is committed as asked.
-        this.currentStreamerId = message.id;
-        this.connection.send(createEndpointIdConfirm(message.id));
-        this.emit('identified', message.id);
+        this.onEndpointId(message.id);
         return;
       case 'offer':
         if (this.players.has(message.playerId)) this.emit('offer', message.playerId, message.sdp);
@@ -175,6 +199,38 @@ export class StreamerEndpoint extends EventEmitter<StreamerEndpointEvents> {
         return unreachable;
       }
     }
+  }
+
+  private onEndpointId(requestedId: string): void {
+    const decision = this.decideStreamerId(requestedId, this.currentStreamerId);
+    const current = this.currentStreamerId;
+    switch (decision.kind) {
+      case 'commit':
+        this.currentStreamerId = requestedId;
+        this.connection.send(createEndpointIdConfirm(requestedId));
+        this.emit('identified', requestedId);
+        return;
+      case 'keep':
+        if (current !== undefined) {
+          this.emit('streamerIdRefused', requestedId, 'kept');
+          this.connection.send(createEndpointIdConfirm(current));
+          return;
+        }
+        this.refuse(requestedId, 'streamer id refused');
+        return;
+      case 'refuse':
+        this.refuse(requestedId, decision.reason);
+        return;
+      default: {
+        const unreachable: never = decision;
+        return unreachable;
+      }
+    }
+  }
+
+  private refuse(requestedId: string, reason: string): void {
+    this.emit('streamerIdRefused', requestedId, 'closed');
+    this.connection.close(CLOSE_CODES.policyViolation, reason);
   }
 
   private assertConnected(playerId: string): void {

@@ -1,12 +1,14 @@
 // End to end in a real browser: Debian chromium opens the share URL, is placed on a worker
 // whose agent launched the mock Unreal app, decodes the H.264 stream through the werift relay,
 // round-trips a UIInteraction via the iframe embedding API, and a second viewer waits in line
-// and is promoted to streaming when the first page closes. A signalling drop mid-stream is bridged
-// without touching the media. An app that kicks its viewer (disconnectPlayer) ends the session with
-// the page's own sentence.
+// and is promoted to streaming when the first page closes. The page runs Epic's UE 5.7 frontend
+// library; the same page built on the UE 5.5 one streams too. A signalling drop mid-stream is
+// bridged without touching the media. An app that kicks its viewer (disconnectPlayer) ends the
+// session with the page's own sentence.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Frame, Page } from 'playwright-core';
+import { bundlePlayer } from '@pixelfleet/web-player';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
@@ -62,6 +64,17 @@ const framesDecoded = (page: Page) =>
 
 const playerText = (page: Page) => playerFrame(page).evaluate(() => document.body.innerText);
 
+/**
+ * Which generation of Epic's frontend library drives the player: '5.7' when its Config has the
+ * BrowserSendOffer flag (UE 5.6+ libraries), '5.5' when not, 'none' without a library object.
+ */
+const frontendGeneration = (page: Page) =>
+  playerFrame(page).evaluate(() => {
+    const stream = (window as unknown as { pixelStreaming?: { config: { getFlags(): { id: string }[] } } }).pixelStreaming;
+    if (stream === undefined) return 'none';
+    return stream.config.getFlags().some((flag) => flag.id === 'BrowserSendOffer') ? '5.7' : '5.5';
+  });
+
 /** A customer's page embedding the player (another origin), recording what the player posts to it. */
 async function embed(page: Page): Promise<void> {
   await page.goto(hostUrl);
@@ -86,6 +99,7 @@ describe('a viewer in chromium', () => {
     const before = await framesDecoded(first);
     await expect.poll(() => framesDecoded(first), { timeout: 5_000, interval: 200 }).toBeGreaterThan(before + 10);
     await expect.poll(async () => (await playerMessages(first)).map((m) => m.state).filter(Boolean), { timeout: 10_000 }).toContain('loadingComplete');
+    expect(await frontendGeneration(first)).toBe('5.7');
 
     // UIInteraction through the embedding API reaches the app, whose Response comes back.
     await first.evaluate(() => {
@@ -111,6 +125,23 @@ describe('a viewer in chromium', () => {
     expect(states.indexOf('queue-1')).toBeLessThan(states.indexOf('loadingComplete'));
     await second.close();
   }, 120_000);
+
+  it("the same page built on Epic's UE 5.5 frontend library (1.3) streams and takes input too", async () => {
+    const older = await bundlePlayer('@epicgames-ps/lib-pixelstreamingfrontend-ue5.5');
+    const page = await browser.context.newPage();
+    // The control plane serves the 5.7 bundle; this page gets the 5.5 one in its place.
+    await page.route('**/share/assets/player.js', (route) => route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: older.js }));
+    await embed(page);
+    await expect.poll(() => framesDecoded(page), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    expect(await frontendGeneration(page)).toBe('5.5');
+    const before = await framesDecoded(page);
+    await expect.poll(() => framesDecoded(page), { timeout: 5_000, interval: 200 }).toBeGreaterThan(before + 10);
+    await postUiInteraction(page, { ping: 'ue5.5' });
+    await expect.poll(async () => (await playerMessages(page)).filter((m) => m.type === 'response').map((m) => m.data), { timeout: 10_000 }).toContainEqual('{"ping":"ue5.5"}');
+    const sessionId = t.cp.sessions.list({ limit: 10 }).find((s) => s.status === 'Running')?.sessionId;
+    await page.close();
+    await expect.poll(() => t.cp.sessions.get(sessionId!).status, { timeout: 10_000 }).toBe('Terminated');
+  }, 90_000);
 
   it('bridges a signalling drop mid-stream: the same session keeps decoding and still takes input', async () => {
     const page = await browser.context.newPage();

@@ -6,7 +6,7 @@ import { DEFAULT_FIXTURE_PATH } from './fixture';
 
 const CWD = '/srv/mock';
 const REAL = [
-  'MyProject', '-PixelStreamingURL=ws://127.0.0.1:8888', '-PixelStreamingID=stream-1', '-RenderOffScreen', '-ForceRes',
+  'MyProject', '-PixelStreamingConnectionURL=ws://127.0.0.1:8888', '-PixelStreamingURL=ws://127.0.0.1:8888', '-PixelStreamingID=stream-1', '-RenderOffScreen', '-ForceRes',
   '-ResX=1280', '-ResY=720', '-Unattended', '-ABSLOG=/var/log/ue/MyProject.log', '-PixelStreamingEncoderCodec=H264',
   '-PixelStreamingWebRTCFps=30', '-PixelStreamingWebRTCStartBitrate=2000000', '-PixelStreamingWebRTCMinBitrate=500000',
   '-PixelStreamingWebRTCMaxBitrate=8000000',
@@ -76,6 +76,8 @@ describe('parseCommandLine', () => {
     expect(url('-PixelStreamingIP=10.0.0.5', '-PixelStreamingPort=9999')).toBe('ws://10.0.0.5:9999');
     expect(url('-PixelStreamingIP=10.0.0.5')).toBe('ws://10.0.0.5:8888');
     expect(url('-PixelStreamingConnectionURL=ws://a:1', '-PixelStreamingURL=ws://c:3')).toBe('ws://c:3');
+    expect(url('-PixelStreamingURL=ws://c:3', '-PixelStreamingConnectionURL=ws://a:1')).toBe('ws://c:3');
+    expect(url('-PixelStreamingConnectionURL=ws://a:1', '-PixelStreamingSignallingURL=ws://b:2')).toBe('ws://a:1');
     expect(url('-PixelStreamingURL=http://nope')).toBeUndefined();
   });
 

@@ -37,6 +37,7 @@ export interface UnrealCommandLineOptions {
 export function unrealCommandLine(options: UnrealCommandLineOptions): string[] {
   return [
     options.projectName ?? 'MockProject',
+    `-PixelStreamingConnectionURL=${options.signallingUrl}`,
     `-PixelStreamingURL=${options.signallingUrl}`,
     `-PixelStreamingID=${options.streamerId ?? 'DefaultStreamer'}`,
     '-RenderOffScreen',

@@ -4,12 +4,13 @@
 // like UE to -ABSLOG. No ffmpeg at run time.
 //
 // Run:  node test/mock-unreal/bin/mock-unreal.mjs <Project> [args]   (or: tsx test/mock-unreal/mock-unreal.ts …)
-//   <Project> -PixelStreamingURL=ws://127.0.0.1:8888 -PixelStreamingID=<id> -RenderOffScreen -ForceRes
-//   -ResX=1280 -ResY=720 -Unattended -ABSLOG=<dir>/<Project>.log -PixelStreamingEncoderCodec=H264
-//   -PixelStreamingWebRTCFps=30 -PixelStreamingWebRTCStartBitrate=… -PixelStreamingWebRTCMinBitrate=…
-//   -PixelStreamingWebRTCMaxBitrate=…
-// Keys are case-insensitive; also accepted: -PixelStreamingConnectionURL, -PixelStreamingSignallingURL,
-// -PixelStreamingIP + -PixelStreamingPort, -PixelStreamingWebRTCMinPort/MaxPort, -AllowPixelStreamingCommands,
+//   <Project> -PixelStreamingConnectionURL=ws://127.0.0.1:8888 -PixelStreamingURL=ws://127.0.0.1:8888
+//   -PixelStreamingID=<id> -RenderOffScreen -ForceRes -ResX=1280 -ResY=720 -Unattended
+//   -ABSLOG=<dir>/<Project>.log -PixelStreamingEncoderCodec=H264 -PixelStreamingWebRTCFps=30
+//   -PixelStreamingWebRTCStartBitrate=… -PixelStreamingWebRTCMinBitrate=… -PixelStreamingWebRTCMaxBitrate=…
+// Keys are case-insensitive. The signalling URL may come under any PS1/PS2 name, one or several:
+// -PixelStreamingConnectionURL, -PixelStreamingURL (wins, as PS2 parses the legacy name last),
+// -PixelStreamingSignallingURL, -PixelStreamingIP + -PixelStreamingPort. Also accepted: -PixelStreamingWebRTCMinPort/MaxPort, -AllowPixelStreamingCommands,
 // -PixelStreamingSignalingKeepAliveInterval=<s> (default 30, 0 = off), -stdout (mirror the log to stdout),
 // -MockFixture=<file.h264>. Unknown arguments are logged as warnings, never fatal.
 //

@@ -3,7 +3,7 @@
 // signalling extension messages, the iframe API and telemetry rows. Close codes live in
 // `@pixelfleet/signaling` (viewer-closes.ts); describeClose is how the page reads them.
 
-export { bundlePlayer, type PlayerBundle } from './bundle';
+export { bundlePlayer, FRONTEND_LIBRARIES, FRONTEND_LIBRARY, type FrontendLibrary, type PlayerBundle } from './bundle';
 export { escapeHtml, playerContentSecurityPolicy, renderPlayerPage, type PlayerCspOptions, type PlayerPageOptions } from './page';
 export { describeClose, type CloseDescription, type ViewerCloseReasonName } from './close-codes';
 export {

@@ -73,6 +73,7 @@ describe('planLaunch', () => {
     });
     expect(plan.args).toEqual([
       'CityDemo',
+      '-PixelStreamingConnectionURL=ws://127.0.0.1:50123',
       '-PixelStreamingURL=ws://127.0.0.1:50123',
       '-PixelStreamingID=str_1',
       '-RenderOffScreen',
@@ -129,7 +130,7 @@ describe('planLaunch', () => {
     const blueprint = build({ projectName: 'Oasis', executable: 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe', baseArgs: ['../../../Oasis/Oasis.uproject'] });
     const plan = await planLaunch(input({ command: undefined, build: blueprint, platform: 'win32', sessionDir: 'C:\\s\\ses_1' }));
     expect(plan.command).toEqual([join(buildDir, 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe')]);
-    expect(plan.args.slice(0, 2)).toEqual(['../../../Oasis/Oasis.uproject', '-PixelStreamingURL=ws://127.0.0.1:50123']);
+    expect(plan.args.slice(0, 3)).toEqual(['../../../Oasis/Oasis.uproject', '-PixelStreamingConnectionURL=ws://127.0.0.1:50123', '-PixelStreamingURL=ws://127.0.0.1:50123']);
     expect(plan.logPath).toBe('C:\\s\\ses_1\\Oasis.log');
   });
 

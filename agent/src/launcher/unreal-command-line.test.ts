@@ -42,6 +42,7 @@ describe('buildUnrealArgs', () => {
   it('builds the command line of a typical session', () => {
     expect(buildUnrealArgs(typical)).toEqual([
       'CityDemo',
+      '-PixelStreamingConnectionURL=ws://127.0.0.1:49731',
       '-PixelStreamingURL=ws://127.0.0.1:49731',
       '-PixelStreamingID=str_8f2a',
       '-RenderOffScreen',
@@ -58,6 +59,14 @@ describe('buildUnrealArgs', () => {
       '-AudioMixer',
       '-ExecCmds=t.MaxFPS=60',
     ]);
+  });
+
+  it('gives the signalling URL under both plugins\' names (PS2 -PixelStreamingConnectionURL, legacy -PixelStreamingURL), the same value, with the streamer id', () => {
+    const args = buildUnrealArgs({ ...typical, signallingUrl: 'ws://127.0.0.1:50999', streamerId: 'str_x' });
+    const values = (name: string) => args.filter((a) => a.startsWith(`-${name}=`)).map((a) => a.slice(name.length + 2));
+    expect(values('PixelStreamingConnectionURL')).toEqual(['ws://127.0.0.1:50999']);
+    expect(values('PixelStreamingURL')).toEqual(['ws://127.0.0.1:50999']);
+    expect(values('PixelStreamingID')).toEqual(['str_x']);
   });
 
   it('puts baseArgs first when given (Blueprint-only builds) and honours an explicit start bitrate', () => {

@@ -1,6 +1,7 @@
 // The Unreal app's command line for one session (pixel-streaming.md §3): the base argument,
-// the Pixel Streaming connection and identity, render and log flags, the project's codec,
-// frame rate and bitrates, then the project's own launch arguments, checked again here.
+// the Pixel Streaming connection (both plugins' spellings) and identity, render and log flags,
+// the project's codec, frame rate and bitrates, then the project's own launch arguments, checked
+// again here.
 import { posix, win32 } from 'node:path';
 import { checkLaunchArgs, CODECS, type Codec } from '@pixelfleet/proto';
 import { LaunchError } from './launch-error';
@@ -109,6 +110,10 @@ export function buildUnrealArgs(input: UnrealArgsInput): string[] {
   const launchArgs = validateLaunchArgs(input.launchArgs);
   const args = [
     ...(input.baseArgs ?? [input.projectName]),
+    // PixelStreaming2's own name since UE 5.6 (5.5 only logs it as unknown), and the legacy name
+    // that PS1 and every PS2 read (PS2 parses it last, with a warning, so it wins there). Both carry
+    // the same URL: whichever plugin and version the build has, the app dials us.
+    `-PixelStreamingConnectionURL=${input.signallingUrl}`,
     `-PixelStreamingURL=${input.signallingUrl}`,
     `-PixelStreamingID=${input.streamerId}`,
     '-RenderOffScreen',

@@ -3,7 +3,7 @@
 import pino from 'pino';
 import { RTCPeerConnection } from 'werift';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { APP_H264_42E01F_PT, FakeApp, INITIAL_SETTINGS, PROTOCOL_FROM_STREAMER, PROTOCOL_TO_STREAMER, STARTUP_MESSAGES } from './test-support/fake-app';
+import { APP_H264_42E01F_PT, FakeApp, INITIAL_SETTINGS, PROTOCOL_FROM_STREAMER, PROTOCOL_TO_STREAMER, STARTUP_MESSAGES, utf16Message } from './test-support/fake-app';
 import { FakeViewer } from './test-support/fake-viewer';
 import { captureRtcp } from './test-support/rtcp-capture';
 import { connectApp, connectViewer, createRelay, relayEvents, TEST_BITRATE, until } from './test-support/harness';
@@ -400,6 +400,33 @@ describe('SessionRelay', () => {
     expect(v1.messages).toHaveLength(4);
     expect(relay.stats().dataChannelMessagesToApp).toBe(2);
     expect(relay.stats().dataChannelMessagesToViewers).toBe(8);
+  });
+
+  it("passes a UE 5.8 Protocol message with a 'raw' field type through byte for byte, live and replayed, and raw messages both ways", async () => {
+    // 5.8 adds 'raw' (bytes to the end of the message) to the structure vocabulary of message 255.
+    const toStreamer = utf16Message(255, JSON.stringify({ Direction: 0, IFrameRequest: { id: 0, structure: [] }, GameBlob: { id: 137, structure: ['uint8', 'raw'] } }));
+    const fromStreamer = utf16Message(255, JSON.stringify({ Direction: 1, InitialSettings: { id: 7, structure: [] }, GameBlobReply: { id: 138, structure: ['raw'] } }));
+    const startup = [toStreamer, fromStreamer, INITIAL_SETTINGS];
+    const { relay } = setup();
+    const a = app({ startupMessages: startup });
+    await connectApp(relay, a);
+    const live = await connectedViewer(relay, 'live');
+    await until(() => live.messages.length >= 3, [(l) => live.onChange(l)], 'start-up messages at the live viewer');
+    const late = await connectedViewer(relay, 'late');
+    await until(() => late.messages.length >= 3, [(l) => late.onChange(l)], 'replayed start-up messages');
+    expect(live.messages).toEqual(startup);
+    expect(late.messages).toEqual(startup);
+
+    // Raw payloads: every byte value, an odd length and lone UTF-16 surrogate halves, which a text decode would change.
+    const blob = Buffer.concat([Buffer.from([137, 5]), Buffer.from(Array.from({ length: 256 }, (_, i) => i)), Buffer.from([0x00, 0xd8, 0xff])]);
+    late.send(blob);
+    await until(() => a.messages.length >= 1, [(l) => a.onChange(l)], 'raw message at the app');
+    expect(a.messages).toEqual([blob]);
+    const reply = Buffer.from([138, 0xff, 0xfe, 0x00, 0xdc, 0x01]);
+    a.send(reply);
+    await until(() => live.messages.length >= 4 && late.messages.length >= 4, [(l) => live.onChange(l), (l) => late.onChange(l)], 'raw reply at both viewers');
+    expect(live.messages[3]).toEqual(reply);
+    expect(late.messages[3]).toEqual(reply);
   });
 
   it('queues viewer messages until the app’s channel exists, then delivers them in order', async () => {

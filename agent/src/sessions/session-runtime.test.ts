@@ -6,13 +6,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { SessionEventKind, StartSessionCommand } from '@pixelfleet/proto';
 import { encodeRelayedSignal, ManualClock, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
 import type { AppExit } from '../launcher/app-process';
-import { RELAY_PLAYER_ID, SessionRuntime } from './session-runtime';
+import { OTHER_STREAMER_REASON, RELAY_PLAYER_ID, SECOND_STREAMER_REASON, SessionRuntime } from './session-runtime';
 
 /** Connects to the test's port (argv[1]), writes the signalling URL it was launched with, and idles until stopped. */
 const STAND_IN = `
@@ -98,14 +98,37 @@ async function nextAfterPing(app: FakeApp, time: number): Promise<Record<string,
 }
 
 /** Completes the Wilbur handshake as Unreal does and checks what the app hears. */
-async function identify(app: FakeApp): Promise<void> {
-  expect(await app.inbox.next()).toStrictEqual({ type: 'config', peerConnectionOptions: {}, protocolVersion: '1.3.0' });
-  expect(await app.inbox.next()).toStrictEqual({ type: 'identify' });
-  app.send({ type: 'endpointId', id: 'streamer_1' });
-  expect(await app.inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'streamer_1' });
+async function identify(app: FakeApp, streamerId = 'streamer_1'): Promise<void> {
+  await greeted(app);
+  app.send({ type: 'endpointId', id: streamerId });
+  expect(await app.inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: streamerId });
 }
 
-async function startSession(): Promise<Session> {
+/** The server's first two messages on every app socket. */
+async function greeted(app: FakeApp): Promise<void> {
+  expect(await app.inbox.next()).toStrictEqual({ type: 'config', peerConnectionOptions: {}, protocolVersion: '1.3.0' });
+  expect(await app.inbox.next()).toStrictEqual({ type: 'identify' });
+}
+
+/** A socket of the app that registers another streamer and is refused: the close it sees. */
+async function refusedStreamer(signallingUrl: string, streamerId: string): Promise<{ code: number; reason: string }> {
+  const other = await dialAsApp(signallingUrl);
+  cleanups.push(() => other.socket.terminate());
+  await greeted(other);
+  const closed = once(other.socket, 'close') as Promise<[number, Buffer]>;
+  other.send({ type: 'endpointId', id: streamerId });
+  const [code, reason] = await closed;
+  return { code, reason: reason.toString('utf8') };
+}
+
+/** A session logger as the session manager makes one (sessionId bound), whose JSON lines the test reads. */
+function recordingLog(): { log: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }).child({ sessionId: COMMAND.sessionId });
+  return { log, lines };
+}
+
+async function startSession(options: { log?: Logger } = {}): Promise<Session> {
   const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-runtime-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const tap: Server = createServer();
@@ -135,7 +158,7 @@ async function startSession(): Promise<Session> {
     report: (kind, extra) => reports.push({ kind, extra }),
     signal: (message) => signals.push(message),
     onFinished: (exit) => finished(exit),
-    log: pino({ level: 'silent' }),
+    log: options.log ?? pino({ level: 'silent' }),
   });
   const started = runtime.start();
   cleanups.push(async () => {
@@ -205,6 +228,59 @@ describe('SessionRuntime toward the app', () => {
 
     app.socket.close(1001, 'signalling reconnect');
     await once(app.socket, 'close');
+    const again = await dialAsApp(signallingUrl);
+    cleanups.push(() => again.socket.terminate());
+    await identify(again);
+    expect(await again.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+  });
+
+  it('a second streamer socket from the app (PS2 CreateStreamer) is closed with 1008 once it identifies, logged at warn once however often it re-dials; the viewer stays with the first', async () => {
+    const { log, lines } = recordingLog();
+    const { app, runtime, reports, signallingUrl, subscribe, unsubscribe } = await startSession({ log });
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+
+    expect(await refusedStreamer(signallingUrl, 'streamer_2')).toEqual({ code: 1008, reason: SECOND_STREAMER_REASON });
+    // PS2 re-dials a refused streamer every 2 s: refused each time, warned about once.
+    expect(await refusedStreamer(signallingUrl, 'streamer_2')).toEqual({ code: 1008, reason: SECOND_STREAMER_REASON });
+    // The same id as the session's from another socket is a second streamer too.
+    expect(await refusedStreamer(signallingUrl, 'streamer_1')).toEqual({ code: 1008, reason: SECOND_STREAMER_REASON });
+
+    // The first app keeps the viewer's player, and nothing was reported for the others.
+    expect(await nextAfterPing(app, 1)).toStrictEqual({ type: 'pong', time: 1 });
+    await unsubscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_DISCONNECTED);
+    runtime.reannounceIdentified();
+    expect(await reports.next()).toEqual({ kind: 'appIdentified', extra: { streamingId: 'streamer_1' } });
+
+    const warnings = lines.filter((line) => line['level'] === 40);
+    expect(warnings).toEqual([
+      expect.objectContaining({ sessionId: COMMAND.sessionId, refusedStreamerId: 'streamer_2', streamerId: 'streamer_1', outcome: 'closed', msg: 'the app registered another streamer; refused, the session streams its first' }),
+      expect.objectContaining({ sessionId: COMMAND.sessionId, refusedStreamerId: 'streamer_1', streamerId: 'streamer_1', outcome: 'closed' }),
+    ]);
+  });
+
+  it('a second endpointId with another id on the streamer\'s socket is answered with the first id confirmed; the socket keeps serving the viewer', async () => {
+    const { log, lines } = recordingLog();
+    const { app, subscribe } = await startSession({ log });
+    app.send({ type: 'endpointId', id: 'streamer_2' });
+    expect(await app.inbox.next()).toStrictEqual({ type: 'endpointIdConfirm', committedId: 'streamer_1' });
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+    expect(app.socket.readyState).toBe(WebSocket.OPEN);
+    expect(lines.filter((line) => line['level'] === 40)).toEqual([
+      expect.objectContaining({ sessionId: COMMAND.sessionId, refusedStreamerId: 'streamer_2', streamerId: 'streamer_1', outcome: 'kept' }),
+    ]);
+  });
+
+  it('after the streamer\'s socket closes, only its own id may come back: another id is refused, so a re-dial race cannot swap the viewer\'s streamer', async () => {
+    const { app, signallingUrl, subscribe } = await startSession();
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+    app.socket.close(1001, 'signalling reconnect');
+    await once(app.socket, 'close');
+
+    expect(await refusedStreamer(signallingUrl, 'streamer_2')).toEqual({ code: 1008, reason: OTHER_STREAMER_REASON });
     const again = await dialAsApp(signallingUrl);
     cleanups.push(() => again.socket.terminate());
     await identify(again);

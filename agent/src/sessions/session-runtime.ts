@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { DEFAULT_MAX_MESSAGE_BYTES, decodeViewerToRelay, StreamerEndpoint, systemClock, type Clock, type RelayToViewerSignal, type TimerHandle } from '@pixelfleet/signaling';
+import { DEFAULT_MAX_MESSAGE_BYTES, decodeViewerToRelay, StreamerEndpoint, systemClock, type Clock, type RelayToViewerSignal, type StreamerIdDecision, type TimerHandle } from '@pixelfleet/signaling';
 import type { RelayCounters, SessionEventKind, SignalEnvelope, StartSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure } from '../commands/command';
 import { chooseStartBitrateBps } from '../launcher/unreal-command-line';
@@ -24,6 +24,10 @@ import type { IceCandidateInit } from '@pixelfleet/signaling';
 
 /** The player id the agent uses toward the app (it is the app's only player). */
 export const RELAY_PLAYER_ID = 'pixelfleet-relay';
+
+/** Close reasons (1008) for a streamer the session refuses (see decideStreamerId). */
+export const SECOND_STREAMER_REASON = 'this session already has a streamer';
+export const OTHER_STREAMER_REASON = 'this session streams another streamer id';
 
 export interface SessionRuntimeOptions {
   command: StartSessionCommand;
@@ -73,7 +77,12 @@ export class SessionRuntime {
   private phase: Phase = 'launching';
   private server: Server | undefined;
   private wss: WebSocketServer | undefined;
+  /** The socket of the session's streamer, once one identified and while it stays open. */
   private streamer: StreamerEndpoint | undefined;
+  /** The first streamer id the app identified with: the one the viewer is bound to for the whole session. */
+  private boundStreamerId: string | undefined;
+  /** Streamer ids refused so far; each is logged at warn once (PS2 re-dials a refused streamer every 2 s). */
+  private readonly refusedStreamerIds = new Set<string>();
   private relay: SessionRelay | undefined;
   private app: LaunchedSession | undefined;
   private startupTimer: TimerHandle | undefined;
@@ -314,14 +323,25 @@ export class SessionRuntime {
     streamer.connectPlayer(RELAY_PLAYER_ID);
   }
 
+  /**
+   * Every socket the app opens is greeted (config, identify); the first to send `endpointId` becomes
+   * the session's streamer, and its id is bound for the session. An app that registers more streamers
+   * from one process (PS2's CreateStreamer: another socket, or another `endpointId` on the same one)
+   * is refused for those, so the viewer stays with the first.
+   */
   private onStreamerSocket(socket: WebSocket): void {
-    if (this.streamer !== undefined) {
-      socket.close(1008, 'this session already has a streamer');
-      return;
-    }
-    const streamer = new StreamerEndpoint(socket, { peerConnectionOptions: {} });
-    this.streamer = streamer;
+    const streamer: StreamerEndpoint = new StreamerEndpoint(socket, {
+      peerConnectionOptions: {},
+      decideStreamerId: (requestedId) => this.decideStreamerId(streamer, requestedId),
+    });
     const log = this.options.log;
+    streamer.on('streamerIdRefused', (refusedStreamerId, outcome) => {
+      // The session's logger carries sessionId (the session manager binds it).
+      const fields = { refusedStreamerId, streamerId: this.boundStreamerId, outcome };
+      if (this.refusedStreamerIds.has(refusedStreamerId)) return log.debug(fields, 'another streamer of the app refused again');
+      this.refusedStreamerIds.add(refusedStreamerId);
+      log.warn(fields, 'the app registered another streamer; refused, the session streams its first');
+    });
     streamer.on('identified', (streamerId) => {
       this.startupTimer?.cancel();
       this.hasIdentified = true;
@@ -356,9 +376,29 @@ export class SessionRuntime {
     });
     streamer.on('protocolError', (reason) => log.warn({ reason }, 'app signalling rejected'));
     streamer.on('closed', (code, reason) => {
+      if (this.streamer !== streamer) return log.debug({ code, reason }, 'app signalling closed (not the session streamer)');
       log.info({ code, reason }, 'app signalling closed');
-      if (this.streamer === streamer) this.streamer = undefined;
+      this.streamer = undefined;
     });
+  }
+
+  /**
+   * The session's rule for each `endpointId` (StreamerEndpoint's decideStreamerId). The first id
+   * to identify binds the session; its socket is the streamer. Then:
+   * - the streamer's socket again with the bound id: confirmed (a repeat); with another id: the
+   *   bound one is confirmed instead, and the socket stays up for it (closing it would end the
+   *   viewer's stream too);
+   * - another socket while the streamer's is open: closed (1008), whatever its id;
+   * - a socket after the streamer's closed (the app re-dialled): it becomes the streamer if it
+   *   brings the bound id, else it is closed, so a re-dial race cannot swap the viewer's streamer.
+   */
+  private decideStreamerId(endpoint: StreamerEndpoint, requestedId: string): StreamerIdDecision {
+    if (this.streamer === endpoint) return requestedId === this.boundStreamerId ? { kind: 'commit' } : { kind: 'keep' };
+    if (this.streamer !== undefined) return { kind: 'refuse', reason: SECOND_STREAMER_REASON };
+    if (this.boundStreamerId !== undefined && requestedId !== this.boundStreamerId) return { kind: 'refuse', reason: OTHER_STREAMER_REASON };
+    this.boundStreamerId = requestedId;
+    this.streamer = endpoint;
+    return { kind: 'commit' };
   }
 
   private async onAppExited(exit: AppExit): Promise<void> {

@@ -1,7 +1,7 @@
 // SignallingResume on the real WebSocketTransport of Epic's library, with scripted sockets and a
 // manual clock: what the library hears (and does not) when a socket drops, resumes, is refused,
 // cannot reach the server, or goes silent.
-import { KeepaliveMonitor, LogLevel, Logger, SignallingProtocol, WebSocketTransport } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.5';
+import { KeepaliveMonitor, LogLevel, Logger, SignallingProtocol, WebSocketTransport } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.7';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, systemClock } from '@pixelfleet/signaling/clock';
 import {

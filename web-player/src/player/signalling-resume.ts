@@ -24,9 +24,9 @@ export interface SocketLike {
 }
 
 /**
- * The members of the library's WebSocketTransport (lib-pixelstreamingcommon-ue5.5 1.3) taken over
- * here. Checked at run time by isLibraryTransport: a library that changed them gets no resume
- * rather than a broken page.
+ * The members of the library's WebSocketTransport taken over here (the same in
+ * lib-pixelstreamingcommon-ue5.5 0.3 and -ue5.7 0.1). Checked at run time by isLibraryTransport:
+ * a library that changed them gets no resume rather than a broken page.
  */
 export interface LibraryTransport {
   webSocket?: SocketLike;

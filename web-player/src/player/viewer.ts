@@ -1,7 +1,7 @@
 // The viewer page, assembled: Epic's frontend library for signalling, WebRTC, video and input; our
 // extension messages for queue and session; the status view; the iframe API; telemetry.
 
-import { Config, LogLevel, Logger, PixelStreaming } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.5';
+import { Config, LogLevel, Logger, PixelStreaming } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.7';
 import { describeClose, type CloseDescription } from '../close-codes';
 import { queueState, type UiInteractionData } from '../embed-messages';
 import { ExtensionMessageError, PIXELFLEET_MESSAGE_TYPES, parseExtensionMessage, type PixelfleetExtensionMessage } from '../extension-messages';

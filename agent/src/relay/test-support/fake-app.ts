@@ -74,7 +74,8 @@ export class FakeApp {
   private readonly lost = new Map<number, { payload: Buffer; marker: boolean; timestamp: number }>();
   private readonly listeners = new Set<() => void>();
 
-  constructor(options: { sendStartupMessages?: boolean; keyframeFeedback?: AppKeyframeFeedback } = {}) {
+  /** startupMessages: what the app sends when its channel opens (default STARTUP_MESSAGES); sendStartupMessages false: nothing. */
+  constructor(options: { sendStartupMessages?: boolean; startupMessages?: readonly Buffer[]; keyframeFeedback?: AppKeyframeFeedback } = {}) {
     const keyframeFeedback = options.keyframeFeedback === 'fir only' ? [useFIR()] : [usePLI(), useFIR()];
     this.pc = new RTCPeerConnection({
       ...loopbackPeer(),
@@ -103,7 +104,7 @@ export class FakeApp {
     });
     if (options.sendStartupMessages ?? true) {
       this.channel.stateChanged.subscribe((state) => {
-        if (state === 'open') for (const m of STARTUP_MESSAGES) this.channel.send(m);
+        if (state === 'open') for (const m of options.startupMessages ?? STARTUP_MESSAGES) this.channel.send(m);
       });
     }
     this.pc.connectionStateChange.subscribe(() => this.notify());
