@@ -1,11 +1,12 @@
 // bench:stream part (d), issue 9: a realistic Unreal sender (test/support/realistic-stream.ts: a
-// chromium page's libwebrtc streaming high-entropy video at the project's resolution) to a
+// chromium page's libwebrtc streaming a game-like scene at the project's resolution) to a
 // chromium viewer, through the relay and direct, in the same run of the bench. Per size, N runs
 // per path, the paths alternating (relay, direct, direct, relay, …) so drift on the machine hits
 // both alike. The relay runs in a child process of its own (as the agent runs it in its own
 // process), one SessionRelay per run, so its CPU is measured alone. The direct path: the viewer
 // answers the sender's offer, and its answer gets the relay's own bitrate hints, so both paths
-// start the encoder alike. Figures are printed; slowness never fails the bench.
+// start the encoder alike (its answer keeps H.264 42e01f, what the relay relays). Figures are
+// printed; slowness never fails the bench.
 //
 // Where loss happens is read from the kernel: /proc/net/snmp Udp RcvbufErrors (this network
 // namespace only) and each UDP socket's drop counter (`ss -uamnpe`, skmem `d`), the socket put to
@@ -292,7 +293,7 @@ async function oneRun(lab: RealisticStreamLab, relay: BenchChild<ToRelay>, size:
       owners.note('viewer', viewerAnswer);
       await relay.request({ type: 'viewerAnswer', id: playerId, sdp: viewerAnswer });
     } else {
-      const viewerAnswer = await viewer.answer(offer);
+      const viewerAnswer = await viewer.answer(offer, { h264Only: true });
       owners.note('viewer', viewerAnswer);
       await sender.answer(addBitrateHints(viewerAnswer, planStreamerOffer(offer).videoPayloadType, BITRATE));
     }
@@ -348,7 +349,7 @@ const dropsText = (d: Record<string, number>): string =>
 function runRow(r: RealisticRun): string {
   const v = r.viewer;
   const s = r.sender;
-  const keys = s?.keyFrameBytes ?? [];
+  const keys = (s?.keyFrames ?? []).map((k) => k.bytes);
   const cpu = r.relay ? `${f(r.relay.cpuPercent)} % at ${mb(r.relay.forwardedBps)} Mbps (${f(r.relay.cpuPercent / (r.relay.forwardedBps / 1e6), 2)} %/Mbps)` : '–';
   return [
     '',
@@ -413,7 +414,7 @@ export interface RealisticOptions {
 
 /** Runs part (d), prints its tables; returns its rows for the bench's summary table. Throws only on a harness error. */
 export async function benchRealistic(options: RealisticOptions): Promise<string[]> {
-  console.log(`\n(d) realistic sender (issue 9): chromium libwebrtc, high-entropy canvas ${options.sizes.map((s) => `${REALISTIC_SIZES[s].width}x${REALISTIC_SIZES[s].height}`).join(' and ')} at ${FPS} fps,`);
+  console.log(`\n(d) realistic sender (issue 9): chromium libwebrtc, a game-like scene ${options.sizes.map((s) => `${REALISTIC_SIZES[s].width}x${REALISTIC_SIZES[s].height}`).join(' and ')} at ${FPS} fps,`);
   console.log(`  bitrate start ${f(BITRATE.startBps / 1e6, 0)} / min ${f(BITRATE.minBps / 1e6, 0)} / max ${f(BITRATE.maxBps / 1e6, 0)} Mbps → a chromium viewer; ${options.runs} runs per size and path, relay and direct alternating`);
   console.log('  (relay, direct, direct, relay, …). Relay: SessionRelay in a child process of its own, new per run (the process lives through the part;');
   console.log('  run 1 is its first). Direct: the viewer answers the sender\'s offer, the answer gets the relay\'s bitrate hints.');
@@ -464,7 +465,7 @@ function summarise(label: string, runs: RealisticRun[]): string[] {
   const nacks = (p: PathFigures) => senders(p).map((s) => s.nackCount);
   const kfRequests = (p: PathFigures) => senders(p).map(appKeyframeRequests);
   const lost = (p: PathFigures) => p.runs.flatMap((r) => (r.viewer ? [r.viewer.packetsLost] : []));
-  const keyKb = (p: PathFigures) => senders(p).flatMap((s) => s.keyFrameBytes.map((b) => b / 1024));
+  const keyKb = (p: PathFigures) => senders(p).flatMap((s) => s.keyFrames.map((k) => k.bytes / 1024));
   const rcvbuf = (p: PathFigures) => p.runs.reduce((sum, r) => sum + r.udp.RcvbufErrors, 0);
   const cpus = defined(relayRuns.runs.map((r) => r.relay?.cpuPercent));
   const perMbps = defined(relayRuns.runs.map((r) => (r.relay && r.relay.forwardedBps > 0 ? r.relay.cpuPercent / (r.relay.forwardedBps / 1e6) : undefined)));
