@@ -7,9 +7,11 @@
 //      app and viewers in child processes of their own on both paths;
 //  (c) libwebrtc ramp: a headless chromium page streams a canvas into the relay's ingest the way
 //      Unreal does (offer → relay answer, trickled ICE) with one viewer; its outgoing bitrate.
-//  (d) a realistic Unreal sender (high-entropy 1080p30 and 720p30 from chromium's libwebrtc) to a
-//      chromium viewer, through the relay (in a child process) and direct, alternating: first
-//      frame, viewer bitrate, loss, NACKs and keyframe requests, relay CPU (stream-realistic.ts).
+//  (d) a realistic Unreal sender (a game-like scene at 1080p30 and 720p30 from chromium's
+//      libwebrtc, which makes keyframes only at the start and when asked) to a chromium viewer that
+//      joins 3 s after the app's first frame, through the relay (in a child process) and direct,
+//      alternating: first frame, keyframe request → keyframe, requests and keyframes, viewer
+//      bitrate, loss, NACKs, malformed RTCP, relay CPU (stream-realistic.ts).
 // Options:
 // --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,d,
 // --realistic-runs N (d, runs per size and path; default 20), --realistic-sizes 1080,720 (d),

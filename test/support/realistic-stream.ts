@@ -1,25 +1,44 @@
-// A realistic Unreal sender and a real browser viewer (issue 9): a headless chromium page plays
-// the app the way a packaged Unreal app does (libwebrtc, OpenH264, its pacer, NACK/RTX, REMB),
-// drawing high-entropy video at the project's resolution — fresh noise over a panning texture,
-// every pixel new every frame, so each frame costs the bitrate the encoder is given and its
-// keyframes are as large as a game's (hundreds of KB at 1080p 10–20 Mbps). Nothing is downloaded
-// and nothing large is committed: the picture is generated in the page. A second chromium (another
-// browser process, as a viewer is another machine) answers plain RTCPeerConnection offers and
-// reports what a viewer sees. Both are driven over playwright-core; signalling is plain values.
+// A realistic Unreal sender and a real browser viewer (issues 9 and 21): a headless chromium page
+// plays the app the way a packaged Unreal app does (libwebrtc, OpenH264, its pacer, NACK/RTX,
+// REMB), drawing what a game draws (game-scene.ts: coherent motion at the project's resolution, so
+// the encoder makes keyframes only at the start and when asked) and offering what libwebrtc offers
+// by default: every codec with RTX, RED and FEC, `ccm fir`, header extensions, an audio track and a
+// data channel — the relay narrows it. An encoded-frame tap records when each keyframe was made
+// and how large it was. Nothing is downloaded and nothing large is committed: the picture is
+// generated in the page. A second chromium (another browser process, as a viewer is another
+// machine) answers plain RTCPeerConnection offers and reports what a viewer sees. Both are driven
+// over playwright-core; signalling is plain values.
 import { createServer, type Server } from 'node:http';
 import type { Page } from 'playwright-core';
 import { launchChromium } from './chromium';
+import { GAME_SCENE_SCRIPT } from './game-scene';
 
 export interface SenderOptions {
   width: number;
   height: number;
   fps: number;
+  /**
+   * Withhold the encoded video (dropped in the encoded-frame tap) until this long after the first
+   * encoded frame, ms (default 0). A viewer on the app's own peer connection then joins a running
+   * stream on a delta frame, as a late viewer of the relay does, and its PLI goes straight to the
+   * app: the direct path's late joiner.
+   */
+  withholdVideoMs?: number;
 }
 
-/** What the app's libwebrtc says about its video (outbound-rtp and the candidate pair). */
+/** One keyframe the app's encoder made, as the encoded-frame tap saw it. */
+export interface KeyFrame {
+  /** When it left the encoder, epoch ms (performance.timeOrigin + performance.now()). */
+  atMs: number;
+  bytes: number;
+}
+
+/** What the app's libwebrtc says about its video (outbound-rtp and the candidate pair), and the tap's record. */
 export interface SenderStats {
   /** performance.now() of the sender page when read. */
   at: number;
+  /** The sender page's performance.timeOrigin: `at + timeOrigin` is epoch ms. */
+  timeOrigin: number;
   packetsSent: number;
   bytesSent: number;
   retransmittedPacketsSent: number;
@@ -33,14 +52,22 @@ export interface SenderStats {
   frameHeight: number;
   qualityLimitationReason: string;
   availableOutgoingBitrate: number;
-  /** Encoded sizes of the keyframes so far, bytes (from an encoded-frame tap). */
-  keyFrameBytes: number[];
+  /** The audio track's packets sent (the app streams sound as a game does). */
+  audioPacketsSent: number;
+  /** Every keyframe so far, in order (the first is the stream's opening keyframe). */
+  keyFrames: KeyFrame[];
+  /** When the first encoded frame left the encoder, epoch ms; undefined before it. */
+  firstFrameAtMs: number | undefined;
+  /** When the first frame was let through after withholdVideoMs, epoch ms (the first frame when nothing is withheld). */
+  videoReleasedAtMs: number | undefined;
   codec: string;
 }
 
 /** What the viewer's libwebrtc says about the video it receives. */
 export interface ViewerStats {
   at: number;
+  /** The viewer page's performance.timeOrigin: `at + timeOrigin` is epoch ms. */
+  timeOrigin: number;
   /** performance.now() of the first decoded frame (requestVideoFrameCallback), or undefined. */
   firstFrameAt: number | undefined;
   /** performance.now() when the peer connection reached 'connected', or undefined. */
@@ -64,6 +91,31 @@ export interface ViewerStats {
   totalDecodeTime: number;
 }
 
+/** How the app answered keyframe requests: each keyframe after the opening one, against the request that asked for it. */
+export interface KeyframeAnswers {
+  /** Per keyframe the app made after a request: its tap time − the earliest request since the keyframe before it, ms. */
+  latenciesMs: number[];
+  /** Requests after the app's last keyframe that no keyframe followed (a request the app never obeyed). */
+  unanswered: number;
+  /** Keyframes the app made with no request since the one before (scene cuts, its own period). */
+  unasked: number;
+}
+
+/** Pairs request times (epoch ms, e.g. RtcpCapture.keyframeRequestTimes()) with the keyframes the app made. */
+export function keyframeAnswers(requestsAtMs: readonly number[], keyFrames: readonly KeyFrame[]): KeyframeAnswers {
+  const answers: KeyframeAnswers = { latenciesMs: [], unanswered: 0, unasked: 0 };
+  const requests = [...requestsAtMs].sort((x, y) => x - y);
+  let previous = keyFrames[0]?.atMs ?? Infinity;
+  for (const key of keyFrames.slice(1)) {
+    const asked = requests.find((at) => at > previous && at <= key.atMs);
+    if (asked === undefined) answers.unasked++;
+    else answers.latenciesMs.push(key.atMs - asked);
+    previous = key.atMs;
+  }
+  answers.unanswered = requests.filter((at) => at > previous).length;
+  return answers;
+}
+
 export interface Candidate {
   candidate: string;
   sdpMid?: string | null;
@@ -72,69 +124,55 @@ export interface Candidate {
 
 const SENDER_PAGE = `<!doctype html><meta charset="utf-8"><title>realistic sender</title><body style="margin:0">
 <canvas id="c"></canvas>
+<script>${GAME_SCENE_SCRIPT}</script>
 <script>
 const params = new URLSearchParams(location.search);
-const W = Number(params.get('w')), H = Number(params.get('h')), FPS = Number(params.get('fps'));
+const W = Number(params.get('w')), H = Number(params.get('h')), FPS = Number(params.get('fps')), WITHHOLD_MS = Number(params.get('withhold') || 0);
 const canvas = document.getElementById('c');
-canvas.width = W; canvas.height = H;
-const g = canvas.getContext('2d', { alpha: false });
-// A fast camera move over a detailed scene: a colour field and a full-frame layer of fine detail
-// (noise, like foliage) panning smoothly — new detail at every edge, motion the encoder can follow,
-// so no frame looks like a scene cut — plus a region of fresh noise every frame (particles, film
-// grain) that soaks up whatever bitrate is left. Noise from crypto (64 KiB a call).
-const random = (bytes) => { for (let i = 0; i < bytes.length; i += 65536) crypto.getRandomValues(bytes.subarray(i, Math.min(i + 65536, bytes.length))); return bytes; };
-const tile = (w, h, grey) => {
-  const c = document.createElement('canvas'); c.width = w; c.height = h;
-  const cg = c.getContext('2d'); const img = cg.createImageData(w, h);
-  random(img.data);
-  for (let i = 0; i < img.data.length; i += 4) { if (grey) { img.data[i + 1] = img.data[i]; img.data[i + 2] = img.data[i]; } img.data[i + 3] = 255; }
-  cg.putImageData(img, 0, 0);
-  return c;
-};
-const coarse = tile(Math.ceil(W / 8), Math.ceil(H / 8), false);
-const fine = tile(1024, 1024, true);
-const fresh = g.createImageData(Math.round(W / 4), Math.round(H / 4));
-let n = 0;
-const draw = () => {
-  n++;
-  const dx = (n * 5) % W, dy = (n * 2) % H;
-  g.globalAlpha = 1;
-  for (const x of [-dx, W - dx]) for (const y of [-dy, H - dy]) g.drawImage(coarse, x, y, W, H);
-  g.globalAlpha = 0.35;
-  const fx = (n * 7) % 1024, fy = (n * 3) % 1024;
-  for (let x = -fx; x < W; x += 1024) for (let y = -fy; y < H; y += 1024) g.drawImage(fine, x, y);
-  g.globalAlpha = 1;
-  random(fresh.data);
-  for (let i = 3; i < fresh.data.length; i += 4) fresh.data[i] = 255;
-  g.putImageData(fresh, Math.round(W / 2 + (W / 4) * Math.sin(n / 40)), Math.round(H / 8));
-  g.fillStyle = '#fff'; g.fillRect((n * 23) % (W - 120), H / 2 + (H / 3) * Math.sin(n / 11), 120, 120);
-  g.fillStyle = '#000'; g.fillRect(20, 20, 360, 50); g.fillStyle = '#fff'; g.font = '36px monospace'; g.fillText('frame ' + n, 30, 58);
-};
-draw();
-setInterval(draw, 1000 / FPS);
+startGameScene(canvas, { width: W, height: H, fps: FPS });
+const epochNow = () => performance.timeOrigin + performance.now();
 
 const pc = new RTCPeerConnection({ iceServers: [], encodedInsertableStreams: true });
 window.pc = pc;
-const keyFrameBytes = [];
+const tap = { keyFrames: [], firstFrameAtMs: undefined, videoReleasedAtMs: undefined };
 pc.onicecandidate = (e) => { if (e.candidate) window.pfCandidate(e.candidate.toJSON()); };
 window.pfOffer = async () => {
   (await navigator.mediaDevices.getUserMedia({ video: true })).getTracks().forEach((t) => t.stop());
-  // As Unreal does: the app creates the data channel and offers sendonly video (H.264 first).
+  // As Unreal does: the app creates the data channel and offers its video and sound. The offer is
+  // libwebrtc's own (no codec preferences): the relay picks H.264 42e01f out of it.
   pc.createDataChannel('datachannel', { ordered: true });
-  const track = canvas.captureStream(FPS).getVideoTracks()[0];
-  track.contentHint = 'motion';
-  const transceiver = pc.addTransceiver(track, { direction: 'sendonly' });
+  const video = canvas.captureStream(FPS).getVideoTracks()[0];
+  video.contentHint = 'motion';
+  const audio = new AudioContext();
+  const tone = audio.createOscillator();
+  const level = audio.createGain();
+  level.gain.value = 0.05;
+  const sound = audio.createMediaStreamDestination();
+  tone.connect(level).connect(sound);
+  tone.start();
+  await audio.resume();
+  const sound0 = sound.stream.getAudioTracks()[0];
+  const stream = new MediaStream([video, sound0]);
+  const videoTransceiver = pc.addTransceiver(video, { direction: 'sendonly', streams: [stream] });
+  const audioTransceiver = pc.addTransceiver(sound0, { direction: 'sendonly', streams: [stream] });
   // Unreal streams at the resolution it renders (-ForceRes): keep it, let the frame rate give.
-  const params = transceiver.sender.getParameters();
-  params.degradationPreference = 'maintain-resolution';
-  await transceiver.sender.setParameters(params);
-  const codecs = RTCRtpSender.getCapabilities('video').codecs;
-  const rank = (c) => c.mimeType === 'video/H264' && /profile-level-id=42e01f/i.test(c.sdpFmtpLine || '') && /packetization-mode=1/.test(c.sdpFmtpLine || '') ? 0
-    : /rtx|red|ulpfec/i.test(c.mimeType) ? 1 : 2;
-  transceiver.setCodecPreferences([...codecs].filter((c) => rank(c) < 2));
-  // Encoded-frame tap: records keyframe sizes, passes every frame on unchanged.
-  const { readable, writable } = transceiver.sender.createEncodedStreams();
-  readable.pipeThrough(new TransformStream({ transform(frame, out) { if (frame.type === 'key') keyFrameBytes.push(frame.data.byteLength); out.enqueue(frame); } })).pipeTo(writable);
+  const sendParams = videoTransceiver.sender.getParameters();
+  sendParams.degradationPreference = 'maintain-resolution';
+  await videoTransceiver.sender.setParameters(sendParams);
+  // Encoded-frame tap: when each keyframe left the encoder and its size; every frame passes on
+  // unchanged, except those withheld at the start (withholdVideoMs).
+  const v = videoTransceiver.sender.createEncodedStreams();
+  v.readable.pipeThrough(new TransformStream({ transform(frame, out) {
+    const at = epochNow();
+    tap.firstFrameAtMs ??= at;
+    if (frame.type === 'key') tap.keyFrames.push({ atMs: at, bytes: frame.data.byteLength });
+    if (at < tap.firstFrameAtMs + WITHHOLD_MS) return;
+    tap.videoReleasedAtMs ??= at;
+    out.enqueue(frame);
+  } })).pipeTo(v.writable);
+  // With encoded streams on, a sender whose streams are not piped sends nothing.
+  const a = audioTransceiver.sender.createEncodedStreams();
+  a.readable.pipeTo(a.writable);
   await pc.setLocalDescription(await pc.createOffer());
   return pc.localDescription.sdp;
 };
@@ -146,9 +184,9 @@ window.pfAnswer = async (sdp) => {
 // The peer's candidates may come before its answer: held until then.
 window.pfAddCandidate = async (c) => { if (!pc.remoteDescription) pending.push(c); else await pc.addIceCandidate(c); };
 window.pfStats = async () => {
-  const out = { at: performance.now(), packetsSent: 0, bytesSent: 0, retransmittedPacketsSent: 0, nackCount: 0, pliCount: 0, firCount: 0,
+  const out = { at: performance.now(), timeOrigin: performance.timeOrigin, packetsSent: 0, bytesSent: 0, retransmittedPacketsSent: 0, nackCount: 0, pliCount: 0, firCount: 0,
     framesEncoded: 0, keyFramesEncoded: 0, targetBitrate: 0, frameWidth: 0, frameHeight: 0, qualityLimitationReason: '', availableOutgoingBitrate: 0,
-    keyFrameBytes: keyFrameBytes.slice(), codec: '' };
+    audioPacketsSent: 0, keyFrames: tap.keyFrames.slice(), firstFrameAtMs: tap.firstFrameAtMs, videoReleasedAtMs: tap.videoReleasedAtMs, codec: '' };
   const report = await pc.getStats();
   report.forEach((s) => {
     if (s.type === 'outbound-rtp' && s.kind === 'video') {
@@ -157,6 +195,7 @@ window.pfStats = async () => {
       const codec = report.get(s.codecId);
       if (codec) out.codec = codec.mimeType + ' ' + (codec.sdpFmtpLine || '');
     }
+    if (s.type === 'outbound-rtp' && s.kind === 'audio') out.audioPacketsSent += s.packetsSent || 0;
     if (s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded') out.availableOutgoingBitrate = s.availableOutgoingBitrate || 0;
   });
   return out;
@@ -181,9 +220,14 @@ const makePc = () => {
   return pc;
 };
 const pending = [];
-window.pfAnswer = async (sdp) => {
+const isRelayH264 = (c) => c.mimeType === 'video/H264' && /profile-level-id=42e01f/i.test(c.sdpFmtpLine || '') && /packetization-mode=1/.test(c.sdpFmtpLine || '');
+window.pfAnswer = async (sdp, h264Only) => {
   makePc();
   await pc.setRemoteDescription({ type: 'offer', sdp });
+  if (h264Only) {
+    const codecs = RTCRtpReceiver.getCapabilities('video').codecs.filter((c) => isRelayH264(c) || c.mimeType === 'video/rtx');
+    for (const t of pc.getTransceivers()) if (t.receiver.track.kind === 'video') t.setCodecPreferences(codecs);
+  }
   for (const c of pending.splice(0)) await pc.addIceCandidate(c);
   await pc.setLocalDescription(await pc.createAnswer());
   return pc.localDescription.sdp;
@@ -191,7 +235,7 @@ window.pfAnswer = async (sdp) => {
 // Candidates may come before the offer (werift trickles from inside setLocalDescription).
 window.pfAddCandidate = async (c) => { if (!pc || !pc.remoteDescription) pending.push(c); else await pc.addIceCandidate(c); };
 window.pfStats = async () => {
-  const out = { at: performance.now(), firstFrameAt: marks.firstFrameAt, connectedAt: marks.connectedAt, framesDecoded: 0, keyFramesDecoded: 0,
+  const out = { at: performance.now(), timeOrigin: performance.timeOrigin, firstFrameAt: marks.firstFrameAt, connectedAt: marks.connectedAt, framesDecoded: 0, keyFramesDecoded: 0,
     packetsReceived: 0, packetsLost: 0, bytesReceived: 0, nackCount: 0, pliCount: 0, firCount: 0, frameWidth: 0, frameHeight: 0,
     framesReceived: 0, framesDropped: 0, freezeCount: 0, jitterBufferDelay: 0, jitterBufferEmittedCount: 0, totalDecodeTime: 0 };
   if (!pc) return out;
@@ -208,7 +252,7 @@ window.pfStats = async () => {
 const FAKE_MEDIA_ARGS = ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'];
 
 type SenderApi = { pfOffer(): Promise<string>; pfAnswer(sdp: string): Promise<void>; pfAddCandidate(c: Candidate): Promise<void>; pfStats(): Promise<SenderStats> };
-type ViewerApi = { pfAnswer(sdp: string): Promise<string>; pfAddCandidate(c: Candidate): Promise<void>; pfStats(): Promise<ViewerStats> };
+type ViewerApi = { pfAnswer(sdp: string, h264Only: boolean): Promise<string>; pfAddCandidate(c: Candidate): Promise<void>; pfStats(): Promise<ViewerStats> };
 
 /** Serves the two pages on 127.0.0.1 and owns one chromium per role. */
 export class RealisticStreamLab {
@@ -237,7 +281,7 @@ export class RealisticStreamLab {
   async sender(options: SenderOptions, onCandidate: (c: Candidate) => void): Promise<SenderPage> {
     const page = await this.senderBrowser.context.newPage();
     await page.exposeFunction('pfCandidate', onCandidate);
-    await page.goto(`${this.origin}/sender?w=${options.width}&h=${options.height}&fps=${options.fps}`);
+    await page.goto(`${this.origin}/sender?w=${options.width}&h=${options.height}&fps=${options.fps}&withhold=${options.withholdVideoMs ?? 0}`);
     return new SenderPage(page);
   }
 
@@ -275,9 +319,13 @@ export class SenderPage {
 
 export class ViewerPage {
   constructor(readonly page: Page) {}
-  /** The offer → the viewer's answer. */
-  answer(offerSdp: string): Promise<string> {
-    return this.page.evaluate((s) => (window as unknown as ViewerApi).pfAnswer(s), offerSdp);
+  /**
+   * The offer → the viewer's answer. h264Only (default false): the answer keeps only H.264 42e01f
+   * packetization-mode 1 (and its RTX), what the relay sends its viewers — for a viewer that answers
+   * the app's own offer, which lists VP8 first, so both paths carry the same codec.
+   */
+  answer(offerSdp: string, options: { h264Only?: boolean } = {}): Promise<string> {
+    return this.page.evaluate(([s, h264Only]) => (window as unknown as ViewerApi).pfAnswer(s, h264Only), [offerSdp, options.h264Only ?? false] as const);
   }
   addCandidate(c: Candidate): Promise<void> {
     return this.page.evaluate((x) => (window as unknown as ViewerApi).pfAddCandidate(x), c);

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { APP_H264_42E01F_PT, FakeApp, INITIAL_SETTINGS, PROTOCOL_FROM_STREAMER, PROTOCOL_TO_STREAMER, STARTUP_MESSAGES, utf16Message } from './test-support/fake-app';
 import { FakeViewer } from './test-support/fake-viewer';
 import { captureRtcp } from './test-support/rtcp-capture';
+import { parseRtcpStrictly } from './test-support/strict-rtcp';
 import { connectApp, connectViewer, createRelay, relayEvents, TEST_BITRATE, until } from './test-support/harness';
 import { fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps } from './sdp-text';
 import { RelayError } from './relay-error';
@@ -366,6 +367,10 @@ describe('SessionRelay', () => {
     );
     expect(() => capture.parseAll()).not.toThrow();
     expect(a.rtcp.malformed).toEqual([]);
+    // Every packet is timed; those holding a PLI or FIR are when a keyframe was asked for.
+    expect(capture.sentAtMs).toHaveLength(capture.packets.length);
+    const requests = capture.packets.filter((p) => parseRtcpStrictly(p).some((b) => b.name === 'PLI' || b.name === 'FIR'));
+    expect(capture.keyframeRequestTimes()).toHaveLength(requests.length);
   });
 
   it('passes data-channel bytes through unchanged both ways and replays the start-up messages to a late viewer', async () => {
