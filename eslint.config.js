@@ -82,10 +82,10 @@ export default tseslint.config(
     },
   },
   {
-    // The exceptions: the browser bundle takes signaling's dependency-free table of viewer closes and its Clock alone.
+    // The exceptions: the browser bundle takes signaling's dependency-free table of viewer closes, its Clock and its SignallingJournal alone.
     files: ['web-player/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes', '!@pixelfleet/signaling/clock'] }, NO_DEEP_RELATIVE] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes', '!@pixelfleet/signaling/clock', '!@pixelfleet/signaling/signalling-journal'] }, NO_DEEP_RELATIVE] }],
     },
   },
 );

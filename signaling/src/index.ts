@@ -129,3 +129,4 @@ export {
   type PlayerEndpointEvents,
   type PlayerAnswer,
 } from './player-endpoint';
+export { SignallingJournal, JOURNAL_MAX_FRAMES, JOURNAL_MAX_BYTES, type JournalReplay } from './signalling-journal';

@@ -228,6 +228,11 @@ export type StreamerToServerMessage =
 export interface ResumeMessage {
   readonly type: 'pixelfleetResume';
   readonly viewerToken: string;
+  /**
+   * Frames the page has read from the server on the session's sockets (signalling-journal.ts): the
+   * server sends again what came after. Absent from a page that keeps no count (it gets no replay).
+   */
+  readonly received?: number;
 }
 
 /** Our player → server extension types; the parser accepts them from a player only. */

@@ -7,6 +7,7 @@ import { SignallingUsageError } from './errors';
 import type { ServerExtensionMessage } from './messages';
 import { DEFAULT_PLAYER_RATE_LIMIT, PlayerEndpoint, UNKNOWN_STREAMER_MESSAGE, type PlayerEndpointOptions } from './player-endpoint';
 import { ManualClock } from './clock';
+import { SignallingJournal } from './signalling-journal';
 import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
 import { nextEvent, recordEvents } from './test-support/next-event';
 import { openSocketPair, sendJson, whenClosed, type SocketPair } from './test-support/socket-pair';
@@ -157,13 +158,60 @@ describe('PlayerEndpoint', () => {
     expect(() => endpoint.setStreamerAvailable('')).toThrow(expect.objectContaining({ kind: 'invalid_argument' }));
   });
 
-  it('reports a resume request with its token', async () => {
+  it('reports a resume request with its token, and the page\'s count of frames read when it sends one', async () => {
     const { endpoint, client, inbox } = await connect({ peerConnectionOptions: 'deferred' });
     const resumed = nextEvent(endpoint, 'resume');
     sendJson(client, { type: 'pixelfleetResume', viewerToken: 'pfv_secret' });
-    expect(await resumed).toEqual(['pfv_secret']);
+    expect(await resumed).toEqual(['pfv_secret', undefined]);
     endpoint.sendCustom({ type: 'pixelfleetResumed' });
     expect(await inbox.next()).toStrictEqual({ type: 'pixelfleetResumed' }); // and no config before it
+
+    const counted = await connect({ peerConnectionOptions: 'deferred' });
+    const resumedWithCount = nextEvent(counted.endpoint, 'resume');
+    sendJson(counted.client, { type: 'pixelfleetResume', viewerToken: 'pfv_secret', received: 7 });
+    expect(await resumedWithCount).toEqual(['pfv_secret', 7]);
+  });
+
+  it.each([-1, 1.5, '3'])('closes on a resume request whose count is %j', async (received) => {
+    const { endpoint, client } = await connect({ peerConnectionOptions: 'deferred' });
+    const closed = nextEvent(endpoint, 'closed');
+    sendJson(client, { type: 'pixelfleetResume', viewerToken: 'pfv_secret', received });
+    expect(await closed).toEqual([1008, expect.any(String)]);
+  });
+
+  it('keeps a journal once told: frames read are counted (not the resume handshake), frames written kept as sent; a replay is written as it was and not counted again', async () => {
+    const { endpoint, client, inbox } = await connect({ peerConnectionOptions: 'deferred', resumeFirst: { code: 4008, reason: 'pixelfleetResume must come first' } });
+    const journal = new SignallingJournal();
+    endpoint.once('resume', () => endpoint.keepJournal(journal));
+    const resumed = nextEvent(endpoint, 'resume');
+    sendJson(client, { type: 'pixelfleetResume', viewerToken: 'pfv_secret' });
+    await resumed;
+    expect(journal.received).toBe(0);
+
+    sendJson(client, { type: 'ping', time: 3 });
+    expect(await inbox.next()).toStrictEqual({ type: 'pong', time: 3 });
+    expect(journal.received).toBe(1);
+    endpoint.sendCustom({ type: 'pixelfleetQueue', position: 1 });
+    expect(await inbox.next()).toStrictEqual({ type: 'pixelfleetQueue', position: 1 });
+    expect(journal.sent).toBe(2);
+    expect(journal.since(0)?.frames).toEqual(['{"type":"pong","time":3}', '{"type":"pixelfleetQueue","position":1}']);
+
+    endpoint.replay(['{"type":"pong","time":3}']);
+    expect(await inbox.next()).toStrictEqual({ type: 'pong', time: 3 });
+    expect(journal.sent).toBe(2);
+  });
+
+  it('answers a streamer list an earlier socket of the session owed, once the streamer is available', async () => {
+    const first = await connect({ peerConnectionOptions: 'deferred' });
+    sendJson(first.client, { type: 'listStreamers' });
+    await expect.poll(() => first.endpoint.owesStreamerList).toBe(true);
+
+    const second = await connect({ peerConnectionOptions: 'deferred' });
+    expect(second.endpoint.owesStreamerList).toBe(false);
+    second.endpoint.oweStreamerList();
+    second.endpoint.setStreamerAvailable('DefaultStreamer');
+    expect(await second.inbox.next()).toStrictEqual({ type: 'streamerList', ids: ['DefaultStreamer'] });
+    expect(second.endpoint.owesStreamerList).toBe(false);
   });
 
   it('passes on a legacy browser offer and quietly ignores SFU-only messages', async () => {
@@ -380,7 +428,7 @@ describe('PlayerEndpoint limits', () => {
     const { endpoint, client, inbox } = await connect({ peerConnectionOptions: 'deferred', resumeFirst: { code: 4008, reason: 'pixelfleetResume must come first' } });
     const resumed = nextEvent(endpoint, 'resume');
     sendJson(client, { type: 'pixelfleetResume', viewerToken: 'pfv_secret' });
-    expect(await resumed).toEqual(['pfv_secret']);
+    expect(await resumed).toEqual(['pfv_secret', undefined]);
     sendJson(client, { type: 'ping', time: 3 });
     expect(await inbox.next()).toStrictEqual({ type: 'pong', time: 3 });
   });

@@ -20,7 +20,8 @@ import {
   type ServerExtensionMessage,
 } from './messages';
 import { FIELD_LIMITS, isValidId } from './schemas';
-import { SignallingSocket, type EndpointKeepaliveOptions } from './signalling-socket';
+import { SignallingSocket, type EndpointKeepaliveOptions, type OutgoingMessage } from './signalling-socket';
+import type { SignallingJournal } from './signalling-journal';
 import type { Clock } from './clock';
 import type { RateLimitOptions } from './token-bucket';
 
@@ -79,8 +80,11 @@ export type PlayerEndpointEvents = {
   offer: [sdp: string];
   answer: [answer: PlayerAnswer];
   iceCandidate: [candidate: IceCandidateInit];
-  /** The browser asks to take over a session whose signalling dropped (our `pixelfleetResume`). */
-  resume: [viewerToken: string];
+  /**
+   * The browser asks to take over a session whose signalling dropped (our `pixelfleetResume`), with
+   * the number of frames it has read from the session's sockets when it keeps count.
+   */
+  resume: [viewerToken: string, received: number | undefined];
   /** A frame was rejected; `closed` follows. */
   protocolError: [reason: string];
   /** Exactly once, however the socket ends. */
@@ -100,6 +104,8 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
   private configSent: boolean;
   /** Set until the first message of a resuming socket: the close for anything but `pixelfleetResume`. */
   private resumeFirst: { readonly code: number; readonly reason: string } | undefined;
+  /** The session's count of frames across its sockets, once keepJournal() named it. */
+  private journal: SignallingJournal | undefined;
 
   constructor(socket: WebSocket, options: PlayerEndpointOptions = {}) {
     super();
@@ -131,6 +137,29 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
     return this.connection.isOpen;
   }
 
+  /**
+   * From now on every frame read from the browser is counted in journal and every frame written is
+   * kept there (signalling-journal.ts), so that a socket resuming the session can replay what was lost.
+   */
+  keepJournal(journal: SignallingJournal): void {
+    this.journal = journal;
+  }
+
+  /** Writes frames a dropped socket of the session never delivered, as first written; not counted again. */
+  replay(frames: readonly string[]): void {
+    for (const frame of frames) this.connection.sendFrame(frame);
+  }
+
+  /** True while a `listStreamers` waits for a streamer to become available. */
+  get owesStreamerList(): boolean {
+    return this.listRequested;
+  }
+
+  /** Takes over a `listStreamers` an earlier socket of the session held unanswered: the list goes out here. */
+  oweStreamerList(): void {
+    this.listRequested = true;
+  }
+
   /** The streamer ID the browser is subscribed to, if any. */
   get subscribedStreamerId(): string | undefined {
     return this.subscribedTo;
@@ -146,11 +175,11 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
     this.availableStreamerId = streamerId;
     if (this.subscribedTo !== undefined && previous !== undefined && previous !== streamerId) {
       this.subscribedTo = streamerId;
-      this.connection.send(createStreamerIdChanged(streamerId));
+      this.send(createStreamerIdChanged(streamerId));
     }
     if (this.listRequested) {
       this.listRequested = false;
-      this.connection.send(createStreamerList([streamerId]));
+      this.send(createStreamerList([streamerId]));
     }
   }
 
@@ -158,22 +187,22 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
   sendConfig(peerConnectionOptions: PeerConnectionOptions): void {
     if (this.configSent) throw new SignallingUsageError('wrong_state', 'config was already sent');
     this.configSent = true;
-    this.connection.send(createConfig(peerConnectionOptions));
+    this.send(createConfig(peerConnectionOptions));
   }
 
   /** The server's SDP offer (sent without `playerId`, as Wilbur 5.5 forwards it). */
   sendOffer(sdp: string): void {
-    this.connection.send(createOffer(sdp));
+    this.send(createOffer(sdp));
   }
 
   sendIceCandidate(candidate: IceCandidateInit): void {
-    this.connection.send(createIceCandidate(candidate));
+    this.send(createIceCandidate(candidate));
   }
 
   /** Refuses or ends the subscription (e.g. no free slot) with a message the frontend shows. */
   sendSubscribeFailed(message: string): void {
     this.subscribedTo = undefined;
-    this.connection.send(createSubscribeFailed(message));
+    this.send(createSubscribeFailed(message));
   }
 
   /** Sends one of our own messages; its `type` must start with `pixelfleet` (e.g. `pixelfleetQueue`). */
@@ -181,12 +210,20 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
     if (!isServerExtensionType(message.type)) {
       throw new SignallingUsageError('invalid_argument', 'an extension message type must start with "pixelfleet"');
     }
-    this.connection.send(message);
+    this.send(message);
   }
 
   /** Closes the socket (default 1000) and reports `closed` at once. Idempotent. */
   close(code: number = CLOSE_CODES.normal, reason = ''): void {
     this.connection.close(code, reason);
+  }
+
+  private send(message: OutgoingMessage): void {
+    // A frame the socket can no longer deliver is still kept: the page resuming will want it.
+    if (!this.connection.isOpen) return;
+    const frame = JSON.stringify(message);
+    this.journal?.recordSent(frame);
+    this.connection.sendFrame(frame);
   }
 
   private onMessage(message: PlayerToServerMessage): void {
@@ -199,15 +236,17 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
         return;
       }
     }
+    // Before handling, so that the resume handshake (read before any journal is kept) is not counted.
+    this.journal?.recordReceived();
     switch (message.type) {
       case 'listStreamers':
         // Held until a streamer is available: Epic's frontend waits for the reply rather than polling.
         if (this.availableStreamerId === undefined) this.listRequested = true;
-        else this.connection.send(createStreamerList([this.availableStreamerId]));
+        else this.send(createStreamerList([this.availableStreamerId]));
         return;
       case 'subscribe':
         if (message.streamerId !== this.availableStreamerId) {
-          this.connection.send(createSubscribeFailed(UNKNOWN_STREAMER_MESSAGE));
+          this.send(createSubscribeFailed(UNKNOWN_STREAMER_MESSAGE));
           return;
         }
         this.subscribedTo = message.streamerId;
@@ -232,10 +271,10 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
         this.emit('iceCandidate', message.candidate);
         return;
       case 'ping':
-        this.connection.send(createPong(message.time));
+        this.send(createPong(message.time));
         return;
       case 'pixelfleetResume':
-        this.emit('resume', message.viewerToken);
+        this.emit('resume', message.viewerToken, message.received);
         return;
       case 'pong':
       case 'dataChannelRequest':

@@ -127,6 +127,7 @@ export const MESSAGE_SCHEMAS: CatalogueSchemas = {
 export const resumeSchema = z.object({
   type: z.literal('pixelfleetResume'),
   viewerToken: z.string().min(1).max(FIELD_LIMITS.token),
+  received: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 }) satisfies z.ZodType<ResumeMessage>;
 
 /** The routing `playerId` a streamer must put on messages meant for a player. */

@@ -103,9 +103,14 @@ export class SignallingSocket<R extends SenderRole> {
    * asynchronously (never from inside this call, so no owner sees its viewer go mid-send).
    */
   send(message: OutgoingMessage): void {
+    this.sendFrame(JSON.stringify(message));
+  }
+
+  /** send() for a message already written as JSON text (a frame sent again on a resumed socket). */
+  sendFrame(frame: string): void {
     if (this.state.kind !== 'open' || this.socket.readyState !== WebSocket.OPEN) return;
     if (this.socket.bufferedAmount > this.maxBufferedBytes) return this.terminate(CLOSE_CODES.policyViolation, NOT_READING_REASON);
-    this.socket.send(JSON.stringify(message));
+    this.socket.send(frame);
   }
 
   /** Sends a close frame and reports `closed(code, reason)` at once. Idempotent. */

@@ -288,6 +288,64 @@ describe('resuming a dropped viewer socket', () => {
     await expect.poll(() => again.cp.sessions.get(sessionId).status).toBe('Running');
   });
 
+  it('a page that keeps count gets again, in order and as first sent, what its dying socket lost, then what was held; the server says how many of its frames it read', async () => {
+    const { t, script, streaming, drop, connect } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
+    const first = player.received.slice();
+    await drop(player);
+    const candidate = { candidate: 'candidate:7 1 udp 1 127.0.0.1 50007 typ host', sdpMid: '0', sdpMLineIndex: 0 };
+    script.signal(sessionId, { type: 'iceCandidate', candidate });
+    await expect.poll(() => t.logs.lines.some((l) => l.includes('relay signal held for a viewer who is away'))).toBe(true);
+
+    // The page read all but the last two frames of its first socket (they died with it).
+    const back = await connect(`?resume=${sessionId}`);
+    back.send({ type: 'pixelfleetResume', viewerToken, received: first.length - 2 });
+    // It read listStreamers and subscribe: the page need send nothing again.
+    expect(await back.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed', received: 2 });
+    await expect.poll(() => back.received.length).toBe(4);
+    expect(back.received.slice(1)).toEqual([...first.slice(-2), { type: 'iceCandidate', candidate }]);
+    expect(t.logs.lines.find((l) => l.includes('viewer signalling resumed'))).toContain('"replayedFrames":2');
+
+    // The count carries on across sockets: a ping later, a second drop with nothing lost replays nothing.
+    back.send({ type: 'ping', time: 5 });
+    await back.next('pong');
+    await drop(back);
+    const third = await connect(`?resume=${sessionId}`);
+    third.send({ type: 'pixelfleetResume', viewerToken, received: first.length + 2 });
+    expect(await third.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed', received: 3 });
+    third.send({ type: 'ping', time: 6 });
+    await third.next('pong');
+    expect(third.received.map((m) => m.type)).toEqual(['pixelfleetResumed', 'pong']);
+  });
+
+  it('a count the session cannot have given is no count: the answer carries none, both count afresh, and a warning says so', async () => {
+    const { t, streaming, drop, connect } = await setup();
+    const { player, sessionId, viewerToken } = await streaming();
+    await drop(player);
+    const back = await connect(`?resume=${sessionId}`);
+    back.send({ type: 'pixelfleetResume', viewerToken, received: player.received.length + 1 });
+    expect(await back.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed' });
+    expect(t.logs.lines.some((l) => l.includes('the page counts more frames than this session sent'))).toBe(true);
+    back.send({ type: 'ping', time: 1 });
+    await back.next('pong');
+    await drop(back);
+    // Counted from the resume on: the page read one frame (the pong), the server one (the ping).
+    const third = await connect(`?resume=${sessionId}`);
+    third.send({ type: 'pixelfleetResume', viewerToken, received: 1 });
+    expect(await third.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed', received: 1 });
+  });
+
+  it("a drop while the page's listStreamers waits for the app: the resumed socket answers it when the app identifies, without the page asking again", async () => {
+    const { script, placed, drop, connect } = await setup();
+    const { player, sessionId, hello } = await placed();
+    await drop(player);
+    const back = await connect(`?resume=${sessionId}`);
+    back.send({ type: 'pixelfleetResume', viewerToken: hello.viewerToken, received: player.received.length });
+    expect(await back.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed', received: 1 });
+    script.report(sessionId, 'appIdentified', { streamingId: 'streamer_w' });
+    expect(await back.next('streamerList')).toEqual({ type: 'streamerList', ids: ['streamer_w'] });
+  });
+
   it('the page and the server agree on the refusal code', () => {
     expect(VIEWER_CLOSES.resumeRefused).toEqual({ code: 4008, reason: 'session cannot be resumed', sentence: 'The connection to the server was lost.' });
   });

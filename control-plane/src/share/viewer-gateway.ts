@@ -10,7 +10,9 @@
 // `pixelfleetResume` with the session's viewer token takes its place. The media never went
 // through this socket, so the browser's peer connection carries on untouched. A viewer waiting in
 // line keeps its place the same way, and a session still negotiating finishes its negotiation
-// on the resumed socket (below).
+// on the resumed socket (below). A socket that dies loses what was in flight on it; both sides
+// count what they read on the session's sockets (SignallingJournal), so the resume sends again,
+// each way, exactly what the other never got (answerResume).
 //
 // A control plane restart is such a drop for every viewer at once: a graceful stop closes each
 // socket with 1012 (`serviceRestarting`), which the page answers by resuming, and ends no
@@ -25,7 +27,7 @@
 // no faster than its token bucket allows (SessionRateLimit; a resume creates none).
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { PlayerEndpoint, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
+import { PlayerEndpoint, SignallingJournal, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
 import type { Clock, IceServer, TimerHandle } from '@pixelfleet/signaling';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
@@ -90,6 +92,13 @@ interface Viewer {
   streamerId?: string;
   /** Relay signals that arrived while no socket was attached, in order, for the resumed socket. */
   heldSignals?: RelayToViewerSignal[];
+  /**
+   * Frames read and written on the session's sockets in this run (signalling-journal.ts), for the
+   * resumed socket to replay what a dying one lost. None for a session a previous run left, until its viewer is back.
+   */
+  journal: SignallingJournal | undefined;
+  /** A dropped socket's `listStreamers` that was still waiting for the app: the resumed socket answers it. */
+  owesStreamerList: boolean;
   readonly log: Logger;
 }
 
@@ -127,6 +136,16 @@ export interface ViewerLimits {
   sessionsPerMinute: number;
   /** New sessions a client address may create back to back (the bucket's size, at least 1). */
   sessionBurst: number;
+}
+
+/** A resuming socket's request, once it sent `pixelfleetResume`. */
+interface ResumeRequest {
+  readonly address: string;
+  readonly projectId: string;
+  readonly sessionId: string;
+  readonly viewerToken: string;
+  /** Frames the page has read from the session's sockets, when it keeps count. */
+  readonly pageReceived: number | undefined;
 }
 
 /** Where a viewer socket comes from and what it asks for. */
@@ -230,9 +249,13 @@ export class ViewerGateway {
       lastQueue: undefined,
       iceCandidates: 0,
       graceTimer: undefined,
+      journal: new SignallingJournal(),
+      owesStreamerList: false,
       log: this.deps.log.child({ sessionId: session.sessionId, projectId }),
     };
     this.viewers.set(session.sessionId, viewer);
+    // From its first frame: the page counts `pixelfleetSession` too.
+    endpoint.keepJournal(viewer.journal!);
     endpoint.sendCustom({
       type: 'pixelfleetSession',
       sessionId: session.sessionId,
@@ -264,6 +287,9 @@ export class ViewerGateway {
         lastQueue: undefined,
         iceCandidates: 0,
         graceTimer: undefined,
+        // What the last run's sockets carried is gone with it: the resumed socket starts a count of its own.
+        journal: undefined,
+        owesStreamerList: false,
         log: this.deps.log.child({ sessionId: s.sessionId, projectId: s.projectId }),
       };
       this.viewers.set(s.sessionId, viewer);
@@ -290,6 +316,9 @@ export class ViewerGateway {
   private attach(viewer: Viewer, endpoint: PlayerEndpoint): void {
     viewer.endpoint = endpoint;
     const { sessionId } = viewer;
+    if (viewer.journal !== undefined) endpoint.keepJournal(viewer.journal);
+    if (viewer.owesStreamerList) endpoint.oweStreamerList();
+    viewer.owesStreamerList = false;
     // A resumed socket may list (and subscribe to) the app that identified before it came back.
     if (viewer.streamerId !== undefined) endpoint.setStreamerAvailable(viewer.streamerId);
     const toAgent = (signal: ViewerToRelaySignal) => {
@@ -312,6 +341,7 @@ export class ViewerGateway {
       // Ours when the session ended, a resumed socket replaced this one, or the control plane is stopping.
       if (this.closing || this.viewers.get(sessionId) !== viewer || viewer.endpoint !== endpoint) return;
       viewer.endpoint = undefined;
+      viewer.owesStreamerList = endpoint.owesStreamerList;
       // 1006: the socket vanished (no close frame, or our keepalive gave up). 4009 (resuming): the
       // page gave the socket up as silent and is already resuming. Any other close is the viewer leaving.
       const dropped = code === VIEWER_CLOSES.connectionLost.code || code === VIEWER_CLOSES.resuming.code;
@@ -367,14 +397,15 @@ export class ViewerGateway {
     });
     endpoint.on('protocolError', (reason) => this.deps.log.warn({ sessionId, reason }, 'resuming viewer signalling rejected'));
     // The endpoint closes a socket whose first message is anything else (RESUME_NOT_FIRST).
-    endpoint.once('resume', (viewerToken) => {
+    endpoint.once('resume', (viewerToken, received) => {
       handshake.cancel();
       this.pending.delete(endpoint);
-      this.resume(endpoint, address, projectId, sessionId, viewerToken);
+      this.resume(endpoint, { address, projectId, sessionId, viewerToken, pageReceived: received });
     });
   }
 
-  private resume(endpoint: PlayerEndpoint, address: string, projectId: string, sessionId: string, viewerToken: string): void {
+  private resume(endpoint: PlayerEndpoint, request: ResumeRequest): void {
+    const { address, projectId, sessionId, viewerToken } = request;
     const log = this.deps.log.child({ sessionId, projectId });
     if (!this.deps.sessions.viewerTokenMatches(sessionId, viewerToken)) {
       log.warn('resume refused: unknown session or wrong viewer token');
@@ -393,6 +424,7 @@ export class ViewerGateway {
       if (!this.resumable(sessionId)) return endpoint.close(RESUME_REFUSED.code, RESUME_REFUSED.reason);
       const old = viewer.endpoint;
       viewer.endpoint = undefined;
+      viewer.owesStreamerList = old.owesStreamerList;
       old.close(VIEWER_CLOSES.resumeReplaced.code, VIEWER_CLOSES.resumeReplaced.reason);
     }
     viewer.graceTimer?.cancel();
@@ -402,7 +434,7 @@ export class ViewerGateway {
       viewer.address = address;
       viewer.block = clientBlock(address);
     }
-    endpoint.sendCustom({ type: 'pixelfleetResumed' });
+    const replayed = this.answerResume(viewer, endpoint, request.pageReceived, log);
     this.attach(viewer, endpoint);
     // What the page may have missed while away: its place in line, or that its server is assigned.
     const status = this.deps.sessions.get(sessionId).status;
@@ -413,7 +445,28 @@ export class ViewerGateway {
     const held = viewer.heldSignals ?? [];
     viewer.heldSignals = undefined;
     for (const signal of held) this.relayToViewer(sessionId, signal);
-    log.info({ status, heldSignals: held.length }, 'viewer signalling resumed');
+    log.info({ status, heldSignals: held.length, ...replayed }, 'viewer signalling resumed');
+  }
+
+  /**
+   * `pixelfleetResumed`, then what the page never got. With both sides' counts (the page's in its
+   * request, ours in the journal) each side sends again what the other missed: the answer carries
+   * how many of the page's frames we read. Without them (a page that keeps no count, a session a
+   * previous run left, a count that cannot be ours) the answer carries none and both start counting
+   * afresh from here: the page then sends what it held and asks again for what it still needs.
+   */
+  private answerResume(viewer: Viewer, endpoint: PlayerEndpoint, pageReceived: number | undefined, log: Logger): { replayedFrames?: number; framesNoLongerKept?: number } {
+    const replay = pageReceived === undefined ? undefined : viewer.journal?.since(pageReceived);
+    if (viewer.journal === undefined || replay === undefined) {
+      if (viewer.journal !== undefined && pageReceived !== undefined) log.warn({ pageReceived, sent: viewer.journal.sent }, 'resume: the page counts more frames than this session sent; counting afresh');
+      viewer.journal = new SignallingJournal();
+      endpoint.sendCustom({ type: 'pixelfleetResumed' });
+      return {};
+    }
+    endpoint.sendCustom({ type: 'pixelfleetResumed', received: viewer.journal.received });
+    endpoint.replay(replay.frames);
+    if (replay.missed > 0) log.warn({ missed: replay.missed }, 'resume: frames the page never got are no longer kept');
+    return { replayedFrames: replay.frames.length, ...(replay.missed > 0 ? { framesNoLongerKept: replay.missed } : {}) };
   }
 
   private relayToViewer(sessionId: string, signal: RelayToViewerSignal): void {

@@ -120,7 +120,7 @@ describe('SignallingResume', () => {
     expect(second.url).toBe(`${URL}?resume=${SESSION}`);
     transport.sendMessage(JSON.stringify({ type: 'pong', time: 1 })); // the library answers a ping while away
     second.open();
-    expect(second.sent.map((m) => JSON.parse(m) as unknown)).toEqual([{ type: 'pixelfleetResume', viewerToken: TOKEN }]);
+    expect(second.sent.map((m) => JSON.parse(m) as unknown)).toEqual([{ type: 'pixelfleetResume', viewerToken: TOKEN, received: 0 }]);
     second.receive({ type: 'pixelfleetResumed' });
 
     expect(resume.resuming).toBe(false);
@@ -165,6 +165,51 @@ describe('SignallingResume', () => {
     fourth.open();
     fourth.receive({ type: 'pixelfleetResumed' });
     expect(fourth.sent.map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['pixelfleetResume', 'ping']);
+  });
+
+  it('with a server that keeps count: sends again, in order and as first written, what the server never read, then what it held; the server replays the rest', () => {
+    const { transport, first, messages } = setup({ needsStreamerList: () => true });
+    first.receive({ type: 'config', peerConnectionOptions: {} });
+    first.receive({ type: 'offer', sdp: 'v=0' });
+    const candidate = (n: number) => JSON.stringify({ type: 'iceCandidate', candidate: { candidate: `candidate:${n}`, sdpMid: '0', sdpMLineIndex: 0 } });
+    transport.sendMessage(JSON.stringify({ type: 'listStreamers' }));
+    transport.sendMessage(JSON.stringify({ type: 'answer', sdp: 'v=0' }));
+    transport.sendMessage(candidate(1)); // written into a socket that is already dying
+    first.end(1006);
+    const second = FakeSocket.opened[1]!;
+    transport.sendMessage(candidate(2)); // held while away
+    second.open();
+    expect(JSON.parse(second.sent[0]!)).toEqual({ type: 'pixelfleetResume', viewerToken: TOKEN, received: 2 });
+    second.receive({ type: 'pixelfleetResumed', received: 1 }); // it read listStreamers only
+    expect(second.sent.slice(1, 4)).toEqual([first.sent[1], candidate(1), candidate(2)]);
+    // No listStreamers again: the server read it and answers it on this socket.
+    expect(second.sent.slice(4).map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['ping']);
+
+    // What the server sends again reaches the library and counts, as every frame it reads does.
+    second.receive({ type: 'iceCandidate', candidate: { candidate: 'candidate:9', sdpMid: '0', sdpMLineIndex: 0 } });
+    expect(messages).toHaveLength(3);
+    second.end(1006);
+    const third = FakeSocket.opened[2]!;
+    third.open();
+    expect(JSON.parse(third.sent[0]!)).toMatchObject({ received: 3 });
+    third.receive({ type: 'pixelfleetResumed', received: 5 }); // listStreamers, answer, two candidates, the ping
+    expect(third.sent.slice(1).map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['ping']);
+  });
+
+  it('a count the page cannot have given (more than it sent) is no count: both start afresh and the page asks again for its list', () => {
+    const { transport, first } = setup({ needsStreamerList: () => true });
+    first.receive({ type: 'config', peerConnectionOptions: {} });
+    transport.sendMessage(JSON.stringify({ type: 'listStreamers' }));
+    first.end(1006);
+    const second = FakeSocket.opened[1]!;
+    second.open();
+    second.receive({ type: 'pixelfleetResumed', received: 2 });
+    expect(second.sent.slice(1).map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['listStreamers', 'ping']);
+    // Counted from the resume on: nothing read yet on the new count.
+    second.end(1006);
+    const third = FakeSocket.opened[2]!;
+    third.open();
+    expect(JSON.parse(third.sent[0]!)).toMatchObject({ received: 0 });
   });
 
   it('resumes after a restarting control plane closes with 1012, whatever the page is doing', () => {

@@ -7,9 +7,17 @@
 // with 1012 (`serviceRestarting`): that is resumed too, whatever the page is doing, since the
 // next run holds every session for its viewer. Only when the server refuses, or the resume window
 // runs out, does the library hear a close — the server's own code and reason when it gave one.
-// A page that resumes before it ever got its streamer list asks for it again: the request it sent
-// on open was held by a server that may be gone (a restart), and Epic's library waits for the reply.
+//
+// A socket that dies loses what was in flight on it: the answer the page wrote as its network went,
+// the last ICE candidates from the server. Both sides count the frames they read on the session's
+// sockets and keep the last ones they wrote (SignallingJournal): the page's `pixelfleetResume`
+// says how many it has read, the server's `pixelfleetResumed` how many it has, and each sends again
+// what the other never got, in order, before anything new. A server that answers without a count
+// (a session left by a previous run, whose sockets' history is gone) starts both counts afresh; a
+// page that resumes before it ever got its streamer list then asks for it again, since the request
+// it sent on open was held by a server that is gone and Epic's library waits for the reply.
 import type { Clock, TimerHandle } from '@pixelfleet/signaling/clock';
+import { SignallingJournal } from '@pixelfleet/signaling/signalling-journal';
 import { VIEWER_CLOSES } from '@pixelfleet/signaling/viewer-closes';
 
 /** The WebSocket members this module uses (a real `WebSocket` in the page, a fake in tests). */
@@ -109,6 +117,8 @@ export class SignallingResume {
   private windowMs = 0;
   private phase: Phase = { kind: 'idle' };
   private held: string[] = [];
+  /** What the library's sockets carried: frames read, and the last frames written, for a replay. */
+  private journal = new SignallingJournal();
   private silenceTimer: TimerHandle | undefined;
   private readonly libraryOnClose: (event: CloseEvent) => void;
   private readonly librarySend: (msg: string) => void;
@@ -143,6 +153,7 @@ export class SignallingResume {
   }
 
   private onMessage(event: MessageEvent): void {
+    this.journal.recordReceived();
     this.watchSilence();
     this.libraryOnMessage(event);
   }
@@ -185,10 +196,11 @@ export class SignallingResume {
     if (phase.kind !== 'resuming') return;
     const socket = this.options.openSocket(`${this.options.url}?resume=${encodeURIComponent(this.sessionId ?? '')}`);
     phase.socket = socket;
-    socket.onopen = () => socket.send(JSON.stringify({ type: 'pixelfleetResume', viewerToken: this.viewerToken }));
+    socket.onopen = () => socket.send(JSON.stringify({ type: 'pixelfleetResume', viewerToken: this.viewerToken, received: this.journal.received }));
     socket.onerror = () => undefined; // the close that follows decides
     socket.onmessage = (event) => {
-      if (readType(event.data) === 'pixelfleetResumed') this.adopt(socket);
+      const answer = readResumed(event.data);
+      if (answer !== undefined) this.adopt(socket, answer.received);
     };
     socket.onclose = (event) => {
       if (this.phase !== phase) return;
@@ -220,8 +232,11 @@ export class SignallingResume {
     if (socket.readyState !== CLOSED) socket.close(1000, 'resume attempt abandoned');
   }
 
-  /** The new socket is the session's: from here on the library reads and writes it as its own. */
-  private adopt(socket: SocketLike): void {
+  /**
+   * The new socket is the session's: from here on the library reads and writes it as its own.
+   * serverReceived: how many of the page's frames the server has read, when it kept count.
+   */
+  private adopt(socket: SocketLike, serverReceived: number | undefined): void {
     const phase = this.phase;
     if (phase.kind !== 'resuming' || phase.socket !== socket) return;
     phase.socket = undefined; // now the library's, not an attempt to drop
@@ -232,13 +247,19 @@ export class SignallingResume {
     socket.onmessage = (event) => this.transport.handleOnMessage(event);
     socket.onclose = (event) => this.transport.handleOnClose(event);
     socket.onerror = () => this.transport.handleOnError();
+    const replay = serverReceived === undefined ? undefined : this.journal.since(serverReceived);
+    // Frames the server never read, as first written and not counted again; without its count, both count afresh.
+    if (replay !== undefined) for (const frame of replay.frames) this.librarySend(frame);
+    else this.journal = new SignallingJournal();
     const held = this.held;
     this.held = [];
-    for (const msg of held) this.librarySend(msg);
-    if (this.options.needsStreamerList?.() === true && !held.some((msg) => readType(msg) === LIST_STREAMERS)) this.librarySend(JSON.stringify({ type: LIST_STREAMERS }));
+    for (const msg of held) this.sendCounted(msg);
+    // The server held our request on the socket that died and hands it to this one; a server that
+    // starts afresh (a restart) has forgotten it.
+    if (replay === undefined && this.options.needsStreamerList?.() === true && !held.some((msg) => readType(msg) === LIST_STREAMERS)) this.sendCounted(JSON.stringify({ type: LIST_STREAMERS }));
     // The library's keepalive marked itself waiting at the ping that went into the dead socket, and
     // only a pong clears that: without one it would give up this healthy socket at its next tick.
-    this.librarySend(JSON.stringify({ type: 'ping', time: this.options.clock.now() }));
+    this.sendCounted(JSON.stringify({ type: 'ping', time: this.options.clock.now() }));
     this.watchSilence();
     this.options.onResumed?.();
   }
@@ -252,8 +273,14 @@ export class SignallingResume {
   }
 
   private send(msg: string): void {
-    if (this.phase.kind !== 'resuming') return this.librarySend(msg);
+    if (this.phase.kind !== 'resuming') return this.sendCounted(msg);
     if (this.held.length < MAX_HELD_MESSAGES) this.held.push(msg);
+  }
+
+  /** Kept before it is written: a socket that is already dying takes it, and the resume sends it again. */
+  private sendCounted(msg: string): void {
+    this.journal.recordSent(msg);
+    this.librarySend(msg);
   }
 
   private disconnect(code?: number, reason?: string): void {
@@ -301,6 +328,13 @@ export class SignallingResume {
     socket.close(RESUMING_CLOSE_CODE, reason);
     this.onClose(closeEvent(ABNORMAL_CLOSURE, reason));
   }
+}
+
+/** The server's `pixelfleetResumed`, with its count of the page's frames when it kept one. */
+function readResumed(data: unknown): { received: number | undefined } | undefined {
+  if (readType(data) !== 'pixelfleetResumed') return undefined;
+  const received = (JSON.parse(data as string) as { received?: unknown }).received;
+  return { received: typeof received === 'number' && Number.isSafeInteger(received) && received >= 0 ? received : undefined };
 }
 
 function readType(data: unknown): unknown {
