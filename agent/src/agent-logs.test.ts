@@ -25,7 +25,7 @@ describe("the agent's own logger", () => {
       },
     });
     const config = loadAgentConfig({
-      env: { PIXELFLEET_AGENT_CONTROL_PLANE: '127.0.0.1:1', PIXELFLEET_AGENT_REGION: 'europe', PIXELFLEET_AGENT_JOIN_TOKEN: 'SECRET-JOIN-0123456789', PIXELFLEET_AGENT_DATA_DIR: dataDir },
+      env: { PIXELFLEET_AGENT_CONTROL_PLANE: '127.0.0.1:1', PIXELFLEET_AGENT_REGION: 'europe', PIXELFLEET_AGENT_JOIN_TOKEN: 'SECRET-JOIN-0123456789abcdefghijklmn', PIXELFLEET_AGENT_DATA_DIR: dataDir },
     });
     const agent = buildAgent(config, { logDestination: sink });
     agent.log.info({ workerToken: 'SECRET-WORKER', joinToken: 'SECRET-JOIN', deeper: { down: { apiKey: 'SECRET-KEY' } } }, 'tokens');

@@ -4,6 +4,9 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AGENT_ENV_PREFIX, AgentConfigError, loadAgentConfig } from './config';
 
+/** A join token as an operator makes one (`openssl rand -hex 32`). */
+const JOIN_TOKEN = '3f9c2a7d1e8b4c6a0f5d9e2b7c4a1f8e6d3b0a9c5e2f7d4b1a8c6e3f0d9b2a7c';
+
 const REQUIRED_ENV = { PIXELFLEET_AGENT_CONTROL_PLANE: 'cp.example.com:50051', PIXELFLEET_AGENT_REGION: 'europe' };
 
 let dir: string;
@@ -119,14 +122,14 @@ describe('loadAgentConfig sources', () => {
         ...REQUIRED_ENV,
         PIXELFLEET_AGENT_ICE__HOST_ADDRESSES: '["192.168.1.10","::1"]',
         PIXELFLEET_AGENT_ICE__ICE_SERVERS: '[{"urls":"stun:stun.example.com:3478"}]',
-        PIXELFLEET_AGENT_JOIN_TOKEN: 'j'.repeat(16),
+        PIXELFLEET_AGENT_JOIN_TOKEN: JOIN_TOKEN,
         PIXELFLEET_AGENT_DATA_DIR: join(dir, 'agent-data'),
         PIXELFLEET_AGENT_LOG_LEVEL: 'debug',
       },
     });
     expect(c.ice.hostAddresses).toEqual(['192.168.1.10', '::1']);
     expect(c.ice.iceServers).toEqual([{ urls: 'stun:stun.example.com:3478' }]);
-    expect(c.joinToken).toBe('j'.repeat(16));
+    expect(c.joinToken).toBe(JOIN_TOKEN);
     expect(c.dataDir).toBe(join(dir, 'agent-data'));
     expect(c.logLevel).toBe('debug');
   });
@@ -207,10 +210,11 @@ describe('loadAgentConfig validation', () => {
     expect(err.message).toContain('"ice.hostAddresses.1"');
   });
 
-  it('rejects a joinToken shorter than 16 characters', () => {
-    const err = configError(() => loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_JOIN_TOKEN: 'short' } }));
-    expect(err.message).toContain('"joinToken"');
-    expect(err.message).toContain('at least 16 characters');
+  it('refuses a weak joinToken, naming the key and why: the placeholder, short, or a few characters repeated', () => {
+    const refusal = (token: string) => configError(() => loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_JOIN_TOKEN: token } })).message;
+    expect(refusal("CHANGE-ME: the control plane's agentJoinToken")).toContain("\"joinToken\": joinToken is the sample config's placeholder (CHANGE-ME…)");
+    expect(refusal('j'.repeat(31) + 'k')).toContain('"joinToken": joinToken is too easy to guess');
+    expect(refusal('short')).toContain('"joinToken": joinToken must be at least 32 characters (it has 5); generate one with `openssl rand -hex 32`');
   });
 
   it('returns a deeply frozen config', () => {

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { weakSecretReason } from '@pixelfleet/signaling';
 
 export class AgentConfigError extends Error {
   override readonly name = 'AgentConfigError';
@@ -56,7 +57,14 @@ const schema = z
       .refine((t) => (t.certFile === undefined) === (t.keyFile === undefined), 'certFile and keyFile go together: set both or neither')
       .refine((t) => t.insecure !== true || (t.caFile ?? t.serverName ?? t.certFile ?? t.keyFile) === undefined, 'insecure: true cannot go with caFile, serverName, certFile or keyFile')
       .default({}),
-    joinToken: z.string().min(16, 'joinToken must be at least 16 characters').optional(),
+    joinToken: z
+      .string()
+      .superRefine((value, ctx) => {
+        // The control plane refuses a weak join token at its start; the agent says so at its own, before it dials.
+        const weak = weakSecretReason(value);
+        if (weak !== undefined) ctx.addIssue({ code: 'custom', message: `joinToken ${weak}` });
+      })
+      .optional(),
     region: z.enum(AGENT_REGIONS),
     slots: z.number().int().min(1).max(64).default(1),
     hostname: z.string().min(1).max(253).default(hostname()),

@@ -30,6 +30,7 @@ import type { Scheduler } from './sessions/scheduler';
 import { registerLocalBuild } from './builds/local-build';
 import { LogUploads } from './sessions/log-uploads';
 import { createAgentService } from './grpc/agent-service';
+import { CredentialFailures } from './grpc/credential-failures';
 import { createAdminService } from './grpc/admin-service';
 import type { WatchCounters } from './events/event-watch';
 import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
@@ -144,7 +145,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? randomIds;
   const log = deps.logger ?? createLogger(config.logLevel);
-  mkdirSync(config.dataDir, { recursive: true });
+  // Created for the service's account alone (a folder that exists keeps the modes its operator gave it).
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(join(config.dataDir, 'pixelfleet.sqlite'));
   // WAL checkpoints in a thread of their own, not inside a commit on the event loop.
   const checkpointer = WalCheckpointer.start(db, log.child({ component: 'db' }));
@@ -195,15 +197,20 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   });
   const logUploads = new LogUploads(sessionsRepo, logFiles, blobs, clock, ids);
 
+  // One count of failed credential checks per address for both services: guessing the admin token
+  // and the join token from one address share the same budget.
+  const credentialFailures = new CredentialFailures(clock, log.child({ component: 'grpc-auth' }));
   const agentService = createAgentService({
     registry,
     logUploads,
     joinToken: config.agentJoinToken,
+    credentialFailures,
     clock,
     log: log.child({ component: 'agent-service' }),
   });
   const admin = createAdminService({
     adminToken: config.adminToken,
+    credentialFailures,
     accounts,
     registry,
     sessions,
@@ -216,7 +223,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   });
 
   let serving = false;
-  const metrics = createMetrics(registry);
+  const metrics = createMetrics(registry, (workerId, sessionId) => sessions.heldBy(sessionId, workerId));
   const http = buildHttpApp({
     log: log.child({ component: 'http' }),
     metrics,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -5,8 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTROL_PLANE_ENV_PREFIX, insecureListeners, loadControlPlaneConfig, resolvePublicUrls } from './config';
 import { ConfigError, envNameForKey } from './lib/config-loader';
 
-const ADMIN = 'admin-token-0123456789';
-const JOIN = 'join-token-0123456789';
+const ADMIN = 'admin-token-0123456789abcdefghijkl';
+const JOIN = 'join-token-0123456789abcdefghijklm';
 const TOKENS = { adminToken: ADMIN, agentJoinToken: JOIN };
 
 let dir: string;
@@ -168,7 +169,7 @@ describe('loadControlPlaneConfig sources and precedence', () => {
 
   it('reads TURN (secret, urls, ttlSeconds) from the file or env; absent by default; refuses a short secret or a non-TURN URL', () => {
     expect(loadControlPlaneConfig({ overrides: TOKENS }).turn).toBeUndefined();
-    const secret = 'turn-secret-0123456789abcdef';
+    const secret = 'turn-secret-0123456789abcdefghijkl';
     const fromFile = loadControlPlaneConfig({ file: writeConfig({ ...TOKENS, turn: { secret, urls: ['turn:turn.example.com:3478'] } }) });
     expect(fromFile.turn).toEqual({ secret, urls: ['turn:turn.example.com:3478'], ttlSeconds: 86_400 });
     const fromEnv = loadControlPlaneConfig({
@@ -182,7 +183,7 @@ describe('loadControlPlaneConfig sources and precedence', () => {
     });
     expect(fromEnv.turn).toEqual({ secret, urls: ['turn:turn.example.com:3478?transport=udp', 'turns:turn.example.com:5349?transport=tcp'], ttlSeconds: 7200 });
     const load = (turn: unknown) => () => loadControlPlaneConfig({ overrides: { ...TOKENS, turn } });
-    expect(load({ secret: 'short', urls: ['turn:t.example.com'] })).toThrow(/"turn\.secret": turn\.secret must be at least 16 characters/);
+    expect(load({ secret: 'short', urls: ['turn:t.example.com'] })).toThrow(/"turn\.secret": turn\.secret must be at least 32 characters/);
     expect(load({ secret, urls: ['https://turn.example.com'] })).toThrow(/"turn\.urls\.0": must be a turn: or turns: URL/);
     expect(load({ secret, urls: [] })).toThrow(/turn\.urls/);
     expect(load({ secret, urls: ['turn:t.example.com'], ttlSeconds: 30 })).toThrow(/turn\.ttlSeconds/);
@@ -278,22 +279,23 @@ describe('loadControlPlaneConfig errors', () => {
     }
   });
 
-  it('rejects an adminToken or agentJoinToken shorter than 16 characters', () => {
-    const admin = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, adminToken: 'x'.repeat(15) } }));
-    expect(admin.message).toContain('"adminToken"');
-    expect(admin.message).toContain('at least 16 characters');
-    const join = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, agentJoinToken: 'short' } }));
-    expect(join.message).toContain('"agentJoinToken"');
-    expect(loadControlPlaneConfig({ overrides: { ...TOKENS, adminToken: 'x'.repeat(16) } }).adminToken).toBe('x'.repeat(16));
+  it('refuses a weak secret, naming the key and why: the placeholder, short, or a few characters repeated', () => {
+    const refusal = (override: Record<string, unknown>) => configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, ...override } })).message;
+    expect(refusal({ adminToken: 'CHANGE-ME: openssl rand -hex 32' })).toContain('"adminToken": adminToken is the sample config\'s placeholder (CHANGE-ME…); generate one with `openssl rand -hex 32`');
+    expect(refusal({ adminToken: 'x'.repeat(31) })).toContain('"adminToken": adminToken must be at least 32 characters (it has 31)');
+    expect(refusal({ agentJoinToken: 'password'.repeat(4) })).toContain('"agentJoinToken": agentJoinToken is too easy to guess (a few characters repeated: about 88 bits, at least 90 needed)');
+    expect(refusal({ metrics: { bearerToken: 'change-me-please-0123456789abcdefgh' } })).toContain('"metrics.bearerToken": metrics.bearerToken is the sample config\'s placeholder');
+    const random = randomBytes(16).toString('hex');
+    expect(loadControlPlaneConfig({ overrides: { ...TOKENS, adminToken: random } }).adminToken).toBe(random);
   });
 
-  it('reads metrics.bearerToken from the file or env, and refuses one shorter than 16 characters', () => {
-    const token = 'metrics-token-0123456789';
+  it('reads metrics.bearerToken from the file or env, and refuses one shorter than 32 characters', () => {
+    const token = 'metrics-token-0123456789abcdefghij';
     expect(loadControlPlaneConfig({ file: writeConfig({ ...TOKENS, metrics: { bearerToken: token } }) }).metrics.bearerToken).toBe(token);
     expect(loadControlPlaneConfig({ overrides: TOKENS, env: { PIXELFLEET_METRICS__BEARER_TOKEN: token } }).metrics.bearerToken).toBe(token);
     const short = configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, metrics: { bearerToken: 'short' } } }));
     expect(short.message).toContain('"metrics.bearerToken"');
-    expect(short.message).toContain('at least 16 characters');
+    expect(short.message).toContain('at least 32 characters');
   });
 
   it('rejects a lease that does not exceed the heartbeat interval', () => {

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { crossesNetworkInPlaintext, isLoopbackHost } from '@pixelfleet/proto';
+import { weakSecretReason } from '@pixelfleet/signaling';
 import { applyEnvOverrides, deepFreeze, deepMerge, parseWithSchema, readConfigFile } from './lib/config-loader';
 
 const port = z.number().int().min(0).max(65535);
@@ -27,7 +28,12 @@ export const DEFAULT_MAX_BUILD_BYTES = 24 * 1024 ** 3;
 
 const tlsFiles = z.object({ certFile: z.string().min(1), keyFile: z.string().min(1) }).strict();
 
-const secret = (what: string) => z.string().min(16, `${what} must be at least 16 characters`);
+/** An operator's secret: refused at start when weak (weakSecretReason: the placeholder, short, or a few characters repeated). */
+const secret = (what: string) =>
+  z.string().superRefine((value, ctx) => {
+    const weak = weakSecretReason(value);
+    if (weak !== undefined) ctx.addIssue({ code: 'custom', message: `${what} ${weak}` });
+  });
 const publicUrl = z
   .string()
   .url('must be an absolute URL')

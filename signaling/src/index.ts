@@ -130,3 +130,4 @@ export {
   type PlayerAnswer,
 } from './player-endpoint';
 export { SignallingJournal, JOURNAL_MAX_FRAMES, JOURNAL_MAX_BYTES, type JournalReplay } from './signalling-journal';
+export { weakSecretReason, MIN_SECRET_CHARS, MIN_SECRET_BITS, PLACEHOLDER_MARK, SECRET_ADVICE } from './secret-strength';

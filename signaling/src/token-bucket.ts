@@ -25,11 +25,16 @@ export class TokenBucket {
 
   /** Takes one token; false (and nothing taken) when the bucket is empty. */
   take(): boolean {
+    if (!this.available()) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** True when take() would succeed now; takes nothing. */
+  available(): boolean {
     const now = this.time.now();
     this.tokens = Math.min(this.options.burst, this.tokens + (Math.max(0, now - this.at) / 1000) * this.options.perSecond);
     this.at = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
+    return this.tokens >= 1;
   }
 }

@@ -106,6 +106,9 @@ export const VIEWER_CLOSES = Object.freeze({
     reason: 'too many new sessions from this address',
     sentence: 'Too many streams were started from your network. Please wait a minute and try again.',
   },
+  // Ours: the project's subscription is not `active` (past_due, canceled, expired, suspended); no
+  // session is made. Sessions already streaming are not cut: they end as they would have.
+  subscriptionInactive: { code: 4015, reason: "the project's subscription is not active", sentence: 'This stream is not available right now.' },
 } as const satisfies Record<string, ViewerCloseEntry>);
 
 /** A viewer close's name. */

@@ -3,6 +3,7 @@
 // policy, and the shared build-call window (on a ManualClock), with the issue's bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
+import { maskFileUrl } from '@pixelfleet/control-plane/test-support';
 import { ManualClock } from '@pixelfleet/signaling';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
@@ -148,6 +149,25 @@ describe('POST /projects/upload-file', () => {
     expect(answer(await f.post('/projects/upload-file', upload(a)))).toEqual([403, message('subscriptionInactive')]);
     // Reads stay allowed on an expired subscription.
     expect((await f.get(`/projects/${a.projectId}/builds`, { userId: a.userId, apikey: a.apiKey })).statusCode).toBe(200);
+  });
+});
+
+describe("what a READONLY member sees of a build's fileUrl", () => {
+  it('the URL without its query, fragment or userinfo (a presigned signature is a credential); the owner and FULL members see it whole', async () => {
+    nextWindow();
+    const a = f.account();
+    const presigned = 'https://bucket.example.com/builds/game.zip?X-Amz-Signature=0123abcd&X-Amz-Credential=AKIA%2F20261129#part';
+    expect((await f.post('/projects/upload-file', upload(a, { fileUrl: presigned }))).statusCode).toBe(201);
+    const reader = f.user();
+    f.t.cp.accounts.addMember(a.projectId, reader.userId, 'READONLY');
+    const fileUrls = async (who: { userId: string; apiKey: string }) =>
+      (await f.get(`/projects/${a.projectId}/builds`, { userId: who.userId, apikey: who.apiKey })).json<{ builds: { fileUrl: string }[] }>().builds.map((b) => b.fileUrl);
+    expect(await fileUrls(reader)).toEqual(['https://bucket.example.com/builds/game.zip']);
+    expect(await fileUrls(a)).toEqual([presigned]);
+    f.t.cp.accounts.addMember(a.projectId, reader.userId, 'FULL');
+    expect(await fileUrls(reader)).toEqual([presigned]);
+    expect(maskFileUrl('https://user:pass@example.com:8443/a/b.zip?sig=1')).toBe('https://example.com:8443/a/b.zip');
+    expect(maskFileUrl('not a url')).toBe('…');
   });
 });
 

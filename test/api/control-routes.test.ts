@@ -168,6 +168,20 @@ describe('OpenAPI', () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
   });
+
+  it('serves the docs page and its files with a CSP (framed only by this site, scripts only its own), nosniff, and nothing from elsewhere', async () => {
+    for (const url of ['/docs/', '/docs/static/swagger-ui-bundle.js', '/docs/json']) {
+      const res = await f.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp, url).toContain("frame-ancestors 'self'");
+      expect(csp, url).toContain("default-src 'self'");
+      expect(csp, url).toMatch(/script-src 'self'( 'sha256-[A-Za-z0-9+/=]+')* ?;/);
+      expect(csp, url).not.toContain('validator.swagger.io');
+      expect(csp, url).not.toContain('upgrade-insecure-requests');
+    }
+  });
 });
 
 describe('logs', () => {

@@ -19,8 +19,8 @@ const arg = (name: string, fallback: string): string => {
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 };
 const RUNS = Number(arg('--runs', '5'));
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
-const JOIN_TOKEN = 'bench-join-token-0123456789';
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const JOIN_TOKEN = 'bench-join-token-0123456789abcdef';
 
 type Way = 'tsx' | 'compiled';
 type Binary = 'pixelfleet serve' | 'pixelfleet-agent run';

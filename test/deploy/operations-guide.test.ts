@@ -4,6 +4,7 @@
 // examples load through the real loaders, and every `pixelfleet …` / `pixelfleet-agent …` command
 // it shows exists (`--help` exits 0) with the flags it uses.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -66,6 +67,19 @@ const INDIRECT: { file: string; call: RegExp; sources: string[]; messages?: RegE
     why: 'an EnrollRefusedError ends `run` with exit 77, its message logged',
   },
   { file: 'agent/src/bundle-main.ts', call: /^\.error\(err\)/, sources: [], why: "console.error: not a log line but the bundle's last-resort crash print to stderr" },
+  {
+    file: 'control-plane/src/lib/sampled-log.ts',
+    call: /^\.warn\(\{ \.\.\.fields, count/,
+    sources: [],
+    why: "SampledLog writes the messages of its callers' `.for(peer).warn(fields, 'message')` calls, each found where it is made",
+  },
+  {
+    file: 'control-plane/src/grpc/credential-failures.ts',
+    call: /^\.warn\(\{ peer, address, \.\.\.fields \}, (TOO_MANY_FAILURES_MESSAGE|message)\)/,
+    sources: ['control-plane/src/grpc/credential-failures.ts', 'control-plane/src/grpc/agent-service.ts', 'control-plane/src/grpc/admin-service.ts'],
+    messages: /(?:TOO_MANY_FAILURES_MESSAGE = |credentialFailures\.failed\(peer, )('[^']+')/g,
+    why: 'a failed credential check logs the message its service passes (failed(peer, message, fields)), and a refused one TOO_MANY_FAILURES_MESSAGE',
+  },
 ];
 
 interface LogMessage {
@@ -179,8 +193,8 @@ const FULL_CONTROL_PLANE = {
   http: { host: '127.0.0.1', port: 8080, trustProxy: ['loopback'], tls: { certFile: '/c.pem', keyFile: '/k.pem' }, insecure: false },
   grpc: { host: '0.0.0.0', port: 50051, tls: { certFile: '/c.pem', keyFile: '/k.pem', clientCaFile: '/ca.pem' }, insecure: false },
   dataDir: '/var/lib/pixelfleet',
-  adminToken: 'a'.repeat(16),
-  agentJoinToken: 'j'.repeat(16),
+  adminToken: 'admin-0123456789abcdefghijklmnopqrstuv',
+  agentJoinToken: 'join-0123456789abcdefghijklmnopqrstuv',
   publicUrls: { api: 'https://x.example/api', platform: 'https://x.example', share: 'https://x.example/share', agents: 'https://x.example' },
   network: { allowPrivateUrls: false },
   limits: { buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, telemetryBytesPerSession: 4194304, telemetryBytesWhileQueued: 65536, telemetryAddressBytesBurst: 2097152, telemetryAddressBytesPerSecond: 65536, maxBuildBytes: 1024 },
@@ -189,17 +203,17 @@ const FULL_CONTROL_PLANE = {
   workers: { heartbeatIntervalSeconds: 10, leaseSeconds: 30, lostGraceSeconds: 120 },
   viewers: { resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500, sessionsPerMinute: 10, sessionBurst: 20 },
   sessions: { connectTimeoutSeconds: 120 },
-  metrics: { bearerToken: 'm'.repeat(16) },
+  metrics: { bearerToken: 'metrics-0123456789abcdefghijklmnopqrs' },
   retention: { sessionDays: 100, logDays: 30, telemetryDays: 92, sweepIntervalMinutes: 60 },
   geoip: { enabled: false },
-  turn: { secret: 't'.repeat(16), urls: ['turn:turn.example.com:3478'], ttlSeconds: 86400 },
+  turn: { secret: 'turn-0123456789abcdefghijklmnopqrstuv', urls: ['turn:turn.example.com:3478'], ttlSeconds: 86400 },
   logLevel: 'info',
 };
 /** The agent's counterpart of FULL_CONTROL_PLANE. */
 const FULL_AGENT = {
   controlPlane: 'x.example:50051',
   tls: { caFile: '/ca.pem', serverName: 'x.example', certFile: '/c.pem', keyFile: '/k.pem' },
-  joinToken: 'j'.repeat(16),
+  joinToken: 'join-0123456789abcdefghijklmnopqrstuv',
   region: 'europe',
   slots: 1,
   hostname: 'gpu-1',
@@ -273,7 +287,9 @@ describe('docs/operations.md config keys', () => {
     const dir = tempDir();
     const blocks = [...GUIDE.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1]!);
     expect(blocks.length).toBeGreaterThanOrEqual(2);
-    const sample = JSON.parse(readFileSync(join(REPO_ROOT, 'deploy/control-plane.example.json'), 'utf8')) as Record<string, unknown>;
+    // The sample as an operator fills it in: its placeholder secrets replaced, as the guide says.
+    const secret = () => randomBytes(32).toString('hex');
+    const sample = { ...(JSON.parse(readFileSync(join(REPO_ROOT, 'deploy/control-plane.example.json'), 'utf8')) as Record<string, unknown>), adminToken: secret(), agentJoinToken: secret(), metrics: { bearerToken: secret() } };
     for (const [i, block] of blocks.entries()) {
       // A whole config starts with `{`; a fragment (`"turn": {…}`) goes into the sample control plane config.
       const value = JSON.parse(block.trim().startsWith('{') ? block : `{${block}}`) as Record<string, unknown>;

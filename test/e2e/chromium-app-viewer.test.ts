@@ -29,6 +29,7 @@ import { callApi, killAll, sessionStatuses } from '../support/fleet-processes';
 import { restartServe, startStreamingFleet, type StreamingFleet } from '../support/streaming-fleet';
 import { connectedViewerPeer, VIEWER_PEER_PROBE, viewerPeers, type ViewerPeer } from '../support/viewer-peer-probe';
 import { ViewerNetwork } from '../support/viewer-network';
+import { printMoment } from '../support/moment-figures';
 
 /**
  * The app's picture. Larger ones are no good on a loaded 2-core machine: the encoder falls behind
@@ -145,11 +146,14 @@ async function viewerGetsAPicture(page: Page, stand: Stand, o: { name: string; f
   await expect.poll(async () => (peer = await connectedViewerPeer(page))?.firstFrameAt, { timeout: FIRST_FRAME_BOUND_MS + 5_000, interval: 50 }).toBeDefined();
   const firstFrameAt = peer!.firstFrameAt!;
   const requested = requestedOf(after);
-  console.log(
-    `[${o.name}] viewer peer connected ${connectedAt - o.firstKeyFrameAt} ms after the app's first keyframe; ` +
-      `app keyframe ${requested.length > 0 ? `${requested[0]! - connectedAt} ms` : 'never'} after it; first frame ${firstFrameAt - connectedAt} ms after it; ` +
-      `app keyFramesEncoded ${o.before.keyFramesEncoded} → ${after.keyFramesEncoded}, pliCount ${o.before.pliCount} → ${after.pliCount}`,
-  );
+  printMoment({
+    moment: `${o.name} (${APP_SETTINGS.resX}x${APP_SETTINGS.resY}, whole stack)`,
+    ...(requested.length > 0 ? { connectToKeyframeMs: requested[0]! - connectedAt } : {}),
+    pictureMs: firstFrameAt - connectedAt,
+    connectedAfterFirstKeyframeMs: connectedAt - o.firstKeyFrameAt,
+    keyFramesEncoded: [o.before.keyFramesEncoded, after.keyFramesEncoded],
+    pliCount: [o.before.pliCount, after.pliCount],
+  });
   expect(requested.length).toBeGreaterThan(0);
   expect(firstFrameAt - connectedAt).toBeLessThanOrEqual(FIRST_FRAME_BOUND_MS);
   // The picture moves on from there.

@@ -11,6 +11,7 @@ import pino from 'pino';
 import { SessionRelay, captureRtcp, type RtcpCapture } from '@pixelfleet/agent/test-support';
 import { RealisticStreamLab, keyframeAnswers, type KeyframeAnswers, type SenderPage, type SenderStats, type ViewerPage, type ViewerStats } from '../support/realistic-stream';
 import { appVideoSsrcs, dropAtIngest, type IngestPacketDrop } from '../support/ingest-packet-drop';
+import { printMoment } from '../support/moment-figures';
 
 const BITRATE = { startBps: 10_000_000, minBps: 1_000_000, maxBps: 20_000_000 };
 const SIZE = { width: 1280, height: 720, fps: 30 };
@@ -193,19 +194,18 @@ describe('the relay at the moments a real app meets (a libwebrtc sender that mak
       const seen = await firstFrame(viewer);
       const after = await session.sender.stats();
       const answers = keyframeAnswers(session.capture.keyframeRequestTimes().filter((at) => at >= joinedAt), after.keyFrames);
-      console.log(
-        'late viewer (720p30):',
-        JSON.stringify({
-          alone: { seconds: ALONE_MS / 1000, keyFramesEncoded: alone.keyFramesEncoded, keyframeKB: alone.keyFrames.map((k) => Math.round(k.bytes / 1024)), mbps: +aloneMbps.toFixed(2) },
-          viewer: viewerSummary(seen),
-          requestToKeyframeMs: answers.latenciesMs.map(round),
-          unanswered: answers.unanswered,
-          keyFramesEncoded: after.keyFramesEncoded,
-          keyframeKB: after.keyFrames.slice(1).map((k) => Math.round(k.bytes / 1024)),
-          appFramesEncoded: after.framesEncoded,
-          relay: relaySummary(session.relay),
-        }),
-      );
+      printMoment({
+        moment: 'late viewer (720p30, relay)',
+        requestToKeyframeMs: answers.latenciesMs.map(round),
+        ...(seen.firstFrameAt !== undefined && seen.connectedAt !== undefined ? { pictureMs: round(seen.firstFrameAt - seen.connectedAt) } : {}),
+        alone: { seconds: ALONE_MS / 1000, keyFramesEncoded: alone.keyFramesEncoded, keyframeKB: alone.keyFrames.map((k) => Math.round(k.bytes / 1024)), mbps: +aloneMbps.toFixed(2) },
+        viewer: viewerSummary(seen),
+        unanswered: answers.unanswered,
+        keyFramesEncoded: after.keyFramesEncoded,
+        keyframeKB: after.keyFrames.slice(1).map((k) => Math.round(k.bytes / 1024)),
+        appFramesEncoded: after.framesEncoded,
+        relay: relaySummary(session.relay),
+      });
 
       // Alone, nobody asked and the app made its opening keyframe only: no scene cut, no period.
       expect(alone.keyFramesEncoded).toBe(1);
@@ -242,17 +242,16 @@ describe('the relay at the moments a real app meets (a libwebrtc sender that mak
       const after = await session.sender.stats();
       const firstAfter = await first.stats();
       const answers = keyframeAnswers(session.capture.keyframeRequestTimes().filter((at) => at >= joinedAt), after.keyFrames.slice(before.keyFrames.length - 1));
-      console.log(
-        'second viewer (720p30):',
-        JSON.stringify({
-          second: viewerSummary(seen),
-          first: viewerSummary(firstAfter),
-          requestToKeyframeMs: answers.latenciesMs.map(round),
-          keyframeKB: after.keyFrames.slice(before.keyFrames.length).map((k) => Math.round(k.bytes / 1024)),
-          appTargetMbps: +(after.targetBitrate / 1e6).toFixed(2),
-          relay: relaySummary(session.relay),
-        }),
-      );
+      printMoment({
+        moment: 'second viewer (720p30, relay)',
+        requestToKeyframeMs: answers.latenciesMs.map(round),
+        ...(seen.firstFrameAt !== undefined && seen.connectedAt !== undefined ? { pictureMs: round(seen.firstFrameAt - seen.connectedAt) } : {}),
+        second: viewerSummary(seen),
+        first: viewerSummary(firstAfter),
+        keyframeKB: after.keyFrames.slice(before.keyFrames.length).map((k) => Math.round(k.bytes / 1024)),
+        appTargetMbps: +(after.targetBitrate / 1e6).toFixed(2),
+        relay: relaySummary(session.relay),
+      });
 
       expectKeyframeAnswered(session, joinedAt, before, after);
       expect(seen.firstFrameAt, 'the second viewer decodes a frame').toBeDefined();
@@ -283,19 +282,17 @@ describe('the relay at the moments a real app meets (a libwebrtc sender that mak
       const healedAtMs = healed.at + healed.timeOrigin;
       const after = await session.sender.stats();
       const requests = session.capture.keyframeRequestTimes().filter((at) => at >= lossAt);
-      console.log(
-        'unrepairable ingest loss (720p30):',
-        JSON.stringify({
-          dropped: run.sequenceNumbers.length,
-          retransmissionsDropped: drop!.retransmissionsDropped,
-          abandoned: relayAfter.ingestPacketsAbandoned - before.relay.ingestPacketsAbandoned,
-          lossToRequestMs: requests[0] !== undefined ? round(requests[0] - run.endedAtMs) : 'none',
-          requestToKeyframeMs: keyframeAnswers(requests, after.keyFrames).latenciesMs.map(round),
-          requestToViewerKeyframeMs: requests[0] !== undefined && healed.keyFramesDecoded > before.viewer.keyFramesDecoded ? round(healedAtMs - requests[0]) : 'none',
-          viewer: viewerSummary(healed),
-          relay: relaySummary(session.relay),
-        }),
-      );
+      printMoment({
+        moment: 'unrepairable ingest loss (720p30, relay)',
+        requestToKeyframeMs: keyframeAnswers(requests, after.keyFrames).latenciesMs.map(round),
+        ...(requests[0] !== undefined && healed.keyFramesDecoded > before.viewer.keyFramesDecoded ? { pictureMs: round(healedAtMs - requests[0]) } : {}),
+        dropped: run.sequenceNumbers.length,
+        retransmissionsDropped: drop!.retransmissionsDropped,
+        abandoned: relayAfter.ingestPacketsAbandoned - before.relay.ingestPacketsAbandoned,
+        lossToRequestMs: requests[0] !== undefined ? round(requests[0] - run.endedAtMs) : 'none',
+        viewer: viewerSummary(healed),
+        relay: relaySummary(session.relay),
+      });
 
       // The app did resend (NACK was tried) and the relay gave the packets up.
       expect(drop!.retransmissionsDropped, 'retransmissions of the dropped packets').toBeGreaterThan(0);

@@ -155,7 +155,7 @@ describe('pixelfleet admin backup', () => {
     mkdirSync(dataDir);
     copyFileSync(out, join(dataDir, 'pixelfleet.sqlite'));
     const config = join(dir, 'restored.json');
-    writeFileSync(config, JSON.stringify({ adminToken: TEST_ADMIN_TOKEN, agentJoinToken: 'restore-join-token-0123', dataDir, geoip: { enabled: false }, http: { port: 0 }, grpc: { port: 0 } }));
+    writeFileSync(config, JSON.stringify({ adminToken: TEST_ADMIN_TOKEN, agentJoinToken: 'restore-join-token-0123456789abcdef', dataDir, geoip: { enabled: false }, http: { port: 0 }, grpc: { port: 0 } }));
     const serve = startCli(PIXELFLEET_BIN, ['serve', '--config', config], cleanEnv());
     children.push(serve.child);
     const grpc = (await serve.output(/gRPC\s+(\S+)/))[1]!;

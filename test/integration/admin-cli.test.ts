@@ -167,6 +167,68 @@ describe('workers, sessions, builds', () => {
   });
 });
 
+describe('worker move and remove', () => {
+  /** Another worker of its own (the shared one stays for the other tests), connected, in europe. */
+  async function ownWorker(): Promise<{ agent: Agent; dataDir: string }> {
+    const started = await startTestAgent({ grpcAddress: t.started.grpcAddress, region: 'europe' });
+    await linkReaches(started.agent, 'connected');
+    return started;
+  }
+
+  it('worker move: its sessions end as ended by operator, its stream ends, a Hello naming the old region is refused and one naming the new is accepted', async () => {
+    const { agent: moving, dataDir } = await ownWorker();
+    const owner = await json<{ userId: string }>(['user', 'create', '--email', 'move@example.com']);
+    const { projectId } = await json<{ projectId: string }>(['project', 'create', '--owner', owner.userId, '--name', 'M', '--region', 'europe']);
+    const sessionId = seedSession(t.cp, { projectId, status: 'Running', workerId: moving.workerId });
+
+    expect(await admin(['worker', 'move', '--worker', moving.workerId, '--region', 'mars'])).toMatchObject({ code: 1, stderr: expect.stringContaining('INVALID_ARGUMENT: region "mars" is not one of') as unknown });
+    expect(t.cp.sessions.get(sessionId).status).toBe('Running'); // a refused move ends nothing
+
+    const moved = await json<{ workerId: string; region: string; endedSessions: number }>(['worker', 'move', '--worker', moving.workerId, '--region', 'us-east-1']);
+    expect(moved).toMatchObject({ workerId: moving.workerId, region: 'us-east-1', endedSessions: 1 });
+    expect(t.cp.sessions.get(sessionId)).toMatchObject({ status: 'Terminated', endReason: 'ended by operator' });
+    // Its agent still names europe: its stream ended, and each redial is refused.
+    await expect.poll(() => t.logs.lines.some((l) => l.includes('Hello refused: the worker names another region') && l.includes(moving.workerId))).toBe(true);
+    expect(moving.link.linkState).not.toBe('connected');
+    expect(t.cp.registry.get(moving.workerId)).toMatchObject({ region: 'us-east-1' });
+    await moving.close();
+    // With its region set to the new one it is back, where the move put it.
+    const again = (await startTestAgent({ grpcAddress: t.started.grpcAddress, region: 'us-east-1', dataDir })).agent;
+    try {
+      await linkReaches(again, 'connected');
+      expect(again.workerId).toBe(moving.workerId);
+      expect(t.cp.registry.placeable('us-east-1').map((w) => w.workerId)).toContain(moving.workerId);
+      expect(t.cp.registry.placeable('europe').map((w) => w.workerId)).not.toContain(moving.workerId);
+      const events = t.cp.db.prepare("SELECT type, data FROM events WHERE worker_id = ? AND type = 'worker.moved'").all(moving.workerId) as { type: string; data: string }[];
+      expect(events.map((e) => JSON.parse(e.data) as unknown)).toEqual([{ from: 'europe', to: 'us-east-1' }]);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('worker remove: its token stops working at once, its stream and sessions end, and it is listed no more', async () => {
+    const { agent: removed } = await ownWorker();
+    const owner = await json<{ userId: string }>(['user', 'create', '--email', 'remove@example.com']);
+    const { projectId } = await json<{ projectId: string }>(['project', 'create', '--owner', owner.userId, '--name', 'X', '--region', 'europe']);
+    const sessionId = seedSession(t.cp, { projectId, status: 'Starting', workerId: removed.workerId });
+    const refusedBefore = t.logs.lines.filter((l) => l.includes('refused: missing or invalid worker token')).length;
+    try {
+      const result = await json<{ workerId: string; status: string; endedSessions: number }>(['worker', 'remove', '--worker', removed.workerId]);
+      expect(result).toMatchObject({ workerId: removed.workerId, status: 'removed', endedSessions: 1 });
+      expect(t.cp.sessions.get(sessionId)).toMatchObject({ status: 'Terminated', endReason: 'ended by operator' });
+      expect((await json<{ workers: { workerId: string }[] }>(['workers'])).workers.map((w) => w.workerId)).not.toContain(removed.workerId);
+      // The agent redials with its old token and is refused for good.
+      await expect.poll(() => removed.link.linkState).not.toBe('connected');
+      await expect.poll(() => t.logs.lines.filter((l) => l.includes('refused: missing or invalid worker token')).length).toBeGreaterThan(refusedBefore);
+      expect(t.cp.registry.authenticate('pfw_guess')).toBeUndefined();
+      expect(await admin(['worker', 'remove', '--worker', removed.workerId])).toMatchObject({ code: 1, stderr: expect.stringContaining('NOT_FOUND') as unknown });
+      expect(t.cp.db.prepare("SELECT type FROM events WHERE worker_id = ? AND type = 'worker.removed'").all(removed.workerId)).toHaveLength(1);
+    } finally {
+      await removed.close();
+    }
+  });
+});
+
 describe('events', () => {
   it('replays from --after and follows new events until interrupted', async () => {
     const after = (t.cp.db.prepare('SELECT MAX(id) AS id FROM events').get() as { id: number }).id;

@@ -88,7 +88,7 @@ describe('doctor against a real control plane', () => {
     const t = await controlPlane();
     const good = await runDoctor({ file: configFile(tempDir(), { controlPlane: t.started.grpcAddress, joinToken: TEST_JOIN_TOKEN }), env: {} });
     expect(line(good, 'token')).toEqual({ check: 'token', verdict: 'ok', detail: 'not enrolled yet; joinToken accepted (the agent enrolls at its first start)' });
-    const bad = await runDoctor({ file: configFile(tempDir(), { controlPlane: t.started.grpcAddress, joinToken: 'wrong-join-token-0123456789' }), env: {} });
+    const bad = await runDoctor({ file: configFile(tempDir(), { controlPlane: t.started.grpcAddress, joinToken: 'wrong-join-token-0123456789abcdefgh' }), env: {} });
     expect(line(bad, 'token')).toEqual({ check: 'token', verdict: 'fail', detail: 'the control plane rejected joinToken; copy agentJoinToken from its config' });
     expect(t.cp.registry.list()).toEqual([]);
   });

@@ -29,7 +29,7 @@ async function agent(args: string[]) {
   return { code, stdout: p.stdout(), stderr: p.stderr() };
 }
 
-const CONFIG = { controlPlane: 'cp.example.com:7443', joinToken: 'svc-join-token-0123456789', region: 'europe', dataDir: 'D:\\pixelfleet' };
+const CONFIG = { controlPlane: 'cp.example.com:7443', joinToken: 'svc-join-token-0123456789abcdefghij', region: 'europe', dataDir: 'D:\\pixelfleet' };
 
 describe('pixelfleet-agent service', () => {
   it('install --dry-run prints the XML and the steps, and changes nothing', async () => {

@@ -105,8 +105,8 @@ describe('pixelfleet serve without --config', () => {
       PIXELFLEET_BIN,
       ['serve'],
       cleanEnv({
-        PIXELFLEET_ADMIN_TOKEN: 'noconfig-admin-token-01',
-        PIXELFLEET_AGENT_JOIN_TOKEN: 'noconfig-join-token-012',
+        PIXELFLEET_ADMIN_TOKEN: 'noconfig-admin-token-0123456789abcdef',
+        PIXELFLEET_AGENT_JOIN_TOKEN: 'noconfig-join-token-0123456789abcdef',
         PIXELFLEET_DATA_DIR: dir,
         PIXELFLEET_HTTP__PORT: '0',
         PIXELFLEET_GRPC__PORT: '0',

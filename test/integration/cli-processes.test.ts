@@ -11,8 +11,8 @@ import { AGENT_BIN, cleanEnv, PIXELFLEET_BIN, startCli } from '../support/cli-pr
 
 const PIXELFLEET = PIXELFLEET_BIN;
 const AGENT = AGENT_BIN;
-const ADMIN_TOKEN = 'cli-admin-token-0123456789';
-const JOIN_TOKEN = 'cli-join-token-0123456789';
+const ADMIN_TOKEN = 'cli-admin-token-0123456789abcdefgh';
+const JOIN_TOKEN = 'cli-join-token-0123456789abcdefgh';
 
 const children: ChildProcessWithoutNullStreams[] = [];
 const dirs: string[] = [];
@@ -159,11 +159,11 @@ describe('serve, agent and admin as processes', () => {
     }));
     const [, grpcAddress] = (await cp.output(/gRPC +(127\.0\.0\.1:\d+)/)) as [string, string];
     const agent = await run(AGENT, ['run'], cleanEnv({
-      PIXELFLEET_AGENT_CONTROL_PLANE: grpcAddress, PIXELFLEET_AGENT_JOIN_TOKEN: 'not-the-join-token-0000', PIXELFLEET_AGENT_REGION: 'europe', PIXELFLEET_AGENT_DATA_DIR: join(dir, 'agent'),
+      PIXELFLEET_AGENT_CONTROL_PLANE: grpcAddress, PIXELFLEET_AGENT_JOIN_TOKEN: 'not-the-join-token-0123456789abcdef', PIXELFLEET_AGENT_REGION: 'europe', PIXELFLEET_AGENT_DATA_DIR: join(dir, 'agent'),
     }));
     expect(agent.code).toBe(77);
     expect(agent.stdout).toContain('the control plane refused enrollment: invalid join token');
-    expect(agent.stdout + agent.stderr).not.toContain('not-the-join-token-0000');
+    expect(agent.stdout + agent.stderr).not.toContain('not-the-join-token-0123456789abcdef');
     cp.child.kill('SIGTERM');
     expect(await cp.exited).toBe(0);
   });

@@ -3,8 +3,9 @@
 // ignored; the server keeps serving, stores nothing without bound and never logs the tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { agentV1, decodeStoredCommand } from '@pixelfleet/proto';
-import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
+import { adminV1, agentV1, decodeStoredCommand } from '@pixelfleet/proto';
+import { CREDENTIAL_FAILURE_BURST } from '@pixelfleet/control-plane/test-support';
+import { startTestControlPlane, TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN, TEST_METRICS_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { seedProject, seedSession } from '../support/seed';
 
 let t: TestControlPlane;
@@ -56,6 +57,32 @@ describe('authentication', () => {
     expect(t.logs.text()).toContain('Enroll refused');
     expect(t.logs.text()).not.toContain('wrong-join-token-123456789');
     expect(t.logs.text()).not.toContain(TEST_JOIN_TOKEN);
+  });
+
+  it('a burst of wrong tokens from one address is backed off: past the burst the address is refused unchecked, even with the right token, and the log holds two lines, not one per guess', async () => {
+    const own = await startTestControlPlane();
+    const guesser = new agentV1.AgentServiceClient(own.started.grpcAddress, credentials.createInsecure());
+    try {
+      const tryEnroll = (token: string) =>
+        new Promise<status>((resolve) => guesser.enroll({ hostname: 'h', region: 'europe', slots: 1, agentVersion: 't' }, bearer(token), (err) => resolve(err ? err.code : status.OK)));
+      const codes: status[] = [];
+      for (let i = 0; i < 40; i++) codes.push(await tryEnroll(`guess-${i}-0123456789abcdefghijklmnopqrstuv`));
+      expect(codes.slice(0, CREDENTIAL_FAILURE_BURST)).toEqual(Array<status>(CREDENTIAL_FAILURE_BURST).fill(status.UNAUTHENTICATED));
+      expect(codes.slice(CREDENTIAL_FAILURE_BURST)).toEqual(Array<status>(40 - CREDENTIAL_FAILURE_BURST).fill(status.RESOURCE_EXHAUSTED));
+      // The right token from the guessing address waits too (the check is not made at all).
+      expect(await tryEnroll(TEST_JOIN_TOKEN)).toBe(status.RESOURCE_EXHAUSTED);
+      const refusals = own.logs.lines.filter((l) => l.includes('Enroll refused') || l.includes('credential check refused'));
+      expect(refusals).toHaveLength(2);
+      expect(JSON.parse(refusals[1]!)).toMatchObject({ msg: 'credential check refused: too many failed checks from this address', address: '127.0.0.1', count: 1 });
+      // The admin service shares the count: a guesser of the join token cannot turn to the admin token.
+      const admin = new adminV1.AdminServiceClient(own.started.grpcAddress, credentials.createInsecure());
+      const adminCode = await new Promise<status>((resolve) => admin.listWorkers({}, bearer(TEST_ADMIN_TOKEN), (err) => resolve(err ? err.code : status.OK)));
+      admin.close();
+      expect(adminCode).toBe(status.RESOURCE_EXHAUSTED);
+    } finally {
+      guesser.close();
+      await own.destroy();
+    }
   });
 
   it('Enroll validates what the machine says about itself', async () => {
@@ -276,6 +303,42 @@ describe('a rogue Hello', () => {
     await welcomed(w.workerToken, helloWith(w.workerId, { slots: 4, runningSessions: listed }));
     expect(stopsOf(w.workerId)).toEqual([mine, theirs, unknown]);
     expect(stopsOf(other.workerId)).toEqual([]);
+  });
+
+  it("a rogue agent's heartbeats reach /metrics only for sessions it holds, list no more than its slots allow, and its floods of acks and reports cost one warn line each", async () => {
+    const w = await enroll(TEST_JOIN_TOKEN, { slots: 1 });
+    const other = await enroll(TEST_JOIN_TOKEN);
+    const { projectId } = seedProject(t.cp);
+    const theirs = seedSession(t.cp, { projectId, status: 'Running', workerId: other.workerId });
+    const metric = async (name: string): Promise<number> => {
+      const text = await (await fetch(`${t.started.httpOrigin}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).text();
+      return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    };
+    const before = await metric('pixelfleet_relay_keyframe_requests_total');
+    const relay = { keyframeRequestsMade: 1_000_000, keyframeRequestsToApp: 0, keyframeRequestsCoalesced: 0, ingestPacketsMissing: 0, ingestPacketsAbandoned: 0, viewerPacketsResent: 0, viewerNackMisses: 0, rembBps: 0 };
+    const activity = [theirs, 'session_1700000000000_100000001', 'session_1700000000000_100000002'].map((sessionId) => ({ sessionId, relay }));
+    const heartbeat: agentV1.ConnectRequest = { msg: { $case: 'heartbeat', value: { sentAt: new Date(), runningSessions: 0, sessionActivity: activity } } };
+    const ack: agentV1.ConnectRequest = { msg: { $case: 'ack', value: { commandId: 'cmd_not_sent', seq: 999, phase: agentV1.CommandPhase.COMMAND_PHASE_SUCCEEDED, errorCode: '', errorMessage: '', progressPercent: 0 } } };
+    const linesBefore = t.logs.lines.length;
+    const call = client.connect(bearer(w.workerToken));
+    const closed = new Promise<void>((resolve) => call.on('error', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      call.on('data', (m: agentV1.ConnectResponse) => m.msg?.$case === 'welcome' && resolve());
+      call.once('error', reject);
+      call.write(helloWith(w.workerId, { slots: 1 }));
+    });
+    for (let i = 0; i < 50; i++) {
+      call.write(heartbeat);
+      call.write(ack);
+    }
+    await expect.poll(() => t.cp.registry.get(w.workerId).lastSeenAt).toBeGreaterThan(0);
+    await expect.poll(() => t.logs.lines.slice(linesBefore).filter((l) => l.includes('ack for a command this worker was not sent')).length).toBe(1);
+    call.cancel();
+    await closed;
+    const lines = t.logs.lines.slice(linesBefore);
+    expect(lines.filter((l) => l.includes('heartbeat lists more sessions than the worker may run'))).toHaveLength(1);
+    expect(JSON.parse(lines.find((l) => l.includes('heartbeat lists more sessions'))!)).toMatchObject({ workerId: w.workerId, listed: 3, maxRunning: 2, count: 1 });
+    expect(await metric('pixelfleet_relay_keyframe_requests_total')).toBe(before);
   });
 
   it('cuts the agent version and an ack\'s error texts before storing them', async () => {

@@ -30,7 +30,7 @@ async function serveWith(ports: { http: number; grpc: number }) {
   const config = join(dir, 'cp.json');
   writeFileSync(
     config,
-    JSON.stringify({ adminToken: 'listen-admin-token-0123', agentJoinToken: 'listen-join-token-01234', dataDir: join(dir, 'data'), geoip: { enabled: false }, http: { port: ports.http }, grpc: { port: ports.grpc } }),
+    JSON.stringify({ adminToken: 'listen-admin-token-0123456789abcdef', agentJoinToken: 'listen-join-token-0123456789abcdef', dataDir: join(dir, 'data'), geoip: { enabled: false }, http: { port: ports.http }, grpc: { port: ports.grpc } }),
   );
   const p = startCli(PIXELFLEET_BIN, ['serve', '--config', config], cleanEnv());
   children.push(p.child);

@@ -163,7 +163,7 @@ describe('pixelfleet serve with grpc.tls', () => {
 describe('listeners other machines can reach', () => {
   it('pixelfleet serve refuses 0.0.0.0 in plaintext in one line naming the key (exit 78), and starts with a warning when grpc.insecure says so', async () => {
     const dir = tempDir();
-    const base = { adminToken: PROCESS_ADMIN_TOKEN, agentJoinToken: 'process-join-token-0123456789', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, geoip: { enabled: false } };
+    const base = { adminToken: PROCESS_ADMIN_TOKEN, agentJoinToken: 'process-join-token-0123456789abcdef', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, geoip: { enabled: false } };
     const refusedFile = join(dir, 'refused.json');
     writeFileSync(refusedFile, JSON.stringify({ ...base, grpc: { host: '0.0.0.0', port: 0 } }));
     const refused = startCli(PIXELFLEET_BIN, ['serve', '--config', refusedFile], cleanEnv());
@@ -185,7 +185,7 @@ describe('listeners other machines can reach', () => {
 
   it('pixelfleet serve refuses an http:// publicUrls.agents on another machine in one line naming the key (exit 78), and starts with a warning when http.insecure says so', async () => {
     const dir = tempDir();
-    const base = { adminToken: PROCESS_ADMIN_TOKEN, agentJoinToken: 'process-join-token-0123456789', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, geoip: { enabled: false } };
+    const base = { adminToken: PROCESS_ADMIN_TOKEN, agentJoinToken: 'process-join-token-0123456789abcdef', dataDir: join(dir, 'data'), http: { host: '127.0.0.1', port: 0 }, geoip: { enabled: false } };
     const refusedFile = join(dir, 'refused.json');
     writeFileSync(refusedFile, JSON.stringify({ ...base, publicUrls: { agents: 'http://10.0.0.5:8080' } }));
     const refused = startCli(PIXELFLEET_BIN, ['serve', '--config', refusedFile], cleanEnv());

@@ -328,6 +328,24 @@ describe('admission limits', () => {
     expect((await b.closed).code).toBe(4010);
   });
 
+  it("a project whose subscription is not active gets no new session (4015, one log line a minute); a viewer already in keeps its session, and an active subscription admits again", async () => {
+    const { t, projectId, connect, sessionCount } = await setup();
+    const watching = await connect();
+    const sessionId = (await watching.next('pixelfleetSession')).sessionId as string;
+    t.cp.accounts.setSubscriptionStatus(projectId, 'past_due');
+    for (let i = 0; i < 3; i++) {
+      const refused = await connect();
+      expect(await refused.closed).toEqual({ code: 4015, reason: "the project's subscription is not active" });
+    }
+    expect(sessionCount()).toBe(1);
+    expect(t.cp.sessions.get(sessionId).status).not.toBe('Terminated');
+    expect(t.logs.lines.filter((l) => l.includes("viewer refused: the project's subscription is not active"))).toHaveLength(1);
+    expect(VIEWER_CLOSES.subscriptionInactive).toMatchObject({ code: 4015, sentence: 'This stream is not available right now.' });
+    t.cp.accounts.setSubscriptionStatus(projectId, 'active');
+    await (await connect()).next('pixelfleetSession');
+    expect(sessionCount()).toBe(2);
+  });
+
   it('a project whose queue holds viewers.maxQueuedPerProject sessions turns the next viewer away with 4011', async () => {
     const { t, script, connect, sessionCount } = await setup({ overrides: { viewers: { maxQueuedPerProject: 1 } } });
     const first = await connect();

@@ -14,7 +14,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const SECRET = 'turn-secret-0123456789abcdef';
+const SECRET = 'turn-secret-0123456789abcdefghijkl';
 const URLS = ['turn:turn.example.com:3478?transport=udp'];
 const MARGIN_S = 60;
 

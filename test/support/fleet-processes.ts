@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { AGENT_BIN, AGENT_BUNDLE, cleanEnv, PIXELFLEET_BIN as PIXELFLEET, REPO_ROOT as root } from './cli-process';
 
-export const PROCESS_ADMIN_TOKEN = 'process-admin-token-0123456789';
-export const PROCESS_JOIN_TOKEN = 'process-join-token-0123456789';
+export const PROCESS_ADMIN_TOKEN = 'process-admin-token-0123456789abcdef';
+export const PROCESS_JOIN_TOKEN = 'process-join-token-0123456789abcdef';
 
 export interface FleetProcess {
   child: ChildProcessWithoutNullStreams;

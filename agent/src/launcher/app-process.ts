@@ -92,6 +92,8 @@ export interface AppProcessOptions {
   argv0?: string;
   /** Windows: pass args to the command line as written (they are already quoted, see toWindowsUnrealArgs). */
   windowsVerbatimArguments?: boolean;
+  /** Secrets on the command line (the session's signalling secret): written as `<redacted>` in the log. */
+  redact?: readonly string[];
   /**
    * Windows: app-job.exe (app-job.ts), which runs the app in a job object of its own that the OS
    * ends with the launcher. The spawned process, its pid and the one the kill commands name, is
@@ -274,7 +276,8 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     }
     subprocess.once('spawn', () => {
       this.transition('spawned');
-      this.log.info({ appPid: this.pid, command: [file, ...args], ...(this.jobLauncher ? { jobLauncher: spawn.file } : {}) }, 'app started');
+      const command = [file, ...args].map((arg) => redactIn(arg, options.redact ?? []));
+      this.log.info({ appPid: this.pid, command, ...(this.jobLauncher ? { jobLauncher: spawn.file } : {}) }, 'app started');
     });
     subprocess.once('exit', (code, signal) => this.onRootExit(code, signal));
     void subprocess.then(
@@ -457,4 +460,9 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.resolveExit(exit);
     this.emit('exited', exit);
   }
+}
+
+/** arg with every secret in it written as `<redacted>`. */
+function redactIn(arg: string, secrets: readonly string[]): string {
+  return secrets.reduce((text, secret) => (secret === '' ? text : text.split(secret).join('<redacted>')), arg);
 }

@@ -35,6 +35,9 @@ const build = (manifest: Partial<LaunchBuild['manifest']> = {}): LaunchBuild => 
   manifest: { platform: 'windows', projectName: 'CityDemo', executable: 'CityDemo/Binaries/Win64/CityDemo-Win64-Shipping.exe', baseArgs: ['CityDemo'], ...manifest },
 });
 
+/** A session's signalling secret (43 URL-safe base64 characters, as SessionRuntime makes them). */
+const SECRET = 'c2Vzc2lvbi1zZWNyZXQtZm9yLWEtbGF1bmNoLXRlc3Qtb25seQ';
+
 const input = (over: Partial<LaunchPlanInput> = {}): LaunchPlanInput => ({
   command: ['node', 'test/mock-unreal/bin/mock-unreal.mjs'],
   build: build(),
@@ -42,6 +45,7 @@ const input = (over: Partial<LaunchPlanInput> = {}): LaunchPlanInput => ({
   settings,
   sessionDir: join(root, 'sessions', 'ses_1'),
   signallingPort: 50_123,
+  signallingSecret: SECRET,
   streamerId: 'str_1',
   platform: 'linux',
   jobLauncher,
@@ -73,8 +77,8 @@ describe('planLaunch', () => {
     });
     expect(plan.args).toEqual([
       'CityDemo',
-      '-PixelStreamingConnectionURL=ws://127.0.0.1:50123',
-      '-PixelStreamingURL=ws://127.0.0.1:50123',
+      `-PixelStreamingConnectionURL=ws://127.0.0.1:50123/${SECRET}`,
+      `-PixelStreamingURL=ws://127.0.0.1:50123/${SECRET}`,
       '-PixelStreamingID=str_1',
       '-RenderOffScreen',
       '-ForceRes',
@@ -130,7 +134,7 @@ describe('planLaunch', () => {
     const blueprint = build({ projectName: 'Oasis', executable: 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe', baseArgs: ['../../../Oasis/Oasis.uproject'] });
     const plan = await planLaunch(input({ command: undefined, build: blueprint, platform: 'win32', sessionDir: 'C:\\s\\ses_1' }));
     expect(plan.command).toEqual([join(buildDir, 'Engine/Binaries/Win64/UnrealGame-Win64-Shipping.exe')]);
-    expect(plan.args.slice(0, 3)).toEqual(['../../../Oasis/Oasis.uproject', '-PixelStreamingConnectionURL=ws://127.0.0.1:50123', '-PixelStreamingURL=ws://127.0.0.1:50123']);
+    expect(plan.args.slice(0, 3)).toEqual(['../../../Oasis/Oasis.uproject', `-PixelStreamingConnectionURL=ws://127.0.0.1:50123/${SECRET}`, `-PixelStreamingURL=ws://127.0.0.1:50123/${SECRET}`]);
     expect(plan.logPath).toBe('C:\\s\\ses_1\\Oasis.log');
   });
 

@@ -29,6 +29,8 @@ export interface LaunchPlanInput {
   sessionDir: string;
   /** Port of the session's loopback signalling server (see listenOnLoopback). */
   signallingPort: number;
+  /** The session's signalling secret, the path of the URL the app dials (loopbackSignallingUrl). */
+  signallingSecret: string;
   streamerId: string;
   /** Default: process.platform. */
   platform?: NodeJS.Platform;
@@ -120,7 +122,7 @@ export async function planLaunch(input: LaunchPlanInput): Promise<LaunchPlan> {
   const args = buildUnrealArgs({
     projectName,
     ...(executable ? { baseArgs: executable.baseArgs } : {}),
-    signallingUrl: loopbackSignallingUrl(input.signallingPort),
+    signallingUrl: loopbackSignallingUrl(input.signallingPort, input.signallingSecret),
     streamerId: input.streamerId,
     ...input.settings,
     logPath,
@@ -189,6 +191,7 @@ export async function launchSession(input: LaunchSessionInput): Promise<Launched
     control,
     ...(plan.argv0 === undefined ? {} : { argv0: plan.argv0 }),
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
+    redact: [input.signallingSecret],
     ...(plan.jobLauncher === undefined ? {} : { jobLauncher: plan.jobLauncher }),
     ...(input.record ? { record: { ...input.record, buildDir: input.build?.dir } } : {}),
   });

@@ -186,11 +186,15 @@ describe('chooseStartBitrateBps', () => {
 });
 
 describe('loopbackSignallingUrl', () => {
-  it('uses the IPv4 loopback literal', () => {
-    expect(loopbackSignallingUrl(49731)).toBe('ws://127.0.0.1:49731');
+  const secret = 'Q2hhbmdlZC1ldmVyeS1zZXNzaW9uLW5vdC1hLXJlYWwta2V5';
+  it('uses the IPv4 loopback literal, with the session secret as the path', () => {
+    expect(loopbackSignallingUrl(49731, secret)).toBe(`ws://127.0.0.1:49731/${secret}`);
   });
   it('refuses a non-port', () => {
-    for (const port of [0, 65_536, 1.5, Number.NaN]) expect(launchError(() => loopbackSignallingUrl(port)).code).toBe('INVALID_SETTINGS');
+    for (const port of [0, 65_536, 1.5, Number.NaN]) expect(launchError(() => loopbackSignallingUrl(port, secret)).code).toBe('INVALID_SETTINGS');
+  });
+  it('refuses a secret that is short, or not URL-safe base64', () => {
+    for (const bad of ['', 'short', 'a'.repeat(31), `${secret}/..`, `${secret}?x=1`, 'a'.repeat(129)]) expect(launchError(() => loopbackSignallingUrl(49731, bad)).code).toBe('INVALID_SETTINGS');
   });
 });
 

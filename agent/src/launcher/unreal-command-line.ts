@@ -36,7 +36,7 @@ export interface UnrealArgsInput {
   projectName: string;
   /** What comes before the flags; default `[projectName]` (a Blueprint-only build passes its .uproject path). */
   baseArgs?: readonly string[];
-  /** The loopback signalling server, e.g. `ws://127.0.0.1:49731` (see loopbackSignallingUrl). */
+  /** The session's loopback signalling server with its secret path, e.g. `ws://127.0.0.1:49731/<secret>` (see loopbackSignallingUrl). */
   signallingUrl: string;
   /** Pixel Streaming streamer id the app announces. */
   streamerId: string;
@@ -55,9 +55,18 @@ export interface UnrealArgsInput {
   launchArgs: readonly string[];
 }
 
-export function loopbackSignallingUrl(port: number): string {
+/** A session's app signalling secret: URL-safe base64, at least 32 characters (appSignallingSecret makes 43). */
+const SIGNALLING_SECRET = /^[A-Za-z0-9_-]{32,128}$/;
+
+/**
+ * The URL the app dials: the session's loopback port and, as its path, the session's secret. Any
+ * process on the worker can find the port; only the app it was launched for knows the path, and
+ * the session's signalling server refuses every upgrade without it (session-runtime.ts).
+ */
+export function loopbackSignallingUrl(port: number, secret: string): string {
   if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new LaunchError('INVALID_SETTINGS', `signalling port ${port} is not a TCP port`);
-  return `ws://127.0.0.1:${port}`;
+  if (!SIGNALLING_SECRET.test(secret)) throw new LaunchError('INVALID_SETTINGS', 'the signalling secret must be 32–128 URL-safe base64 characters');
+  return `ws://127.0.0.1:${port}/${secret}`;
 }
 
 /** The start bitrate in bps for a session (see START_BITS_PER_PIXEL for why). */

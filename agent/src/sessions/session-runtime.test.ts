@@ -166,7 +166,7 @@ async function startSession(options: { log?: Logger } = {}): Promise<Session> {
     await exited;
   });
   const signallingUrl = await urlArrived;
-  expect(signallingUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+  expect(signallingUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{43}$/);
   const app = await dialAsApp(signallingUrl);
   cleanups.push(() => app.socket.terminate());
   await identify(app);
@@ -232,6 +232,46 @@ describe('SessionRuntime toward the app', () => {
     cleanups.push(() => again.socket.terminate());
     await identify(again);
     expect(await again.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+  });
+
+  it("only a dialler with the session secret (the path of the app's URL) gets an upgrade, on the first connection and after a re-dial; refusals are logged at warn, sampled, and the secret never", async () => {
+    const { log, lines } = recordingLog();
+    const { app, signallingUrl, subscribe } = await startSession({ log });
+    const port = new URL(signallingUrl).port;
+    const secret = new URL(signallingUrl).pathname.slice(1);
+    /** The HTTP status a dialler gets instead of an upgrade (undefined: it got one). */
+    const dial = async (url: string): Promise<number | undefined> => {
+      const socket = new WebSocket(url);
+      cleanups.push(() => socket.terminate());
+      return await new Promise((resolve) => {
+        socket.once('open', () => resolve(undefined));
+        socket.once('unexpected-response', (_req, res) => resolve(res.statusCode));
+        socket.once('error', () => undefined);
+      });
+    };
+    // A rival on the same worker knows the port (a scan, the command line's port), not the secret.
+    expect(await dial(`ws://127.0.0.1:${port}`)).toBe(401);
+    expect(await dial(`ws://127.0.0.1:${port}/${secret.slice(0, -1)}`)).toBe(401);
+    expect(await dial(`ws://127.0.0.1:${port}/${secret}x`)).toBe(401);
+    expect(await dial(`ws://127.0.0.1:${port}/${secret}?streamer=1`)).toBe(401);
+
+    // The app's socket drops and the slot is open: a rival racing its re-dial is still refused.
+    await subscribe();
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+    app.socket.terminate();
+    await once(app.socket, 'close');
+    expect(await dial(`ws://127.0.0.1:${port}/`)).toBe(401);
+    const again = await dialAsApp(signallingUrl);
+    cleanups.push(() => again.socket.terminate());
+    await identify(again);
+    expect(await again.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+
+    const refusals = lines.filter((l) => l.msg === 'app signalling upgrade refused: the URL lacks the session secret (another process on this worker dialled the session port)');
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toMatchObject({ level: 40, refused: 1 });
+    const started = lines.find((l) => l.msg === 'app started');
+    expect(JSON.stringify(started)).toContain(`127.0.0.1:${port}/<redacted>`);
+    expect(JSON.stringify(lines)).not.toContain(secret);
   });
 
   it('a second streamer socket from the app (PS2 CreateStreamer) is closed with 1008 once it identifies, logged at warn once however often it re-dials; the viewer stays with the first', async () => {

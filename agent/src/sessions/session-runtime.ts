@@ -3,7 +3,8 @@
 // Wilbur announces a player on its `subscribe`), the app process (launcher), and the werift relay
 // between the app and the session's viewer, whose signalling travels over the control link.
 // Reports every phase as a session event.
-import { createServer, type Server } from 'node:http';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -24,6 +25,9 @@ import type { IceCandidateInit } from '@pixelfleet/signaling';
 
 /** The player id the agent uses toward the app (it is the app's only player). */
 export const RELAY_PLAYER_ID = 'pixelfleet-relay';
+
+/** Refused app signalling upgrades are logged at warn at most this often per session, with a count. */
+export const REFUSED_UPGRADE_LOG_INTERVAL_MS = 60_000;
 
 /** Close reasons (1008) for a streamer the session refuses (see decideStreamerId). */
 export const SECOND_STREAMER_REASON = 'this session already has a streamer';
@@ -96,6 +100,12 @@ export class SessionRuntime {
   private appAnnounced = false;
   private inputSeen = 0;
   private lastInputAtMs: number | undefined;
+  /**
+   * The path of the URL the app is given (`ws://127.0.0.1:<port>/<secret>`): another process on
+   * the worker (a rival customer's app) can find the port, not this. An upgrade without it is refused.
+   */
+  private readonly signallingSecret = randomBytes(32).toString('base64url');
+  private refusedUpgrades = { count: 0, loggedAt: undefined as number | undefined };
 
   constructor(private readonly options: SessionRuntimeOptions) {
     this.sessionId = options.command.sessionId;
@@ -109,6 +119,24 @@ export class SessionRuntime {
     });
     // The start() caller awaits it; a failure before that must not go unhandled.
     this.identified.catch(() => undefined);
+  }
+
+  /** True when the upgrade's path is the session's secret (compared in constant time). */
+  private knowsSecret(req: IncomingMessage): boolean {
+    const given = Buffer.from(req.url ?? '');
+    const expected = Buffer.from(`/${this.signallingSecret}`);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  /** One warn line for the first refusal, then at most one per REFUSED_UPGRADE_LOG_INTERVAL_MS with the count since. */
+  private noteRefusedUpgrade(req: IncomingMessage): void {
+    const refused = this.refusedUpgrades;
+    refused.count += 1;
+    const now = this.clock.now();
+    if (refused.loggedAt !== undefined && now - refused.loggedAt < REFUSED_UPGRADE_LOG_INTERVAL_MS) return;
+    this.options.log.warn({ refused: refused.count, remotePort: req.socket.remotePort }, 'app signalling upgrade refused: the URL lacks the session secret (another process on this worker dialled the session port)');
+    refused.count = 0;
+    refused.loggedAt = now;
   }
 
   /** An app was launched: its exit, whenever it comes, ends in onFinished. */
@@ -152,7 +180,12 @@ export class SessionRuntime {
     this.options.signal({ type: 'config', peerConnectionOptions: { iceServers: this.options.ice.iceServers } });
 
     this.server = createServer((_req, res) => res.writeHead(426).end());
-    this.wss = new WebSocketServer({ server: this.server, maxPayload: DEFAULT_MAX_MESSAGE_BYTES });
+    this.wss = new WebSocketServer({
+      server: this.server,
+      maxPayload: DEFAULT_MAX_MESSAGE_BYTES,
+      // Before anything is read from the socket: a refused dialler never reaches the streamer slot.
+      verifyClient: ({ req }, done) => (this.knowsSecret(req) ? done(true) : (this.noteRefusedUpgrade(req), done(false, 401, 'Unauthorized'))),
+    });
     this.wss.on('connection', (socket) => this.onStreamerSocket(socket));
     let port: number;
     try {
@@ -173,6 +206,7 @@ export class SessionRuntime {
         settings: c,
         sessionDir: this.options.sessionDir,
         signallingPort: port,
+        signallingSecret: this.signallingSecret,
         streamerId: c.streamingId,
         env: this.options.appEnv,
         clock: this.clock,

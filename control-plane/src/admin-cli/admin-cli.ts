@@ -36,6 +36,8 @@ const COMMANDS = [
   ['workers', '', 'lists the workers'],
   ['worker drain', '--worker W', 'stops placing sessions on a worker'],
   ['worker undrain', '--worker W', 'puts a drained worker back in service'],
+  ['worker move', '--worker W --region us-east-1|europe|asia-pacific', "moves a worker to another region (its sessions end; its agent's region must then name the new one)"],
+  ['worker remove', '--worker W', "revokes a worker's token, ends its stream and sessions, and forgets it (it must enroll again)"],
   ['sessions', '[--project P] [--limit N]', 'lists sessions, newest first'],
   ['session end', '--session S', 'ends a session'],
   ['builds', '--project P', "lists a project's builds"],
@@ -320,6 +322,21 @@ export async function runAdminCli(argv: readonly string[], io: CliIo): Promise<n
         const r = command === 'worker drain' ? await client.call<adminV1.DrainWorkerResponse>((c, md, o, cb) => c.drainWorker({ workerId }, md, o, cb)) : await client.call<adminV1.UndrainWorkerResponse>((c, md, o, cb) => c.undrainWorker({ workerId }, md, o, cb));
         const w = r.worker!;
         print(workerJson(w), renderFields({ workerId: w.workerId, status: w.status, link: w.link, draining: w.draining }));
+        break;
+      }
+      case 'worker move': {
+        const workerId = need('worker');
+        const region = need('region');
+        const r = await client.call<adminV1.MoveWorkerResponse>((c, md, o, cb) => c.moveWorker({ workerId, region }, md, o, cb));
+        const w = r.worker!;
+        print({ ...workerJson(w), endedSessions: r.endedSessions }, renderFields({ workerId: w.workerId, region: w.region, status: w.status, endedSessions: r.endedSessions }));
+        break;
+      }
+      case 'worker remove': {
+        const workerId = need('worker');
+        const r = await client.call<adminV1.RemoveWorkerResponse>((c, md, o, cb) => c.removeWorker({ workerId }, md, o, cb));
+        const w = r.worker!;
+        print({ ...workerJson(w), endedSessions: r.endedSessions }, renderFields({ workerId: w.workerId, hostname: w.hostname, status: w.status, endedSessions: r.endedSessions }));
         break;
       }
       case 'sessions': {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -60,6 +60,24 @@ describe('openDatabase', () => {
     const latest = Math.max(...MIGRATIONS.map((m) => m.version));
     expect(Math.max(...versions(db))).toBe(latest);
     expect(versions(db)).toEqual(MIGRATIONS.map((m) => m.version).sort((a, b) => a - b));
+  });
+
+  it('creates a new database file 0600 (and its -wal and -shm alike) in a folder 0700, whatever the umask; an existing file keeps its mode', () => {
+    const umask = process.umask(0);
+    try {
+      const path = join(dir, 'data', 'cp.sqlite');
+      const db = track(openDatabase(path));
+      db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)').run('usr_1', 'a@example.com', 0);
+      const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
+      expect(mode(join(dir, 'data'))).toBe('700');
+      expect([mode(path), mode(`${path}-wal`), mode(`${path}-shm`)]).toEqual(['600', '600', '600']);
+      db.close();
+      chmodSync(path, 0o640); // an operator's choice
+      track(openDatabase(path));
+      expect(mode(path)).toBe('640');
+    } finally {
+      process.umask(umask);
+    }
   });
 
   it('applies nothing when re-opened', () => {

@@ -1,5 +1,5 @@
 // Opens the control plane's SQLite file (WAL, foreign keys on) and applies pending migrations.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { MIGRATIONS, type Migration } from './migrations';
@@ -13,7 +13,15 @@ export class SchemaTooNewError extends Error {
 
 /** Opens (creating if needed) the database at path and migrates it to the latest version. */
 export function openDatabase(path: string, migrations: readonly Migration[] = MIGRATIONS): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // A new file is the service account's alone (0600, whatever the umask): it holds key digests,
+    // viewers' addresses and settings. SQLite gives its -wal and -shm files the same mode.
+    if (!existsSync(path)) {
+      closeSync(openSync(path, 'a', 0o600));
+      chmodSync(path, 0o600);
+    }
+  }
   const db = new Database(path);
   try {
     db.pragma('journal_mode = WAL');

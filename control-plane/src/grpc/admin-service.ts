@@ -1,6 +1,6 @@
 // AdminService handlers for operators. Every call must carry the admin token; the token is
 // compared in constant time and never logged.
-import { status, type Metadata, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData } from '@grpc/grpc-js';
+import { status, type Metadata, type ServerUnaryCall, type ServerWritableStream, type ServiceError, type sendUnaryData } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { adminV1 } from '@pixelfleet/proto';
 import { secretsEqual } from '../lib/secrets';
@@ -18,8 +18,10 @@ import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { invalid } from '../errors';
+import { isRegionCode, REGION_CODES } from '../regions';
 import { accessFromProto, buildToProto, eventToProto, sessionToProto, workerToProto } from './admin-mapping';
 import { bearerToken, endCallWithError, grpcError, toGrpcError } from './status';
+import { TOO_MANY_FAILURES_DETAILS, type CredentialFailures } from './credential-failures';
 
 export interface AdminServiceDeps {
   adminToken: string;
@@ -32,6 +34,8 @@ export interface AdminServiceDeps {
   events: EventLog;
   /** Consistent copies of the database for Backup (OnlineBackups). */
   backups: { take(): Promise<BackupFile> };
+  /** Failed admin-token checks per address, shared with AgentService (credential-failures.ts). */
+  credentialFailures: CredentialFailures;
   log: Logger;
 }
 
@@ -58,18 +62,21 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
   const watches = new Map<WatchCall, EventWatch>();
   const watchCounters = new WatchCounters();
 
-  const authorized = (metadata: Metadata, peer: string, method: string): boolean => {
+  /** undefined when the call carries the admin token; else the error it is answered with (credential-failures.ts). */
+  const refusal = (metadata: Metadata, peer: string, method: string): ServiceError | undefined => {
+    if (!deps.credentialFailures.mayCheck(peer, { method })) return grpcError(status.RESOURCE_EXHAUSTED, TOO_MANY_FAILURES_DETAILS);
     const token = bearerToken(metadata);
-    const ok = token !== undefined && secretsEqual(token, deps.adminToken);
-    if (!ok) log.warn({ peer, method }, 'admin call refused: missing or invalid admin token');
-    return ok;
+    if (token !== undefined && secretsEqual(token, deps.adminToken)) return undefined;
+    deps.credentialFailures.failed(peer, 'admin call refused: missing or invalid admin token', { method });
+    return grpcError(status.UNAUTHENTICATED, 'invalid admin token');
   };
 
   /** Wraps a synchronous handler with auth and error mapping. */
   function unary<Req, Res>(method: string, handle: (req: Req) => Res) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-      if (!authorized(call.metadata, call.getPeer(), method)) {
-        callback(grpcError(status.UNAUTHENTICATED, 'invalid admin token'));
+      const refused = refusal(call.metadata, call.getPeer(), method);
+      if (refused !== undefined) {
+        callback(refused);
         return;
       }
       try {
@@ -102,6 +109,21 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
     undrainWorker: unary('UndrainWorker', (r: adminV1.UndrainWorkerRequest) => ({
       worker: workerToProto(deps.registry.undrain(required(r.workerId, 'worker_id'))),
     })),
+    moveWorker: unary('MoveWorker', (r: adminV1.MoveWorkerRequest) => {
+      const workerId = required(r.workerId, 'worker_id');
+      const region = required(r.region, 'region');
+      const worker = deps.registry.get(workerId);
+      // Checked before anything ends: a bad region or a move to where it is ends no session.
+      if (!isRegionCode(region)) throw invalid(`region "${region}" is not one of ${REGION_CODES.join(', ')}`);
+      const endedSessions = worker.region === region ? 0 : deps.sessions.releaseWorker(workerId);
+      return { worker: workerToProto(deps.registry.move(workerId, region)), endedSessions };
+    }),
+    removeWorker: unary('RemoveWorker', (r: adminV1.RemoveWorkerRequest) => {
+      const workerId = required(r.workerId, 'worker_id');
+      deps.registry.get(workerId);
+      const endedSessions = deps.sessions.releaseWorker(workerId);
+      return { worker: workerToProto(deps.registry.remove(workerId)), endedSessions };
+    }),
     listSessions: unary('ListSessions', (r: adminV1.ListSessionsRequest) => {
       const limit = r.limit === 0 ? 100 : Math.min(r.limit, 1000);
       const filter = r.projectId === '' ? { limit } : { projectId: r.projectId, limit };
@@ -121,8 +143,9 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
     }),
 
     watchEvents(call: WatchCall) {
-      if (!authorized(call.metadata, call.getPeer(), 'WatchEvents')) {
-        endCallWithError(call, grpcError(status.UNAUTHENTICATED, 'invalid admin token'));
+      const refused = refusal(call.metadata, call.getPeer(), 'WatchEvents');
+      if (refused !== undefined) {
+        endCallWithError(call, refused);
         return;
       }
       const { fromStart, afterEventId } = call.request;
@@ -147,8 +170,9 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
     },
 
     backup(call: ServerWritableStream<adminV1.BackupRequest, adminV1.BackupResponse>) {
-      if (!authorized(call.metadata, call.getPeer(), 'Backup')) {
-        endCallWithError(call, grpcError(status.UNAUTHENTICATED, 'invalid admin token'));
+      const refused = refusal(call.metadata, call.getPeer(), 'Backup');
+      if (refused !== undefined) {
+        endCallWithError(call, refused);
         return;
       }
       void sendBackup(call);

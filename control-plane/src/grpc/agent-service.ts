@@ -9,6 +9,7 @@ import type { WorkerRegistry } from '../workers/registry';
 import type { LogUploads } from '../sessions/log-uploads';
 import { AgentProtocolError, fromAgentProto, helloFromProto, logUploadParts, toAgentProto } from './agent-mapping';
 import { bearerToken, endCallWithError, grpcError, toGrpcError } from './status';
+import { TOO_MANY_FAILURES_DETAILS, type CredentialFailures } from './credential-failures';
 
 export interface AgentServiceDeps {
   registry: WorkerRegistry;
@@ -16,6 +17,8 @@ export interface AgentServiceDeps {
   joinToken: string;
   clock: Clock;
   log: Logger;
+  /** Failed token checks per address, shared with AdminService (credential-failures.ts). */
+  credentialFailures: CredentialFailures;
   /** How long a new stream may stay silent before its Hello; default 10 s. */
   helloTimeoutMs?: number;
 }
@@ -23,18 +26,26 @@ export interface AgentServiceDeps {
 export function createAgentService(deps: AgentServiceDeps): agentV1.AgentServiceServer {
   const { registry, log } = deps;
 
-  const authenticateWorker = (metadata: ServerUnaryCall<unknown, unknown>['metadata'], peer: string, method: string) => {
+  /** The worker whose token the call carries, or the error it is answered with (credential-failures.ts). */
+  const authenticateWorker = (metadata: ServerUnaryCall<unknown, unknown>['metadata'], peer: string, method: string): { workerId: string } | { refused: ServiceError } => {
+    if (!deps.credentialFailures.mayCheck(peer, { method })) return { refused: grpcError(status.RESOURCE_EXHAUSTED, TOO_MANY_FAILURES_DETAILS) };
     const token = bearerToken(metadata);
     const workerId = token === undefined ? undefined : registry.authenticate(token);
-    if (workerId === undefined) log.warn({ peer, method }, 'refused: missing or invalid worker token');
-    return workerId;
+    if (workerId !== undefined) return { workerId };
+    deps.credentialFailures.failed(peer, 'refused: missing or invalid worker token', { method });
+    return { refused: grpcError(status.UNAUTHENTICATED, 'invalid worker token') };
   };
 
   return {
     enroll(call: ServerUnaryCall<agentV1.EnrollRequest, agentV1.EnrollResponse>, callback: sendUnaryData<agentV1.EnrollResponse>) {
+      const peer = call.getPeer();
+      if (!deps.credentialFailures.mayCheck(peer, { method: 'Enroll' })) {
+        callback(grpcError(status.RESOURCE_EXHAUSTED, TOO_MANY_FAILURES_DETAILS));
+        return;
+      }
       const token = bearerToken(call.metadata);
       if (token === undefined || !secretsEqual(token, deps.joinToken)) {
-        log.warn({ peer: call.getPeer() }, 'Enroll refused: missing or invalid join token');
+        deps.credentialFailures.failed(peer, 'Enroll refused: missing or invalid join token', { method: 'Enroll' });
         callback(grpcError(status.UNAUTHENTICATED, 'invalid join token'));
         return;
       }
@@ -47,11 +58,12 @@ export function createAgentService(deps: AgentServiceDeps): agentV1.AgentService
     },
 
     connect(call: ServerDuplexStream<agentV1.ConnectRequest, agentV1.ConnectResponse>) {
-      const workerId = authenticateWorker(call.metadata, call.getPeer(), 'Connect');
-      if (workerId === undefined) {
-        endCallWithError(call, grpcError(status.UNAUTHENTICATED, 'invalid worker token'));
+      const auth = authenticateWorker(call.metadata, call.getPeer(), 'Connect');
+      if ('refused' in auth) {
+        endCallWithError(call, auth.refused);
         return;
       }
+      const { workerId } = auth;
       const slog = log.child({ workerId });
       let epoch: number | undefined;
       let finished = false;
@@ -130,11 +142,12 @@ export function createAgentService(deps: AgentServiceDeps): agentV1.AgentService
       call: ServerReadableStream<agentV1.UploadSessionLogsRequest, agentV1.UploadSessionLogsResponse>,
       callback: sendUnaryData<agentV1.UploadSessionLogsResponse>,
     ) {
-      const workerId = authenticateWorker(call.metadata, call.getPeer(), 'UploadSessionLogs');
-      if (workerId === undefined) {
-        callback(grpcError(status.UNAUTHENTICATED, 'invalid worker token'));
+      const auth = authenticateWorker(call.metadata, call.getPeer(), 'UploadSessionLogs');
+      if ('refused' in auth) {
+        callback(auth.refused);
         return;
       }
+      const { workerId } = auth;
       deps.logUploads.receive(workerId, logUploadParts(call)).then(
         (stored) => callback(null, { logFileId: stored.logFileId, gzSize: stored.gzSize }),
         (err: unknown) =>

@@ -32,7 +32,7 @@ async function value(metrics: ReturnType<typeof createMetrics>, name: string): P
 describe('relay counters in /metrics', () => {
   it("add each session's growth between heartbeats, across sessions and workers", async () => {
     const { registry, beat } = heartbeats();
-    const metrics = createMetrics(registry);
+    const metrics = createMetrics(registry, () => true);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 2, ingestPacketsMissing: 40 }) }]);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 3, ingestPacketsMissing: 40 }) }]);
     beat('w2', [
@@ -44,9 +44,21 @@ describe('relay counters in /metrics', () => {
     expect(await value(metrics, 'pixelfleet_relay_viewer_nack_misses_total')).toBe(0);
   });
 
+  it('count only sessions the reporting worker holds: made-up sessions and another worker\'s are left out', async () => {
+    const { registry, beat } = heartbeats();
+    const held = new Set(['w1/s1', 'w2/s2']);
+    const metrics = createMetrics(registry, (workerId, sessionId) => held.has(`${workerId}/${sessionId}`));
+    beat('w1', [
+      { sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsMade: 3 }) },
+      { sessionId: 'made_up', lastInputAtMs: undefined, relay: counters({ keyframeRequestsMade: 1_000_000 }) },
+      { sessionId: 's2', lastInputAtMs: undefined, relay: counters({ keyframeRequestsMade: 500 }) },
+    ]);
+    expect(await value(metrics, 'pixelfleet_relay_keyframe_requests_total')).toBe(3);
+  });
+
   it('forget a session its worker no longer reports, so a new session of that id counts from zero', async () => {
     const { registry, beat } = heartbeats();
-    const metrics = createMetrics(registry);
+    const metrics = createMetrics(registry, () => true);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 10 }) }]);
     beat('w1', [{ sessionId: 's9', lastInputAtMs: undefined, relay: counters() }]);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 4 }) }]);

@@ -9,7 +9,11 @@ export interface Metrics {
   httpRequests: Counter<'method' | 'route' | 'status'>;
 }
 
-export function createMetrics(workers: WorkerRegistry): Metrics {
+/**
+ * holds: true when the worker holds the session now (SessionService.heldBy). An agent's report
+ * counts only for those: a rogue agent cannot make up sessions, or report another worker's.
+ */
+export function createMetrics(workers: WorkerRegistry, holds: (workerId: string, sessionId: string) => boolean): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'pixelfleet_' });
   const httpRequests = new Counter({
@@ -38,7 +42,7 @@ export function createMetrics(workers: WorkerRegistry): Metrics {
     },
   });
   const relay = new RelayMetrics(registry);
-  workers.on('sessionActivity', (workerId, activity) => relay.record(workerId, activity));
+  workers.on('sessionActivity', (workerId, activity) => relay.record(workerId, activity.filter((a) => holds(workerId, a.sessionId))));
   return { registry, httpRequests };
 }
 

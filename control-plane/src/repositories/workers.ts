@@ -45,6 +45,10 @@ export interface WorkersRepository {
   renewLease(workerId: string, nowMs: number, leaseExpiresAt: number): WorkerLink | undefined;
   setLink(workerId: string, link: WorkerLink): void;
   setDraining(workerId: string, draining: boolean): void;
+  /** An operator's move: the region the worker serves from now on. */
+  setRegion(workerId: string, region: string): void;
+  /** An operator's removal: the row goes, and with it the token, the queued commands and the build copies (cascade). */
+  remove(workerId: string): void;
   setLastAckedSeq(workerId: string, seq: number): void;
   /** Sessions on the worker that have not ended. */
   usedSlots(workerId: string): number;
@@ -142,6 +146,8 @@ export class SqliteWorkersRepository implements WorkersRepository {
       renew: db.prepare('UPDATE workers SET last_seen_at = ?, lease_expires_at = ? WHERE id = ? RETURNING link'),
       setLink: db.prepare('UPDATE workers SET link = ? WHERE id = ?'),
       setDraining: db.prepare('UPDATE workers SET draining = ? WHERE id = ?'),
+      setRegion: db.prepare('UPDATE workers SET region = ? WHERE id = ?'),
+      remove: db.prepare('DELETE FROM workers WHERE id = ?'),
       setAcked: db.prepare('UPDATE workers SET last_acked_seq = MAX(last_acked_seq, ?) WHERE id = ?'),
       usedSlots: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE assigned_worker = ? AND status <> 'Terminated'`),
       takeSeq: db.prepare('UPDATE workers SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq - 1 AS seq'),
@@ -194,6 +200,14 @@ export class SqliteWorkersRepository implements WorkersRepository {
 
   renewLease(workerId: string, nowMs: number, leaseExpiresAt: number): WorkerLink | undefined {
     return (this.stmts.renew.get(nowMs, leaseExpiresAt, workerId) as { link: WorkerLink } | undefined)?.link;
+  }
+
+  setRegion(workerId: string, region: string): void {
+    this.stmts.setRegion.run(region, workerId);
+  }
+
+  remove(workerId: string): void {
+    this.stmts.remove.run(workerId);
   }
 
   setLink(workerId: string, link: WorkerLink): void {

@@ -5,6 +5,7 @@
 // name (scheduler.requestRun), wherever a session may have become placeable or a slot was freed;
 // the gateway hears of each change through on(). Timers, worker reconcile, live counts and
 // snapshot shaping live in modules of their own beside this one.
+import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
 import { Listeners, decodeRelayToViewer, encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
 import type { Clock } from '@pixelfleet/signaling';
@@ -74,6 +75,8 @@ export class SessionService {
   private readonly clock: Clock;
   private readonly ids: IdSource;
   private readonly log: Logger;
+  /** Warn lines an agent can cause at will (reports about sessions it does not hold), sampled per worker. */
+  private readonly agentWarnings: SampledLog;
   private readonly projects: ProjectsRepository;
   private readonly connectTimeoutMs: number;
   private readonly resumeGraceMs: number;
@@ -82,6 +85,7 @@ export class SessionService {
     ({ repo: this.repo, registry: this.registry, events: this.events, clock: this.clock, ids: this.ids, log: this.log } = deps);
     ({ projects: this.projects, connectTimeoutMs: this.connectTimeoutMs, resumeGraceMs: this.resumeGraceMs } = deps);
     this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'session listener failed'));
+    this.agentWarnings = new SampledLog(this.clock, this.log);
     this.liveCounts = new LiveCounts((projectId) => this.repo.countLive(projectId));
     this.pendingSignals = new PendingViewerSignals(this.log);
     this.timers = new SessionTimers(this.clock, {
@@ -268,6 +272,26 @@ export class SessionService {
     return this.get(sessionId);
   }
 
+  /** True when the worker holds the session and it is not yet Terminated (its reports about it count). */
+  heldBy(sessionId: string, workerId: string): boolean {
+    return this.routes.heldBy(sessionId, workerId);
+  }
+
+  /**
+   * Before an operator moves or removes a worker: every session it holds ends as ended by
+   * operator, its app told to stop while the worker's stream lasts, and is Terminated at once (no
+   * confirmation will come from a worker that is going). Returns how many ended.
+   */
+  releaseWorker(workerId: string): number {
+    const held = this.repo.listHoldingWorker(workerId);
+    for (const s of held) {
+      this.end(s.sessionId, 'endedByOperator');
+      this.finishOnWorker(this.get(s.sessionId), undefined);
+    }
+    if (held.length > 0) this.log.info({ workerId, sessions: held.length }, 'sessions on a worker an operator moves or removes ended');
+    return held.length;
+  }
+
   /**
    * At start, deadlines that outlived the previous run are armed again from what is stored: a worker
    * already unreachable gets what is left of its grace (counted from its lease's end), and a
@@ -330,7 +354,7 @@ export class SessionService {
   private onSessionEvent(workerId: string, event: AgentSessionEvent): void {
     const s = this.repo.findById(event.sessionId);
     if (!s || s.assignedWorker !== workerId) {
-      this.log.warn({ sessionId: event.sessionId, workerId, kind: event.kind }, 'session event for a session this worker does not hold; ignored');
+      this.agentWarnings.for(workerId).warn({ sessionId: event.sessionId, workerId, kind: event.kind }, 'session event for a session this worker does not hold; ignored');
       return;
     }
     switch (event.kind) {
@@ -403,7 +427,7 @@ export class SessionService {
     if (!this.routes.heldBy(envelope.sessionId, workerId)) return;
     const decoded = decodeRelayToViewer(envelope.json);
     if (!decoded.ok) {
-      this.log.warn({ sessionId: envelope.sessionId, workerId, reason: decoded.reason }, 'agent sent a signal a viewer may not receive; dropped');
+      this.agentWarnings.for(workerId).warn({ sessionId: envelope.sessionId, workerId, reason: decoded.reason }, 'agent sent a signal a viewer may not receive; dropped');
       return;
     }
     this.listeners.emit('signal', envelope.sessionId, decoded.signal);

@@ -24,7 +24,7 @@
 // Nothing a viewer sends may grow without bound past this gateway: PlayerEndpoint bounds the rate
 // of messages and the unsent data per socket, a resuming socket gets no answer to anything before
 // its token, a session's ICE candidates to the agent are capped, and an address creates sessions
-// no faster than its token bucket allows (SessionRateLimit; a resume creates none).
+// no faster than its token bucket allows (AddressRateLimit; a resume creates none).
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { PlayerEndpoint, SignallingJournal, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
@@ -35,11 +35,13 @@ import type { SessionService } from '../sessions/session-service';
 import type { SessionRecord } from '../repositories/sessions';
 import { SESSION_END, closeForEndReason, type SessionEndCause, type ViewerClose } from '../sessions/session-end';
 import { latestEndMs } from '../sessions/session-timers';
-import { SessionRateLimit } from './session-rate-limit';
+import { AddressRateLimit } from '../lib/address-rate-limit';
+import { SampledLog } from '../lib/sampled-log';
 import { clientBlock } from '../lib/ip-address';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import { turnIceServer, withTurnServer, type TurnSettings } from './turn-credentials';
+import { ACTIVE_SUBSCRIPTION } from '../auth/project-access';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
 export const RESUME_REFUSED: ViewerClose = viewerClose('resumeRefused');
@@ -52,6 +54,9 @@ export const QUEUE_FULL: ViewerClose = viewerClose('queueFull');
 
 /** Our close for a viewer whose address created sessions faster than `limits.sessionsPerMinute` (past `limits.sessionBurst`). */
 export const TOO_MANY_SESSIONS: ViewerClose = viewerClose('tooManySessions');
+
+/** Our close for a new viewer of a project whose subscription is not `active`. */
+export const SUBSCRIPTION_INACTIVE: ViewerClose = viewerClose('subscriptionInactive');
 
 /** Our close for a resuming socket whose first message is anything but `pixelfleetResume`. */
 export const RESUME_NOT_FIRST: ViewerClose = viewerClose('resumeNotFirst');
@@ -164,10 +169,12 @@ export class ViewerGateway {
   private readonly pending = new Map<PlayerEndpoint, string>();
   /** Set by close(): sockets closing now are the shutdown's, not viewers leaving. */
   private closing = false;
-  private readonly sessionRate: SessionRateLimit;
+  private readonly sessionRate: AddressRateLimit;
+  private readonly refusals: SampledLog;
 
   constructor(private readonly deps: ViewerGatewayDeps) {
-    this.sessionRate = new SessionRateLimit(deps.clock, { burst: deps.limits.sessionBurst, perMinute: deps.limits.sessionsPerMinute });
+    this.refusals = new SampledLog(deps.clock, deps.log);
+    this.sessionRate = new AddressRateLimit(deps.clock, { burst: deps.limits.sessionBurst, perMinute: deps.limits.sessionsPerMinute });
     const sessions = deps.sessions;
     sessions.on('queueChanged', (projectId) => this.sendPositions(projectId));
     sessions.on('placed', (s) => this.viewers.get(s.sessionId)?.endpoint?.sendCustom({ type: 'pixelfleetStatus', status: 'starting' }));
@@ -225,6 +232,12 @@ export class ViewerGateway {
     const project = this.deps.projects.findById(projectId);
     if (!project) return endpoint.close(VIEWER_CLOSES.projectNotFound.code, VIEWER_CLOSES.projectNotFound.reason);
     if (!project.enabled) return refuse('projectDisabled');
+    // GPU time is what a subscription pays for: none for a new viewer while it is not active.
+    if (project.subscriptionStatus !== ACTIVE_SUBSCRIPTION) {
+      // Anyone may open the link in a loop: one line a minute per project.
+      this.refusals.for(projectId).warn({ projectId, subscriptionStatus: project.subscriptionStatus }, "viewer refused: the project's subscription is not active");
+      return endpoint.close(SUBSCRIPTION_INACTIVE.code, SUBSCRIPTION_INACTIVE.reason);
+    }
     if (project.liveUploadId === undefined) return refuse('appNotFound');
     if (!this.deps.registry.hasServiceableWorker(project.region)) return refuse('noWorker');
     if (perAddress > 0 && this.viewersFrom(block) + this.resumingFrom(block) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'viewer refused: too many from its address');

@@ -1,6 +1,6 @@
 // The outbound URL policy with an injected resolver: no real DNS lookups of external names.
-import { describe, expect, it } from 'vitest';
-import { checkOutboundUrl, isNonPublicAddress, pinnedLookup, type HostResolver } from './url-policy';
+import { describe, expect, it, vi } from 'vitest';
+import { DNS_TIMEOUT_MS, checkOutboundUrl, isNonPublicAddress, pinnedLookup, type HostResolver } from './url-policy';
 
 const resolverOf =
   (table: Record<string, string[]>): HostResolver =>
@@ -32,10 +32,18 @@ describe('isNonPublicAddress', () => {
     ['::ffff:0:a00:1', true],
     ['64:ff9b:1::5db8:d822', true],
     ['2002:c0a8:0101::1', true],
+    ['192.88.99.1', true], // 6to4 relay anycast
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true], // Teredo
+    ['2001:2::1', true], // benchmarking
+    ['2001:20::1', true], // ORCHIDv2
+    ['3fff::1', true], // documentation (RFC 9637)
+    ['5f00::1', true], // SRv6 SIDs
     ['not-an-ip', true],
     ['93.184.216.34', false],
     ['8.8.8.8', false],
     ['2606:2800:220:1:248:1893:25c8:1946', false],
+    ['2001:4860:4860::8888', false], // 2001:4860::/32 is outside 2001::/23
+    ['192.88.98.1', false],
     ['::ffff:93.184.216.34', false],
     ['::ffff:0:93.184.216.34', false],
   ])('%s → %s', (address, expected) => {
@@ -60,6 +68,26 @@ describe('checkOutboundUrl', () => {
     expect(await checkOutboundUrl('http://cdn.example.test/b.zip', strict({ 'cdn.example.test': ['93.184.216.34'] }))).toEqual({ ok: false, reason: 'must be an https URL' });
     expect(await checkOutboundUrl('https://u:p@cdn.example.test/b.zip', strict({ 'cdn.example.test': ['93.184.216.34'] }))).toEqual({ ok: false, reason: 'must not carry credentials' });
     expect(await checkOutboundUrl(`https://cdn.example.test/${'a'.repeat(3000)}`, strict({}))).toEqual({ ok: false, reason: 'must be at most 2048 characters' });
+  });
+
+  it('refuses a host whose name does not resolve within the DNS timeout (5 s by default), and forgets the late answer', async () => {
+    vi.useFakeTimers();
+    try {
+      let answer: ((addresses: string[]) => void) | undefined;
+      const hanging: HostResolver = () => new Promise((resolve) => (answer = resolve));
+      const verdict = checkOutboundUrl('https://slow.example.test/b.zip', { allowPrivateUrls: false, resolve: hanging });
+      await vi.advanceTimersByTimeAsync(DNS_TIMEOUT_MS - 1);
+      let settled = false;
+      void verdict.then(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await verdict).toEqual({ ok: false, reason: 'host slow.example.test did not resolve within 5 s' });
+      answer!(['93.184.216.34']); // too late: changes nothing
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('allows http and private addresses when allowPrivateUrls is set, but never other schemes', async () => {

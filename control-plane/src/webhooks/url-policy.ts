@@ -19,7 +19,15 @@ export const MAX_URL_CHARS = 2048;
 export interface UrlPolicyOptions {
   allowPrivateUrls: boolean;
   resolve: HostResolver;
+  /** How long a host name may take to resolve before the URL is refused (default DNS_TIMEOUT_MS). */
+  dnsTimeoutMs?: number;
 }
+
+/**
+ * How long a host name may take to resolve, ms. getaddrinfo has no deadline of its own: a name
+ * whose servers never answer would otherwise hold a build submission or a webhook for minutes.
+ */
+export const DNS_TIMEOUT_MS = 5_000;
 
 /**
  * An allowed URL with the addresses that were checked (connect only to those; undefined when
@@ -37,6 +45,7 @@ for (const [net, prefix] of [
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
   ['192.0.2.0', 24],
+  ['192.88.99.0', 24], // 6to4 relay anycast (deprecated): its traffic lands on some relay's network
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
   ['198.51.100.0', 24],
@@ -51,7 +60,10 @@ for (const [net, prefix] of [
   ['::1', 128],
   ['100::', 64], // discard
   ['64:ff9b:1::', 48], // NAT64 for local use (RFC 8215): its IPv4 side is the operator's network
+  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID; no web servers live here
   ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation (RFC 9637)
+  ['5f00::', 16], // SRv6 segment identifiers (RFC 9602): never globally reachable
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
@@ -89,10 +101,17 @@ export async function checkOutboundUrl(raw: string, options: UrlPolicyOptions): 
   let addresses: string[];
   if (isIP(host) !== 0) addresses = [host];
   else {
+    const timeoutMs = options.dnsTimeoutMs ?? DNS_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     try {
-      addresses = await options.resolve(host);
+      const answer = await Promise.race([options.resolve(host), timedOut]);
+      if (answer === 'timeout') return { ok: false, reason: `host ${host} did not resolve within ${timeoutMs / 1000} s` };
+      addresses = answer;
     } catch {
       return { ok: false, reason: `host ${host} could not be resolved` };
+    } finally {
+      clearTimeout(timer);
     }
   }
   if (addresses.length === 0) return { ok: false, reason: `host ${host} could not be resolved` };

@@ -1,6 +1,7 @@
 // The worker registry: enrollment, the one live Connect stream per worker, leases from
 // heartbeats, drain/undrain, and at-least-once command delivery with acks. Link state
 // changes go through WORKER_LINK_TABLE; every change is a fleet event.
+import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
 import { Listeners } from '@pixelfleet/signaling';
 import type { Clock, TimerHandle } from '@pixelfleet/signaling';
@@ -49,12 +50,15 @@ export type RegistryEvents = {
 };
 
 export interface WorkerView extends WorkerRecord {
-  status: WorkerLink | 'draining';
+  /** `removed` only in the answer to the removal itself. */
+  status: WorkerLink | 'draining' | 'removed';
   usedSlots: number;
 }
 
 interface LiveStream {
   epoch: number;
+  /** The most sessions its Hello allows it to run (slots × MAX_RUNNING_SESSIONS_PER_SLOT): a heartbeat reports no more. */
+  maxRunning: number;
   stream: AgentStream;
 }
 
@@ -71,6 +75,8 @@ export class WorkerRegistry {
   private readonly live = new Map<string, LiveStream>();
   private readonly listeners: Listeners<RegistryEvents>;
   private sweeper: TimerHandle | undefined;
+  /** Warn lines an agent can cause at will (acks for commands it was not sent), sampled per worker. */
+  private readonly agentWarnings: SampledLog;
 
   constructor(
     private readonly repo: WorkersRepository,
@@ -81,6 +87,7 @@ export class WorkerRegistry {
     private readonly options: WorkerRegistryOptions,
   ) {
     this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'registry listener threw'));
+    this.agentWarnings = new SampledLog(clock, log);
   }
 
   /** Adds a listener; returns its unsubscribe function. A throwing listener is logged and skipped. */
@@ -155,7 +162,7 @@ export class WorkerRegistry {
       this.log.warn({ workerId: worker.workerId, enrolledRegion: worker.region, helloRegion: hello.region }, 'Hello refused: the worker names another region than it enrolled in');
       throw new DomainError(
         'precondition',
-        `worker ${worker.workerId} enrolled in region ${worker.region} and cannot move to ${hello.region}: set the agent's region back to ${worker.region}, or re-enroll it (stop the agent, delete worker.json from its data folder, start it)`,
+        `worker ${worker.workerId} serves region ${worker.region} and cannot move to ${hello.region} by itself: set the agent's region to ${worker.region}, move the worker (pixelfleet admin worker move), or re-enroll it (stop the agent, delete worker.json from its data folder, start it)`,
       );
     }
     if (!Number.isInteger(hello.slots) || hello.slots < 1 || hello.slots > MAX_SLOTS) throw invalid(`slots must be 1 to ${MAX_SLOTS}`);
@@ -168,7 +175,7 @@ export class WorkerRegistry {
 
     const previous = this.live.get(worker.workerId);
     const epoch = Math.max(worker.connectionEpoch, previous?.epoch ?? 0) + 1;
-    this.live.set(worker.workerId, { epoch, stream });
+    this.live.set(worker.workerId, { epoch, stream, maxRunning });
     previous?.stream.end('replaced by a newer stream from the same worker');
 
     const now = this.clock.now();
@@ -198,7 +205,12 @@ export class WorkerRegistry {
   /** Renews the lease; messages from a replaced stream are ignored. */
   heartbeat(workerId: string, epoch: number, activity: readonly SessionActivity[] = []): void {
     if (!this.isCurrent(workerId, epoch)) return;
-    if (activity.length > 0) this.listeners.emit('sessionActivity', workerId, activity);
+    const maxRunning = this.live.get(workerId)?.maxRunning ?? 0;
+    if (activity.length > maxRunning) {
+      this.agentWarnings.for(workerId).warn({ workerId, listed: activity.length, maxRunning }, 'heartbeat lists more sessions than the worker may run; the rest are ignored');
+    }
+    const reported = activity.length > maxRunning ? activity.slice(0, maxRunning) : activity;
+    if (reported.length > 0) this.listeners.emit('sessionActivity', workerId, reported);
     const now = this.clock.now();
     // One statement per heartbeat: the renewal returns the link state it found.
     const link = this.repo.renewLease(workerId, now, now + this.options.leaseTtlMs);
@@ -230,7 +242,7 @@ export class WorkerRegistry {
     };
     const command = this.repo.findCommand(ack.commandId);
     if (!command || command.workerId !== workerId || command.seq !== ack.seq) {
-      this.log.warn({ workerId, commandId: ack.commandId.slice(0, MAX_LOGGED_COMMAND_ID_CHARS), seq: ack.seq }, 'ack for a command this worker was not sent; ignored');
+      this.agentWarnings.for(workerId).warn({ workerId, commandId: ack.commandId.slice(0, MAX_LOGGED_COMMAND_ID_CHARS), seq: ack.seq }, 'ack for a command this worker was not sent; ignored');
       return;
     }
     if (command.phase === 'SUCCEEDED' || command.phase === 'FAILED') return; // a repeated final ack
@@ -294,6 +306,45 @@ export class WorkerRegistry {
 
   drain(workerId: string): WorkerView {
     return this.setDraining(workerId, true);
+  }
+
+  /**
+   * An operator's move (a worker never moves by itself, see acceptHello): the worker serves
+   * `region` from now on. Its stream ends, so that its agent comes back with a Hello, accepted
+   * once the agent's own `region` names the new one; that Hello catches up on the new region's
+   * builds (build distribution). The caller ends the worker's sessions first.
+   */
+  move(workerId: string, region: string): WorkerView {
+    if (!isRegionCode(region)) throw invalid(`region "${region}" is not one of ${REGION_CODES.join(', ')}`);
+    const worker = this.requireWorker(workerId);
+    if (worker.region === region) return this.get(workerId);
+    this.repo.setRegion(workerId, region);
+    this.events.record('worker.moved', { workerId }, { from: worker.region, to: region });
+    this.log.info({ workerId, from: worker.region, to: region }, 'worker moved to another region by an operator');
+    this.endLiveStream(workerId, `the worker was moved to region ${region} by an operator: set the agent's region to ${region}`);
+    return this.get(workerId);
+  }
+
+  /**
+   * An operator's removal: the worker's token stops working at once (its row goes, and with it its
+   * queued commands and build copies), its stream ends, and it is listed no more. Its agent must
+   * enroll again to come back. The caller ends the worker's sessions first.
+   */
+  remove(workerId: string): WorkerView {
+    const view = this.get(workerId);
+    this.repo.remove(workerId);
+    this.events.record('worker.removed', { workerId }, { hostname: view.hostname, region: view.region });
+    this.log.info({ workerId, hostname: view.hostname, region: view.region }, 'worker removed by an operator');
+    this.endLiveStream(workerId, 'the worker was removed by an operator');
+    return { ...view, status: 'removed' };
+  }
+
+  /** Ends the worker's stream, if it has one; its close then changes nothing (no longer current). */
+  private endLiveStream(workerId: string, reason: string): void {
+    const live = this.live.get(workerId);
+    if (live === undefined) return;
+    this.live.delete(workerId);
+    live.stream.end(reason);
   }
 
   undrain(workerId: string): WorkerView {

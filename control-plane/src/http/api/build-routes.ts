@@ -78,10 +78,10 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     (req) => {
-      const { projectId } = authorizeProjectRead(req, deps);
+      const { projectId, access } = authorizeProjectRead(req, deps);
       const builds = deps.builds.list(projectId).map((b) => ({
         uploadId: b.uploadId,
-        fileUrl: b.fileUrl ?? null,
+        fileUrl: b.fileUrl === undefined ? null : access === 'READONLY' ? maskFileUrl(b.fileUrl) : b.fileUrl,
         status: b.status,
         objection: b.objection ?? null,
         autoRelease: b.autoRelease,
@@ -92,4 +92,17 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
       return { totalBuilds: builds.length, builds };
     },
   );
+}
+
+/**
+ * A build's fileUrl as READONLY members see it: no query, fragment or userinfo. A presigned
+ * storage URL's signature is in its query, and it is a credential to the customer's bucket.
+ */
+export function maskFileUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return '…';
+  }
 }

@@ -217,6 +217,40 @@ export interface UndrainWorkerResponse {
   worker?: Worker | undefined;
 }
 
+/** MoveWorkerRequest names the worker and its new region. */
+export interface MoveWorkerRequest {
+  /** The worker's id. */
+  workerId: string;
+  /** The region code it moves to. */
+  region: string;
+}
+
+/** MoveWorkerResponse returns the worker after the change. */
+export interface MoveWorkerResponse {
+  /** The worker. */
+  worker?:
+    | Worker
+    | undefined;
+  /** Sessions that were running or starting on it and ended (`ended by operator`). */
+  endedSessions: number;
+}
+
+/** RemoveWorkerRequest names the worker to remove. */
+export interface RemoveWorkerRequest {
+  /** The worker's id. */
+  workerId: string;
+}
+
+/** RemoveWorkerResponse returns the worker as it was removed. */
+export interface RemoveWorkerResponse {
+  /** The worker, with `status` `removed`. */
+  worker?:
+    | Worker
+    | undefined;
+  /** Sessions that were running or starting on it and ended (`ended by operator`). */
+  endedSessions: number;
+}
+
 /** ListSessionsRequest filters sessions. */
 export interface ListSessionsRequest {
   /** Only this project's sessions; empty for all. */
@@ -1999,6 +2033,350 @@ export const UndrainWorkerResponse: MessageFns<UndrainWorkerResponse> = {
     message.worker = (object.worker !== undefined && object.worker !== null)
       ? Worker.fromPartial(object.worker)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseMoveWorkerRequest(): MoveWorkerRequest {
+  return { workerId: "", region: "" };
+}
+
+export const MoveWorkerRequest: MessageFns<MoveWorkerRequest> = {
+  encode(message: MoveWorkerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.workerId !== "") {
+      writer.uint32(10).string(message.workerId);
+    }
+    if (message.region !== "") {
+      writer.uint32(18).string(message.region);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MoveWorkerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMoveWorkerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.region = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MoveWorkerRequest {
+    return {
+      workerId: isSet(object.workerId)
+        ? globalThis.String(object.workerId)
+        : isSet(object.worker_id)
+        ? globalThis.String(object.worker_id)
+        : "",
+      region: isSet(object.region) ? globalThis.String(object.region) : "",
+    };
+  },
+
+  toJSON(message: MoveWorkerRequest): unknown {
+    const obj: any = {};
+    if (message.workerId !== "") {
+      obj.workerId = message.workerId;
+    }
+    if (message.region !== "") {
+      obj.region = message.region;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MoveWorkerRequest>, I>>(base?: I): MoveWorkerRequest {
+    return MoveWorkerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MoveWorkerRequest>, I>>(object: I): MoveWorkerRequest {
+    const message = createBaseMoveWorkerRequest();
+    message.workerId = object.workerId ?? "";
+    message.region = object.region ?? "";
+    return message;
+  },
+};
+
+function createBaseMoveWorkerResponse(): MoveWorkerResponse {
+  return { worker: undefined, endedSessions: 0 };
+}
+
+export const MoveWorkerResponse: MessageFns<MoveWorkerResponse> = {
+  encode(message: MoveWorkerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.worker !== undefined) {
+      Worker.encode(message.worker, writer.uint32(10).fork()).join();
+    }
+    if (message.endedSessions !== 0) {
+      writer.uint32(16).uint32(message.endedSessions);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MoveWorkerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMoveWorkerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.worker = Worker.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.endedSessions = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MoveWorkerResponse {
+    return {
+      worker: isSet(object.worker) ? Worker.fromJSON(object.worker) : undefined,
+      endedSessions: isSet(object.endedSessions)
+        ? globalThis.Number(object.endedSessions)
+        : isSet(object.ended_sessions)
+        ? globalThis.Number(object.ended_sessions)
+        : 0,
+    };
+  },
+
+  toJSON(message: MoveWorkerResponse): unknown {
+    const obj: any = {};
+    if (message.worker !== undefined) {
+      obj.worker = Worker.toJSON(message.worker);
+    }
+    if (message.endedSessions !== 0) {
+      obj.endedSessions = Math.round(message.endedSessions);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MoveWorkerResponse>, I>>(base?: I): MoveWorkerResponse {
+    return MoveWorkerResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MoveWorkerResponse>, I>>(object: I): MoveWorkerResponse {
+    const message = createBaseMoveWorkerResponse();
+    message.worker = (object.worker !== undefined && object.worker !== null)
+      ? Worker.fromPartial(object.worker)
+      : undefined;
+    message.endedSessions = object.endedSessions ?? 0;
+    return message;
+  },
+};
+
+function createBaseRemoveWorkerRequest(): RemoveWorkerRequest {
+  return { workerId: "" };
+}
+
+export const RemoveWorkerRequest: MessageFns<RemoveWorkerRequest> = {
+  encode(message: RemoveWorkerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.workerId !== "") {
+      writer.uint32(10).string(message.workerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveWorkerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveWorkerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveWorkerRequest {
+    return {
+      workerId: isSet(object.workerId)
+        ? globalThis.String(object.workerId)
+        : isSet(object.worker_id)
+        ? globalThis.String(object.worker_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RemoveWorkerRequest): unknown {
+    const obj: any = {};
+    if (message.workerId !== "") {
+      obj.workerId = message.workerId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemoveWorkerRequest>, I>>(base?: I): RemoveWorkerRequest {
+    return RemoveWorkerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemoveWorkerRequest>, I>>(object: I): RemoveWorkerRequest {
+    const message = createBaseRemoveWorkerRequest();
+    message.workerId = object.workerId ?? "";
+    return message;
+  },
+};
+
+function createBaseRemoveWorkerResponse(): RemoveWorkerResponse {
+  return { worker: undefined, endedSessions: 0 };
+}
+
+export const RemoveWorkerResponse: MessageFns<RemoveWorkerResponse> = {
+  encode(message: RemoveWorkerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.worker !== undefined) {
+      Worker.encode(message.worker, writer.uint32(10).fork()).join();
+    }
+    if (message.endedSessions !== 0) {
+      writer.uint32(16).uint32(message.endedSessions);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveWorkerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveWorkerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.worker = Worker.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.endedSessions = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveWorkerResponse {
+    return {
+      worker: isSet(object.worker) ? Worker.fromJSON(object.worker) : undefined,
+      endedSessions: isSet(object.endedSessions)
+        ? globalThis.Number(object.endedSessions)
+        : isSet(object.ended_sessions)
+        ? globalThis.Number(object.ended_sessions)
+        : 0,
+    };
+  },
+
+  toJSON(message: RemoveWorkerResponse): unknown {
+    const obj: any = {};
+    if (message.worker !== undefined) {
+      obj.worker = Worker.toJSON(message.worker);
+    }
+    if (message.endedSessions !== 0) {
+      obj.endedSessions = Math.round(message.endedSessions);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemoveWorkerResponse>, I>>(base?: I): RemoveWorkerResponse {
+    return RemoveWorkerResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemoveWorkerResponse>, I>>(object: I): RemoveWorkerResponse {
+    const message = createBaseRemoveWorkerResponse();
+    message.worker = (object.worker !== undefined && object.worker !== null)
+      ? Worker.fromPartial(object.worker)
+      : undefined;
+    message.endedSessions = object.endedSessions ?? 0;
     return message;
   },
 };
@@ -3848,6 +4226,35 @@ export const AdminServiceService = {
       Buffer.from(UndrainWorkerResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): UndrainWorkerResponse => UndrainWorkerResponse.decode(value),
   },
+  /**
+   * MoveWorker moves a worker to another region (a worker never moves by itself: a Hello naming
+   * another region than its own is refused). Its stream ends; its agent comes back once its own
+   * `region` names the new one. Its sessions end first, and the builds it holds are sent anew for
+   * the new region's projects.
+   */
+  moveWorker: {
+    path: "/pixelfleet.admin.v1.AdminService/MoveWorker" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: MoveWorkerRequest): Buffer => Buffer.from(MoveWorkerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): MoveWorkerRequest => MoveWorkerRequest.decode(value),
+    responseSerialize: (value: MoveWorkerResponse): Buffer => Buffer.from(MoveWorkerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): MoveWorkerResponse => MoveWorkerResponse.decode(value),
+  },
+  /**
+   * RemoveWorker revokes a worker's token and ends its stream and its sessions; the worker is
+   * listed no more. Its agent must enroll again to come back.
+   */
+  removeWorker: {
+    path: "/pixelfleet.admin.v1.AdminService/RemoveWorker" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RemoveWorkerRequest): Buffer => Buffer.from(RemoveWorkerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RemoveWorkerRequest => RemoveWorkerRequest.decode(value),
+    responseSerialize: (value: RemoveWorkerResponse): Buffer =>
+      Buffer.from(RemoveWorkerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RemoveWorkerResponse => RemoveWorkerResponse.decode(value),
+  },
   /** ListSessions lists sessions, newest first, optionally of one project. */
   listSessions: {
     path: "/pixelfleet.admin.v1.AdminService/ListSessions" as const,
@@ -3935,6 +4342,18 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
   drainWorker: handleUnaryCall<DrainWorkerRequest, DrainWorkerResponse>;
   /** UndrainWorker puts a drained worker back in service. */
   undrainWorker: handleUnaryCall<UndrainWorkerRequest, UndrainWorkerResponse>;
+  /**
+   * MoveWorker moves a worker to another region (a worker never moves by itself: a Hello naming
+   * another region than its own is refused). Its stream ends; its agent comes back once its own
+   * `region` names the new one. Its sessions end first, and the builds it holds are sent anew for
+   * the new region's projects.
+   */
+  moveWorker: handleUnaryCall<MoveWorkerRequest, MoveWorkerResponse>;
+  /**
+   * RemoveWorker revokes a worker's token and ends its stream and its sessions; the worker is
+   * listed no more. Its agent must enroll again to come back.
+   */
+  removeWorker: handleUnaryCall<RemoveWorkerRequest, RemoveWorkerResponse>;
   /** ListSessions lists sessions, newest first, optionally of one project. */
   listSessions: handleUnaryCall<ListSessionsRequest, ListSessionsResponse>;
   /** EndSession ends a session (idempotent). */
@@ -4096,6 +4515,46 @@ export interface AdminServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: UndrainWorkerResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * MoveWorker moves a worker to another region (a worker never moves by itself: a Hello naming
+   * another region than its own is refused). Its stream ends; its agent comes back once its own
+   * `region` names the new one. Its sessions end first, and the builds it holds are sent anew for
+   * the new region's projects.
+   */
+  moveWorker(
+    request: MoveWorkerRequest,
+    callback: (error: ServiceError | null, response: MoveWorkerResponse) => void,
+  ): ClientUnaryCall;
+  moveWorker(
+    request: MoveWorkerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: MoveWorkerResponse) => void,
+  ): ClientUnaryCall;
+  moveWorker(
+    request: MoveWorkerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: MoveWorkerResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * RemoveWorker revokes a worker's token and ends its stream and its sessions; the worker is
+   * listed no more. Its agent must enroll again to come back.
+   */
+  removeWorker(
+    request: RemoveWorkerRequest,
+    callback: (error: ServiceError | null, response: RemoveWorkerResponse) => void,
+  ): ClientUnaryCall;
+  removeWorker(
+    request: RemoveWorkerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RemoveWorkerResponse) => void,
+  ): ClientUnaryCall;
+  removeWorker(
+    request: RemoveWorkerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RemoveWorkerResponse) => void,
   ): ClientUnaryCall;
   /** ListSessions lists sessions, newest first, optionally of one project. */
   listSessions(

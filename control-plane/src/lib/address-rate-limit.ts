@@ -1,14 +1,15 @@
-// How fast one client address may create viewer sessions: a token bucket per address
-// (`viewers.sessionBurst` at once, refilled at `viewers.sessionsPerMinute`), taken before a session
-// exists, so that an address opening and closing the signalling socket in a loop cannot grow the
-// database and the log without bound. `viewers.maxPerAddress` bounds only the sockets open at once.
+// How often one client address may do something costly: a token bucket per address (block: an
+// IPv6 /64), `burst` at once, refilled at `perMinute`, in bounded memory. Used for new viewer
+// sessions (`viewers.sessionBurst` / `viewers.sessionsPerMinute`, taken before a session exists,
+// so that an address opening and closing the signalling socket in a loop cannot grow the database
+// and the log without bound) and for failed gRPC credential checks (credential-failures.ts).
 import { TokenBucket, type Clock } from '@pixelfleet/signaling';
-import { clientBlock } from '../lib/ip-address';
+import { clientBlock } from './ip-address';
 
-export interface SessionRateLimitOptions {
-  /** Sessions an address may create back to back (the bucket's size); at least 1. */
+export interface AddressRateLimitOptions {
+  /** What an address may do back to back (the bucket's size); at least 1. */
   burst: number;
-  /** Sessions given back to an address per minute; 0 turns the limit off. */
+  /** Given back to an address per minute; 0 turns the limit off. */
   perMinute: number;
 }
 
@@ -22,16 +23,16 @@ interface AddressBucket {
   readonly bucket: TokenBucket;
   /** When the address last asked for a session (ms). */
   lastAt: number;
-  /** Sessions refused in a row since the address last got one. */
+  /** Refused in a row since the address last got a token. */
   refused: number;
 }
 
-/** What take() decided for a new session. */
-export type SessionAdmission =
-  | { admitted: true; /** Sessions refused in a row just before this one (0 when none). */ refusedBefore: number }
-  | { admitted: false; /** This refusal's place in the run of refusals since the address last got a session (1 = the first). */ refusedInRow: number };
+/** What take() decided. */
+export type Admission =
+  | { admitted: true; /** Refused in a row just before this one (0 when none). */ refusedBefore: number }
+  | { admitted: false; /** This refusal's place in the run of refusals since the address last got a token (1 = the first). */ refusedInRow: number };
 
-export class SessionRateLimit {
+export class AddressRateLimit {
   /** In order of last use (a use moves its address to the end), so idle buckets are at the front. */
   private readonly buckets = new Map<string, AddressBucket>();
   /** A bucket untouched this long is full again: dropping it changes nothing for its address. */
@@ -39,9 +40,9 @@ export class SessionRateLimit {
 
   constructor(
     private readonly clock: Pick<Clock, 'now'>,
-    private readonly options: SessionRateLimitOptions,
+    private readonly options: AddressRateLimitOptions,
   ) {
-    if (!(options.burst >= 1) || !(options.perMinute >= 0)) throw new RangeError('session rate limit: burst must be at least 1 and perMinute at least 0');
+    if (!(options.burst >= 1) || !(options.perMinute >= 0)) throw new RangeError('address rate limit: burst must be at least 1 and perMinute at least 0');
     this.refillMs = options.perMinute > 0 ? Math.ceil((options.burst / options.perMinute) * 60_000) : 0;
   }
 
@@ -51,10 +52,19 @@ export class SessionRateLimit {
   }
 
   /**
-   * Takes a token for a new session from the bucket of the address's block (an IPv6 /64, see
-   * clientBlock); every admission when the limit is off.
+   * True when take() would admit the address now; takes nothing (an address never seen, or seen
+   * long enough ago, has a full bucket).
    */
-  take(address: string): SessionAdmission {
+  wouldAdmit(address: string): boolean {
+    if (this.options.perMinute === 0) return true;
+    return this.buckets.get(clientBlock(address))?.bucket.available() ?? true;
+  }
+
+  /**
+   * Takes a token from the bucket of the address's block (an IPv6 /64, see clientBlock); every
+   * admission when the limit is off.
+   */
+  take(address: string): Admission {
     if (this.options.perMinute === 0) return { admitted: true, refusedBefore: 0 };
     address = clientBlock(address);
     const now = this.clock.now();
