@@ -78,7 +78,7 @@ const REFUSED_ADDRESS = 'must point to a public address (private, loopback and l
  * with openssl) is trusted by the serve process through NODE_EXTRA_CA_CERTS. Outside such a
  * namespace the test would have to change the machine's network, so it does not run there.
  */
-const PUBLIC_ADDRESS = '192.88.99.7';
+const PUBLIC_ADDRESS = '93.184.216.7';
 const isolated = process.env.PIXELFLEET_NETNS === '1';
 
 describe('a fileUrl that redirects to a private address', () => {

@@ -195,7 +195,7 @@ describe('distribution to the region\'s workers', () => {
     await expect.poll(stored, { timeout: 20_000 }).toBeDefined();
     const gz: Buffer[] = [];
     for await (const chunk of f.t.cp.blobs.read(stored()!.blob_sha256)) gz.push(chunk as Buffer);
-    expect(gunzipSync(Buffer.concat(gz)).toString()).toMatch(/^launched with: PixelDemo -PixelStreamingConnectionURL=(ws:\/\/127\.0\.0\.1:\d+) -PixelStreamingURL=\1 -PixelStreamingID=/m);
+    expect(gunzipSync(Buffer.concat(gz)).toString()).toMatch(/^launched with: PixelDemo -PixelStreamingConnectionURL=(ws:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{43}) -PixelStreamingURL=\1 -PixelStreamingID=/m);
   });
 
   it('activating a local build (no archive: each agent\'s launcher.command) approves it at once', async () => {
