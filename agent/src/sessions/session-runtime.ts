@@ -184,7 +184,11 @@ export class SessionRuntime {
       server: this.server,
       maxPayload: DEFAULT_MAX_MESSAGE_BYTES,
       // Before anything is read from the socket: a refused dialler never reaches the streamer slot.
-      verifyClient: ({ req }, done) => (this.knowsSecret(req) ? done(true) : (this.noteRefusedUpgrade(req), done(false, 401, 'Unauthorized'))),
+      verifyClient: ({ req }, done) => {
+        if (this.knowsSecret(req)) return done(true);
+        this.noteRefusedUpgrade(req);
+        done(false, 401, 'Unauthorized');
+      },
     });
     this.wss.on('connection', (socket) => this.onStreamerSocket(socket));
     let port: number;

@@ -253,6 +253,7 @@ export class ViewerGateway {
 
     const client = this.deps.clientOf?.({ address, userAgent: arrival.userAgent });
     const { session, viewerToken } = this.deps.sessions.create(project, client);
+    const journal = new SignallingJournal();
     const viewer: Viewer = {
       sessionId: session.sessionId,
       projectId,
@@ -262,13 +263,13 @@ export class ViewerGateway {
       lastQueue: undefined,
       iceCandidates: 0,
       graceTimer: undefined,
-      journal: new SignallingJournal(),
+      journal,
       owesStreamerList: false,
       log: this.deps.log.child({ sessionId: session.sessionId, projectId }),
     };
     this.viewers.set(session.sessionId, viewer);
     // From its first frame: the page counts `pixelfleetSession` too.
-    endpoint.keepJournal(viewer.journal!);
+    endpoint.keepJournal(journal);
     endpoint.sendCustom({
       type: 'pixelfleetSession',
       sessionId: session.sessionId,
