@@ -40,7 +40,7 @@ const schema = z
   .object({
     controlPlane: hostPort,
     /**
-     * The control link's TLS (README "TLS"): the server verified against the system roots or
+     * The control link's TLS (docs/deployment.md "TLS"): the server verified against the system roots or
      * caFile, its certificate naming the dialed host or serverName; certFile/keyFile for a control
      * plane that requires mutual TLS. Plaintext only to a loopback address with no TLS key set, or
      * with insecure: true.

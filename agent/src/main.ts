@@ -22,7 +22,7 @@ export const AGENT_CLI: CliProgram = {
       synopsis: '[--config <file>]',
       about: 'runs the agent',
       details:
-        '  The config file is JSON (README: Configuration reference); without --config, PIXELFLEET_AGENT_CONFIG\n' +
+        '  The config file is JSON (docs/configuration.md); without --config, PIXELFLEET_AGENT_CONFIG\n' +
         '  names it; PIXELFLEET_AGENT_* environment variables override single keys.\n' +
         '  Exit codes: 0 after a clean shutdown, 2 usage, 77 enrollment refused, 78 bad configuration.\n',
       options: { config: { type: 'string' } },

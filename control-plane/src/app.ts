@@ -396,7 +396,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         }),
       );
       for (const listener of insecureListeners(config)) {
-        log.warn({ listener }, 'listening in plaintext on an address other machines can reach: tokens cross the network unencrypted (set TLS, see README "TLS")');
+        log.warn({ listener }, 'listening in plaintext on an address other machines can reach: tokens cross the network unencrypted (set TLS, see docs/deployment.md "TLS")');
       }
       await registerShareRoutes(http, { gateway, projects });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).

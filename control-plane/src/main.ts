@@ -43,7 +43,7 @@ export function controlPlaneCommandWords(): string[][] {
 }
 
 const SERVE_USAGE = `Usage: pixelfleet serve [--config <file>]
-  Runs the control plane. The config file is JSON (README: Configuration reference); without
+  Runs the control plane. The config file is JSON (docs/configuration.md); without
   --config, PIXELFLEET_CONFIG names it; without either, the defaults and PIXELFLEET_* environment
   variables apply (adminToken and agentJoinToken are required). Exit codes: 0 after a clean
   shutdown, 2 usage, 69 a listener cannot open, 78 bad configuration.

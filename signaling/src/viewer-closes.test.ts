@@ -1,5 +1,5 @@
 // The one table of viewer closes: its own rules, the parser's fixed reasons it names, and the
-// README's close-code table, which must say exactly what the table says.
+// the close-code table of docs/streaming.md, which must say exactly what the table says.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CLOSE_CODES, MAX_CLOSE_REASON_BYTES, isSendableCloseCode } from './close-codes';
@@ -50,9 +50,9 @@ describe('VIEWER_CLOSES', () => {
   });
 });
 
-describe("the README's close-code table", () => {
+describe("the close-code table of docs/streaming.md", () => {
   it('has one row per entry, with its code, name, reason and sentence', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../docs/streaming.md', import.meta.url), 'utf8');
     const header = '| Close code | Name | Reason sent | Viewer reads | When |';
     const start = readme.indexOf(header);
     expect(start).toBeGreaterThan(0);

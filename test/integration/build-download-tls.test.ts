@@ -1,4 +1,4 @@
-// The agent's build downloads over real TLS, as its config says (README "TLS"): a real HTTPS
+// The agent's build downloads over real TLS, as its config says (docs/deployment.md "TLS"): a real HTTPS
 // server with certificates made here by openssl serves a real build zip to an agent built from
 // its config (buildAgent). A private CA works with tls.caFile and is refused without it, naming
 // the key; a wrong CA, an expired certificate and a wrong host name are refused with clear

@@ -77,7 +77,7 @@ export interface RelayStats {
   dataChannelMessagesToViewers: number;
   /**
    * Viewer messages that arrived while the relay's side of that viewer's channel was still
-   * 'connecting' (before werift saw the DCEP ACK): accepted, see README "start-up race".
+   * 'connecting' (before werift saw the DCEP ACK): accepted, see docs/streaming.md "start-up race".
    */
   dataChannelEarlyMessagesFromViewers: number;
   /** Data-channel messages given up (a queue overflowed while its channel was not open, or werift refused them). */

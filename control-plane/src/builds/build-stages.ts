@@ -39,7 +39,7 @@ export interface BuildStage {
 }
 
 /**
- * Moves the pipeline makes that the spec's table does not list (README: Decisions): a URL that
+ * Moves the pipeline makes that the spec's table does not list (docs/decisions.md): a URL that
  * serves no zip, or more than the size cap, is rejected as it downloads (a validation failure, not
  * a fetch failure, so `Reject` rather than `Download Failed`), and a build the repository cannot
  * store (its disk is full) is rejected from `Saving to Repository`.
