@@ -338,6 +338,9 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     log: log.child({ component: 'gateway' }),
     clientOf: (origin) => clientDimensions(origin, geoIp),
     ...(config.turn ? { turn: config.turn } : {}),
+    allowPrivateViewerCandidates: config.network.allowPrivateViewerCandidates,
+    // Sockets arrive only once listening, when publicUrls is set.
+    shareOrigin: () => (publicUrls ? new URL(publicUrls.share).origin : ''),
   });
   const retention = new RetentionSweep({
     sessions: new SqliteSessionRetentionRepository(db),

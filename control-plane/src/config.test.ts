@@ -44,7 +44,7 @@ describe('loadControlPlaneConfig defaults', () => {
     expect(c.grpc).toEqual({ host: '127.0.0.1', port: 50051, insecure: false });
     expect(c.limits).toEqual({ buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, telemetryBytesPerSession: 4_194_304, telemetryBytesWhileQueued: 65_536, telemetryAddressBytesBurst: 2_097_152, telemetryAddressBytesPerSecond: 65_536, maxBuildBytes: 25_769_803_776 });
     expect(c.downloads).toEqual({ maxAttempts: 5, retryBaseMs: 1_000, retryMaxMs: 30_000, stallTimeoutSeconds: 60 });
-    expect(c.network).toEqual({ allowPrivateUrls: false });
+    expect(c.network).toEqual({ allowPrivateUrls: false, allowPrivateViewerCandidates: false });
     expect(c.workers).toEqual({ heartbeatIntervalSeconds: 10, leaseSeconds: 30, lostGraceSeconds: 120 });
     expect(c.viewers).toEqual({ resumeGraceSeconds: 30, maxPerAddress: 20, maxQueuedPerProject: 500, sessionsPerMinute: 10, sessionBurst: 20 });
     expect(c.retention).toEqual({ sessionDays: 100, logDays: 30, telemetryDays: 92, sweepIntervalMinutes: 60 });

@@ -89,7 +89,14 @@ const schema = z
       })
       .strict()
       .default({}),
-    network: z.object({ allowPrivateUrls: z.boolean().default(false) }).strict().default({ allowPrivateUrls: false }),
+    network: z
+      .object({
+        allowPrivateUrls: z.boolean().default(false),
+        /** Relay viewers' ICE candidates that name private, loopback or link-local addresses, mDNS or host names (LAN deployments, the demo). */
+        allowPrivateViewerCandidates: z.boolean().default(false),
+      })
+      .strict()
+      .default({ allowPrivateUrls: false, allowPrivateViewerCandidates: false }),
     limits: z
       .object({
         buildCallWindowSeconds: z.number().int().min(1).default(120),
@@ -321,6 +328,7 @@ const envLeaves = {
   'publicUrls.share': 'string',
   'publicUrls.agents': 'string',
   'network.allowPrivateUrls': 'boolean',
+  'network.allowPrivateViewerCandidates': 'boolean',
   'limits.buildCallWindowSeconds': 'number',
   'limits.analyticsReadsPerMinute': 'number',
   'limits.fairUseBurst': 'number',

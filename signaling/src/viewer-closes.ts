@@ -109,6 +109,8 @@ export const VIEWER_CLOSES = Object.freeze({
   // Ours: the project's subscription is not `active` (past_due, canceled, expired, suspended); no
   // session is made. Sessions already streaming are not cut: they end as they would have.
   subscriptionInactive: { code: 4015, reason: "the project's subscription is not active", sentence: 'This stream is not available right now.' },
+  // 4016: a page on a site the project's embedOrigins does not list opened the signalling socket.
+  originRefused: { code: 4016, reason: 'this site may not open the stream', sentence: 'This stream cannot be played on this site.' },
 } as const satisfies Record<string, ViewerCloseEntry>);
 
 /** A viewer close's name. */

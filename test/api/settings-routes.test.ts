@@ -63,6 +63,7 @@ describe('GET /projects/{projectId}/settings', () => {
         afkTimeout: 0,
         maxConcurrentSessions: 0,
         launchArgs: [],
+        embedOrigins: [],
       },
     ]);
     expect(answer(await f.get(`/projects/${a.projectId}/settings`, { userId: a.userId }))).toEqual([400, message('userStatsParamsRequired')]);
@@ -79,6 +80,15 @@ describe('PATCH /projects/{projectId}/settings', () => {
     const second = await f.patch(`/projects/${a.projectId}/settings`, body);
     expect(answer(second)).toEqual(answer(first));
     expect(f.t.cp.accounts.requireProject(a.projectId).settings).toMatchObject({ codec: 'VP9', resX: 1280, maxRunTime: 30 });
+  });
+
+  it('keeps embedOrigins as origins (lower case, no default port, no trailing slash, once each); [] opens the page to every site again', async () => {
+    const a = f.account();
+    const path = `/projects/${a.projectId}/settings`;
+    const res = await f.patch(path, { ...creds(a), embedOrigins: ['https://Shop.Example.com/', 'https://shop.example.com:443', 'http://localhost:8080'] });
+    expect(answer(res)).toEqual([200, expect.objectContaining({ embedOrigins: ['https://shop.example.com', 'http://localhost:8080'] })]);
+    expect(f.t.cp.accounts.requireProject(a.projectId).settings.embedOrigins).toEqual(['https://shop.example.com', 'http://localhost:8080']);
+    expect((await f.patch(path, { ...creds(a), embedOrigins: [] })).json()).toMatchObject({ embedOrigins: [] });
   });
 
   it('accepts the projectId in the body too when it names the project of the path', async () => {
@@ -111,6 +121,14 @@ describe('PATCH /projects/{projectId}/settings', () => {
       [{ launchArgs: ['-ok', 'rm -rf /'] }, 'Invalid field: launchArgs[1] must look like -Name or -Name=value'],
       [{ webhookEvents: ['build.nope'] }, expect.stringContaining('Invalid field: webhookEvents')],
       [{ webhookUrl: 'ftp://x' }, 'Invalid field: webhookUrl must be an http(s) URL'],
+      [{ embedOrigins: 'https://shop.example.com' }, 'Invalid field: embedOrigins must be a list of at most 20 origins'],
+      [{ embedOrigins: Array.from({ length: 21 }, (_, i) => `https://s${i}.example.com`) }, 'Invalid field: embedOrigins must be a list of at most 20 origins'],
+      ...['https://shop.example.com/path', 'https://*.example.com', 'ftp://shop.example.com', 'shop.example.com', 'https://user:pw@shop.example.com', 'https://shop.example.com?x=1', 'null', 7].map(
+        (origin): [Record<string, unknown>, string] => [
+          { embedOrigins: ['https://ok.example.com', origin] },
+          'Invalid field: embedOrigins[1] must be an origin such as https://shop.example.com (no path, no wildcard)',
+        ],
+      ),
       [{}, 'No settings to update'],
     ];
     for (const [patch, msg] of cases) {

@@ -87,7 +87,7 @@ async function coldWorld(): Promise<ColdWorld> {
       dataDir: cpDir,
       adminToken: TEST_ADMIN_TOKEN,
       agentJoinToken: TEST_JOIN_TOKEN,
-      network: { allowPrivateUrls: true },
+      network: { allowPrivateUrls: true, allowPrivateViewerCandidates: true },
       // Every run's session comes from loopback, back to back (--runs may be any number): no session rate limit.
       viewers: { sessionsPerMinute: 0 },
       logLevel: 'error',

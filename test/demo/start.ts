@@ -136,7 +136,7 @@ async function main(): Promise<void> {
       adminToken: secrets.adminToken,
       agentJoinToken: secrets.joinToken,
       // The build and the webhook receiver are served from this machine.
-      network: { allowPrivateUrls: true },
+      network: { allowPrivateUrls: true, allowPrivateViewerCandidates: true },
       logLevel: process.env.PIXELFLEET_LOG_LEVEL ?? 'warn',
     },
   });

@@ -196,7 +196,7 @@ const FULL_CONTROL_PLANE = {
   adminToken: 'admin-0123456789abcdefghijklmnopqrstuv',
   agentJoinToken: 'join-0123456789abcdefghijklmnopqrstuv',
   publicUrls: { api: 'https://x.example/api', platform: 'https://x.example', share: 'https://x.example/share', agents: 'https://x.example' },
-  network: { allowPrivateUrls: false },
+  network: { allowPrivateUrls: false, allowPrivateViewerCandidates: false },
   limits: { buildCallWindowSeconds: 120, analyticsReadsPerMinute: 300, fairUseBurst: 60, fairUsePerSecond: 5, fairUseAddressBurst: 240, fairUseAddressPerSecond: 20, telemetryBytesPerSession: 4194304, telemetryBytesWhileQueued: 65536, telemetryAddressBytesBurst: 2097152, telemetryAddressBytesPerSecond: 65536, maxBuildBytes: 1024 },
   downloads: { maxAttempts: 5, retryBaseMs: 1000, retryMaxMs: 30000, stallTimeoutSeconds: 60 },
   distribution: { linkTtlSeconds: 3600, deadlineSeconds: 3600 },

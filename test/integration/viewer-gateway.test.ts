@@ -48,9 +48,20 @@ async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides
     await linkReaches(added, 'connected');
     return more;
   };
+  /** Sets the project's embed allow-list through the settings API, as its owner would. */
+  const setEmbedOrigins = async (embedOrigins: string[]) => {
+    const owner = t.cp.accounts.requireProject(projectId).ownerUserId;
+    const res = await fetch(`${t.started.publicUrls.api}/projects/${projectId}/settings`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: owner, apiKey: t.cp.accounts.issueKey(owner), embedOrigins }),
+    });
+    expect(res.status).toBe(200);
+  };
   return {
     t,
     projectId,
+    setEmbedOrigins,
     script,
     connect,
     sessionCount,
@@ -242,6 +253,27 @@ describe('flood limits', () => {
     expect(t.logs.text()).toContain('viewer closed: too many ICE candidates');
   });
 
+  it('candidates naming non-public addresses never reach the agent (network.allowPrivateViewerCandidates false): the public ones and the end of candidates do', async () => {
+    const { t, script, connect, agentSignals } = await setup({ overrides: { network: { allowPrivateUrls: true, allowPrivateViewerCandidates: false } } });
+    const player = await connect();
+    const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toEqual([sessionId]);
+    const send = (candidate: string) => player.send({ type: 'iceCandidate', candidate: { candidate, sdpMid: '0', sdpMLineIndex: 0 } });
+    for (const address of ['10.0.0.5', '127.0.0.1', '169.254.169.254', '192.168.1.20', 'fe80::1', 'fd00::5', '4f3a6c1e-2b7d-4c55-9a0e-6f1b2c3d4e5f.local', 'metadata.internal.example']) {
+      send(`candidate:1 1 udp 2122260223 ${address} 22 typ host generation 0`);
+    }
+    const publicCandidates = [
+      'candidate:2 1 udp 1686052607 93.184.216.34 61234 typ srflx raddr 10.0.0.5 rport 61234 generation 0',
+      'candidate:3 1 udp 1686052351 2a01:4f8:c0c:1::7 61235 typ srflx raddr fe80::1 rport 61235 generation 0',
+      '',
+    ];
+    for (const candidate of publicCandidates) send(candidate);
+    await expect.poll(() => agentSignals('iceCandidate').length).toBe(publicCandidates.length);
+    // One socket and one gRPC stream keep the order: a relayed private candidate would be among these.
+    expect(agentSignals('iceCandidate').map((s) => (JSON.parse(s.json) as { candidate: { candidate: string } }).candidate.candidate)).toEqual(publicCandidates);
+    expect(t.logs.text()).toContain('viewer ICE candidate naming a non-public address dropped');
+  });
+
   it("a viewer flooding pings without reading is closed with 1008 'too many messages' and its session ends", async () => {
     const { t, connect } = await setup();
     const player = await connect();
@@ -428,6 +460,37 @@ describe('session creation rate limit', () => {
     expect(t.cp.sessions.get(sessionId).status).toBe('Running');
   });
 
+  it("a project's embedOrigins: the share page's own origin and the listed sites get sessions, any other site's page is closed with 4016 on a new socket and on a resume", async () => {
+    const { t, script, connect, sessionCount, setEmbedOrigins } = await setup();
+    await setEmbedOrigins(['https://shop.example.com']);
+    const shareOrigin = new URL(t.started.publicUrls.share).origin;
+
+    const own = await connect('', { origin: shareOrigin });
+    const hello = await own.next('pixelfleetSession');
+    await expect.poll(() => script.started).toEqual([hello.sessionId]);
+    script.report(hello.sessionId as string, 'viewerConnected');
+    await (await connect('', { origin: 'https://shop.example.com' })).next('pixelfleetSession');
+    await (await connect()).next('pixelfleetSession'); // no Origin: not a browser, the list cannot bind it
+
+    const sessionsBefore = sessionCount();
+    for (const origin of ['https://evil.example', 'https://shop.example.com.evil.example', 'http://shop.example.com', 'null']) {
+      expect(await (await connect('', { origin })).closed, origin).toEqual({ code: 4016, reason: 'this site may not open the stream' });
+    }
+    expect(sessionCount()).toBe(sessionsBefore);
+
+    // A page on another site that learnt the session id and token still cannot take the stream over.
+    await expect.poll(() => t.cp.sessions.get(hello.sessionId as string).status).toBe('Running');
+    own.socket.terminate();
+    await expect.poll(() => t.cp.gateway.detached).toBe(1);
+    const thief = await connect(`?resume=${hello.sessionId as string}`, { origin: 'https://evil.example' });
+    expect((await thief.closed).code).toBe(4016);
+    const back = await connect(`?resume=${hello.sessionId as string}`, { origin: shareOrigin });
+    back.send({ type: 'pixelfleetResume', viewerToken: hello.viewerToken });
+    expect(await back.next('pixelfleetResumed')).toEqual({ type: 'pixelfleetResumed' });
+    // One warn line per project per minute, however many sockets were refused.
+    expect(t.logs.text().split("viewer refused: its page's origin is not in the project's embedOrigins").length - 1).toBe(1);
+  });
+
   it('viewers.sessionsPerMinute 0 turns the limit off', async () => {
     const { connect, sessionCount } = await setup({ overrides: { viewers: { sessionBurst: 1, sessionsPerMinute: 0 } } });
     for (let i = 0; i < 5; i++) {
@@ -456,5 +519,16 @@ describe('the share page', () => {
     const css = await fetch(`${t.started.httpOrigin}/share/assets/player.css`);
     expect(css.headers.get('content-type')).toContain('text/css');
     expect((await fetch(`${t.started.publicUrls.share}/prj_unknown`)).status).toBe(404);
+  });
+
+  it("may be framed by any site until the project lists its embedOrigins, then by those sites and its own origin only, and names them to the page", async () => {
+    const { t, projectId, setEmbedOrigins } = await setup({ worker: false });
+    const open = await fetch(`${t.started.publicUrls.share}/${projectId}`);
+    expect(open.headers.get('content-security-policy')).toContain('frame-ancestors *');
+    expect(await open.text()).not.toContain('data-embed-origins');
+    await setEmbedOrigins(['https://shop.example.com', 'https://www.example.org']);
+    const listed = await fetch(`${t.started.publicUrls.share}/${projectId}`);
+    expect(listed.headers.get('content-security-policy')).toContain("frame-ancestors 'self' https://shop.example.com https://www.example.org");
+    expect(await listed.text()).toContain('data-embed-origins="https://shop.example.com https://www.example.org"');
   });
 });

@@ -75,7 +75,7 @@ export async function startTestControlPlane(options: TestControlPlaneOptions = {
       dataDir,
       adminToken: TEST_ADMIN_TOKEN,
       agentJoinToken: TEST_JOIN_TOKEN,
-      network: { allowPrivateUrls: true },
+      network: { allowPrivateUrls: true, allowPrivateViewerCandidates: true },
       metrics: { bearerToken: TEST_METRICS_TOKEN },
       logLevel: 'debug',
       ...options.overrides,

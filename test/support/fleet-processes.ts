@@ -115,7 +115,7 @@ export function spawnServe(o: ServeOptions): FleetProcess {
     dataDir: o.dataDir,
     adminToken: PROCESS_ADMIN_TOKEN,
     agentJoinToken: PROCESS_JOIN_TOKEN,
-    network: { allowPrivateUrls: true },
+    network: { allowPrivateUrls: true, allowPrivateViewerCandidates: true },
     logLevel: 'debug',
     ...o.config,
   };

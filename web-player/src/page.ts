@@ -7,6 +7,8 @@ export interface PlayerPageOptions {
   readonly title?: string;
   /** URL prefix of player.js and player.css, e.g. `/share/assets` (a trailing slash is ignored). */
   readonly assetBase: string;
+  /** The project's embedOrigins: the only sites the page posts its events to and takes messages from; none = any site. */
+  readonly embedOrigins?: readonly string[];
 }
 
 const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -19,6 +21,7 @@ export function escapeHtml(text: string): string {
 export function renderPlayerPage(options: PlayerPageOptions): string {
   const base = escapeHtml(options.assetBase.replace(/\/+$/, ''));
   const title = escapeHtml(options.title ?? 'Pixelfleet');
+  const embedOrigins = options.embedOrigins?.length ? ` data-embed-origins="${escapeHtml(options.embedOrigins.join(' '))}"` : '';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -30,7 +33,7 @@ export function renderPlayerPage(options: PlayerPageOptions): string {
 <script src="${base}/player.js" defer></script>
 </head>
 <body>
-<main id="pixelfleet-player" data-project-id="${escapeHtml(options.projectId)}"></main>
+<main id="pixelfleet-player" data-project-id="${escapeHtml(options.projectId)}"${embedOrigins}></main>
 <noscript>This stream needs JavaScript.</noscript>
 </body>
 </html>

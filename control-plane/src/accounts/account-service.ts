@@ -54,7 +54,7 @@ export class AccountService {
       enabled: true,
       subscriptionStatus: 'active',
       liveUploadId: undefined,
-      settings: { ...DEFAULT_PROJECT_SETTINGS, launchArgs: [] },
+      settings: { ...DEFAULT_PROJECT_SETTINGS, launchArgs: [], embedOrigins: [] },
       createdAt: this.clock.now(),
     };
     this.projects.insert(project);

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { MmdbFile } from './mmdb-file';
 import type { ClientDimensions } from '../repositories/session-dimensions';
-import { isNonPublicAddress } from '../webhooks/url-policy';
+import { isNonPublicAddress } from '../lib/ip-address';
 
 export type GeoDimensions = Pick<ClientDimensions, 'country' | 'countryCode' | 'city'>;
 

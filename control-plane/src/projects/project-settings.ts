@@ -23,6 +23,12 @@ export interface ProjectSettings {
   launchArgs: string[];
   /** Seconds the app may take to identify itself before the launch counts as failed. */
   startupTimeoutSeconds: number;
+  /**
+   * Sites that may embed the share page (exact origins, `https://shop.example.com`): they alone may
+   * frame it, receive its postMessage events and open its signalling socket, beside the share page
+   * itself. Empty: any site, as before the list existed.
+   */
+  embedOrigins: string[];
 }
 
 export const DEFAULT_PROJECT_SETTINGS: Readonly<ProjectSettings> = Object.freeze({
@@ -37,6 +43,7 @@ export const DEFAULT_PROJECT_SETTINGS: Readonly<ProjectSettings> = Object.freeze
   maxConcurrentSessions: 0,
   launchArgs: [],
   startupTimeoutSeconds: 60,
+  embedOrigins: [],
 });
 
 /** Stored JSON over the defaults; unknown stored keys are ignored. */
@@ -48,7 +55,7 @@ export function resolveProjectSettings(stored: string | undefined): ProjectSetti
   } catch {
     parsed = {};
   }
-  const out: ProjectSettings = { ...DEFAULT_PROJECT_SETTINGS, launchArgs: [...DEFAULT_PROJECT_SETTINGS.launchArgs] };
+  const out: ProjectSettings = { ...DEFAULT_PROJECT_SETTINGS, launchArgs: [...DEFAULT_PROJECT_SETTINGS.launchArgs], embedOrigins: [...DEFAULT_PROJECT_SETTINGS.embedOrigins] };
   for (const key of Object.keys(DEFAULT_PROJECT_SETTINGS) as (keyof ProjectSettings)[]) {
     if (parsed[key] !== undefined && typeof parsed[key] === typeof DEFAULT_PROJECT_SETTINGS[key]) {
       (out as unknown as Record<string, unknown>)[key] = parsed[key];

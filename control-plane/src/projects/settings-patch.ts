@@ -10,6 +10,10 @@ import type { ProjectSettings } from './project-settings';
 /** Settings that exist but can never change through the API (spec: not on the allow-list). */
 export const FIXED_FIELDS = ['region', 'allowedUsers'] as const;
 
+/** Origins a project's embed allow-list holds at most (each one costs a CSP source and a postMessage per event). */
+export const MAX_EMBED_ORIGINS = 20;
+const MAX_ORIGIN_CHARS = 300;
+
 const int = (minimum: number, maximum: number, description: string) => ({ type: 'integer', minimum, maximum, description });
 
 /** The allow-list as JSON schema (OpenAPI, responses); parseSettingsPatch enforces it with messages naming the field. */
@@ -27,6 +31,12 @@ export const SETTINGS_PROPERTIES = {
   afkTimeout: int(0, 86_400, 'Seconds without input; 0 = never.'),
   maxConcurrentSessions: int(0, 10_000, '0 = as many as workers allow.'),
   launchArgs: { type: 'array', maxItems: MAX_LAUNCH_ARGS, items: { type: 'string' }, description: 'Extra Unreal arguments, -Name or -Name=value.' },
+  embedOrigins: {
+    type: 'array',
+    maxItems: MAX_EMBED_ORIGINS,
+    items: { type: 'string', maxLength: MAX_ORIGIN_CHARS },
+    description: 'Sites that may embed the share page, as exact origins (https://shop.example.com); [] = any site.',
+  },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS_PROPERTIES;
@@ -105,5 +115,30 @@ export function parseSettingsPatch(body: Record<string, unknown>, projectId: str
     if (refusal?.kind === 'protected') throw invalidSetting(`Invalid field: launchArgs[${refusal.index}] sets an argument the agent controls`);
     patch.settings.launchArgs = args as string[];
   }
+  if (v('embedOrigins') !== undefined) patch.settings.embedOrigins = parseEmbedOrigins(v('embedOrigins'));
   return patch;
+}
+
+/**
+ * The embed allow-list: each entry an origin exactly as a browser sends it (scheme, host, port if
+ * not the default; no path, query, credentials or wildcard), kept in that form, duplicates dropped.
+ * Exact origins only: the page posts its events to each listed origin by name, and a CSP
+ * `frame-ancestors` wildcard would admit subdomains the customer never meant.
+ */
+function parseEmbedOrigins(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length > MAX_EMBED_ORIGINS) throw invalidSetting(`Invalid field: embedOrigins must be a list of at most ${MAX_EMBED_ORIGINS} origins`);
+  const origins = value.map((entry, index) => {
+    const refused = invalidSetting(`Invalid field: embedOrigins[${index}] must be an origin such as https://shop.example.com (no path, no wildcard)`);
+    if (typeof entry !== 'string' || entry.length > MAX_ORIGIN_CHARS) throw refused;
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw refused;
+    }
+    const bare = url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '' && url.password === '' && !/[/?#]./.test(entry.replace(/^[a-z]+:\/\//i, ''));
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !bare || url.hostname.includes('*')) throw refused;
+    return url.origin;
+  });
+  return [...new Set(origins)];
 }

@@ -26,9 +26,12 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
   app.get<{ Params: { projectId: string } }>('/share/:projectId', (req, reply) => {
     const { projectId } = req.params;
     const project = PROJECT_ID.test(projectId) ? deps.projects.findById(projectId) : undefined;
-    reply.header('content-security-policy', playerContentSecurityPolicy()).header('x-content-type-options', 'nosniff');
+    // The embed allow-list, when the project has one: only those sites (and the page's own) may frame it.
+    const embedOrigins = project?.settings.embedOrigins ?? [];
+    const frameAncestors = embedOrigins.length > 0 ? ["'self'", ...embedOrigins] : ['*'];
+    reply.header('content-security-policy', playerContentSecurityPolicy({ frameAncestors })).header('x-content-type-options', 'nosniff');
     if (!project) return reply.status(404).type('text/html; charset=utf-8').send('<!doctype html><title>Not found</title><p>No such project.</p>');
-    return reply.type('text/html; charset=utf-8').send(renderPlayerPage({ projectId, title: project.name, assetBase: '/share/assets' }));
+    return reply.type('text/html; charset=utf-8').send(renderPlayerPage({ projectId, title: project.name, assetBase: '/share/assets', embedOrigins }));
   });
 
   app.get<{ Params: { projectId: string }; Querystring: { resume?: string | string[] } }>(
@@ -42,8 +45,10 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
       const resume = req.query.resume;
       // req.ip: the socket's peer, or X-Forwarded-For when the peer is in http.trustProxy (app.ts).
       const userAgent = req.headers['user-agent'];
-      if (resume === undefined) return deps.gateway.accept(socket, projectId, { address: req.ip, userAgent });
-      deps.gateway.accept(socket, projectId, { address: req.ip, resumeSessionId: typeof resume === 'string' && isSessionId(resume) ? resume : '' });
+      // Browsers always send Origin on a WebSocket; the gateway checks it against the project's embedOrigins.
+      const origin = req.headers.origin;
+      if (resume === undefined) return deps.gateway.accept(socket, projectId, { address: req.ip, userAgent, origin });
+      deps.gateway.accept(socket, projectId, { address: req.ip, origin, resumeSessionId: typeof resume === 'string' && isSessionId(resume) ? resume : '' });
     },
   );
 }

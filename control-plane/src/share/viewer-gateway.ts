@@ -41,6 +41,7 @@ import { clientBlock } from '../lib/ip-address';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import { turnIceServer, withTurnServer, type TurnSettings } from './turn-credentials';
+import { viewerCandidateAllowed } from './viewer-candidates';
 import { ACTIVE_SUBSCRIPTION } from '../auth/project-access';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
@@ -57,6 +58,9 @@ export const TOO_MANY_SESSIONS: ViewerClose = viewerClose('tooManySessions');
 
 /** Our close for a new viewer of a project whose subscription is not `active`. */
 export const SUBSCRIPTION_INACTIVE: ViewerClose = viewerClose('subscriptionInactive');
+
+/** Our close for a socket opened by a page on a site the project's embedOrigins does not list. */
+export const ORIGIN_REFUSED: ViewerClose = viewerClose('originRefused');
 
 /** Our close for a resuming socket whose first message is anything but `pixelfleetResume`. */
 export const RESUME_NOT_FIRST: ViewerClose = viewerClose('resumeNotFirst');
@@ -89,8 +93,10 @@ interface Viewer {
   endpoint: PlayerEndpoint | undefined;
   /** The queue message last sent (position and whether the line waits for a server), so an unchanged one is not sent again. */
   lastQueue: string | undefined;
-  /** ICE candidates relayed to the agent so far (resumed sockets included). */
+  /** ICE candidates the viewer sent so far, relayed or dropped (resumed sockets included). */
   iceCandidates: number;
+  /** …of which were dropped for naming a non-public address (viewer-candidates.ts). */
+  iceCandidatesDropped: number;
   /** Set while detached: ends the session when the grace runs out. */
   graceTimer: TimerHandle | undefined;
   /** The app's streamer id once it identified: every socket of the session may list it (a resumed one included). */
@@ -122,6 +128,10 @@ export interface ViewerGatewayDeps {
   clientOf?: (origin: ViewerOrigin) => ClientDimensions;
   /** config.turn: each viewer's `config` gets its session's TURN credential (turn-credentials.ts); none when absent. */
   turn?: TurnSettings;
+  /** network.allowPrivateViewerCandidates: relay candidates naming private addresses too (viewer-candidates.ts). */
+  allowPrivateViewerCandidates: boolean;
+  /** The share page's own origin: its sockets are always welcome, whatever a project's embedOrigins. */
+  shareOrigin: () => string;
 }
 
 /**
@@ -161,6 +171,8 @@ export interface ViewerArrival {
   resumeSessionId?: string;
   /** The upgrade request's User-Agent. */
   userAgent?: string;
+  /** The upgrade request's Origin (every browser sends one): checked against the project's embedOrigins. */
+  origin?: string | undefined;
 }
 
 export class ViewerGateway {
@@ -224,12 +236,18 @@ export class ViewerGateway {
       this.deps.log.warn({ projectId, address }, why);
       endpoint.close(close.code, close.reason);
     };
+    const project = this.deps.projects.findById(projectId);
+    // New sockets and resumes alike: a page on another site may not drive the stream, even one it resumed.
+    if (project !== undefined && !this.originAllowed(arrival.origin, project.settings.embedOrigins)) {
+      // Anyone may put the link in a page of their own: one line a minute per project.
+      this.refusals.for(`origin:${projectId}`).warn({ projectId, origin: arrival.origin }, "viewer refused: its page's origin is not in the project's embedOrigins");
+      return endpoint.close(ORIGIN_REFUSED.code, ORIGIN_REFUSED.reason);
+    }
     if (resumeSessionId !== undefined) {
       if (perAddress > 0 && this.resumingFrom(block) >= perAddress) return turnAway(TOO_MANY_FROM_ADDRESS, 'resuming socket refused: too many from its address');
       return this.awaitResume(endpoint, address, block, projectId, resumeSessionId);
     }
     const refuse = (cause: SessionEndCause) => endpoint.close(SESSION_END[cause].close.code, SESSION_END[cause].close.reason);
-    const project = this.deps.projects.findById(projectId);
     if (!project) return endpoint.close(VIEWER_CLOSES.projectNotFound.code, VIEWER_CLOSES.projectNotFound.reason);
     if (!project.enabled) return refuse('projectDisabled');
     // GPU time is what a subscription pays for: none for a new viewer while it is not active.
@@ -262,6 +280,7 @@ export class ViewerGateway {
       endpoint: undefined,
       lastQueue: undefined,
       iceCandidates: 0,
+      iceCandidatesDropped: 0,
       graceTimer: undefined,
       journal,
       owesStreamerList: false,
@@ -300,6 +319,7 @@ export class ViewerGateway {
         endpoint: undefined,
         lastQueue: undefined,
         iceCandidates: 0,
+        iceCandidatesDropped: 0,
         graceTimer: undefined,
         // What the last run's sockets carried is gone with it: the resumed socket starts a count of its own.
         journal: undefined,
@@ -327,6 +347,16 @@ export class ViewerGateway {
   }
 
   /** Wires a socket to its session: the browser's signalling goes to the agent, its loss to detach(). */
+  /**
+   * An empty list is open to every site. Otherwise the share page's own origin and the listed ones
+   * pass; a socket without Origin is no browser's (a browser always sends one, and anything else can
+   * write whatever Origin it likes), so the list cannot bind it and it passes.
+   */
+  private originAllowed(origin: string | undefined, embedOrigins: readonly string[]): boolean {
+    if (embedOrigins.length === 0 || origin === undefined) return true;
+    return origin === this.deps.shareOrigin() || embedOrigins.includes(origin);
+  }
+
   private attach(viewer: Viewer, endpoint: PlayerEndpoint): void {
     viewer.endpoint = endpoint;
     const { sessionId } = viewer;
@@ -345,9 +375,14 @@ export class ViewerGateway {
     endpoint.on('answer', (a) => toAgent({ type: 'answer', ...a }));
     endpoint.on('iceCandidate', (candidate) => {
       viewer.iceCandidates += 1;
-      if (viewer.iceCandidates <= MAX_ICE_CANDIDATES_PER_SESSION) return toAgent({ type: 'iceCandidate', candidate });
-      viewer.log.warn({ limit: MAX_ICE_CANDIDATES_PER_SESSION }, 'viewer closed: too many ICE candidates');
-      endpoint.close(TOO_MANY_ICE_CANDIDATES.code, TOO_MANY_ICE_CANDIDATES.reason);
+      if (viewer.iceCandidates > MAX_ICE_CANDIDATES_PER_SESSION) {
+        viewer.log.warn({ limit: MAX_ICE_CANDIDATES_PER_SESSION }, 'viewer closed: too many ICE candidates');
+        endpoint.close(TOO_MANY_ICE_CANDIDATES.code, TOO_MANY_ICE_CANDIDATES.reason);
+        return;
+      }
+      if (viewerCandidateAllowed(candidate.candidate, this.deps.allowPrivateViewerCandidates)) return toAgent({ type: 'iceCandidate', candidate });
+      // Every browser on the Internet sends a few (its LAN addresses, mDNS names): not worth more than debug.
+      if (viewer.iceCandidatesDropped++ === 0) viewer.log.debug('viewer ICE candidate naming a non-public address dropped');
     });
     endpoint.on('resume', () => endpoint.close(VIEWER_CLOSES.resumeNotResuming.code, VIEWER_CLOSES.resumeNotResuming.reason));
     endpoint.on('protocolError', (reason) => viewer.log.warn({ reason }, 'viewer signalling rejected'));

@@ -5,8 +5,8 @@
 // made after the check must connect through `pinnedLookup(verdict.addresses)`: a second DNS answer
 // is never checked, so using it would let a rebinding name reach loopback or the internal network.
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { embeddedIpv4 } from '../lib/ip-address';
+import { isIP, type LookupFunction } from 'node:net';
+import { isNonPublicAddress } from '../lib/ip-address';
 
 /** Resolves a host name to every address it has (injected in tests: no real DNS). */
 export type HostResolver = (hostname: string) => Promise<string[]>;
@@ -34,55 +34,6 @@ export const DNS_TIMEOUT_MS = 5_000;
  * allowPrivateUrls lets every address through), or why it is refused (a sentence for the 400).
  */
 export type UrlVerdict = { ok: true; url: URL; addresses: string[] | undefined } | { ok: false; reason: string };
-
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // CGNAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local (cloud metadata lives here)
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24], // 6to4 relay anycast (deprecated): its traffic lands on some relay's network
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved and broadcast
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['100::', 64], // discard
-  ['64:ff9b:1::', 48], // NAT64 for local use (RFC 8215): its IPv4 side is the operator's network
-  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID; no web servers live here
-  ['2001:db8::', 32], // documentation
-  ['3fff::', 20], // documentation (RFC 9637)
-  ['5f00::', 16], // SRv6 segment identifiers (RFC 9602): never globally reachable
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
-}
-
-/** True for an address that is not a public unicast address. */
-export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    if (v4 !== undefined) return blocked.check(v4, 'ipv4');
-    return blocked.check(address, 'ipv6');
-  }
-  return true;
-}
 
 /** Checks a URL against the policy, resolving its host name. Never throws. */
 export async function checkOutboundUrl(raw: string, options: UrlPolicyOptions): Promise<UrlVerdict> {

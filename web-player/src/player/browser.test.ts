@@ -92,16 +92,20 @@ describe('viewer page in Chromium', () => {
       const reply = (status: number, type: string, body: string, headers: Record<string, string> = {}): void => {
         response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers }).end(body);
       };
+      const query = new URL(request.url ?? '/', 'http://stub').searchParams;
       if (request.method === 'GET' && path === `/share/${PROJECT}`) {
-        reply(200, 'text/html; charset=utf-8', renderPlayerPage({ projectId: PROJECT, assetBase: '/share/assets', title: 'Stub' }), {
-          'content-security-policy': playerContentSecurityPolicy(),
+        // ?embed=<origin>,…: the project's embedOrigins, in the page and (unless &frame=any) in frame-ancestors, as share-routes.ts serves them.
+        const embedOrigins = query.get('embed')?.split(',') ?? [];
+        const frameAncestors = embedOrigins.length > 0 && query.get('frame') !== 'any' ? ["'self'", ...embedOrigins] : ['*'];
+        reply(200, 'text/html; charset=utf-8', renderPlayerPage({ projectId: PROJECT, assetBase: '/share/assets', title: 'Stub', embedOrigins }), {
+          'content-security-policy': playerContentSecurityPolicy({ frameAncestors }),
         });
       } else if (request.method === 'GET' && path === '/share/assets/player.js') {
         reply(200, 'text/javascript; charset=utf-8', bundle.js);
       } else if (request.method === 'GET' && path === '/share/assets/player.css') {
         reply(200, 'text/css; charset=utf-8', bundle.css);
       } else if (request.method === 'GET' && path === '/host') {
-        reply(200, 'text/html; charset=utf-8', hostPage(`http://127.0.0.1:${port}/share/${PROJECT}`));
+        reply(200, 'text/html; charset=utf-8', hostPage(`http://127.0.0.1:${port}/share/${PROJECT}${query.has('player') ? `?${query.get('player') ?? ''}` : ''}`));
       } else if (request.method === 'POST' && path === '/api/telemetry') {
         const chunks: Buffer[] = [];
         request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -236,5 +240,35 @@ describe('viewer page in Chromium', () => {
     const post = await telemetryFor('session_2_2');
     expect(post.body.rows[0]).toMatchObject({ embedded: true, domainUrl: `http://localhost:${port}` });
     await page.close();
+  });
+
+  describe("a project's embed allow-list (embedOrigins)", () => {
+    const hostReceived = (page: Page): Promise<PlayerToHostMessage[]> => page.evaluate(() => (window as unknown as { received: PlayerToHostMessage[] }).received);
+    const hostWith = (player: string) => `http://localhost:${port}/host?player=${encodeURIComponent(player)}`;
+
+    it('a listed site frames the page and gets its events', async () => {
+      const page = await context.newPage();
+      await page.goto(hostWith(`embed=https://shop.example.com,http://localhost:${port}`));
+      await queueThenNoServer(page.frameLocator('iframe'), 'session_3_1');
+      await expect.poll(async () => (await hostReceived(page)).map((m) => m.type === 'state' && m.state), { timeout: WAIT_MS }).toEqual(['queue-2', 'queue-1', 'disconnected']);
+      await page.close();
+    });
+
+    it('a page framing it from a site not listed hears nothing, even where the frame loads (the events name their target origin)', async () => {
+      const page = await context.newPage();
+      await page.goto(hostWith('embed=https://shop.example.com&frame=any'));
+      await queueThenNoServer(page.frameLocator('iframe'), 'session_3_2');
+      // The page showed every state above: had it posted with target '*', the host would hold them now.
+      expect(await hostReceived(page)).toEqual([]);
+      await page.close();
+    });
+
+    it('a site not listed cannot frame the page at all (CSP frame-ancestors)', async () => {
+      const page = await context.newPage();
+      await page.goto(hostWith('embed=https://shop.example.com'));
+      await expect.poll(() => page.frames()[1]?.url(), { timeout: WAIT_MS }).toMatch(/^chrome-error:/);
+      expect(await hostReceived(page)).toEqual([]);
+      await page.close();
+    });
   });
 });

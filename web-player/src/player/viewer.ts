@@ -123,7 +123,8 @@ export class Viewer {
     if (win.parent !== win) {
       const queue = new UiInteractionQueue({ send: (data) => this.stream.emitUIInteraction(data) });
       this.uiInteractions = queue;
-      this.embed = new EmbedBridge(win, win.parent, (data: UiInteractionData) => queue.enqueue(data));
+      const embedOrigins = (root.dataset['embedOrigins'] ?? '').split(' ').filter((origin) => origin !== '');
+      this.embed = new EmbedBridge(win, win.parent, (data: UiInteractionData) => queue.enqueue(data), embedOrigins);
       this.stream.addResponseEventListener(RESPONSE_LISTENER, (response: string) => this.embed?.postResponse(response));
     }
 

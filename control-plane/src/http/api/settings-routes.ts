@@ -37,6 +37,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
       afkTimeout: s.afkTimeout,
       maxConcurrentSessions: s.maxConcurrentSessions,
       launchArgs: s.launchArgs,
+      embedOrigins: s.embedOrigins,
     };
   };
 
