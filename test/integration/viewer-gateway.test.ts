@@ -471,6 +471,8 @@ describe('session creation rate limit', () => {
     script.report(hello.sessionId as string, 'viewerConnected');
     await (await connect('', { origin: 'https://shop.example.com' })).next('pixelfleetSession');
     await (await connect()).next('pixelfleetSession'); // no Origin: not a browser, the list cannot bind it
+    // Behind a proxy that keeps Host, the page's own origin names the host the socket was opened on.
+    await (await connect('', { origin: 'https://play.example.com', host: 'play.example.com' })).next('pixelfleetSession');
 
     const sessionsBefore = sessionCount();
     for (const origin of ['https://evil.example', 'https://shop.example.com.evil.example', 'http://shop.example.com', 'null']) {
