@@ -15,6 +15,7 @@ import { SessionManager } from './sessions/session-manager';
 import { BuildCache } from './build-cache/build-cache';
 import { appEnvironment } from './launcher/launcher';
 import { AppRecordStore } from './launcher/app-records';
+import { AppAccounts, procHidesOtherUsers } from './launcher/app-accounts';
 import { processControlFor } from './launcher/process-control';
 import { stopSurvivors, type SurvivorOutcome } from './launcher/survivor-sweep';
 import { uploadSessionLog } from './link/log-upload';
@@ -120,6 +121,8 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   });
   // Windows rules on Windows (taskkill, the build folder's sweep in PowerShell), POSIX elsewhere.
   const processControl = processControlFor(process.platform);
+  // Linux as root (main.ts checks): each app under a uid of its own, reaching only its folders.
+  const appAccounts = config.appAccounts ? new AppAccounts(config.dataDir, config.appAccounts) : undefined;
   const sessions = new SessionManager({
     slots: config.slots,
     dataDir: config.dataDir,
@@ -145,6 +148,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     builds,
     appRecords,
     processControl,
+    ...(appAccounts ? { appAccounts } : {}),
   });
   const inventory: AgentInventory = deps.inventory ?? sessions;
   const handlers = deps.handlers ?? sessions.handlers;
@@ -209,6 +213,12 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         ...(deps.survivorGraceMs === undefined ? {} : { graceMs: deps.survivorGraceMs }),
         control: processControl,
       });
+      if (appAccounts) {
+        await appAccounts.protectDataDir();
+        if (!(await procHidesOtherUsers())) {
+          log.warn("apps can read each other's command lines, signalling secrets included: mount /proc with hidepid=invisible");
+        }
+      }
       credentials = await obtainCredentials();
       const creds = credentials;
       // Before anything drains it: half-written entries and files already answered for go.

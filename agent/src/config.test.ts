@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AGENT_ENV_PREFIX, AgentConfigError, loadAgentConfig } from './config';
+import { AGENT_ENV_PREFIX, AgentConfigError, appAccountsRefusal, loadAgentConfig } from './config';
 
 /** A join token as an operator makes one (`openssl rand -hex 32`). */
 const JOIN_TOKEN = '3f9c2a7d1e8b4c6a0f5d9e2b7c4a1f8e6d3b0a9c5e2f7d4b1a8c6e3f0d9b2a7c';
@@ -181,6 +181,23 @@ describe('loadAgentConfig validation', () => {
     expect(configError(() => loadAgentConfig({ file: writeConfig({ buildCache: { maxGiB: 1 } }), env: REQUIRED_ENV })).message).toBe('unknown config key "buildCache.maxGiB"');
     expect(loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_BUILD_CACHE__INSECURE_DOWNLOADS: 'true' } }).buildCache.insecureDownloads).toBe(true);
     expect(loadAgentConfig({ file: writeConfig({ buildCache: { insecureDownloads: true } }), env: REQUIRED_ENV }).buildCache).toEqual({ maxBytes: 200 * 1024 ** 3, insecureDownloads: true });
+  });
+
+  it('takes appAccounts from file or env, wants a uid for every slot, and refuses a host that cannot use them', () => {
+    const fromFile = loadAgentConfig({ file: writeConfig({ slots: 2, appAccounts: { firstId: 64000, count: 2 } }), env: REQUIRED_ENV });
+    expect(fromFile.appAccounts).toEqual({ firstId: 64000, count: 2 });
+    const fromEnv = loadAgentConfig({ env: { ...REQUIRED_ENV, PIXELFLEET_AGENT_APP_ACCOUNTS__FIRST_ID: '70000', PIXELFLEET_AGENT_APP_ACCOUNTS__COUNT: '4' } });
+    expect(fromEnv.appAccounts).toEqual({ firstId: 70000, count: 4 });
+    expect(loadAgentConfig({ env: REQUIRED_ENV }).appAccounts).toBeUndefined();
+    expect(configError(() => loadAgentConfig({ file: writeConfig({ slots: 3, appAccounts: { firstId: 64000, count: 2 } }), env: REQUIRED_ENV })).message).toBe(
+      'config key "appAccounts.count": must be at least slots (3): every running app needs a uid of its own',
+    );
+    expect(configError(() => loadAgentConfig({ file: writeConfig({ appAccounts: { firstId: 0, count: 1 } }), env: REQUIRED_ENV })).message).toContain('"appAccounts.firstId"');
+
+    expect(appAccountsRefusal(fromFile, 'linux', 0)).toBeUndefined();
+    expect(appAccountsRefusal(loadAgentConfig({ env: REQUIRED_ENV }), 'win32', undefined)).toBeUndefined();
+    expect(appAccountsRefusal(fromFile, 'linux', 1000)).toBe('config key "appAccounts": the agent must run as root to start apps under other uids (it runs as uid 1000)');
+    expect(appAccountsRefusal(fromFile, 'win32', undefined)).toContain('built for Linux only');
   });
 
   it('rejects an ice.portRange whose min exceeds its max', () => {

@@ -109,10 +109,36 @@ const schema = z
       .strict()
       .default({ maxBytes: DEFAULT_LOG_SPOOL_MAX_BYTES, maxAgeHours: DEFAULT_LOG_SPOOL_MAX_AGE_HOURS }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * Linux, an agent running as root: each app runs under a uid of its own, firstId … firstId +
+     * count − 1 (the same numbers as gids), and reaches only its build and session folders
+     * (launcher/app-accounts.ts). Absent: apps run as the agent.
+     */
+    appAccounts: z
+      .object({ firstId: z.number().int().min(1000).max(2_147_000_000), count: z.number().int().min(1).max(4096) })
+      .strict()
+      .optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.appAccounts !== undefined && c.appAccounts.count < c.slots) {
+      ctx.addIssue({ code: 'custom', path: ['appAccounts', 'count'], message: `must be at least slots (${c.slots}): every running app needs a uid of its own` });
+    }
+  });
 
 export type AgentConfig = Readonly<z.infer<typeof schema>>;
+
+/**
+ * Why this host cannot give apps accounts of their own (`appAccounts`), or undefined when it can (or
+ * none are asked for): the agent must run on Linux as root to start a process under another uid and
+ * hand it folders. The Windows form (a low-privilege account per slot) is not built yet.
+ */
+export function appAccountsRefusal(config: AgentConfig, platform: NodeJS.Platform, uid: number | undefined): string | undefined {
+  if (config.appAccounts === undefined) return undefined;
+  if (platform !== 'linux') return `config key "appAccounts": apps under accounts of their own are built for Linux only (this is ${platform}); remove the key`;
+  if (uid !== 0) return `config key "appAccounts": the agent must run as root to start apps under other uids (it runs as uid ${String(uid)})`;
+  return undefined;
+}
 
 export const AGENT_ENV_PREFIX = 'PIXELFLEET_AGENT_';
 
@@ -139,6 +165,8 @@ const ENV_LEAVES: Record<string, 'string' | 'number' | 'boolean' | 'json'> = {
   'logSpool.maxBytes': 'number',
   'logSpool.maxAgeHours': 'number',
   logLevel: 'string',
+  'appAccounts.firstId': 'number',
+  'appAccounts.count': 'number',
 };
 
 const envName = (key: string) =>

@@ -2,7 +2,7 @@
 // agent and wires signals (a second signal forces exit).
 import { AGENT_VERSION, buildAgent } from './agent';
 import { chooseLogFormat, logDestination } from '@pixelfleet/signaling';
-import { AgentConfigError, loadAgentConfig } from './config';
+import { AgentConfigError, appAccountsRefusal, loadAgentConfig } from './config';
 import { runDoctor } from './doctor/doctor';
 import { formatDoctorLines } from './doctor/doctor-line';
 import { EnrollRefusedError } from './link/control-link';
@@ -67,6 +67,11 @@ async function run(file: string | undefined): Promise<number> {
       return 78; // EX_CONFIG
     }
     throw err;
+  }
+  const accountsRefusal = appAccountsRefusal(config, process.platform, process.getuid?.());
+  if (accountsRefusal !== undefined) {
+    process.stderr.write(`pixelfleet-agent: refusing to start: ${accountsRefusal}\n`);
+    return 78; // EX_CONFIG
   }
   // Before any stream exists: the first stack read under --enable-source-maps costs ~0.7 s.
   warmSourceMaps();

@@ -328,7 +328,8 @@ class ArchiveDownload {
    * chunk, so the network and the disk work at once.
    */
   private async receive(res: IncomingMessage): Promise<void> {
-    const out = createWriteStream(this.part, { flags: this.offset === 0 ? 'w' : 'r+', start: this.offset, highWaterMark: WRITE_HIGH_WATER_MARK });
+    // 0600: a customer's build, in a folder other accounts may pass through (app-accounts.ts).
+    const out = createWriteStream(this.part, { flags: this.offset === 0 ? 'w' : 'r+', start: this.offset, mode: 0o600, highWaterMark: WRITE_HIGH_WATER_MARK });
     let diskError: unknown;
     const closed = new Promise<void>((resolve) => out.once('close', () => resolve()));
     out.on('error', (err) => {

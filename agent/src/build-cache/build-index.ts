@@ -53,5 +53,6 @@ export function readBuildIndex(path: string): CachedBuildRecord[] {
 
 /** Replaces the index at path with records, crash-safely. */
 export function writeBuildIndex(path: string, records: readonly CachedBuildRecord[]): void {
-  writeJsonAtomic(path, { version: 1, builds: records }, 0o644);
+  // 0600: it names every build this worker holds, in a folder apps' accounts may pass through (app-accounts.ts).
+  writeJsonAtomic(path, { version: 1, builds: records });
 }

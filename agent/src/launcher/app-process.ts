@@ -13,6 +13,7 @@ import { processControlFor, type ProcessControl, type TreeEnding } from './proce
 import { APP_RECORD_ENV, identifyProcess, type AppRecord, type AppRecordStore } from './app-records';
 import { appJobFailure, appJobSpawn } from './app-job';
 import { LaunchError } from './launch-error';
+import type { AppAccount } from './app-accounts';
 
 export const APP_PROCESS_STATES = ['starting', 'running', 'stopping', 'exited'] as const;
 export type AppProcessState = (typeof APP_PROCESS_STATES)[number];
@@ -76,6 +77,8 @@ export type AppProcessEvents = {
 export interface AppProcessOptions {
   /** The program and its fixed leading arguments: `[exe]`, or launcher.command such as `['node', 'mock.mjs']`. */
   command: readonly string[];
+  /** POSIX: the uid and gid the app runs under (the agent must be root); none: the agent's. */
+  account?: AppAccount;
   /** The session's arguments, after command. */
   args: readonly string[];
   cwd?: string;
@@ -244,6 +247,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       windowsHide: true,
       windowsVerbatimArguments: spawn.windowsVerbatimArguments,
       ...(spawn.argv0 === undefined ? {} : { argv0: spawn.argv0 }),
+      ...(options.account ? { uid: options.account.uid, gid: options.account.gid } : {}),
     });
     this.pid = subprocess.pid;
     if (pending) this.completeRecord(pending);

@@ -6,6 +6,7 @@ import { join, posix, win32 } from 'node:path';
 import type { Logger } from 'pino';
 import type { StartSessionCommand } from '@pixelfleet/proto';
 import { AppProcess, type AppRecordTarget } from './app-process';
+import type { AppAccount } from './app-accounts';
 import { processControlFor, type ProcessControl } from './process-control';
 import { APP_JOB_EXE } from './app-job';
 import type { Clock } from '@pixelfleet/signaling';
@@ -153,6 +154,8 @@ export interface LaunchSessionInput extends LaunchPlanInput {
   sessionId: string;
   /** The app's complete environment (see appEnvironment); nothing else is inherited. */
   env: Readonly<Record<string, string | undefined>>;
+  /** The uid and gid the app runs under (app-accounts.ts; its session folder is then its HOME); none: the agent's. */
+  account?: AppAccount;
   log: Logger;
   clock?: Clock;
   /** Records the app in the agent's data dir before it is spawned (see app-records.ts); the build folder is filled in here. */
@@ -184,7 +187,9 @@ export async function launchSession(input: LaunchSessionInput): Promise<Launched
     command: plan.command,
     args: plan.args,
     ...(plan.cwd === undefined ? {} : { cwd: plan.cwd }),
-    env: input.env,
+    // Under an account of its own, the agent's HOME is out of the app's reach: its session folder is its home.
+    env: input.account ? { ...input.env, HOME: input.sessionDir } : input.env,
+    ...(input.account ? { account: input.account } : {}),
     logPath: plan.outputLogPath,
     log,
     ...(input.clock ? { clock: input.clock } : {}),

@@ -2,7 +2,7 @@
 // startedAtMs) and its sessions' startup timeout come from the clock it was given, not Date.now();
 // its build commands and inventory, handed to the build cache; and the sweep of a build's folder
 // after its last session, with real processes.
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentSessionEvent, StartSessionCommand } from '@pixelfleet/proto';
 import { ManualClock } from '@pixelfleet/signaling';
 import { BuildCache } from '../build-cache/build-cache';
+import { AppAccounts } from '../launcher/app-accounts';
 import { posixProcessControl, type ProcessControl } from '../launcher/process-control';
 import { isProcessGone } from '../launcher/process-identity';
 import { SessionManager } from './session-manager';
@@ -67,6 +68,53 @@ describe('SessionManager on the injected clock', () => {
     const stoppedAt = events.at(-1)?.occurredAtMs ?? 0;
     expect(stoppedAt >= T0 + 20_000 && stoppedAt <= clock.now()).toBe(true); // clock time, not the wall clock
     expect(manager.runningSessions()).toEqual([]);
+  });
+});
+
+describe('SessionManager with appAccounts (Linux, as root)', () => {
+  it('starts the app under an account of its own, with its session folder as HOME, and takes the account back once the session is over', async () => {
+    if (process.platform !== 'linux' || process.getuid?.() !== 0) throw new Error('this test starts an app under another uid: run it on Linux as root (CI does)');
+    const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-sessions-'));
+    dirs.push(dir);
+    const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
+    const events: AgentSessionEvent[] = [];
+    const accounts = new AppAccounts(dir, { firstId: 64_200, count: 1 });
+    await accounts.protectDataDir();
+    const spooled: string[] = [];
+    const manager = new SessionManager({
+      slots: 1,
+      dataDir: dir,
+      // An app that says who it runs as, in its HOME, and never dials its signalling.
+      launcherCommand: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.HOME + "/whoami", String(process.getuid())); setInterval(() => undefined, 60000)'],
+      appEnv: { PATH: process.env.PATH ?? '' },
+      ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
+      report: (e) => events.push(e),
+      signal: () => undefined,
+      spoolLogs: (logs) => {
+        spooled.push(logs.sessionId);
+        return Promise.resolve();
+      },
+      log: pino({ level: 'silent' }),
+      clock,
+      appAccounts: accounts,
+    });
+    const started = manager.handlers.startSession({ ...COMMAND, uploadId: '' });
+    started.catch(() => undefined);
+    const sessionDir = join(dir, 'sessions', COMMAND.sessionId);
+    await vi.waitFor(() => expect(readFileSync(join(sessionDir, 'whoami'), 'utf8')).toBe('64200'), { timeout: 10_000, interval: 20 });
+    expect(accounts.inUse).toBe(1);
+
+    clock.advance(20_000); // the startup timeout: the app is stopped
+    await expect(started).rejects.toMatchObject({ code: 'STARTUP_TIMEOUT' });
+    await vi.waitFor(
+      () => {
+        clock.advance(1_000);
+        expect(spooled).toEqual([COMMAND.sessionId]);
+        expect(accounts.inUse).toBe(0);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    expect(statSync(sessionDir)).toMatchObject({ uid: 0, gid: 0 });
   });
 });
 

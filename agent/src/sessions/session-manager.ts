@@ -9,6 +9,7 @@ import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';
 import type { BuildCache, BuildLease } from '../build-cache/build-cache';
 import type { AppRecordStore } from '../launcher/app-records';
+import type { AppAccount, AppAccounts } from '../launcher/app-accounts';
 import { processControlFor, type ProcessControl } from '../launcher/process-control';
 import type { SessionLogSources } from '../logs/collect-logs';
 import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
@@ -34,10 +35,14 @@ export interface SessionManagerOptions {
   appRecords?: AppRecordStore;
   /** How apps are ended, and what sweeps a build's folder after its last session; default processControlFor(process.platform). */
   processControl?: ProcessControl;
+  /** Linux as root (`appAccounts`): each app under a uid of its own, with only its folders (app-accounts.ts). */
+  appAccounts?: AppAccounts;
 }
 
 export class SessionManager implements AgentInventory {
   private readonly sessions = new Map<string, SessionRuntime>();
+  /** Sessions whose app account is being granted: they hold a slot already. */
+  private readonly granting = new Set<string>();
   /** Finished sessions' logs being collected into the spool. */
   private readonly spooling = new Set<Promise<void>>();
   /** Build folder sweeps under way, by upload id: a session of that build starts after its sweep, which would end its app. */
@@ -97,18 +102,36 @@ export class SessionManager implements AgentInventory {
   }
 
   private async start(c: StartSessionCommand): Promise<void> {
-    if (this.sessions.has(c.sessionId)) return; // a repeat of a start that is still running
-    if (this.sessions.size >= this.options.slots) throw new CommandFailure('NO_FREE_SLOT', `all ${this.options.slots} slots are busy`);
+    if (this.sessions.has(c.sessionId) || this.granting.has(c.sessionId)) return; // a repeat of a start that is still running
+    if (this.sessions.size + this.granting.size >= this.options.slots) throw new CommandFailure('NO_FREE_SLOT', `all ${this.options.slots} slots are busy`);
     const log = this.options.log.child({ sessionId: c.sessionId });
     // The session's build, held in the cache for as long as its app runs (never evicted meanwhile).
     // Not cached: a local build, which launcher.command stands in for.
     const lease = c.uploadId !== '' && this.options.builds?.get(c.uploadId) !== undefined ? this.options.builds.acquire(c.uploadId) : undefined;
+    const sessionDir = join(this.options.dataDir, 'sessions', c.sessionId);
+    let appAccount: AppAccount | undefined;
+    if (this.options.appAccounts) {
+      this.granting.add(c.sessionId);
+      try {
+        appAccount = await this.options.appAccounts.grant(c.sessionId, lease && { uploadId: c.uploadId, dir: lease.path }, sessionDir);
+      } catch (err) {
+        lease?.release();
+        throw new CommandFailure('LAUNCH_FAILED', `cannot give the app its account and folders: ${(err as Error).message}`);
+      } finally {
+        this.granting.delete(c.sessionId);
+      }
+      if (appAccount === undefined) {
+        lease?.release();
+        throw new CommandFailure('NO_FREE_SLOT', 'every app account (appAccounts.count) is in use');
+      }
+    }
     const runtime: SessionRuntime = new SessionRuntime({
       command: c,
       launcherCommand: this.options.launcherCommand,
       build: lease && { dir: lease.path, manifest: lease.manifest },
-      sessionDir: join(this.options.dataDir, 'sessions', c.sessionId),
+      sessionDir,
       appEnv: this.options.appEnv,
+      ...(appAccount ? { appAccount } : {}),
       ice: this.options.ice,
       report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: this.clock.now(), exitCode: 0, message: '', streamingId: '', ...extra }),
       signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: encodeRelayedSignal(message) }),
@@ -142,6 +165,9 @@ export class SessionManager implements AgentInventory {
     const spooled = swept
       .then(() => (logs ? this.options.spoolLogs(logs) : undefined))
       .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'session logs could not be spooled'))
+      // Its uid's processes killed and its folders root's again before the account is given out anew.
+      .then(() => this.options.appAccounts?.revoke(runtime.sessionId))
+      .catch((err: unknown) => log.error({ err: (err as Error).message }, "the app's account could not be taken back"))
       .finally(() => lease?.release());
     this.spooling.add(spooled);
     void spooled.finally(() => this.spooling.delete(spooled));

@@ -13,6 +13,7 @@ import type { RelayCounters, SessionEventKind, SignalEnvelope, StartSessionComma
 import { CommandFailure } from '../commands/command';
 import { chooseStartBitrateBps } from '../launcher/unreal-command-line';
 import { launchSession, type LaunchBuild, type LaunchedSession } from '../launcher/launcher';
+import type { AppAccount } from '../launcher/app-accounts';
 import { LaunchError } from '../launcher/launch-error';
 import { listenOnLoopback } from '../launcher/port-allocator';
 import type { AppExit } from '../launcher/app-process';
@@ -43,6 +44,8 @@ export interface SessionRuntimeOptions {
   sessionDir: string;
   /** The app's complete environment. */
   appEnv: Readonly<Record<string, string>>;
+  /** The uid and gid the app runs under (`appAccounts`); none: the agent's. */
+  appAccount?: AppAccount;
   ice: {
     iceServers: { urls: string | string[]; username?: string; credential?: string }[];
     hostAddresses: string[];
@@ -213,6 +216,7 @@ export class SessionRuntime {
         signallingSecret: this.signallingSecret,
         streamerId: c.streamingId,
         env: this.options.appEnv,
+        ...(this.options.appAccount ? { account: this.options.appAccount } : {}),
         clock: this.clock,
         log,
         ...(this.options.appRecords ? { record: { store: this.options.appRecords, sessionId: this.sessionId, uploadId: c.uploadId } } : {}),
