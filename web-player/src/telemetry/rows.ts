@@ -19,7 +19,7 @@ export type TelemetryEventName =
   | 'tcpFallback'
   | 'playStreamRejected';
 
-/** Client details, sent on the first event rows of a session (`geoData` is the server's to add, from the client address: not yet, see the README). */
+/** Client details, sent on the first event rows of a session (`geoData` is the server's to add, from the client address: docs/streaming.md). */
 export interface ClientDetails {
   readonly browser: string;
   readonly os: string;
