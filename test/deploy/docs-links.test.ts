@@ -18,7 +18,7 @@ function markdownFiles(): string[] {
 }
 
 /** GitHub's heading anchor: lower case, punctuation but hyphens dropped, spaces to hyphens. */
-export function headingSlug(heading: string): string {
+function headingSlug(heading: string): string {
   return heading
     .trim()
     .toLowerCase()
