@@ -7,12 +7,14 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { weakSecretReason } from '@pixelfleet/signaling';
+import { REGION_CODES, type RegionCode } from '@pixelfleet/proto';
 
 export class AgentConfigError extends Error {
   override readonly name = 'AgentConfigError';
 }
 
-export const AGENT_REGIONS = ['us-east-1', 'europe', 'asia-pacific'] as const;
+/** The regions a worker may enroll in: the one table, in @pixelfleet/proto. */
+export const AGENT_REGIONS = REGION_CODES as [RegionCode, ...RegionCode[]];
 
 /** Default `buildCache.maxBytes`: 200 GiB, room for a few packaged Unreal builds. */
 export const DEFAULT_BUILD_CACHE_MAX_BYTES = 200 * 1024 ** 3;

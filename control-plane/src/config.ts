@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { crossesNetworkInPlaintext, isLoopbackHost } from '@pixelfleet/proto';
 import { weakSecretReason } from '@pixelfleet/signaling';
 import { applyEnvOverrides, deepFreeze, deepMerge, parseWithSchema, readConfigFile } from './lib/config-loader';
+import { ANALYTICS_WINDOW_DAYS } from './analytics/analytics-window';
 
 const port = z.number().int().min(0).max(65535);
 /** A trusted proxy as fastify's trustProxy takes it: an address, a CIDR range, or a named range. */
@@ -303,8 +304,8 @@ export type ControlPlaneConfig = Readonly<z.infer<typeof schema>>;
 
 /** Default `retention.logDays`: a month of engine logs (they are large; a crash is looked at within days). */
 export const DEFAULT_LOG_DAYS = 30;
-/** Default `retention.telemetryDays`: the analytics API's 92-day window. */
-export const DEFAULT_TELEMETRY_DAYS = 92;
+/** Default `retention.telemetryDays`: the analytics API's window, so that every day it may ask for is kept. */
+export const DEFAULT_TELEMETRY_DAYS = ANALYTICS_WINDOW_DAYS;
 
 /** Every leaf key that an environment variable may set, and how its text is parsed. */
 const envLeaves = {

@@ -53,6 +53,7 @@ export {
   type FromAgent,
 } from './agent-contract';
 export { encodeStoredCommand, decodeStoredCommand } from './stored-command';
+export { REGIONS, REGION_CODES, isRegionCode, regionDisplayName, type RegionCode } from './regions';
 export { checkLaunchArgs, MAX_LAUNCH_ARGS, MAX_LAUNCH_ARG_CHARS, PROTECTED_LAUNCH_ARG_NAMES, type LaunchArgRefusal } from './launch-args';
 
 /** Absolute path of the FileDescriptorSet built from proto/ (for @grpc/reflection). */

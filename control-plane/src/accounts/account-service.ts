@@ -4,7 +4,7 @@ import type { Clock } from '@pixelfleet/signaling';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex } from '../lib/secrets';
 import { conflict, invalid, notFound } from '../errors';
-import { isRegionCode, REGION_CODES } from '../regions';
+import { isRegionCode, REGION_CODES } from '@pixelfleet/proto';
 import type { User, UsersRepository } from '../repositories/users';
 import type { MemberAccess, Project, ProjectsRepository } from '../repositories/projects';
 import type { EventLog } from '../events/event-log';

@@ -18,7 +18,7 @@ import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { invalid } from '../errors';
-import { isRegionCode, REGION_CODES } from '../regions';
+import { isRegionCode, REGION_CODES } from '@pixelfleet/proto';
 import { accessFromProto, buildToProto, eventToProto, sessionToProto, workerToProto } from './admin-mapping';
 import { bearerToken, endCallWithError, grpcError, toGrpcError } from './status';
 import { TOO_MANY_FAILURES_DETAILS, type CredentialFailures } from './credential-failures';

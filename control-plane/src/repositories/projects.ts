@@ -1,6 +1,6 @@
 // Projects and their team members.
 import type { Db } from '../db/database';
-import type { RegionCode } from '../regions';
+import type { RegionCode } from '@pixelfleet/proto';
 import { resolveProjectSettings, type ProjectSettings } from '../projects/project-settings';
 
 export type MemberAccess = 'FULL' | 'READONLY';

@@ -1,6 +1,6 @@
 // What a session is called and how it is recorded: the ids derived from its session id (known from
 // the start, so every snapshot carries them) and the spec's snapshot `data`.
-import { isRegionCode, regionDisplayName } from '../regions';
+import { isRegionCode, regionDisplayName } from '@pixelfleet/proto';
 import type { SessionRecord, SnapshotData } from '../repositories/sessions';
 
 const SESSION_ID_PREFIX = 'session_';

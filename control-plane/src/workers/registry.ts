@@ -8,11 +8,10 @@ import type { Clock, TimerHandle } from '@pixelfleet/signaling';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex } from '../lib/secrets';
 import { DomainError, invalid, notFound } from '../errors';
-import { isRegionCode, REGION_CODES } from '../regions';
 import type { EventLog } from '../events/event-log';
 import type { WorkerCommandRecord, WorkerRecord, WorkersRepository } from '../repositories/workers';
 import { nextWorkerLink, WORKER_LOST_GRACE_MS, workerStatus, type WorkerLink, type WorkerLinkEvent } from './worker-link';
-import { decodeStoredCommand, encodeStoredCommand, type AgentAck, type AgentCommand, type AgentHello, type AgentSessionEvent, type SessionActivity, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
+import { decodeStoredCommand, encodeStoredCommand, isRegionCode, REGION_CODES, type AgentAck, type AgentCommand, type AgentHello, type AgentSessionEvent, type SessionActivity, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
 
 export const MAX_SLOTS = 64;
 /**

@@ -5,9 +5,10 @@ import { ApiError } from '../../errors';
 import { SESSION_STATUSES, type SessionStatus } from '../../sessions/session-status';
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from '../../repositories/session-dimensions';
 import { queryParam } from '../api/request-fields';
+import { ANALYTICS_WINDOW_DAYS } from '../../analytics/analytics-window';
 
 /** Widest window an API-key caller may ask for (spec: Limits), in days; exactly this is accepted. */
-export const MAX_WINDOW_DAYS = 92;
+export const MAX_WINDOW_DAYS = ANALYTICS_WINDOW_DAYS;
 const DAY_MS = 86_400_000;
 
 /** Page sizes: defaults per the spec's Limits, one maximum for every analytics list. */

@@ -1,5 +1,8 @@
-// The three regions a project can live in, by wire code, with the display name that session
-// snapshots carry in data.region (the spec shows europe as `Europe`).
+// The three regions a project can live in and a worker enrolls in, by wire code (the agent's
+// `region`, the Hello's, the API's), with the display name that session snapshots carry in
+// data.region (the spec shows europe as `Europe`). The one table: the control plane and the agent
+// both read it from here. (The projects table's CHECK in the first migration lists them too: a
+// migration once shipped is never edited.)
 
 export const REGIONS = {
   'us-east-1': 'North America',
