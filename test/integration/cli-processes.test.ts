@@ -107,6 +107,12 @@ describe('serve, agent and admin as processes', () => {
     const table = await run(PIXELFLEET, ['admin', 'workers'], env);
     expect(table.stdout).toMatch(/gpu-01 +europe +connected +connected +0\/2/);
 
+    // `pixelfleet admin events | head`: the reader is gone before the first event is written.
+    const follower = start(PIXELFLEET, ['admin', 'events', '--from-start'], env);
+    follower.child.stdout.destroy();
+    expect(await follower.exited).toBe(0);
+    expect(follower.stderr()).toBe('');
+
     agent.child.kill('SIGTERM');
     expect(await agent.exited).toBe(0);
     cp.child.kill('SIGTERM');
