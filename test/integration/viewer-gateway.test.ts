@@ -520,7 +520,12 @@ describe('the share page', () => {
     expect((await js.text()).length).toBeGreaterThan(10_000);
     const css = await fetch(`${t.started.httpOrigin}/share/assets/player.css`);
     expect(css.headers.get('content-type')).toContain('text/css');
-    expect((await fetch(`${t.started.publicUrls.share}/prj_unknown`)).status).toBe(404);
+    // An unknown project: the player's own page (404), whose socket is closed with 4000 and its sentence.
+    const unknown = await fetch(`${t.started.publicUrls.share}/prj_unknown`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('/share/assets/player.js');
+    const player = await FakePlayer.connect(`${t.started.publicUrls.share.replace(/^http/, 'ws')}/prj_unknown/signalling`);
+    expect(await player.closed).toEqual({ code: VIEWER_CLOSES.projectNotFound.code, reason: VIEWER_CLOSES.projectNotFound.reason });
   });
 
   it("may be framed by any site until the project lists its embedOrigins, then by those sites and its own origin only, and names them to the page", async () => {

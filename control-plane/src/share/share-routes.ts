@@ -30,7 +30,9 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
     const embedOrigins = project?.settings.embedOrigins ?? [];
     const frameAncestors = embedOrigins.length > 0 ? ["'self'", ...embedOrigins] : ['*'];
     reply.header('content-security-policy', playerContentSecurityPolicy({ frameAncestors })).header('x-content-type-options', 'nosniff');
-    if (!project) return reply.status(404).type('text/html; charset=utf-8').send('<!doctype html><title>Not found</title><p>No such project.</p>');
+    // An unknown project gets the player too (404): its socket is closed with 4000 and the page
+    // says so in the player's own screen, as for any other stream that is not available.
+    if (!project) return reply.status(404).type('text/html; charset=utf-8').send(renderPlayerPage({ projectId: PROJECT_ID.test(projectId) ? projectId : '', assetBase: '/share/assets' }));
     return reply.type('text/html; charset=utf-8').send(renderPlayerPage({ projectId, title: project.name, assetBase: '/share/assets', embedOrigins }));
   });
 
