@@ -1,7 +1,7 @@
 // GET /api/v1/analytics/projects/{projectId}/analytics/breakdown over real HTTP: sessions created
 // through the session service with their client dimensions (as the share socket records them),
 // every spec error row with its exact message and code, the 92-day boundary, the inclusive
-// endDate, the city filter, and percentages that add up to 100.
+// endDate (a calendar date covers its whole day), the city filter, and percentages that add up to 100.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/signaling';
 import { startApiFixture, type Account, type ApiFixture } from './api-fixture';
@@ -84,6 +84,15 @@ describe('the breakdown', () => {
     }
     const [, browser] = await breakdown(a.projectId, { dimension: 'browser', ...day });
     expect((browser.breakdown as { percentage: number }[]).map((e) => e.percentage)).toEqual([50, 33.33, 16.67]);
+  });
+
+  it('reads a calendar date as endDate as its whole day: startDate=endDate=<that day> holds its sessions', async () => {
+    // The sessions of D0 were created at 10:00 UTC.
+    const [status, body] = await breakdown(a.projectId, { dimension: 'country', startDate: '2026-03-01', endDate: '2026-03-01' });
+    expect([status, body.total]).toEqual([200, 6]);
+    // A date-time end is an instant: 00:00 of that day holds none of them.
+    const [, instant] = await breakdown(a.projectId, { dimension: 'country', startDate: '2026-03-01', endDate: '2026-03-01T00:00:00Z' });
+    expect(instant.total).toBe(0);
   });
 
   it('restricts the cities to one country with countryCode (any case)', async () => {

@@ -67,13 +67,16 @@ describe('the breakdown query', () => {
 
   it('accepts exactly 92 days and refuses one second (and one millisecond) more, naming startDate and maxDays', () => {
     const wide = { message: 'The window from startDate to endDate may be at most 92 days', code: 'VALIDATION_FAILED', field: 'startDate', maxDays: 92 };
-    expect(requiredWindow(q({ startDate: '2026-01-01', endDate: '2026-04-03' }))).toEqual({ fromMs: Date.parse('2026-01-01T00:00:00Z'), toMs: Date.parse('2026-04-03T00:00:00Z') });
+    // Checked on the dates as given; a calendar date as endDate then covers its whole day.
+    expect(requiredWindow(q({ startDate: '2026-01-01', endDate: '2026-04-03' }))).toEqual({ fromMs: Date.parse('2026-01-01T00:00:00Z'), toMs: Date.parse('2026-04-03T23:59:59.999Z') });
     expect(refusal(() => requiredWindow(q({ startDate: '2026-01-01', endDate: '2026-04-03T00:00:01Z' })))).toEqual([400, wide]);
     expect(refusal(() => requiredWindow(q({ startDate: '2026-01-01T00:00:00.000Z', endDate: '2026-04-03T00:00:00.001Z' })))).toEqual([400, wide]);
     // Offsets count: 02:00+02:00 is midnight UTC.
     expect(requiredWindow(q({ startDate: '2026-01-01T02:00:00+02:00', endDate: '2026-04-03T00:00:00Z' })).fromMs).toBe(Date.parse('2026-01-01T00:00:00Z'));
     expect(refusal(() => requiredWindow(q({ startDate: '2026-01-02', endDate: '2026-01-01' })))).toEqual([400, { message: 'startDate must not be after endDate', code: 'VALIDATION_FAILED', field: 'startDate' }]);
-    expect(requiredWindow(q({ startDate: '2026-01-01', endDate: '2026-01-01' }))).toEqual({ fromMs: Date.parse('2026-01-01'), toMs: Date.parse('2026-01-01') });
+    // startDate=endDate=<a date>: that whole day, not its first millisecond.
+    expect(requiredWindow(q({ startDate: '2026-01-01', endDate: '2026-01-01' }))).toEqual({ fromMs: Date.parse('2026-01-01'), toMs: Date.parse('2026-01-01T23:59:59.999Z') });
+    expect(requiredWindow(q({ startDate: '2026-01-01', endDate: '2026-01-01T00:00:00Z' }))).toEqual({ fromMs: Date.parse('2026-01-01'), toMs: Date.parse('2026-01-01') });
   });
 
   it('reads ISO 8601 dates and date-times with a zone, and nothing else', () => {

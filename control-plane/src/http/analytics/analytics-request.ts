@@ -65,19 +65,30 @@ export interface Window {
   toMs: number;
 }
 
-/** startDate ≤ endDate and at most MAX_WINDOW_DAYS apart, or the spec's 400 naming `startDate` (and `maxDays`). */
-function checkWindow(fromMs: number, toMs: number): Window {
+/**
+ * startDate ≤ endDate and at most MAX_WINDOW_DAYS apart, or the spec's 400 naming `startDate` (and
+ * `maxDays`). Checked on the dates as given; then a calendar date as `endDate` covers its whole
+ * day (the end is inclusive): `startDate=endDate=2026-03-01` reads that day, not its first
+ * millisecond, and `2026-01-01` to `2026-04-03` is still 92 days.
+ */
+function checkWindow(fromMs: number, toMs: number, query: unknown): Window {
   if (fromMs > toMs) throw new ApiError('analyticsDatesReversed', {}, {}, { field: 'startDate' });
   if (toMs - fromMs > MAX_WINDOW_DAYS * DAY_MS) {
     throw new ApiError('analyticsWindowTooWide', { maxDays: MAX_WINDOW_DAYS }, {}, { field: 'startDate', maxDays: MAX_WINDOW_DAYS });
   }
-  return { fromMs, toMs };
+  return { fromMs, toMs: toMs + wholeDayOfEnd(query) };
+}
+
+/** DAY_MS − 1 when endDate is a calendar date (it takes in its whole day), else 0. */
+function wholeDayOfEnd(query: unknown): number {
+  const text = queryParam(query, 'endDate');
+  return text !== undefined && ISO_DATE.test(text) ? DAY_MS - 1 : 0;
 }
 
 /** The breakdown's window: both dates required (the spec's message), ISO, ordered, at most 92 days. */
 export function requiredWindow(query: unknown): Window {
   if (queryParam(query, 'startDate') === undefined || queryParam(query, 'endDate') === undefined) throw new ApiError('analyticsDatesRequired', {}, {}, { field: 'startDate' });
-  return checkWindow(instant(query, 'startDate') as number, instant(query, 'endDate') as number);
+  return checkWindow(instant(query, 'startDate') as number, instant(query, 'endDate') as number, query);
 }
 
 /**
@@ -86,8 +97,9 @@ export function requiredWindow(query: unknown): Window {
  */
 export function optionalWindow(query: unknown): { fromMs?: number; toMs?: number } {
   const fromMs = instant(query, 'startDate');
-  const toMs = instant(query, 'endDate');
-  if (fromMs !== undefined && toMs !== undefined) checkWindow(fromMs, toMs);
+  const given = instant(query, 'endDate');
+  if (fromMs !== undefined && given !== undefined) checkWindow(fromMs, given, query);
+  const toMs = given === undefined ? undefined : given + wholeDayOfEnd(query);
   return { ...(fromMs === undefined ? {} : { fromMs }), ...(toMs === undefined ? {} : { toMs }) };
 }
 
@@ -98,7 +110,7 @@ export function optionalWindow(query: unknown): { fromMs?: number; toMs?: number
 export function defaultedWindow(query: unknown, nowMs: number): Window {
   const toMs = instant(query, 'endDate') ?? nowMs;
   const fromMs = instant(query, 'startDate') ?? toMs - MAX_WINDOW_DAYS * DAY_MS;
-  return checkWindow(fromMs, toMs);
+  return checkWindow(fromMs, toMs, query);
 }
 
 export function dimension(query: unknown): BreakdownDimension {
