@@ -48,6 +48,11 @@ describe('npm start', () => {
   it('ends its whole process tree on SIGTERM to npm, and exits 0', { timeout: 120_000 }, async () => {
     const { code, output } = await startThenSignal('SIGTERM');
     expect(code, output).toBe(0);
+    // The console is for a person: the state folder it was given, readable lines, no raw JSON logs.
+    expect(output).toContain(`Pixelfleet demo is running (state in ${dataDir};`);
+    expect(output).toContain(`${join(dataDir, 'agent', 'sessions')}/<sessionId>/`);
+    expect(output).not.toContain('.data/demo');
+    expect(output.split('\n').filter((line) => line.startsWith('{"level"'))).toEqual([]);
   });
 
   it('ends its whole process tree on SIGINT to npm alone, and exits 0', { timeout: 120_000 }, async () => {

@@ -10,13 +10,16 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { buildControlPlane, loadControlPlaneConfig, type ControlPlane } from '@pixelfleet/control-plane';
+import { createLogger, logDestination } from '@pixelfleet/signaling';
 import { writeBuildZip } from '../support/build-zips';
 
 const root = resolve(import.meta.dirname, '../..');
 // PIXELFLEET_DEMO_DATA_DIR moves the demo's state elsewhere (the process test of `npm start` uses a temp folder).
 const dataDir = process.env.PIXELFLEET_DEMO_DATA_DIR ?? join(root, '.data', 'demo');
+/** The state folder as the banner names it: relative to the repository when inside it. */
+const shownDataDir = dataDir.startsWith(root + sep) ? relative(root, dataDir) : dataDir;
 const secretsFile = join(dataDir, 'secrets.json');
 const stateFile = join(dataDir, 'demo.json');
 
@@ -137,10 +140,13 @@ async function main(): Promise<void> {
       agentJoinToken: secrets.joinToken,
       // The build and the webhook receiver are served from this machine.
       network: { allowPrivateUrls: true, allowPrivateViewerCandidates: true },
+      // Trying a few builds in a row should not cost two minutes each (production keeps the spec's 120 s).
+      limits: { buildCallWindowSeconds: 5 },
       logLevel: process.env.PIXELFLEET_LOG_LEVEL ?? 'warn',
     },
   });
-  cp = buildControlPlane(config);
+  // The demo's console is for a person, whatever stdout is: readable log lines among its own.
+  cp = buildControlPlane(config, { logger: createLogger(config.logLevel, logDestination('pretty')) });
   const started = await cp.start();
   const control = cp;
 
@@ -183,7 +189,7 @@ async function main(): Promise<void> {
   }
 
   process.stdout.write(`
-Pixelfleet demo is running (state in .data/demo; Ctrl-C stops it).
+Pixelfleet demo is running (state in ${shownDataDir}; Ctrl-C stops it).
 
   Open this in a browser:  ${started.publicUrls.share}/${state.projectId}
 
@@ -194,8 +200,8 @@ Pixelfleet demo is running (state in .data/demo; Ctrl-C stops it).
 
 The demo build (${state.uploadId}) is a Linux-packaged build whose binary is the mock Unreal app
 (test/mock-unreal): a moving test pattern; clicks, keys and UIInteraction messages you send are
-written to its log under .data/demo/agent/sessions/<sessionId>/ while it runs (then uploaded to the
-control plane: its log_files rows, the gzip under .data/demo/control-plane/blobs). Submit your own zip the same way:
+written to its log under ${join(shownDataDir, 'agent', 'sessions')}/<sessionId>/ while it runs (then uploaded to the
+control plane: its log_files rows, the gzip under ${join(shownDataDir, 'control-plane', 'blobs')}). Submit your own zip the same way:
   curl -X POST ${started.publicUrls.api}/projects/upload-file -H 'content-type: application/json' \\
     -d '{"apiKey":"${state.apiKey}","userId":"${state.userId}","projectId":"${state.projectId}","fileUrl":"<your zip URL>","autoRelease":true}'
 
