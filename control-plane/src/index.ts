@@ -3,7 +3,7 @@
 export { buildControlPlane, type ControlPlane, type ControlPlaneDeps, type StartedControlPlane } from './app';
 export { loadControlPlaneConfig, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 export { ConfigError } from './lib/config-loader';
-export { ApiError, HTTP_ERRORS, type HttpErrorName } from './errors';
+export { ApiError, HTTP_ERRORS, analyticsCodeOf, type HttpErrorName } from './errors';
 export { createLogger, redactUrl } from '@pixelfleet/signaling';
 export { runAdminCli } from './admin-cli/admin-cli';
 export { runControlPlaneCli, NO_CONFIG_HINT } from './main';
