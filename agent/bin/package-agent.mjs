@@ -12,7 +12,7 @@ import { register } from 'tsx/esm/api';
 registerHooks('data:text/javascript,export function resolve(s,c,n){return n(s,{...c,conditions:[...c.conditions,"source"]})}');
 register();
 const { fetchPinnedTarballs, packageAgent } = await import('../src/package/package-agent.ts');
-const { formatBytes } = await import('../src/build-archive/byte-size.ts');
+const { formatBytes } = await import('@pixelfleet/build-archive');
 const outDir = fileURLToPath(new URL('../../dist', import.meta.url));
 const args = process.argv.slice(2);
 if (args.some((a) => a !== '--fetch-only')) {

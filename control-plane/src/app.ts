@@ -48,7 +48,7 @@ import { ApiKeyAuth } from './auth/api-key-auth';
 import { ProjectAccess } from './auth/project-access';
 import { WebhookSender } from './webhooks/webhook-sender';
 import { checkOutboundUrl, systemResolver, type HostResolver } from './webhooks/url-policy';
-import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/agent/build-archive';
+import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/build-archive';
 import { FairUse } from './http/fair-use';
 import { registerOpenApi } from './http/openapi';
 import { registerLandingPage } from './http/landing-page';

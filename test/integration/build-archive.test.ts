@@ -17,7 +17,7 @@ import {
   verifyArchive,
   type ArchiveLimits,
   type ExtractProgress,
-} from '@pixelfleet/agent/build-archive';
+} from '@pixelfleet/build-archive';
 import { buildEntries, DEFAULT_PROJECT, hostileZips, writeBuildZip, writeZip64Build, ZIP64_PAK_BYTES, type BuildLayout } from '../support/build-zips';
 import { crc32OfZeros, writeZip } from '../support/zip-writer';
 import type { ExtractChildOutcome } from '../support/extract-child';

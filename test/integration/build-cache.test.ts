@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { BuildCache, buildAgent, CommandExecutor, CommandFailure, CommandJournal, loadAgentConfig, type BuildCacheOptions, type CachedBuildRecord } from '@pixelfleet/agent';
 import { failureOf } from '../support/command-failure';
 import type { AgentAck, DeliveredCommand, PrepareBuildCommand } from '@pixelfleet/proto';
-import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/agent/build-archive';
+import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/build-archive';
 import { createLogger, ManualClock } from '@pixelfleet/signaling';
 import { DEFAULT_PROJECT, hostileZips, writeBuildZip } from '../support/build-zips';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { deflateRawSync } from 'node:zlib';
 import { ZipArchive } from 'archiver';
-import { DEFAULT_ARCHIVE_LIMITS, type ArchiveRejectionCode } from '@pixelfleet/agent/build-archive';
+import { DEFAULT_ARCHIVE_LIMITS, type ArchiveRejectionCode } from '@pixelfleet/build-archive';
 import { writeZip, type ZipEntrySpec } from './zip-writer';
 
 export type BuildLayout = 'windows-shipping' | 'windows-development' | 'windows-blueprint' | 'linux';

@@ -3,7 +3,7 @@
 // Usage: node --conditions=source --import tsx test/support/extract-child.ts <zip> <destDir>
 import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive } from '@pixelfleet/agent/build-archive';
+import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive } from '@pixelfleet/build-archive';
 
 export interface ExtractChildOutcome {
   /** 'OK', the rejection's code, or the unexpected error's text. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CachedBuild, PrepareBuildCommand } from '@pixelfleet/proto';
 import type { Clock } from '@pixelfleet/signaling';
-import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive, sizeOnDisk, type ArchiveLimits, type ArchiveManifest } from '../build-archive';
+import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive, sizeOnDisk, type ArchiveLimits, type ArchiveManifest } from '@pixelfleet/build-archive';
 import { CommandFailure } from '../commands/command';
 import { DEFAULT_BUILD_DOWNLOAD_RETRY, downloadVerified, type BuildDownloadRetry, type BuildDownloadTls } from './build-download';
 import { readBuildIndex, writeBuildIndex, type CachedBuildRecord } from './build-index';

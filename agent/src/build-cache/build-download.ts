@@ -1,5 +1,5 @@
 // The agent's download of a distributed build from the control plane: the shared archive download
-// (`build-archive/archive-download.ts`) of the command's short-lived URL into `<uploadId>.zip`,
+// (`@pixelfleet/build-archive`'s archive-download.ts) of the command's short-lived URL into `<uploadId>.zip`,
 // same-origin redirects only, the control link's trust (`tls.caFile`; plain http:// only to a
 // loopback host or with `buildCache.insecureDownloads` / `tls.insecure`), the size and SHA-256 the command names, Range resume of a
 // kept `.part`; its failures become the command's codes (DOWNLOAD_FAILED, SIZE_MISMATCH, HASH_MISMATCH, …).
@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { crossesNetworkInPlaintext } from '@pixelfleet/proto';
 import type { Clock } from '@pixelfleet/signaling';
-import { ArchiveDownloadError, downloadArchive, type HopPolicy } from '../build-archive';
+import { ArchiveDownloadError, downloadArchive, type HopPolicy } from '@pixelfleet/build-archive';
 import { CommandFailure } from '../commands/command';
 
 /** Retries of network errors, stalls and 5xx/408/429 answers. */

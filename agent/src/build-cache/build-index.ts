@@ -2,7 +2,7 @@
 // (written to a temp file, fsynced, renamed), so a restarted agent knows what it holds and when
 // each build was prepared. Parsed with a schema: a damaged index is refused, never trusted.
 import { z } from 'zod';
-import type { ArchiveManifest } from '../build-archive';
+import type { ArchiveManifest } from '@pixelfleet/build-archive';
 import { readJsonIfExists, writeJsonAtomic } from '../lib/atomic-file';
 
 /** A build the cache holds, extracted and verified. */

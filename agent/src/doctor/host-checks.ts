@@ -5,7 +5,7 @@ import { createSocket } from 'node:dgram';
 import { existsSync, statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { execa } from 'execa';
-import { formatBytes } from '../build-archive/byte-size';
+import { formatBytes } from '@pixelfleet/build-archive';
 import { APP_JOB_EXE } from '../launcher/app-job';
 import type { DoctorLine } from './doctor-line';
 

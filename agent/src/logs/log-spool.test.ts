@@ -9,8 +9,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/signaling';
-import { DEFAULT_ARCHIVE_LIMITS } from '../build-archive/archive-limits';
-import { openEntryData, readCentralDirectory } from '../build-archive/zip-reader';
+import { DEFAULT_ARCHIVE_LIMITS, openEntryData, readCentralDirectory } from '@pixelfleet/build-archive';
 import type { CollectedLog } from './collect-logs';
 import { LogSpool, MANIFEST_FILE, pendingFiles, spoolFilePath, type LogSpoolOptions } from './log-spool';
 

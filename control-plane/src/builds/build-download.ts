@@ -1,11 +1,11 @@
 // The control plane's download of a build's `fileUrl`: the shared archive download
-// (`@pixelfleet/agent/build-archive`) with the URL policy as its hop policy (every hop checked and
+// (`@pixelfleet/build-archive`) with the URL policy as its hop policy (every hop checked and
 // connected through the addresses it checked), the build size cap, durable rename into place, and
 // its failures in a customer's words: a `Reject` or `Download Failed` objection, or an abort that
 // keeps the `.part` to resume.
 import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { ArchiveDownloadError, byteWords, downloadArchive, statusWords, type DownloadFailure, type DownloadProgress, type HopPolicy } from '@pixelfleet/agent/build-archive';
+import { ArchiveDownloadError, byteWords, downloadArchive, statusWords, type DownloadFailure, type DownloadProgress, type HopPolicy } from '@pixelfleet/build-archive';
 import type { Clock } from '@pixelfleet/signaling';
 import { pinnedLookup, type UrlVerdict } from '../webhooks/url-policy';
 import { clientErrorWords, notZipWords, type DownloadFailureReason } from './download-words';

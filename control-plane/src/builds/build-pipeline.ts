@@ -12,7 +12,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ArchiveRejection, verifyArchive, type ArchiveLimits } from '@pixelfleet/agent/build-archive';
+import { ArchiveRejection, verifyArchive, type ArchiveLimits } from '@pixelfleet/build-archive';
 import type { Clock } from '@pixelfleet/signaling';
 import type { BlobStore } from '../blobs/blob-store';
 import type { BuildRecord, BuildsRepository } from '../repositories/builds';

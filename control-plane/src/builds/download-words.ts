@@ -1,7 +1,7 @@
 // The sentences a customer reads in a build's objection when its download ends that the shared
 // download's neutral words do not say: what a 4xx means for their link, what the URL returned
 // instead of a .zip. Never a stack, never an internal address.
-import { statusWords } from '@pixelfleet/agent/build-archive';
+import { statusWords } from '@pixelfleet/build-archive';
 
 /** Why a download ended without a file. `Reject` outcomes are the archive's fault, the others the fetch's. */
 export type DownloadFailureReason = 'not-zip' | 'too-large' | 'http-status' | 'network' | 'refused-url' | 'too-many-redirects' | 'no-space';

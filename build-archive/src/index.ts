@@ -1,7 +1,7 @@
-// The door of `@pixelfleet/agent/build-archive`: the download, extract and scan of a build archive,
+// The door of `@pixelfleet/build-archive`: the download, extract and scan of a build archive,
 // shared by the control plane (a submitted build) and the agent (a distributed build). It imports
-// only this folder, yauzl, node built-ins and @pixelfleet/signaling (the Clock and the backoff,
-// which the control plane loads anyway), so the control plane loads none of the agent.
+// only this package, yauzl, node built-ins and @pixelfleet/signaling (the Clock and the backoff),
+// so neither side loads the other.
 export { ArchiveRejection, type ArchiveRejectionCode } from './archive-rejection';
 export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './archive-limits';
 export { inspectArchive, type ArchiveManifest } from './inspect-archive';
@@ -21,4 +21,6 @@ export {
   type HopVerdict,
 } from './archive-download';
 export { ArchiveDownloadError, statusWords, type DownloadFailure } from './download-failure';
-export { byteWords } from './byte-size';
+export { byteWords, formatBytes } from './byte-size';
+// For the agent's log spool tests, which read back the zips the spool writes.
+export { openEntryData, readCentralDirectory } from './zip-reader';

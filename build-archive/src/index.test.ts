@@ -1,5 +1,5 @@
-// The door of @pixelfleet/agent/build-archive must stay light: the control plane imports it, and
-// it must load neither werift nor the rest of the agent.
+// The door of @pixelfleet/build-archive must stay light: the control plane and the agent both
+// import it, and it must load neither werift nor anything else of the agent.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import * as door from './index';
 const HERE = import.meta.dirname;
 const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm;
 
-describe('@pixelfleet/agent/build-archive', () => {
+describe('@pixelfleet/build-archive', () => {
   it('imports only its own files, yauzl, node built-ins and @pixelfleet/signaling (which the control plane loads anyway)', () => {
     const sources = readdirSync(HERE).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
     const specifiers = sources.flatMap((f) => [...readFileSync(join(HERE, f), 'utf8').matchAll(IMPORT)].map((m) => m[1] ?? ''));
@@ -26,7 +26,10 @@ describe('@pixelfleet/agent/build-archive', () => {
       'byteWords',
       'downloadArchive',
       'extractArchive',
+      'formatBytes',
       'inspectArchive',
+      'openEntryData',
+      'readCentralDirectory',
       'sizeOnDisk',
       'statusWords',
       'verifyArchive',
