@@ -116,6 +116,46 @@ describe('SessionManager with appAccounts (Linux, as root)', () => {
     );
     expect(statSync(sessionDir)).toMatchObject({ uid: 0, gid: 0 });
   });
+  it('honours a stop that arrives while the app account is being granted: nothing is launched and the account comes back', async () => {
+    if (process.platform !== 'linux' || process.getuid?.() !== 0) throw new Error('this test gives folders to another uid: run it on Linux as root (CI does)');
+    const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-sessions-'));
+    dirs.push(dir);
+    let grantEntered!: () => void;
+    const entered = new Promise<void>((resolve) => (grantEntered = resolve));
+    let finishGrant!: () => void;
+    const held = new Promise<void>((resolve) => (finishGrant = resolve));
+    // The grant first ends what runs under the uid: held here until the stop has come.
+    const accounts = new AppAccounts(dir, { firstId: 64_210, count: 1 }, async () => {
+      grantEntered();
+      await held;
+      return 0;
+    });
+    await accounts.protectDataDir();
+    const spooled: string[] = [];
+    const manager = new SessionManager({
+      slots: 1,
+      dataDir: dir,
+      launcherCommand: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.HOME + "/launched", "yes"); setInterval(() => undefined, 60000)'],
+      appEnv: { PATH: process.env.PATH ?? '' },
+      ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
+      report: () => undefined,
+      signal: () => undefined,
+      spoolLogs: (logs) => {
+        spooled.push(logs.sessionId);
+        return Promise.resolve();
+      },
+      log: pino({ level: 'silent' }),
+      appAccounts: accounts,
+    });
+    const started = manager.handlers.startSession({ ...COMMAND, uploadId: '' });
+    started.catch(() => undefined);
+    await entered;
+    await manager.handlers.stopSession({ kind: 'stopSession', sessionId: COMMAND.sessionId, reason: 'viewer left', graceMs: 1_000 });
+    finishGrant();
+    await expect(started).rejects.toMatchObject({ code: 'STOPPED' });
+    await vi.waitFor(() => expect(accounts.inUse).toBe(0), { timeout: 10_000, interval: 20 });
+    expect(existsSync(join(dir, 'sessions', COMMAND.sessionId, 'launched'))).toBe(false);
+  });
 });
 
 describe('SessionManager build commands', () => {

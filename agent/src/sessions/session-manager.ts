@@ -41,8 +41,6 @@ export interface SessionManagerOptions {
 
 export class SessionManager implements AgentInventory {
   private readonly sessions = new Map<string, SessionRuntime>();
-  /** Sessions whose app account is being granted: they hold a slot already. */
-  private readonly granting = new Set<string>();
   /** Finished sessions' logs being collected into the spool. */
   private readonly spooling = new Set<Promise<void>>();
   /** Build folder sweeps under way, by upload id: a session of that build starts after its sweep, which would end its app. */
@@ -102,36 +100,21 @@ export class SessionManager implements AgentInventory {
   }
 
   private async start(c: StartSessionCommand): Promise<void> {
-    if (this.sessions.has(c.sessionId) || this.granting.has(c.sessionId)) return; // a repeat of a start that is still running
-    if (this.sessions.size + this.granting.size >= this.options.slots) throw new CommandFailure('NO_FREE_SLOT', `all ${this.options.slots} slots are busy`);
+    if (this.sessions.has(c.sessionId)) return; // a repeat of a start that is still running
+    if (this.sessions.size >= this.options.slots) throw new CommandFailure('NO_FREE_SLOT', `all ${this.options.slots} slots are busy`);
     const log = this.options.log.child({ sessionId: c.sessionId });
     // The session's build, held in the cache for as long as its app runs (never evicted meanwhile).
     // Not cached: a local build, which launcher.command stands in for.
     const lease = c.uploadId !== '' && this.options.builds?.get(c.uploadId) !== undefined ? this.options.builds.acquire(c.uploadId) : undefined;
     const sessionDir = join(this.options.dataDir, 'sessions', c.sessionId);
-    let appAccount: AppAccount | undefined;
-    if (this.options.appAccounts) {
-      this.granting.add(c.sessionId);
-      try {
-        appAccount = await this.options.appAccounts.grant(c.sessionId, lease && { uploadId: c.uploadId, dir: lease.path }, sessionDir);
-      } catch (err) {
-        lease?.release();
-        throw new CommandFailure('LAUNCH_FAILED', `cannot give the app its account and folders: ${(err as Error).message}`);
-      } finally {
-        this.granting.delete(c.sessionId);
-      }
-      if (appAccount === undefined) {
-        lease?.release();
-        throw new CommandFailure('NO_FREE_SLOT', 'every app account (appAccounts.count) is in use');
-      }
-    }
+    const accounts = this.options.appAccounts;
     const runtime: SessionRuntime = new SessionRuntime({
       command: c,
       launcherCommand: this.options.launcherCommand,
       build: lease && { dir: lease.path, manifest: lease.manifest },
       sessionDir,
       appEnv: this.options.appEnv,
-      ...(appAccount ? { appAccount } : {}),
+      ...(accounts ? { grantAppAccount: () => this.grantAppAccount(accounts, c, lease, sessionDir) } : {}),
       ice: this.options.ice,
       report: (kind, extra) => this.options.report({ sessionId: c.sessionId, kind, occurredAtMs: this.clock.now(), exitCode: 0, message: '', streamingId: '', ...extra }),
       signal: (message) => this.options.signal({ sessionId: c.sessionId, playerId: c.playerId, json: encodeRelayedSignal(message) }),
@@ -193,6 +176,18 @@ export class SessionManager implements AgentInventory {
       if (this.sweeps.get(uploadId) === sweep) this.sweeps.delete(uploadId);
     });
     return sweep;
+  }
+
+  /** The app's account and folders (app-accounts.ts); leave() takes them back, whether the app launched or not. */
+  private async grantAppAccount(accounts: AppAccounts, c: StartSessionCommand, lease: BuildLease | undefined, sessionDir: string): Promise<AppAccount> {
+    let account: AppAccount | undefined;
+    try {
+      account = await accounts.grant(c.sessionId, lease && { uploadId: c.uploadId, dir: lease.path }, sessionDir);
+    } catch (err) {
+      throw new CommandFailure('LAUNCH_FAILED', `cannot give the app its account and folders: ${(err as Error).message}`);
+    }
+    if (account === undefined) throw new CommandFailure('NO_FREE_SLOT', 'every app account (appAccounts.count) is in use');
+    return account;
   }
 
   private async stop(c: StopSessionCommand): Promise<void> {

@@ -44,8 +44,13 @@ export interface SessionRuntimeOptions {
   sessionDir: string;
   /** The app's complete environment. */
   appEnv: Readonly<Record<string, string>>;
-  /** The uid and gid the app runs under (`appAccounts`); none: the agent's. */
-  appAccount?: AppAccount;
+  /**
+   * Gives the app its uid and gid (`appAccounts`), just before it is launched, after the last stop
+   * check; none: it runs as the agent. The session manager takes the account back when the session
+   * has finished, launched or not.
+   * @throws CommandFailure when no account can be given
+   */
+  grantAppAccount?: () => Promise<AppAccount>;
   ice: {
     iceServers: { urls: string | string[]; username?: string; credential?: string }[];
     hostAddresses: string[];
@@ -205,6 +210,8 @@ export class SessionRuntime {
 
     try {
       this.refuseIfStopped();
+      const account = await this.options.grantAppAccount?.();
+      this.refuseIfStopped();
       this.app = await launchSession({
         sessionId: this.sessionId,
         command: this.options.launcherCommand,
@@ -216,7 +223,7 @@ export class SessionRuntime {
         signallingSecret: this.signallingSecret,
         streamerId: c.streamingId,
         env: this.options.appEnv,
-        ...(this.options.appAccount ? { account: this.options.appAccount } : {}),
+        ...(account ? { account } : {}),
         clock: this.clock,
         log,
         ...(this.options.appRecords ? { record: { store: this.options.appRecords, sessionId: this.sessionId, uploadId: c.uploadId } } : {}),
