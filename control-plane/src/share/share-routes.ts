@@ -48,9 +48,9 @@ export async function registerShareRoutes(app: FastifyInstance, deps: { gateway:
       // req.ip: the socket's peer, or X-Forwarded-For when the peer is in http.trustProxy (app.ts).
       const userAgent = req.headers['user-agent'];
       // Browsers always send Origin on a WebSocket; the gateway checks it against the project's embedOrigins.
-      const page = { origin: req.headers.origin, host: req.headers.host };
-      if (resume === undefined) return deps.gateway.accept(socket, projectId, { address: req.ip, userAgent, ...page });
-      deps.gateway.accept(socket, projectId, { address: req.ip, ...page, resumeSessionId: typeof resume === 'string' && isSessionId(resume) ? resume : '' });
+      const origin = req.headers.origin;
+      if (resume === undefined) return deps.gateway.accept(socket, projectId, { address: req.ip, userAgent, origin });
+      deps.gateway.accept(socket, projectId, { address: req.ip, origin, resumeSessionId: typeof resume === 'string' && isSessionId(resume) ? resume : '' });
     },
   );
 }

@@ -173,8 +173,6 @@ export interface ViewerArrival {
   userAgent?: string;
   /** The upgrade request's Origin (every browser sends one): checked against the project's embedOrigins. */
   origin?: string | undefined;
-  /** The upgrade request's Host: an Origin naming it is the share page's own. */
-  host?: string | undefined;
 }
 
 export class ViewerGateway {
@@ -240,7 +238,7 @@ export class ViewerGateway {
     };
     const project = this.deps.projects.findById(projectId);
     // New sockets and resumes alike: a page on another site may not drive the stream, even one it resumed.
-    if (project !== undefined && !this.originAllowed(arrival, project.settings.embedOrigins)) {
+    if (project !== undefined && !this.originAllowed(arrival.origin, project.settings.embedOrigins)) {
       // Anyone may put the link in a page of their own: one line a minute per project.
       this.refusals.for(`origin:${projectId}`).warn({ projectId, origin: arrival.origin }, "viewer refused: its page's origin is not in the project's embedOrigins");
       return endpoint.close(ORIGIN_REFUSED.code, ORIGIN_REFUSED.reason);
@@ -349,21 +347,15 @@ export class ViewerGateway {
   }
 
   /**
-   * An empty list is open to every site. Otherwise the share page's own origin and the listed ones
-   * pass: the page's own is publicUrls.share's origin, or any origin naming the host the request was
-   * sent to (a proxy in front that keeps Host, with publicUrls.share unset). A socket without Origin
-   * is no browser's (a browser always sends one, and anything else can write whatever Origin it
-   * likes), so the list cannot bind it and it passes.
+   * An empty list is open to every site. Otherwise the share page's own origin (publicUrls.share's)
+   * and the listed ones pass. Not an Origin that merely names the Host the socket was opened on: a
+   * name an attacker points at this server (DNS rebinding) would make their page "same-origin". A
+   * socket without Origin is no browser's (a browser always sends one, and anything else can write
+   * whatever Origin it likes), so the list cannot bind it and it passes.
    */
-  private originAllowed(arrival: ViewerArrival, embedOrigins: readonly string[]): boolean {
-    const { origin, host } = arrival;
+  private originAllowed(origin: string | undefined, embedOrigins: readonly string[]): boolean {
     if (embedOrigins.length === 0 || origin === undefined) return true;
-    if (origin === this.deps.shareOrigin() || embedOrigins.includes(origin)) return true;
-    try {
-      return host !== undefined && new URL(origin).host === host.toLowerCase();
-    } catch {
-      return false; // `null` (a sandboxed frame, a file) or garbage
-    }
+    return origin === this.deps.shareOrigin() || embedOrigins.includes(origin);
   }
 
   /** Wires a socket to its session: the browser's signalling goes to the agent, its loss to detach(). */
