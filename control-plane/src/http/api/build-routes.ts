@@ -6,7 +6,8 @@ import { DEFAULT_AUTO_RELEASE } from '../../builds/build-service';
 import { MAX_URL_CHARS } from '../../webhooks/url-policy';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
 import { authorizeProjectRead } from './project-read';
-import { bodyCredentials, bodyObject, optionalBoolean, requiredString, requireJsonContentType } from './request-fields';
+import { optionalBoolean, requiredString, requireJsonContentType } from './request-fields';
+import { authorizeProjectWrite } from './project-write';
 import { build, buildStatusResult, errorResponses, postBody, projectIdParams, queryAuth } from './schemas';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -30,25 +31,17 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     async (req, reply) => {
-      const body = bodyObject(req.body);
-      const { apiKey, userId } = bodyCredentials(req, body);
-      const projectId = requiredString(body, 'projectId');
-      const fileUrl = requiredString(body, 'fileUrl', MAX_URL_CHARS);
-      const autoRelease = optionalBoolean(body, 'autoRelease') ?? DEFAULT_AUTO_RELEASE;
-      deps.auth.verifyKeyOwner(apiKey, userId);
-      deps.access.requireWrite(userId, projectId);
-      const record = await deps.builds.submit({ userId, projectId, fileUrl, autoRelease });
+      const { userId, projectId, input } = authorizeProjectWrite(req, deps, (body) => ({
+        fileUrl: requiredString(body, 'fileUrl', MAX_URL_CHARS),
+        autoRelease: optionalBoolean(body, 'autoRelease') ?? DEFAULT_AUTO_RELEASE,
+      }));
+      const record = await deps.builds.submit({ userId, projectId, ...input });
       return reply.status(201).send({ uploadId: record.uploadId, status: record.status });
     },
   );
 
   const distribute = (req: FastifyRequest) => {
-    const body = bodyObject(req.body);
-    const { apiKey, userId } = bodyCredentials(req, body);
-    const projectId = requiredString(body, 'projectId');
-    const uploadId = requiredString(body, 'uploadId');
-    deps.auth.verifyKeyOwner(apiKey, userId);
-    deps.access.requireWrite(userId, projectId);
+    const { userId, projectId, input: uploadId } = authorizeProjectWrite(req, deps, (body) => requiredString(body, 'uploadId'));
     const activated = deps.builds.activate({ userId, projectId, uploadId });
     return { uploadId: activated.uploadId, status: activated.status };
   };

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
 import { authorizeProjectRead } from './project-read';
-import { bodyCredentials, bodyObject, queryParam, requiredString, requireJsonContentType } from './request-fields';
+import { queryParam, requiredString, requireJsonContentType } from './request-fields';
+import { authorizeProjectWrite, NO_INPUT } from './project-write';
 import { errorResponses, postBody, projectIdParams, queryAuth } from './schemas';
 
 export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -99,11 +100,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
       },
       (req) => {
-        const body = bodyObject(req.body);
-        const { apiKey, userId } = bodyCredentials(req, body);
-        const projectId = requiredString(body, 'projectId');
-        deps.auth.verifyKeyOwner(apiKey, userId);
-        const project = deps.access.requireWrite(userId, projectId);
+        const { userId, projectId, project } = authorizeProjectWrite(req, deps, NO_INPUT);
         deps.projects.setEnabled(project, enabled, userId);
         return { projectId, status: enabled };
       },
@@ -129,12 +126,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
       },
     },
     (req) => {
-      const body = bodyObject(req.body);
-      const { apiKey, userId } = bodyCredentials(req, body);
-      const projectId = requiredString(body, 'projectId');
-      const sessionId = requiredString(body, 'sessionId');
-      deps.auth.verifyKeyOwner(apiKey, userId);
-      deps.access.requireWrite(userId, projectId);
+      const { projectId, input: sessionId } = authorizeProjectWrite(req, deps, (body) => requiredString(body, 'sessionId'));
       let session;
       try {
         session = deps.sessions.get(sessionId);

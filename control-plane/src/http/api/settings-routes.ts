@@ -8,7 +8,8 @@ import type { MemberAccess, Project, ProjectWebhook } from '../../repositories/p
 import { parseSettingsPatch, SETTING_NAMES, SETTINGS_PROPERTIES } from '../../projects/settings-patch';
 import { POLLED_ROUTE_LOG_LEVEL, type ApiDeps } from './api-deps';
 import { authorizeProjectRead } from './project-read';
-import { bodyCredentials, bodyObject, queryParam, requiredString, requireJsonContentType } from './request-fields';
+import { queryParam, requireJsonContentType } from './request-fields';
+import { authorizeProjectWrite, NO_INPUT } from './project-write';
 import { errorResponses, postBody, projectIdParams, queryAuth, settingsBody } from './schemas';
 
 const settingsResponse = {
@@ -57,12 +58,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
       schema: { tags: ['settings'], summary: 'Update allow-listed settings (safe to repeat)', params: projectIdParams, body: settingsBody(SETTINGS_PROPERTIES), response: { 200: settingsResponse, ...errorResponses } },
     },
     async (req) => {
-      const body = bodyObject(req.body);
-      const { apiKey, userId } = bodyCredentials(req, body);
-      const projectId = queryParam(req.params, 'projectId') ?? '';
-      const patch = parseSettingsPatch(body, projectId);
-      deps.auth.verifyKeyOwner(apiKey, userId);
-      const project = deps.access.requireWrite(userId, projectId);
+      const { userId, project, input: patch } = authorizeProjectWrite(req, deps, parseSettingsPatch, queryParam(req.params, 'projectId') ?? '');
       return view(await deps.projects.updateSettings(project, patch, userId));
     },
   );
@@ -86,11 +82,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
       },
     },
     async (req) => {
-      const body = bodyObject(req.body);
-      const { apiKey, userId } = bodyCredentials(req, body);
-      const projectId = requiredString(body, 'projectId');
-      deps.auth.verifyKeyOwner(apiKey, userId);
-      deps.access.requireWrite(userId, projectId);
+      const { projectId } = authorizeProjectWrite(req, deps, NO_INPUT);
       const outcome = await deps.projects.testWebhook(projectId);
       // The catalogued sentence, never outcome.error: a socket error names internal addresses and ports.
       const error = outcome.failure === undefined ? null : webhookDeliveryFailureMessage(outcome.failure, outcome.statusCode);
