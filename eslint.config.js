@@ -5,7 +5,7 @@ import importX from 'eslint-plugin-import-x';
 
 /** A relative import that climbs to a package folder and into its src/ (`../../agent/src/relay/x`). */
 const NO_DEEP_RELATIVE = {
-  regex: String.raw`^(\.\./)+(proto|signaling|control-plane|agent|web-player)/src(/|$)`,
+  regex: String.raw`^(\.\./)+(proto|signaling|build-archive|control-plane|agent|web-player)/src(/|$)`,
   message: "Import another package through its door (@pixelfleet/<name>, or its /test-support subpath), not its src/.",
 };
 

@@ -9,11 +9,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { build, stalePackages } from '../../scripts/build.mjs';
+import { build, PACKAGES, stalePackages } from '../../scripts/build.mjs';
 import { cleanEnv, REPO_ROOT } from '../support/cli-process';
 import { killAll, startAgentProcess, startServe } from '../support/fleet-processes';
 
-const PACKAGES = ['proto', 'signaling', 'control-plane', 'agent', 'web-player'];
 const PROBE = join(REPO_ROOT, 'test/support/production-probe.mjs');
 
 afterEach(killAll);
@@ -47,7 +46,8 @@ function expectCompiledOnly(modules: string[]): void {
   const own = ownModules(modules);
   expect(own.length).toBeGreaterThan(20);
   // Every module of ours is a compiled file under a package's dist/ (or its bin launcher).
-  expect(own.filter((m) => !/\/(proto|signaling|control-plane|agent|web-player)\/(dist|bin)\/[^]*\.(m?js|json)$/.test(m) && !m.endsWith('/package.json'))).toEqual([]);
+  const compiled = new RegExp(`/(${PACKAGES.join('|')})/(dist|bin)/[^]*\\.(m?js|json)$`);
+  expect(own.filter((m) => !compiled.test(m) && !m.endsWith('/package.json'))).toEqual([]);
 }
 
 function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
