@@ -72,32 +72,43 @@ describe('SessionManager on the injected clock', () => {
 });
 
 describe('SessionManager with appAccounts (Linux, as root)', () => {
-  it('starts the app under an account of its own, with its session folder as HOME, and takes the account back once the session is over', async () => {
-    if (process.platform !== 'linux' || process.getuid?.() !== 0) throw new Error('this test starts an app under another uid: run it on Linux as root (CI does)');
+  /** A fresh data folder made traversable-only, as the agent's start does. */
+  function accountsDir(): string {
+    if (process.platform !== 'linux' || process.getuid?.() !== 0) throw new Error('this test starts apps under other uids: run it on Linux as root (CI does)');
     const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-sessions-'));
     dirs.push(dir);
-    const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
-    const events: AgentSessionEvent[] = [];
-    const accounts = new AppAccounts(dir, { firstId: 64_200, count: 1 });
-    await accounts.protectDataDir();
+    return dir;
+  }
+
+  /** One slot; the app is a node one-liner; spooled logs are recorded by session id. */
+  function managerWithAccounts(dir: string, accounts: AppAccounts, appScript: string, extra: { clock?: ManualClock } = {}) {
     const spooled: string[] = [];
     const manager = new SessionManager({
       slots: 1,
       dataDir: dir,
-      // An app that says who it runs as, in its HOME, and never dials its signalling.
-      launcherCommand: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.HOME + "/whoami", String(process.getuid())); setInterval(() => undefined, 60000)'],
+      launcherCommand: [process.execPath, '-e', appScript],
       appEnv: { PATH: process.env.PATH ?? '' },
       ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
-      report: (e) => events.push(e),
+      report: () => undefined,
       signal: () => undefined,
       spoolLogs: (logs) => {
         spooled.push(logs.sessionId);
         return Promise.resolve();
       },
       log: pino({ level: 'silent' }),
-      clock,
+      ...(extra.clock ? { clock: extra.clock } : {}),
       appAccounts: accounts,
     });
+    return { manager, spooled };
+  }
+
+  it('starts the app under an account of its own, with its session folder as HOME, and takes the account back once the session is over', async () => {
+    const dir = accountsDir();
+    const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
+    const accounts = new AppAccounts(dir, { firstId: 64_200, count: 1 });
+    await accounts.protectDataDir();
+    // An app that says who it runs as, in its HOME, and never dials its signalling.
+    const { manager, spooled } = managerWithAccounts(dir, accounts, 'require("fs").writeFileSync(process.env.HOME + "/whoami", String(process.getuid())); setInterval(() => undefined, 60000)', { clock });
     const started = manager.handlers.startSession({ ...COMMAND, uploadId: '' });
     started.catch(() => undefined);
     const sessionDir = join(dir, 'sessions', COMMAND.sessionId);
@@ -116,10 +127,9 @@ describe('SessionManager with appAccounts (Linux, as root)', () => {
     );
     expect(statSync(sessionDir)).toMatchObject({ uid: 0, gid: 0 });
   });
+
   it('honours a stop that arrives while the app account is being granted: nothing is launched and the account comes back', async () => {
-    if (process.platform !== 'linux' || process.getuid?.() !== 0) throw new Error('this test gives folders to another uid: run it on Linux as root (CI does)');
-    const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-sessions-'));
-    dirs.push(dir);
+    const dir = accountsDir();
     let grantEntered!: () => void;
     const entered = new Promise<void>((resolve) => (grantEntered = resolve));
     let finishGrant!: () => void;
@@ -131,22 +141,7 @@ describe('SessionManager with appAccounts (Linux, as root)', () => {
       return 0;
     });
     await accounts.protectDataDir();
-    const spooled: string[] = [];
-    const manager = new SessionManager({
-      slots: 1,
-      dataDir: dir,
-      launcherCommand: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.HOME + "/launched", "yes"); setInterval(() => undefined, 60000)'],
-      appEnv: { PATH: process.env.PATH ?? '' },
-      ice: { iceServers: [], hostAddresses: ['127.0.0.1'] },
-      report: () => undefined,
-      signal: () => undefined,
-      spoolLogs: (logs) => {
-        spooled.push(logs.sessionId);
-        return Promise.resolve();
-      },
-      log: pino({ level: 'silent' }),
-      appAccounts: accounts,
-    });
+    const { manager } = managerWithAccounts(dir, accounts, 'require("fs").writeFileSync(process.env.HOME + "/launched", "yes"); setInterval(() => undefined, 60000)');
     const started = manager.handlers.startSession({ ...COMMAND, uploadId: '' });
     started.catch(() => undefined);
     await entered;
