@@ -15,7 +15,8 @@ import { SessionManager } from './sessions/session-manager';
 import { BuildCache } from './build-cache/build-cache';
 import { appEnvironment } from './launcher/launcher';
 import { AppRecordStore } from './launcher/app-records';
-import { AppAccounts, procHidesOtherUsers } from './launcher/app-accounts';
+import { AppAccounts, procHidesOtherUsers, type AppAccountGrants } from './launcher/app-accounts';
+import { WindowsAppAccounts } from './launcher/windows-app-accounts';
 import { processControlFor } from './launcher/process-control';
 import { stopSurvivors, type SurvivorOutcome } from './launcher/survivor-sweep';
 import { uploadSessionLog } from './link/log-upload';
@@ -121,8 +122,9 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   });
   // Windows rules on Windows (taskkill, the build folder's sweep in PowerShell), POSIX elsewhere.
   const processControl = processControlFor(process.platform);
-  // Linux as root (main.ts checks): each app under a uid of its own, reaching only its folders.
-  const appAccounts = config.appAccounts ? new AppAccounts(config.dataDir, config.appAccounts) : undefined;
+  // Each app under an account of its own, reaching only its folders (main.ts checks the host):
+  // Linux as root, a uid each; Windows, a local account each, logged on by app-job.exe.
+  const appAccounts = config.appAccounts ? appAccountGrants(config.dataDir, config.appAccounts, process.platform) : undefined;
   const sessions = new SessionManager({
     slots: config.slots,
     dataDir: config.dataDir,
@@ -215,7 +217,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       });
       if (appAccounts) {
         await appAccounts.protectDataDir();
-        if (!(await procHidesOtherUsers())) {
+        if (appAccounts instanceof AppAccounts && !(await procHidesOtherUsers())) {
           log.warn("apps can read each other's command lines, signalling secrets included: mount /proc with hidepid=invisible");
         }
       }
@@ -271,4 +273,11 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       client.close();
     },
   };
+}
+
+/** The accounts apps run under: a uid each on Linux (firstId is required there: main.ts checks), a local account each on Windows. */
+function appAccountGrants(dataDir: string, accounts: { firstId?: number | undefined; count: number }, platform: NodeJS.Platform): AppAccountGrants {
+  if (platform === 'win32') return new WindowsAppAccounts(dataDir, accounts.count);
+  if (accounts.firstId === undefined) throw new Error('config key "appAccounts.firstId" is required on Linux');
+  return new AppAccounts(dataDir, { firstId: accounts.firstId, count: accounts.count });
 }

@@ -197,7 +197,13 @@ describe('loadAgentConfig validation', () => {
     expect(appAccountsRefusal(fromFile, 'linux', 0)).toBeUndefined();
     expect(appAccountsRefusal(loadAgentConfig({ env: REQUIRED_ENV }), 'win32', undefined)).toBeUndefined();
     expect(appAccountsRefusal(fromFile, 'linux', 1000)).toBe('config key "appAccounts": the agent must run as root to start apps under other uids (it runs as uid 1000)');
-    expect(appAccountsRefusal(fromFile, 'win32', undefined)).toContain('built for Linux only');
+    expect(appAccountsRefusal(fromFile, 'win32', undefined)).toBe(
+      'config key "appAccounts.firstId": Linux uids only; on Windows the accounts are pixelfleet-app-1 … pixelfleet-app-<count> (remove firstId)',
+    );
+    const windowsForm = loadAgentConfig({ file: writeConfig({ slots: 2, appAccounts: { count: 2 } }), env: REQUIRED_ENV });
+    expect(appAccountsRefusal(windowsForm, 'win32', undefined)).toBeUndefined();
+    expect(appAccountsRefusal(windowsForm, 'linux', 0)).toBe('config key "appAccounts.firstId": required on Linux (the first of the uids and gids apps run under)');
+    expect(appAccountsRefusal(fromFile, 'darwin', 0)).toContain('built for Linux and Windows (this is darwin)');
   });
 
   it('rejects an ice.portRange whose min exceeds its max', () => {

@@ -112,12 +112,14 @@ const schema = z
       .default({ maxBytes: DEFAULT_LOG_SPOOL_MAX_BYTES, maxAgeHours: DEFAULT_LOG_SPOOL_MAX_AGE_HOURS }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /**
-     * Linux, an agent running as root: each app runs under a uid of its own, firstId … firstId +
-     * count − 1 (the same numbers as gids), and reaches only its build and session folders
-     * (launcher/app-accounts.ts). Absent: apps run as the agent.
+     * Each app runs under an account of its own and reaches only its build and session folders.
+     * Linux, an agent running as root: uids firstId … firstId + count − 1 (the same numbers as gids;
+     * launcher/app-accounts.ts). Windows, the service as LocalSystem: the local accounts
+     * pixelfleet-app-1 … pixelfleet-app-<count> that `service install` makes (no firstId;
+     * launcher/windows-app-accounts.ts). Absent: apps run as the agent.
      */
     appAccounts: z
-      .object({ firstId: z.number().int().min(1000).max(2_147_000_000), count: z.number().int().min(1).max(4096) })
+      .object({ firstId: z.number().int().min(1000).max(2_147_000_000).optional(), count: z.number().int().min(1).max(4096) })
       .strict()
       .optional(),
   })
@@ -132,12 +134,18 @@ export type AgentConfig = Readonly<z.infer<typeof schema>>;
 
 /**
  * Why this host cannot give apps accounts of their own (`appAccounts`), or undefined when it can (or
- * none are asked for): the agent must run on Linux as root to start a process under another uid and
- * hand it folders. The Windows form (a low-privilege account per slot) is not built yet.
+ * none are asked for). Linux: the agent must run as root to start a process under another uid and
+ * hand it folders, and firstId says which uids. Windows: the accounts are named by their slot (no
+ * firstId); whether the service may log them on (LocalSystem) shows at the first launch.
  */
 export function appAccountsRefusal(config: AgentConfig, platform: NodeJS.Platform, uid: number | undefined): string | undefined {
-  if (config.appAccounts === undefined) return undefined;
-  if (platform !== 'linux') return `config key "appAccounts": apps under accounts of their own are built for Linux only (this is ${platform}); remove the key`;
+  const accounts = config.appAccounts;
+  if (accounts === undefined) return undefined;
+  if (platform === 'win32') {
+    return accounts.firstId === undefined ? undefined : 'config key "appAccounts.firstId": Linux uids only; on Windows the accounts are pixelfleet-app-1 … pixelfleet-app-<count> (remove firstId)';
+  }
+  if (platform !== 'linux') return `config key "appAccounts": apps under accounts of their own are built for Linux and Windows (this is ${platform}); remove the key`;
+  if (accounts.firstId === undefined) return 'config key "appAccounts.firstId": required on Linux (the first of the uids and gids apps run under)';
   if (uid !== 0) return `config key "appAccounts": the agent must run as root to start apps under other uids (it runs as uid ${String(uid)})`;
   return undefined;
 }

@@ -3,6 +3,7 @@
 import { AGENT_VERSION, buildAgent } from './agent';
 import { chooseLogFormat, logDestination } from '@pixelfleet/signaling';
 import { AgentConfigError, appAccountsRefusal, loadAgentConfig } from './config';
+import { APP_UMASK } from './launcher/app-accounts';
 import { runDoctor } from './doctor/doctor';
 import { formatDoctorLines } from './doctor/doctor-line';
 import { EnrollRefusedError } from './link/control-link';
@@ -73,6 +74,8 @@ async function run(file: string | undefined): Promise<number> {
     process.stderr.write(`pixelfleet-agent: refusing to start: ${accountsRefusal}\n`);
     return 78; // EX_CONFIG
   }
+  // Apps inherit it: what one app of a build writes in the build's shared Saved folder the next may rewrite, and no other uid reads.
+  if (config.appAccounts !== undefined && process.platform === 'linux') process.umask(APP_UMASK);
   // Before any stream exists: the first stack read under --enable-source-maps costs ~0.7 s.
   warmSourceMaps();
   // Readable lines at a terminal, JSON lines under a service manager, in files and pipes.

@@ -63,6 +63,13 @@ describe('pixelfleet-agent service', () => {
     expect(plan.stdout).toContain('run icacls C:\\ProgramData\\Pixelfleet\\agent\\agent.json /inheritance:r /grant:r "NT SERVICE\\pixelfleet-agent:(R)" *S-1-5-32-544:(F)\n');
   });
 
+  it('with appAccounts in the config, prepares an account per app slot before the start', async () => {
+    const r = await agent(['service', 'install', '--config', configFile({ ...CONFIG, slots: 2, appAccounts: { count: 2 } }), '--dry-run']);
+    expect(r.code).toBe(0);
+    const appJob = '"C:\\Program Files\\Pixelfleet\\agent\\native\\app-job\\app-job.exe"';
+    expect(r.stdout).toMatch(new RegExp(`run ${escapeRegExp(appJob)} --prepare-account pixelfleet-app-1\\n[^\\n]*\\n\\d+\\. run ${escapeRegExp(appJob)} --prepare-account pixelfleet-app-2\\n[^\\n]*\\n\\d+\\. run "[^"]+pixelfleet-agent-service\\.exe" start`));
+  });
+
   it('takes --install-dir and --state-dir', async () => {
     const r = await agent(['service', 'install', '--config', configFile({ ...CONFIG, dataDir: undefined }), '--install-dir', 'E:\\pf', '--state-dir', 'E:\\pf-state', '--dry-run']);
     expect(r.code).toBe(0);
@@ -96,6 +103,11 @@ describe('pixelfleet-agent service', () => {
     const account = await agent(['service', 'install', '--config', configFile(CONFIG), '--account', 'CORP\\alice', '--dry-run']);
     expect(account.code).toBe(2);
     expect(account.stderr).toContain('--account "CORP\\alice" is not supported');
+    const linuxForm = await agent(['service', 'install', '--config', configFile({ ...CONFIG, appAccounts: { firstId: 64000, count: 2 } }), '--dry-run']);
+    expect([linuxForm.code, linuxForm.stderr]).toEqual([78, `pixelfleet-agent service install: config key "appAccounts.firstId": Linux uids only; on Windows the accounts are pixelfleet-app-1 … pixelfleet-app-<count> (remove firstId)\n`]);
+    const notSystem = await agent(['service', 'install', '--config', configFile({ ...CONFIG, appAccounts: { count: 1 } }), '--account', 'LocalService', '--dry-run']);
+    expect(notSystem.code).toBe(2);
+    expect(notSystem.stderr).toContain("which needs LocalSystem's SeTcbPrivilege");
     const none = await agent(['service', 'install', '--dry-run']);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^error: service install needs --config <file>/);
@@ -104,3 +116,7 @@ describe('pixelfleet-agent service', () => {
     expect(help.stdout).toMatch(/^Usage: pixelfleet-agent service <command>\n[\s\S]*\n {2}pixelfleet-agent service install --config <file>/);
   });
 });
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

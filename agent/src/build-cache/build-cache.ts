@@ -47,6 +47,11 @@ export interface BuildLease {
   release(): void;
 }
 
+/** Unreal's Saved folder of an extracted packaged build: `<build>/<Project>/Saved` (code and Blueprint-only projects alike). */
+export function unrealSavedDir(buildDir: string, manifest: Pick<ArchiveManifest, 'projectName'>): string {
+  return join(buildDir, manifest.projectName, 'Saved');
+}
+
 /** What a build's extracted tree is estimated to take, per archive byte, while PrepareBuild does not say it. */
 const EXTRACTED_PER_ARCHIVE_BYTE = 2;
 /** Share of the progress percent the download takes; extraction fills the rest. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppAccountPool, AppAccounts, killProcessesOf, procHidesOtherUsers, type AppAccount } from './app-accounts';
+import { AppAccountPool, AppAccounts, killProcessesOf, procHidesOtherUsers, type BuildFolders, type PosixAppAccount } from './app-accounts';
 import { AppProcess, type AppExit } from './app-process';
 
 const FIRST_ID = 64_100;
@@ -15,15 +15,15 @@ const FIRST_ID = 64_100;
 describe('AppAccountPool', () => {
   it('gives each running app a uid of its own and each build in use a gid of its own, and takes them back', () => {
     const pool = new AppAccountPool({ firstId: 5000, count: 3 });
-    expect(pool.take('s1', 'upl_a', '/b/a', '/s/1')).toEqual({ uid: 5000, gid: 5000 });
-    expect(pool.take('s2', 'upl_a', '/b/a', '/s/2')).toEqual({ uid: 5001, gid: 5000 }); // same build: same gid
-    expect(pool.take('s3', '', undefined, '/s/3')).toEqual({ uid: 5002, gid: 5001 }); // no cached build: a gid of its own
+    expect(pool.take('s1', 'upl_a', '/b/a', '/s/1')).toEqual({ kind: 'posix', uid: 5000, gid: 5000 });
+    expect(pool.take('s2', 'upl_a', '/b/a', '/s/2')).toEqual({ kind: 'posix', uid: 5001, gid: 5000 }); // same build: same gid
+    expect(pool.take('s3', '', undefined, '/s/3')).toEqual({ kind: 'posix', uid: 5002, gid: 5001 }); // no cached build: a gid of its own
     expect(pool.take('s4', 'upl_b', '/b/b', '/s/4')).toBeUndefined(); // every uid in use
     expect(() => pool.take('s1', 'upl_a', '/b/a', '/s/1')).toThrow('already has an account');
     expect(pool.give('s1')).toBe(false); // s2 still runs upl_a
-    expect(pool.take('s4', 'upl_b', '/b/b', '/s/4')).toEqual({ uid: 5000, gid: 5002 });
+    expect(pool.take('s4', 'upl_b', '/b/b', '/s/4')).toEqual({ kind: 'posix', uid: 5000, gid: 5002 });
     expect(pool.give('s2')).toBe(true); // the last app of upl_a
-    expect(pool.take('s5', 'upl_c', '/b/c', '/s/5')).toEqual({ uid: 5001, gid: 5000 }); // upl_a's gid is free again
+    expect(pool.take('s5', 'upl_c', '/b/c', '/s/5')).toEqual({ kind: 'posix', uid: 5001, gid: 5000 }); // upl_a's gid is free again
     expect(pool.give('nobody')).toBe(false);
     expect(pool.inUse).toBe(3);
   });
@@ -93,6 +93,7 @@ attempt('other session', () => readFileSync(dataDir + '/sessions/session_old/Gam
 attempt('log spool', () => readFileSync(dataDir + '/log-spool/session_old/Game.log'));
 attempt('own build', () => readFileSync(dataDir + '/builds/' + ownBuild + '/Game/data.pak'));
 attempt('write own build', () => writeFileSync(dataDir + '/builds/' + ownBuild + '/Game/new.txt', 'x'));
+attempt('write own Saved', () => writeFileSync(dataDir + '/builds/' + ownBuild + '/Game/Saved/' + process.getuid() + '.ini', 'x'));
 attempt('write own session', () => writeFileSync(sessionDir + '/Game.log', 'mine'));
 process.stdout.write(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), home: process.env.HOME, results }) + '\\n');
 `,
@@ -108,7 +109,13 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), gid: process.getgid
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  async function runProbe(account: AppAccount, ownBuild: string, otherBuild: string, sessionDir: string): Promise<ProbeReport> {
+  /** A build of the test's data folder, with Unreal's Saved folder where the session manager puts it. */
+  function buildFolders(uploadId: string): BuildFolders {
+    const dir = join(dataDir, 'builds', uploadId);
+    return { uploadId, dir, savedDir: join(dir, 'Game', 'Saved') };
+  }
+
+  async function runProbe(account: PosixAppAccount, ownBuild: string, otherBuild: string, sessionDir: string): Promise<ProbeReport> {
     const lines: string[] = [];
     const app = AppProcess.start({
       command: [process.execPath, probe],
@@ -125,8 +132,8 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), gid: process.getgid
 
   it("an app reads its own build and writes its own session folder, and nothing of the agent's, another build's or another session's", async () => {
     const sessionDir = join(dataDir, 'sessions', 'session_1');
-    const account = await accounts.grant('session_1', { uploadId: 'upl_a', dir: join(dataDir, 'builds', 'upl_a') }, sessionDir);
-    expect(account).toEqual({ uid: FIRST_ID, gid: FIRST_ID });
+    const account = await accounts.grant('session_1', buildFolders('upl_a'), sessionDir);
+    expect(account).toEqual({ kind: 'posix', uid: FIRST_ID, gid: FIRST_ID });
     const report = await runProbe(account!, 'upl_a', 'upl_b', sessionDir);
     expect(report.uid).toBe(FIRST_ID);
     expect(report.gid).toBe(FIRST_ID);
@@ -141,14 +148,19 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), gid: process.getgid
       'other session': 'EACCES',
       'log spool': 'EACCES',
       'own build': 'ok',
-      'write own build': 'EACCES', // read-only: see app-accounts.ts (Saved/ on Windows)
+      'write own build': 'EACCES', // read-only but for Saved/: see app-accounts.ts
+      'write own Saved': 'ok',
       'write own session': 'ok',
     });
+    const saved = statSync(join(dataDir, 'builds', 'upl_a', 'Game', 'Saved'));
+    expect([saved.uid, saved.gid, saved.mode & 0o7777]).toEqual([0, FIRST_ID, 0o2770]);
+    // Setgid: the file the app wrote belongs to the build's gid, for the build's next app.
+    expect(statSync(join(dataDir, 'builds', 'upl_a', 'Game', 'Saved', `${FIRST_ID}.ini`)).gid).toBe(FIRST_ID);
     await accounts.revoke('session_1');
   });
 
   it("two apps of one build share its folder, not each other's session folders; taking an account back kills what runs under it and closes its folders", async () => {
-    const build = { uploadId: 'upl_b', dir: join(dataDir, 'builds', 'upl_b') };
+    const build = buildFolders('upl_b');
     const firstDir = join(dataDir, 'sessions', 'session_2');
     const secondDir = join(dataDir, 'sessions', 'session_3');
     const first = (await accounts.grant('session_2', build, firstDir))!;

@@ -6,6 +6,7 @@
 //     worker.json, the journal, apps/, log-spool/ …   0600 / 0700 root
 //     builds/             0711 root
 //       <uploadId>/       0700 root; 0750 root:<the build's gid> while an app of it runs
+//         <Project>/Saved/   2770 root:<the build's gid>
 //       <uploadId>.zip…, index.json   0600 root
 //     sessions/           0711 root
 //       <sessionId>/      0700 <the app's uid>:<gid> while it runs; root again after
@@ -16,16 +17,47 @@
 // ended), and whatever process still runs under a returned uid is killed first, so a process that
 // escaped its session never meets the next session's files.
 //
+// The build's folder is read-only to its apps except Unreal's Saved/ in it, which the build's apps
+// share (group-writable, setgid; the agent sets umask APP_UMASK, which its apps inherit, so what one
+// app writes the next app of the build may rewrite, and no other uid may read).
+//
 // Not covered here: /proc/<pid>/cmdline is readable by every uid unless /proc is mounted with
-// hidepid=invisible (the agent warns at start), and the build's folder is read-only to its app
-// (Unreal's Saved/ lives there on Windows, where the plan is a low-privilege account per slot).
+// hidepid=invisible (the agent warns at start). Windows: windows-app-accounts.ts, a local account
+// per slot.
 import { chmod, chown, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** The uid and gid an app runs under. */
-export interface AppAccount {
+/** The uid and gid an app runs under (Linux). */
+export interface PosixAppAccount {
+  readonly kind: 'posix';
   readonly uid: number;
   readonly gid: number;
+}
+
+/** The local account an app runs under (Windows: app-job.exe --account; windows-app-accounts.ts). */
+export interface WindowsAppAccount {
+  readonly kind: 'windows';
+  readonly name: string;
+}
+
+export type AppAccount = PosixAppAccount | WindowsAppAccount;
+
+/** The build a session's app runs: its cache folder, and Unreal's Saved folder in it (the one place there the app writes). */
+export interface BuildFolders {
+  readonly uploadId: string;
+  readonly dir: string;
+  readonly savedDir: string;
+}
+
+/** What gives each app its account and exactly its folders: AppAccounts (Linux), WindowsAppAccounts. */
+export interface AppAccountGrants {
+  /** At start, before any app runs: takes back whatever a previous run granted. */
+  protectDataDir(): Promise<void>;
+  /** The session's account with its folders opened to it; undefined when every account is in use. */
+  grant(sessionId: string, build: BuildFolders | undefined, sessionDir: string): Promise<AppAccount | undefined>;
+  /** After the session's app exited: its folders closed again, its account free. Idempotent. */
+  revoke(sessionId: string): Promise<void>;
+  readonly inUse: number;
 }
 
 /** The ids the agent may give apps: firstId … firstId + count − 1, as uids and as gids. */
@@ -36,7 +68,7 @@ export interface AppAccountRange {
 
 /** What one running app holds. */
 interface Grant {
-  readonly account: AppAccount;
+  readonly account: PosixAppAccount;
   /** Apps of the same build share its gid; '' for a session with no cached build (its own gid). */
   readonly buildKey: string;
   readonly buildDir: string | undefined;
@@ -50,7 +82,7 @@ export class AppAccountPool {
   constructor(private readonly range: AppAccountRange) {}
 
   /** The account for a new session; undefined when every uid is in use. */
-  take(sessionId: string, buildKey: string, buildDir: string | undefined, sessionDir: string): AppAccount | undefined {
+  take(sessionId: string, buildKey: string, buildDir: string | undefined, sessionDir: string): PosixAppAccount | undefined {
     if (this.grants.has(sessionId)) throw new Error(`session ${sessionId} already has an account`);
     const grants = [...this.grants.values()];
     const uid = this.lowestFree(new Set(grants.map((g) => g.account.uid)));
@@ -58,7 +90,7 @@ export class AppAccountPool {
     const sameBuild = buildKey === '' ? undefined : grants.find((g) => g.buildKey === buildKey);
     const gid = sameBuild?.account.gid ?? this.lowestFree(new Set(grants.map((g) => g.account.gid)));
     if (gid === undefined) return undefined;
-    const account = { uid, gid };
+    const account = { kind: 'posix', uid, gid } as const;
     this.grants.set(sessionId, { account, buildKey, buildDir, sessionDir });
     return account;
   }
@@ -85,11 +117,14 @@ export class AppAccountPool {
   }
 }
 
+/** The umask the agent runs with when apps have accounts (its apps inherit it): nothing for other uids, the group may write. */
+export const APP_UMASK = 0o007;
+
 /** The folders of <dataDir> an app may pass through (never list) to reach its own. */
 const TRAVERSABLE = ['builds', 'sessions'] as const;
 
 /** Gives each app an account and exactly the folders it needs (see the top of this file). */
-export class AppAccounts {
+export class AppAccounts implements AppAccountGrants {
   private readonly pool: AppAccountPool;
 
   constructor(
@@ -131,7 +166,7 @@ export class AppAccounts {
    * folder opened to the build's gid. Undefined when every account is in use (more sessions than
    * `appAccounts.count`).
    */
-  async grant(sessionId: string, build: { uploadId: string; dir: string } | undefined, sessionDir: string): Promise<AppAccount | undefined> {
+  async grant(sessionId: string, build: BuildFolders | undefined, sessionDir: string): Promise<PosixAppAccount | undefined> {
     const account = this.pool.take(sessionId, build?.uploadId ?? '', build?.dir, sessionDir);
     if (account === undefined) return undefined;
     try {
@@ -143,6 +178,7 @@ export class AppAccounts {
       if (build !== undefined) {
         await chown(build.dir, 0, account.gid);
         await chmod(build.dir, 0o750);
+        await openToGroup(build.savedDir, account.gid);
       }
       return account;
     } catch (err) {
@@ -168,6 +204,19 @@ export class AppAccounts {
   get inUse(): number {
     return this.pool.inUse;
   }
+}
+
+/**
+ * Saved/ (made if missing) to root and the build's gid, group-writable and setgid: the files the
+ * build's apps write there take the build's gid, and with the umask the agent gives its apps (007,
+ * APP_UMASK) the next app of the build may rewrite them. Only this folder is touched: its parent is
+ * root's and closed to apps, so nothing here can be a link an app planted, and the agent never walks
+ * what the apps wrote (a walk as root through app-writable folders could be sent elsewhere).
+ */
+async function openToGroup(folder: string, gid: number): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  await chown(folder, 0, gid);
+  await chmod(folder, 0o2770);
 }
 
 async function makePrivate(path: string, isDirectory: boolean): Promise<void> {

@@ -10,11 +10,18 @@ export const MINGW_GCC = 'x86_64-w64-mingw32-gcc';
 export const MINGW_FLAGS: readonly string[] = ['-O2', '-s', '-static', '-Wall', '-Wextra', '-Werror'];
 
 /**
- * Compiles one C file into a Windows executable at output.
+ * The Windows libraries app-job.exe links (after its source: ld resolves left to right): LSA logon
+ * and rights, the token and security descriptor calls (advapi32, secur32), local accounts
+ * (netapi32), its window station and desktop (user32), the random password (bcrypt).
+ */
+export const APP_JOB_LIBRARIES: readonly string[] = ['-ladvapi32', '-lsecur32', '-lnetapi32', '-luser32', '-lbcrypt'];
+
+/**
+ * Compiles one C file into a Windows executable at output, linking `libraries` after it.
  * @throws Error naming the compiler's complaint, or how to install it when it is missing.
  */
-export async function compileWindowsProgram(source: string, output: string, extraFlags: readonly string[] = []): Promise<string> {
-  const result = await execa(MINGW_GCC, [...MINGW_FLAGS, ...extraFlags, '-o', output, source], { reject: false, stdin: 'ignore', all: true });
+export async function compileWindowsProgram(source: string, output: string, extraFlags: readonly string[] = [], libraries: readonly string[] = []): Promise<string> {
+  const result = await execa(MINGW_GCC, [...MINGW_FLAGS, ...extraFlags, '-o', output, source, ...libraries], { reject: false, stdin: 'ignore', all: true });
   if (result.failed) {
     const missing = (result as { code?: string }).code === 'ENOENT';
     throw new Error(missing
@@ -26,5 +33,5 @@ export async function compileWindowsProgram(source: string, output: string, extr
 
 /** Builds app-job.exe (default: where the agent looks for it, APP_JOB_EXE). */
 export function buildAppJob(output: string = APP_JOB_EXE): Promise<string> {
-  return compileWindowsProgram(APP_JOB_SOURCE, output);
+  return compileWindowsProgram(APP_JOB_SOURCE, output, [], APP_JOB_LIBRARIES);
 }

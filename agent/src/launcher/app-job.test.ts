@@ -34,6 +34,15 @@ describe('appJobSpawn', () => {
     expect(verbatimLine(spawn)).toBe(`"${LAUNCHER}" ${verbatimLine(direct)}`);
   });
 
+  it('puts --account <name> before the app command line, in either spawn form, and leaves the app line as it was', () => {
+    const args = toWindowsUnrealArgs(['CityDemo', '-ResX=1920']);
+    const direct = { file: GAME, args, argv0: windowsProgramArg(GAME), windowsVerbatimArguments: true };
+    const spawn = appJobSpawn(LAUNCHER, direct, 'pixelfleet-app-3');
+    expect(verbatimLine(spawn)).toBe(`"${LAUNCHER}" --account pixelfleet-app-3 ${verbatimLine(direct)}`);
+    const plain = appJobSpawn(LAUNCHER, { file: 'node', args: ['mock.mjs'], argv0: undefined, windowsVerbatimArguments: false }, 'pixelfleet-app-3');
+    expect(plain.args).toEqual(['--account', 'pixelfleet-app-3', 'node', 'mock.mjs']);
+  });
+
   it('quotes the program of a verbatim spawn that gave no argv0', () => {
     expect(appJobSpawn(LAUNCHER, { file: GAME, args: ['-x'], argv0: undefined, windowsVerbatimArguments: true }).args).toEqual([`"${GAME}"`, '-x']);
   });
@@ -58,8 +67,8 @@ describe('appJobFailure', () => {
 
   it("returns the launcher's line for one of its codes with its line last on stderr", () => {
     expect(appJobFailure(APP_JOB_EXIT_CODES.launch, [out('x'), err(line), out('y')])).toBe(line);
-    expect(appJobFailure(APP_JOB_EXIT_CODES.usage, [err('app-job: no app command line given (usage: app-job.exe <app command line>)')])).toBe(
-      'app-job: no app command line given (usage: app-job.exe <app command line>)',
+    expect(appJobFailure(APP_JOB_EXIT_CODES.usage, [err('app-job: no app command line given (usage: app-job.exe [--account <name>] <app command line>)')])).toBe(
+      'app-job: no app command line given (usage: app-job.exe [--account <name>] <app command line>)',
     );
   });
 

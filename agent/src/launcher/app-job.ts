@@ -31,7 +31,14 @@ export const APP_JOB_EXIT_CODES = {
   resume: 245,
   /** Waiting for the app or reading its exit code failed (the job is terminated). */
   wait: 246,
+  /** --account: the account could not be logged on, or given its own desktop (the app never started). */
+  logon: 247,
+  /** --prepare-account / --remove-account failed. */
+  account: 248,
 } as const;
+
+/** app-job.exe's option that runs the app as a local account (windows-app-accounts.ts). */
+export const APP_JOB_ACCOUNT_OPTION = '--account';
 
 export const APP_JOB_STDERR_PREFIX = 'app-job: ';
 
@@ -51,19 +58,22 @@ export interface WindowsSpawn {
  * for it: verbatim, its quoted program path and its arguments as written; otherwise each token
  * quoted by libuv's rules, which the app's C runtime reads back into the same arguments.
  * CreateProcessW takes the program from that first token (no application name), searching
- * PATH for a bare name as spawn would.
+ * PATH for a bare name as spawn would. With `account`, the launcher runs the app as that local
+ * account (`--account <name>` before the app's command line).
  * @throws LaunchError INVALID_SETTINGS for a path holding a double quote.
  */
-export function appJobSpawn(launcher: string, app: WindowsSpawn): WindowsSpawn {
+export function appJobSpawn(launcher: string, app: WindowsSpawn, account?: string): WindowsSpawn {
+  // The name is one token either way: windows-app-accounts.ts makes it of letters, digits and '-'.
+  const asAccount = account === undefined ? [] : [APP_JOB_ACCOUNT_OPTION, account];
   if (app.windowsVerbatimArguments) {
     return {
       file: launcher,
-      args: [app.argv0 ?? windowsProgramArg(app.file), ...app.args],
+      args: [...asAccount, app.argv0 ?? windowsProgramArg(app.file), ...app.args],
       argv0: windowsProgramArg(launcher),
       windowsVerbatimArguments: true,
     };
   }
-  return { file: launcher, args: [app.argv0 ?? app.file, ...app.args], argv0: undefined, windowsVerbatimArguments: false };
+  return { file: launcher, args: [...asAccount, app.argv0 ?? app.file, ...app.args], argv0: undefined, windowsVerbatimArguments: false };
 }
 
 /**

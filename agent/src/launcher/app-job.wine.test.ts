@@ -184,7 +184,31 @@ describe('app-job.exe under Wine', () => {
 
     const usage = runWine(['app-job.exe']);
     expect((await usage.exited).code).toBe(APP_JOB_EXIT_CODES.usage);
-    expect(usage.lines).toContain('app-job: no app command line given (usage: app-job.exe <app command line>)');
+    expect(usage.lines).toContain('app-job: no app command line given (usage: app-job.exe [--account <name>] <app command line>)');
+  });
+
+  it('never starts the app as the agent when it cannot log its account on (Wine has no S4U logon: the path a missing right or a non-LocalSystem service takes)', async () => {
+    const probe = windowsPath(join(bin, 'job-probe.exe'));
+    const spawned = appJobSpawn(windowsPath(join(bin, 'app-job.exe')), { file: probe, args: ['cmdline'], argv0: windowsProgramArg(probe), windowsVerbatimArguments: true }, 'pixelfleet-app-1');
+    expect(spawned.args.slice(0, 2)).toEqual(['--account', 'pixelfleet-app-1']);
+    const run = runWine(['job-probe.exe', 'as-agent'], { JOB_PROBE_COMMAND_LINE: [spawned.argv0, ...spawned.args].join(' ') });
+    const { code } = await run.exited;
+    expect(code).toBe(APP_JOB_EXIT_CODES.logon);
+    // The probe prints its command line first thing: no line of it means it never ran.
+    expect(run.lines.some((line) => line.includes('cmdline'))).toBe(false);
+    expect(appJobFailure(code, run.lines.map((text) => ({ stream: 'stderr', text })))).toMatch(/^app-job: cannot (log|find)[^:]*: .+ \(Windows error \d+\)$/);
+  });
+
+  it.each([
+    { args: ['--account'], line: 'app-job: an account option needs a name' },
+    { args: ['--account', 'pixelfleet/app', 'job-probe.exe'], line: "app-job: an account name is 1 to 20 letters, digits, '-', '_' or '.'" },
+    { args: ['--account', 'a'.repeat(21), 'job-probe.exe'], line: "app-job: an account name is 1 to 20 letters, digits, '-', '_' or '.'" },
+    { args: ['--account', 'pixelfleet-app-1'], line: 'app-job: no app command line given (usage: app-job.exe [--account <name>] <app command line>)' },
+    { args: ['--prepare-account', 'pixelfleet-app-1', 'extra'], line: 'app-job: nothing may follow the account name of --prepare-account or --remove-account' },
+  ])('refuses $args with a usage line', async ({ args, line }) => {
+    const run = runWine(['app-job.exe', ...args]);
+    expect((await run.exited).code).toBe(APP_JOB_EXIT_CODES.usage);
+    expect(run.lines).toEqual([line]);
   });
 
   it.each<{ who: string; args: string[]; env: Record<string, string>; kinds: string[] }>([

@@ -304,6 +304,12 @@ describe('AppProcess', { timeout: 10_000 }, () => {
     expect(exit).toMatchObject({ expected: true, forced: true });
   });
 
+  it('refuses to start an app as a Windows account without the job launcher, the only one that can log it on', () => {
+    expect(() => AppProcess.start({ command: ['node', '-e', ''], args: [], env: {}, log: silent, account: { kind: 'windows', name: 'pixelfleet-app-1' } })).toThrow(
+      'a Windows account needs the job launcher, which logs it on',
+    );
+  });
+
   it('kills running apps when the agent process itself exits', async () => {
     const pidFile = join(dir, 'app.pid');
     const moduleUrl = new URL('./app-process.ts', import.meta.url).href;

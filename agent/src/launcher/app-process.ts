@@ -77,7 +77,10 @@ export type AppProcessEvents = {
 export interface AppProcessOptions {
   /** The program and its fixed leading arguments: `[exe]`, or launcher.command such as `['node', 'mock.mjs']`. */
   command: readonly string[];
-  /** POSIX: the uid and gid the app runs under (the agent must be root); none: the agent's. */
+  /**
+   * The account the app runs under; none: the agent's. POSIX: its uid and gid (the agent must be
+   * root). Windows: a local account, which the job launcher logs on (it is required then).
+   */
   account?: AppAccount;
   /** The session's arguments, after command. */
   args: readonly string[];
@@ -209,7 +212,9 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
     this.startedAt = this.clock.now();
     const args = [...fixedArgs, ...options.args];
     const direct = { file, args, argv0: options.argv0, windowsVerbatimArguments: options.windowsVerbatimArguments ?? false };
-    const spawn = options.jobLauncher === undefined ? direct : appJobSpawn(options.jobLauncher, direct);
+    const account = options.account;
+    if (account?.kind === 'windows' && options.jobLauncher === undefined) throw new RangeError('a Windows account needs the job launcher, which logs it on');
+    const spawn = options.jobLauncher === undefined ? direct : appJobSpawn(options.jobLauncher, direct, account?.kind === 'windows' ? account.name : undefined);
     this.jobLauncher = options.jobLauncher !== undefined;
 
     // Written before the spawn: from the moment the process exists it can outlive us, and its
@@ -247,7 +252,7 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
       windowsHide: true,
       windowsVerbatimArguments: spawn.windowsVerbatimArguments,
       ...(spawn.argv0 === undefined ? {} : { argv0: spawn.argv0 }),
-      ...(options.account ? { uid: options.account.uid, gid: options.account.gid } : {}),
+      ...(account?.kind === 'posix' ? { uid: account.uid, gid: account.gid } : {}),
     });
     this.pid = subprocess.pid;
     if (pending) this.completeRecord(pending);

@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LaunchError } from './launch-error';
 import { APP_OUTPUT_LOG, appEnvironment, launchSession, planLaunch, type LaunchBuild, type LaunchPlanInput } from './launcher';
+import { windowsProcessControl } from './process-control';
 
 let root: string;
 let buildDir: string;
@@ -206,6 +207,29 @@ describe('launchSession', () => {
     expect(launched.logPath).toBe(join(root, 'sessions', 'ses_1', 'CityDemo.log'));
     expect(readFileSync(launched.logPath, 'utf8')).toContain('engine started');
     expect(readFileSync(launched.outputLogPath, 'utf8')).toContain('"marker":"m1"');
+  });
+
+  it('on Windows, runs the app through the job launcher as its account, with its profile, app data and temp folders in its session folder', async () => {
+    // The job launcher's contract on the command line (app-job.wine.test.ts runs the real one): `--account <name>`, then the app's.
+    chmodSync(jobLauncher, 0o755);
+    writeFileSync(jobLauncher, '#!/bin/sh\n[ "$1" = --account ] || exit 99\necho "account $2"\nshift 2\nexec "$@"\n');
+    const app = `console.log(JSON.stringify(['USERPROFILE', 'APPDATA', 'LOCALAPPDATA', 'TEMP', 'TMP', 'HOME'].map((n) => process.env[n] ?? null)))`;
+    const sessionDir = join(root, 'sessions', 'ses_1');
+    const launched = await launchSession({
+      ...input({ command: [process.execPath, '-e', app, '--'], build: undefined, projectName: 'CityDemo', platform: 'win32', sessionDir }),
+      sessionId: 'ses_1',
+      env: { PATH: process.env.PATH },
+      account: { kind: 'windows', name: 'pixelfleet-app-2' },
+      control: windowsProcessControl(() => Promise.resolve('')),
+      log: pino({ level: 'silent' }),
+    });
+    const exit = await launched.process.whenExited();
+    expect(exit.code).toBe(0);
+    expect(exit.lastLines.map((l) => l.text)).toEqual([
+      'account pixelfleet-app-2',
+      JSON.stringify([join(sessionDir, 'home'), join(sessionDir, 'home', 'AppData', 'Roaming'), join(sessionDir, 'home', 'AppData', 'Local'), join(sessionDir, 'temp'), join(sessionDir, 'temp'), null]),
+    ]);
+    for (const folder of ['home/AppData/Roaming', 'home/AppData/Local', 'temp']) expect(existsSync(join(sessionDir, folder))).toBe(true);
   });
 
   it('does not create the session folder when the launch is refused', async () => {

@@ -187,8 +187,7 @@ export async function launchSession(input: LaunchSessionInput): Promise<Launched
     command: plan.command,
     args: plan.args,
     ...(plan.cwd === undefined ? {} : { cwd: plan.cwd }),
-    // Under an account of its own, the agent's HOME is out of the app's reach: its session folder is its home.
-    env: input.account ? { ...input.env, HOME: input.sessionDir } : input.env,
+    env: input.account ? { ...input.env, ...(await accountHome(input.account, input.sessionDir)) } : input.env,
     ...(input.account ? { account: input.account } : {}),
     logPath: plan.outputLogPath,
     log,
@@ -201,6 +200,32 @@ export async function launchSession(input: LaunchSessionInput): Promise<Launched
     ...(input.record ? { record: { ...input.record, buildDir: input.build?.dir } } : {}),
   });
   return { process: app, logPath: plan.logPath, outputLogPath: plan.outputLogPath, plan };
+}
+
+/** Under the session folder, the folders a Windows app under its own account takes as its profile, app data and temp. */
+export const WINDOWS_APP_HOME_FOLDERS: Readonly<Record<string, readonly string[]>> = {
+  USERPROFILE: ['home'],
+  APPDATA: ['home', 'AppData', 'Roaming'],
+  LOCALAPPDATA: ['home', 'AppData', 'Local'],
+  TEMP: ['temp'],
+  TMP: ['temp'],
+};
+
+/**
+ * Where an app under an account of its own keeps its files: the agent's home, profile and temp
+ * folders are out of its reach (and shared with nobody), so they point into its session folder,
+ * made here. POSIX: HOME is the session folder. Windows: the variables of WINDOWS_APP_HOME_FOLDERS
+ * (an S4U logon loads no profile of its own).
+ */
+async function accountHome(account: AppAccount, sessionDir: string): Promise<Record<string, string>> {
+  if (account.kind === 'posix') return { HOME: sessionDir };
+  const env: Record<string, string> = {};
+  for (const [name, segments] of Object.entries(WINDOWS_APP_HOME_FOLDERS)) {
+    const folder = join(sessionDir, ...segments);
+    await mkdir(folder, { recursive: true });
+    env[name] = folder;
+  }
+  return env;
 }
 
 /**

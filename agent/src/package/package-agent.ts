@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { APP_JOB_SOURCE } from '../launcher/app-job';
-import { compileWindowsProgram } from '../launcher/app-job-build';
+import { APP_JOB_LIBRARIES, compileWindowsProgram } from '../launcher/app-job-build';
 import { parseServiceAccount } from '../service/service-account';
 import { AGENT_BUNDLE, DEFAULT_INSTALL_DIR, DEFAULT_STATE_SUBDIR, NODE_EXE, serviceSpec, WINSW_EXE, WINSW_XML } from '../service/service-plan';
 import { renderWinswXml } from '../service/winsw-xml';
@@ -110,7 +110,7 @@ export const PACKAGED_APP_JOB = 'native/app-job/app-job.exe';
  */
 async function buildPackagedAppJob(cacheDir: string): Promise<Buffer> {
   try {
-    return readFileSync(await compileWindowsProgram(APP_JOB_SOURCE, join(cacheDir, 'app-job.exe'), ['-Wl,--no-insert-timestamp']));
+    return readFileSync(await compileWindowsProgram(APP_JOB_SOURCE, join(cacheDir, 'app-job.exe'), ['-Wl,--no-insert-timestamp'], APP_JOB_LIBRARIES));
   } catch (err) {
     throw new Error(`no package: ${PACKAGED_APP_JOB} cannot be built, and a Windows agent without it refuses every session (NO_APP_JOB): ${(err as Error).message}`);
   }

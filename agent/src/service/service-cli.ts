@@ -2,8 +2,9 @@
 // then the plan (service-plan.ts), printed under --dry-run (on any platform) and run on Windows only.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve, win32 } from 'node:path';
-import { AgentConfigError, loadAgentConfig } from '../config';
+import { AgentConfigError, appAccountsRefusal, loadAgentConfig } from '../config';
 import { command, CliUsageError, group, type CliCommand } from '../cli/command-line';
+import { MAX_WINDOWS_APP_ACCOUNTS } from '../launcher/windows-app-accounts';
 import { parseServiceAccount, ServiceAccountError } from './service-account';
 import { executeServiceSteps, ServiceStepError, type CommandRunner } from './service-executor';
 import {
@@ -109,10 +110,12 @@ async function runServiceCommand(sub: 'install' | 'uninstall' | 'status', values
     const configFile = resolve(values.config!);
     try {
       // Validated as the service will read it: no environment overrides.
-      loadAgentConfig({ file: configFile, env: {} });
+      const config = loadAgentConfig({ file: configFile, env: {} });
+      const refusal = appAccountsRefusal(config, 'win32', undefined);
+      if (refusal !== undefined) throw new AgentConfigError(refusal);
       const account = parseServiceAccount(values.account);
       const raw = JSON.parse(readFileSync(configFile, 'utf8')) as { dataDir?: string };
-      ({ xml, steps } = planInstall({ layout, account, configFile, configDataDir: raw.dataDir }));
+      ({ xml, steps } = planInstall({ layout, account, configFile, configDataDir: raw.dataDir, appAccountCount: config.appAccounts?.count ?? 0 }));
     } catch (err) {
       if (err instanceof AgentConfigError || err instanceof ServiceAccountError) {
         deps.err(`pixelfleet-agent service install: ${err.message}\n`);
@@ -121,7 +124,7 @@ async function runServiceCommand(sub: 'install' | 'uninstall' | 'status', values
       throw err;
     }
   } else {
-    steps = sub === 'uninstall' ? planUninstall(layout) : planStatus(layout);
+    steps = sub === 'uninstall' ? planUninstall(layout, installedAppAccountCount(servicePaths(layout).config)) : planStatus(layout);
   }
 
   if (dryRun) {
@@ -153,4 +156,17 @@ async function runServiceCommand(sub: 'install' | 'uninstall' | 'status', values
 /** On Windows a relative path resolves against the current folder; elsewhere (dry runs) it is shown as given. */
 function windowsPath(path: string, windows: boolean): string {
   return windows ? resolve(path) : path;
+}
+
+/**
+ * `appAccounts.count` of the config install copied (its accounts are removed with the service);
+ * 0 when it cannot be read (a dry run away from Windows, a state folder already deleted).
+ */
+function installedAppAccountCount(configCopy: string): number {
+  try {
+    const count = (JSON.parse(readFileSync(configCopy, 'utf8')) as { appAccounts?: { count?: unknown } }).appAccounts?.count;
+    return typeof count === 'number' && Number.isInteger(count) && count > 0 ? Math.min(count, MAX_WINDOWS_APP_ACCOUNTS) : 0;
+  } catch {
+    return 0;
+  }
 }

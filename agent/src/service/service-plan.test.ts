@@ -46,6 +46,26 @@ describe('planInstall', () => {
     expect(steps.filter((s) => s.kind === 'run' && s.ifExists !== undefined)).toEqual([expect.objectContaining({ ifExists: `${data}\\worker.json` })]);
   });
 
+  it('with appAccounts, prepares the account of each app slot with app-job.exe after the secrets are in place and before the start', () => {
+    const { steps } = planInstall({ layout, account: parseServiceAccount(undefined), configFile: 'C:\\a.json', configDataDir: undefined, appAccountCount: 2 });
+    const appJob = 'C:\\Program Files\\Pixelfleet\\agent\\native\\app-job\\app-job.exe';
+    expect(runs(steps).slice(-3)).toEqual([
+      [appJob, '--prepare-account', 'pixelfleet-app-1'],
+      [appJob, '--prepare-account', 'pixelfleet-app-2'],
+      [WINSW, 'start'],
+    ]);
+    // The data folder stays the service's and Administrators': the accounts get only what each session is granted.
+    expect(runs(steps).filter((argv) => argv[0] === 'icacls' && argv.some((a) => a.includes('pixelfleet-app')))).toEqual([]);
+    expect(formatSteps(steps)).toContain(`run "${appJob}" --prepare-account pixelfleet-app-1\n     # the account app slot 1 runs as (kept if it exists): batch logon only`);
+  });
+
+  it.each(['LocalService', 'NetworkService', 'NT SERVICE\\pixelfleet-agent', 'CORP\\gpu-agents$'])('refuses appAccounts under %s (S4U needs LocalSystem)', (account) => {
+    expect(() => planInstall({ layout, account: parseServiceAccount(account), configFile: 'C:\\a.json', configDataDir: undefined, appAccountCount: 1 })).toThrow(
+      expect.objectContaining({ name: 'ServiceAccountError', message: expect.stringContaining('needs LocalSystem') as string }) as Error,
+    );
+    expect(() => planInstall({ layout, account: parseServiceAccount(account), configFile: 'C:\\a.json', configDataDir: undefined, appAccountCount: 0 })).not.toThrow();
+  });
+
   const cases = [undefined, 'LocalService', 'NetworkService', 'NT SERVICE\\pixelfleet-agent', 'CORP\\gpu-agents$'].flatMap((account) =>
     [undefined, 'D:\\pixelfleet'].map((dataDir) => ({ account, dataDir })),
   );
@@ -144,6 +164,11 @@ describe('planUninstall and planStatus', () => {
       expect.objectContaining({ argv: [WINSW, 'uninstall'], okExitCodes: [0] }),
     ]);
     expect(planStatus(layout)).toEqual([expect.objectContaining({ argv: [WINSW, 'status'], okExitCodes: [0] })]);
+  });
+
+  it("removes the installed config's app accounts after the service", () => {
+    const appJob = 'C:\\Program Files\\Pixelfleet\\agent\\native\\app-job\\app-job.exe';
+    expect(runs(planUninstall(layout, 2))).toEqual([[WINSW, 'stop'], [WINSW, 'uninstall'], [appJob, '--remove-account', 'pixelfleet-app-1'], [appJob, '--remove-account', 'pixelfleet-app-2']]);
   });
 
   it('prints one numbered line per step, quoting as Windows splits them', () => {

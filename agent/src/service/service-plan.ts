@@ -2,7 +2,8 @@
 // (pure, so the plan is tested on Linux and printed by --dry-run); service-executor.ts runs it.
 import { win32 } from 'node:path';
 import { ownerListingCommand, parentFolders } from './folder-owners';
-import { describeAccount, icaclsPrincipal, type ServiceAccount } from './service-account';
+import { windowsAppAccountNames } from '../launcher/windows-app-accounts';
+import { describeAccount, icaclsPrincipal, ServiceAccountError, type ServiceAccount } from './service-account';
 import { renderWinswXml, windowsArgument, type WinswServiceSpec } from './winsw-xml';
 
 export const SERVICE_ID = 'pixelfleet-agent';
@@ -13,6 +14,8 @@ export const WINSW_EXE = 'pixelfleet-agent-service.exe';
 export const WINSW_XML = 'pixelfleet-agent-service.xml';
 /** The agent bundle and the Windows node.exe that runs it, beside WinSW's exe. */
 export const AGENT_BUNDLE = 'agent.cjs';
+/** The app launcher in the package (package-agent.ts PACKAGED_APP_JOB); it also makes the apps' accounts. */
+export const APP_JOB_IN_PACKAGE = 'native\\app-job\\app-job.exe';
 export const NODE_EXE = 'node.exe';
 /** Where the unpacked package goes unless --install-dir says otherwise. */
 export const DEFAULT_INSTALL_DIR = 'C:\\Program Files\\Pixelfleet\\agent';
@@ -61,10 +64,13 @@ export interface InstallInput {
   configFile: string;
   /** `dataDir` exactly as the config file writes it (undefined: the default); relative resolves against stateDir. */
   configDataDir: string | undefined;
+  /** The config's `appAccounts.count`: the local accounts apps run as (windows-app-accounts.ts); 0 or absent: none. */
+  appAccountCount?: number;
 }
 
 export interface ServicePaths {
   winswExe: string;
+  appJobExe: string;
   winswXml: string;
   nodeExe: string;
   bundle: string;
@@ -78,6 +84,7 @@ export function servicePaths(layout: ServiceLayout, configDataDir?: string): Ser
   const dataDir = win32.resolve(layout.stateDir, configDataDir ?? DEFAULT_DATA_DIR);
   return {
     winswExe: win32.join(layout.installDir, WINSW_EXE),
+    appJobExe: win32.join(layout.installDir, APP_JOB_IN_PACKAGE),
     winswXml: win32.join(layout.installDir, WINSW_XML),
     nodeExe: win32.join(layout.installDir, NODE_EXE),
     bundle: win32.join(layout.installDir, AGENT_BUNDLE),
@@ -133,9 +140,21 @@ function isWithin(outer: string, inner: string): boolean {
  * 4. the config (it holds the join token) is copied as a new file into the locked folder, then
  *    narrowed to the service account (read) and Administrators; the worker token that the agent
  *    writes into dataDir later takes dataDir's rules (the service account and Administrators);
- * 5. the service starts.
+ * 5. with `appAccounts`, the local account of each app slot is made (or kept) by app-job.exe: batch
+ *    logon only, a password nobody learns. They get nothing in the data folder here: the agent
+ *    grants each session its own folders while its app runs;
+ * 6. the service starts.
+ * @throws ServiceAccountError for `appAccounts` under another account than LocalSystem (the apps'
+ *    S4U logon needs its SeTcbPrivilege).
  */
 export function planInstall(input: InstallInput): InstallPlan {
+  const appAccounts = windowsAppAccountNames(input.appAccountCount ?? 0);
+  if (appAccounts.length > 0 && input.account.kind !== 'local-system') {
+    throw new ServiceAccountError(
+      `--account ${describeAccount(input.account)} cannot run apps under their own accounts (config key "appAccounts"): ` +
+        'the agent logs them on with S4U, which needs LocalSystem\'s SeTcbPrivilege; install as LocalSystem (the default) or remove the key',
+    );
+  }
   const { stateDir } = input.layout;
   const p = servicePaths(input.layout, input.configDataDir);
   const xml = renderWinswXml(serviceSpec(input.layout, input.account, input.configDataDir));
@@ -189,12 +208,22 @@ export function planInstall(input: InstallInput): InstallPlan {
     // The config holds the join token: copied only now, into the locked folder, as a new file.
     { kind: 'copy', from: input.configFile, to: p.config },
     { kind: 'run', argv: ['icacls', p.config, '/inheritance:r', '/grant:r', `${who}:(R)`, `${ADMINISTRATORS}:(F)`], okExitCodes: [0], why: `config (join token) readable by ${account}, replaced by Administrators, seen by nobody else` },
+    ...appAccounts.map(
+      (name, i) =>
+        ({
+          kind: 'run',
+          argv: [p.appJobExe, '--prepare-account', name],
+          okExitCodes: [0],
+          why: `the account app slot ${i + 1} runs as (kept if it exists): batch logon only, every other logon denied, a password nobody learns`,
+        }) satisfies ServiceStep,
+    ),
     { kind: 'run', argv: [p.winswExe, 'start'], okExitCodes: [0], why: 'start the service' },
   ];
   return { xml, steps };
 }
 
-export function planUninstall(layout: ServiceLayout): ServiceStep[] {
+/** `appAccountCount`: the installed config's `appAccounts.count`, whose accounts go with the service. */
+export function planUninstall(layout: ServiceLayout, appAccountCount = 0): ServiceStep[] {
   const p = servicePaths(layout);
   return [
     { kind: 'run', argv: [p.winswExe, 'stop'], okExitCodes: 'any', why: 'stop the service (already stopped is fine); the agent ends its sessions' },
@@ -207,6 +236,10 @@ export function planUninstall(layout: ServiceLayout): ServiceStep[] {
         `(join token), worker token, data and logs, readable by the service account and Administrators only: ` +
         `delete it (rmdir /s /q "<folder>") to remove those secrets too`,
     },
+    ...windowsAppAccountNames(appAccountCount).map(
+      (name) =>
+        ({ kind: 'run', argv: [p.appJobExe, '--remove-account', name], okExitCodes: [0], why: `remove the account ${name} and its logon rights (one already gone is fine)` }) satisfies ServiceStep,
+    ),
   ];
 }
 

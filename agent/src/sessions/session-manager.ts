@@ -7,9 +7,9 @@ import { encodeRelayedSignal, systemClock, type Clock } from '@pixelfleet/signal
 import type { AgentSessionEvent, CachedBuild, RunningSession, SessionActivity, SignalEnvelope, StartSessionCommand, StopSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';
-import type { BuildCache, BuildLease } from '../build-cache/build-cache';
+import { unrealSavedDir, type BuildCache, type BuildLease } from '../build-cache/build-cache';
 import type { AppRecordStore } from '../launcher/app-records';
-import type { AppAccount, AppAccounts } from '../launcher/app-accounts';
+import type { AppAccount, AppAccountGrants } from '../launcher/app-accounts';
 import { processControlFor, type ProcessControl } from '../launcher/process-control';
 import type { SessionLogSources } from '../logs/collect-logs';
 import { SessionRuntime, type SessionRuntimeOptions } from './session-runtime';
@@ -35,8 +35,8 @@ export interface SessionManagerOptions {
   appRecords?: AppRecordStore;
   /** How apps are ended, and what sweeps a build's folder after its last session; default processControlFor(process.platform). */
   processControl?: ProcessControl;
-  /** Linux as root (`appAccounts`): each app under a uid of its own, with only its folders (app-accounts.ts). */
-  appAccounts?: AppAccounts;
+  /** `appAccounts`: each app under an account of its own, with only its folders (Linux: app-accounts.ts; Windows: windows-app-accounts.ts). */
+  appAccounts?: AppAccountGrants;
 }
 
 export class SessionManager implements AgentInventory {
@@ -179,10 +179,11 @@ export class SessionManager implements AgentInventory {
   }
 
   /** The app's account and folders (app-accounts.ts); leave() takes them back, whether the app launched or not. */
-  private async grantAppAccount(accounts: AppAccounts, c: StartSessionCommand, lease: BuildLease | undefined, sessionDir: string): Promise<AppAccount> {
+  private async grantAppAccount(accounts: AppAccountGrants, c: StartSessionCommand, lease: BuildLease | undefined, sessionDir: string): Promise<AppAccount> {
     let account: AppAccount | undefined;
+    const build = lease && { uploadId: c.uploadId, dir: lease.path, savedDir: unrealSavedDir(lease.path, lease.manifest) };
     try {
-      account = await accounts.grant(c.sessionId, lease && { uploadId: c.uploadId, dir: lease.path }, sessionDir);
+      account = await accounts.grant(c.sessionId, build, sessionDir);
     } catch (err) {
       throw new CommandFailure('LAUNCH_FAILED', `cannot give the app its account and folders: ${(err as Error).message}`);
     }

@@ -5,11 +5,11 @@
 // Reports every phase as a session event.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DEFAULT_MAX_MESSAGE_BYTES, decodeViewerToRelay, StreamerEndpoint, systemClock, type Clock, type RelayToViewerSignal, type StreamerIdDecision, type TimerHandle } from '@pixelfleet/signaling';
 import type { RelayCounters, SessionEventKind, SignalEnvelope, StartSessionCommand } from '@pixelfleet/proto';
+import { unrealSavedDir } from '../build-cache/build-cache';
 import { CommandFailure } from '../commands/command';
 import { chooseStartBitrateBps } from '../launcher/unreal-command-line';
 import { launchSession, type LaunchBuild, type LaunchedSession } from '../launcher/launcher';
@@ -473,8 +473,7 @@ export class SessionRuntime {
       startedAtMs: this.startedAtMs,
       absLogPath: this.app.logPath,
       outputLogPath: this.app.outputLogPath,
-      // Unreal's Saved folder of a packaged build: `<build>/<Project>/Saved` (code and Blueprint-only projects alike).
-      savedDir: build && join(build.dir, build.manifest.projectName, 'Saved'),
+      savedDir: build && unrealSavedDir(build.dir, build.manifest),
       // The app's own pid (a crash context names it), not the app-job launcher's on Windows.
       pid: this.app.process.appPid,
     };
