@@ -5,7 +5,7 @@ import importX from 'eslint-plugin-import-x';
 
 /** A relative import that climbs to a package folder and into its src/ (`../../agent/src/relay/x`). */
 const NO_DEEP_RELATIVE = {
-  regex: String.raw`^(\.\./)+(proto|signaling|build-archive|control-plane|agent|web-player)/src(/|$)`,
+  regex: String.raw`^(\.\./)+(common|proto|signaling|build-archive|control-plane|agent|web-player)/src(/|$)`,
   message: "Import another package through its door (@pixelfleet/<name>, or its /test-support subpath), not its src/.",
 };
 
@@ -62,7 +62,7 @@ export default tseslint.config(
   },
   {
     // Packages talk to each other only through their doors (src/index.ts).
-    files: ['proto/**/*.ts', 'signaling/**/*.ts', 'build-archive/**/*.ts'],
+    files: ['common/**/*.ts', 'proto/**/*.ts', 'signaling/**/*.ts', 'build-archive/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*'] }, NO_DEEP_RELATIVE] }],
     },
@@ -82,10 +82,10 @@ export default tseslint.config(
     },
   },
   {
-    // The exceptions: the browser bundle takes signaling's dependency-free table of viewer closes, its Clock and its SignallingJournal alone.
+    // The exceptions: the browser bundle takes signaling's dependency-free table of viewer closes and its SignallingJournal, and common's Clock, alone.
     files: ['web-player/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes', '!@pixelfleet/signaling/clock', '!@pixelfleet/signaling/signalling-journal'] }, NO_DEEP_RELATIVE] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes', '!@pixelfleet/common/clock', '!@pixelfleet/signaling/signalling-journal'] }, NO_DEEP_RELATIVE] }],
     },
   },
 );

@@ -21,7 +21,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const PACKAGES = ['proto', 'signaling', 'build-archive', 'control-plane', 'agent', 'web-player'];
+export const PACKAGES = ['common', 'proto', 'signaling', 'build-archive', 'control-plane', 'agent', 'web-player'];
 
 const isTest = (name) => /\.test\.ts$/.test(name) || /\.d\.ts$/.test(name);
 // Browser code, bundled from its sources by esbuild when the viewer page is first served

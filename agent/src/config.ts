@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { weakSecretReason } from '@pixelfleet/signaling';
+import { weakSecretReason } from '@pixelfleet/common';
 import { REGION_CODES, type RegionCode } from '@pixelfleet/proto';
 
 export class AgentConfigError extends Error {

@@ -6,7 +6,7 @@ export { loadAgentConfig, AgentConfigError, DEFAULT_BUILD_CACHE_MAX_BYTES, type 
 export { BuildCache, type BuildCacheOptions, type BuildLease } from './build-cache/build-cache';
 export type { CachedBuildRecord } from './build-cache/build-index';
 export { DEFAULT_BUILD_DOWNLOAD_RETRY, type BuildDownloadRetry, type BuildDownloadTls } from './build-cache/build-download';
-export { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/signaling';
+export { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/common';
 export { CommandFailure, type CommandHandlers } from './commands/command';
 export { CommandJournal } from './commands/journal';
 export { CommandExecutor } from './commands/executor';

@@ -1,7 +1,7 @@
 // Entry point of the `pixelfleet-agent` command. Reads flags and the environment, builds the
 // agent and wires signals (a second signal forces exit).
 import { AGENT_VERSION, buildAgent } from './agent';
-import { chooseLogFormat, logDestination } from '@pixelfleet/signaling';
+import { chooseLogFormat, logDestination } from '@pixelfleet/common';
 import { AgentConfigError, appAccountsRefusal, loadAgentConfig } from './config';
 import { APP_UMASK } from './launcher/app-accounts';
 import { runDoctor } from './doctor/doctor';
@@ -9,7 +9,7 @@ import { formatDoctorLines } from './doctor/doctor-line';
 import { EnrollRefusedError } from './link/control-link';
 import { serviceCommands } from './service/service-cli';
 import { command, group, runCommandLine, type CliProgram } from './cli/command-line';
-import { TlsFileError } from '@pixelfleet/proto';
+import { TlsFileError } from '@pixelfleet/common';
 import { warmSourceMaps } from './lib/source-map-warmup';
 
 /** Every `pixelfleet-agent` command (cli/command-line.ts dispatches them and answers --help and --version for all). */

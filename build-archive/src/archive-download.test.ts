@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { ArchiveDownloadError, downloadArchive, type ArchiveDownloadOptions, type DownloadFailure, type DownloadLog, type HopPolicy } from './index';
 
 const MIB = 1024 * 1024;

@@ -11,7 +11,7 @@ import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders 
 import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { dirname } from 'node:path';
-import { backoffDelayMs, type Clock, type TimerHandle } from '@pixelfleet/signaling';
+import { backoffDelayMs, type Clock, type TimerHandle } from '@pixelfleet/common';
 import { ArchiveDownloadError, errorCode, failureWords, isRetryable, type DownloadFailure } from './download-failure';
 
 /** What a hop policy says of one URL (the first, or a redirect target). */

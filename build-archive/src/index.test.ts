@@ -9,11 +9,11 @@ const HERE = import.meta.dirname;
 const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm;
 
 describe('@pixelfleet/build-archive', () => {
-  it('imports only its own files, yauzl, node built-ins and @pixelfleet/signaling (which the control plane loads anyway)', () => {
+  it('imports only its own files, yauzl, node built-ins and @pixelfleet/common (which every process loads anyway)', () => {
     const sources = readdirSync(HERE).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
     const specifiers = sources.flatMap((f) => [...readFileSync(join(HERE, f), 'utf8').matchAll(IMPORT)].map((m) => m[1] ?? ''));
     expect(specifiers.length).toBeGreaterThan(10);
-    const foreign = specifiers.filter((s) => !(/^\.\/[\w-]+$/.test(s) || s.startsWith('node:') || s === 'yauzl' || s === '@pixelfleet/signaling'));
+    const foreign = specifiers.filter((s) => !(/^\.\/[\w-]+$/.test(s) || s.startsWith('node:') || s === 'yauzl' || s === '@pixelfleet/common'));
     expect(foreign).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 // The door of `@pixelfleet/build-archive`: the download, extract and scan of a build archive,
 // shared by the control plane (a submitted build) and the agent (a distributed build). It imports
-// only this package, yauzl, node built-ins and @pixelfleet/signaling (the Clock and the backoff),
+// only this package, yauzl, node built-ins and @pixelfleet/common (the Clock and the backoff),
 // so neither side loads the other.
 export { ArchiveRejection, type ArchiveRejectionCode } from './archive-rejection';
 export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './archive-limits';

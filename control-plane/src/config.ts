@@ -3,8 +3,8 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { crossesNetworkInPlaintext, isLoopbackHost } from '@pixelfleet/proto';
-import { weakSecretReason } from '@pixelfleet/signaling';
+import { crossesNetworkInPlaintext, isLoopbackHost } from '@pixelfleet/common';
+import { weakSecretReason } from '@pixelfleet/common';
 import { applyEnvOverrides, deepFreeze, deepMerge, parseWithSchema, readConfigFile } from './lib/config-loader';
 import { ANALYTICS_WINDOW_DAYS } from './analytics/analytics-window';
 

@@ -4,7 +4,7 @@ export { buildControlPlane, type ControlPlane, type ControlPlaneDeps, type Start
 export { loadControlPlaneConfig, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 export { ConfigError } from './lib/config-loader';
 export { ApiError, HTTP_ERRORS, analyticsCodeOf, type HttpErrorName } from './errors';
-export { createLogger, redactUrl } from '@pixelfleet/signaling';
+export { createLogger, redactUrl } from '@pixelfleet/common';
 export { runAdminCli } from './admin-cli/admin-cli';
 export { runControlPlaneCli, NO_CONFIG_HINT } from './main';
 export { EventLog } from './events/event-log';

@@ -3,7 +3,7 @@
 // main.ts only for serve, so the other commands do not pay for loading the control plane.
 import { format } from 'node:util';
 import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
-import { chooseLogFormat, createLogger, logDestination } from '@pixelfleet/signaling';
+import { chooseLogFormat, createLogger, logDestination } from '@pixelfleet/common';
 import { buildControlPlane } from './app';
 import { loadControlPlaneConfig } from './config';
 import { ServerTlsError } from './grpc/server-tls';

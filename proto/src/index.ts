@@ -58,4 +58,3 @@ export { checkLaunchArgs, MAX_LAUNCH_ARGS, MAX_LAUNCH_ARG_CHARS, PROTECTED_LAUNC
 
 /** Absolute path of the FileDescriptorSet built from proto/ (for @grpc/reflection). */
 export const descriptorSetPath: string = fileURLToPath(new URL('../descriptor.binpb', import.meta.url));
-export { clientChannel, crossesNetworkInPlaintext, describeTlsFailure, hostOf, inspectTls, isLoopbackHost, probeTls, usesTls, TlsFileError, TLS_PROBE_TIMEOUT_MS, type ClientTlsSettings, type TlsInspection } from './tls';

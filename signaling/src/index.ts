@@ -87,12 +87,6 @@ export {
   type ViewerCloseName,
 } from './viewer-closes';
 export { SignallingUsageError, type SignallingUsageErrorKind } from './errors';
-export { chooseLogFormat, logDestination, type LogFormat } from './log-format';
-export { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, SECRET_KEYS, type Logger } from './logger';
-export { systemClock, ManualClock, type Clock, type TimerHandle } from './clock';
-export { TokenBucket, type RateLimitOptions } from './token-bucket';
-export { Listeners, type EventMap, type ListenerErrorHandler } from './listeners';
-export { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 export {
   encodeRelayedSignal,
   decodeViewerToRelay,
@@ -130,4 +124,3 @@ export {
   type PlayerAnswer,
 } from './player-endpoint';
 export { SignallingJournal, JOURNAL_MAX_FRAMES, JOURNAL_MAX_BYTES, type JournalReplay } from './signalling-journal';
-export { weakSecretReason, MIN_SECRET_CHARS, MIN_SECRET_BITS, PLACEHOLDER_MARK, SECRET_ADVICE } from './secret-strength';

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { WebSocket } from 'ws';
 import { DEFAULT_KEEPALIVE_INTERVAL_MS, DEFAULT_KEEPALIVE_TIMEOUT_MS, Keepalive } from './keepalive';
-import { ManualClock } from './clock';
+import { ManualClock } from '@pixelfleet/common';
 import { openSocketPair, type SocketPair } from './test-support/socket-pair';
 
 let pair: SocketPair<WebSocket> | undefined;

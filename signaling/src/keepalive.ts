@@ -3,7 +3,7 @@
 // (JSON `ping` → `pong` is the endpoints' job, not this one.)
 import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
-import { systemClock, type TimerHandle, type Clock } from './clock';
+import { systemClock, type TimerHandle, type Clock } from '@pixelfleet/common';
 
 export interface KeepaliveOptions {
   /** Time between pings in ms (default 15000). */

@@ -6,7 +6,7 @@ import type { WebSocket } from 'ws';
 import { SignallingUsageError } from './errors';
 import type { ServerExtensionMessage } from './messages';
 import { DEFAULT_PLAYER_RATE_LIMIT, PlayerEndpoint, UNKNOWN_STREAMER_MESSAGE, type PlayerEndpointOptions } from './player-endpoint';
-import { ManualClock } from './clock';
+import { ManualClock } from '@pixelfleet/common';
 import { SignallingJournal } from './signalling-journal';
 import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
 import { nextEvent, recordEvents } from './test-support/next-event';

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import { SignallingUsageError } from './errors';
-import { ManualClock } from './clock';
+import { ManualClock } from '@pixelfleet/common';
 import { StreamerEndpoint, type StreamerEndpointOptions } from './streamer-endpoint';
 import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
 import { nextEvent, recordEvents } from './test-support/next-event';

@@ -3,7 +3,7 @@
 // every spec error row with its exact message and code, the 92-day boundary, the inclusive
 // endDate (a calendar date covers its whole day), the city filter, and percentages that add up to 100.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
 const DAY = 86_400_000;

@@ -4,7 +4,7 @@
 // (READONLY member reads, a removed member is refused at once), the per-key read limit on an
 // injected clock, the session list's times and diagnosis, and the log file download.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { seedLogFile, seedSessionHistory, seedTelemetry } from '../support/analytics-seed';
 import { expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 

@@ -3,7 +3,7 @@
 // a test can check that none of them ever reached the logs.
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 
 export interface Account {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
 import { maskFileUrl } from '@pixelfleet/control-plane/test-support';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
 const clock = new ManualClock();

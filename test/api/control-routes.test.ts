@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
 import { decodeStoredCommand } from '@pixelfleet/proto';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { seedEndedSessions, seedSession, sessionStatus } from '../support/seed';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 

@@ -9,7 +9,7 @@
 // Retry-After is exact; every test uses accounts of its own, so no build-call window is shared
 // between tests.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
 /** One request: path under `{api_url}` and its JSON body. */

@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, relative, resolve, sep } from 'node:path';
 import { buildControlPlane, loadControlPlaneConfig, type ControlPlane } from '@pixelfleet/control-plane';
-import { createLogger, logDestination } from '@pixelfleet/signaling';
+import { createLogger, logDestination } from '@pixelfleet/common';
 import { writeBuildZip } from '../support/build-zips';
 
 const root = resolve(import.meta.dirname, '../..');

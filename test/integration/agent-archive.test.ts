@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { get, request, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane, type LogCapture, type TestControlPlane } from '../support/control-plane';
 
 const TTL_SECONDS = 3_600;

@@ -68,7 +68,7 @@ describe('the agent bundle (dist/agent.cjs)', () => {
 describe('the bundle npm run build writes', () => {
   it('is dist/agent.cjs at the repository root, the file the tests run, and fresh (the global setup rebuilt it if stale)', () => {
     expect(join(REPO_ROOT, BUNDLE_PATH)).toBe(AGENT_BUNDLE);
-    expect(bundledPackages()).toEqual(['agent', 'build-archive', 'signaling', 'proto']);
+    expect(bundledPackages()).toEqual(['agent', 'build-archive', 'common', 'proto', 'signaling']);
     expect(bundleStale()).toBe(false);
   });
 

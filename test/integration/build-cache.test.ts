@@ -15,7 +15,7 @@ import { BuildCache, buildAgent, CommandExecutor, CommandFailure, CommandJournal
 import { failureOf } from '../support/command-failure';
 import type { AgentAck, DeliveredCommand, PrepareBuildCommand } from '@pixelfleet/proto';
 import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/build-archive';
-import { createLogger, ManualClock } from '@pixelfleet/signaling';
+import { createLogger, ManualClock } from '@pixelfleet/common';
 import { DEFAULT_PROJECT, hostileZips, writeBuildZip } from '../support/build-zips';
 
 const P = DEFAULT_PROJECT;

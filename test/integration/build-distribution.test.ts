@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CommandFailure, type Agent, type CommandHandlers } from '@pixelfleet/agent';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { writeBuildZip } from '../support/build-zips';
 import { startApiFixture, type Account, type ApiFixture } from '../api/api-fixture';
 import { linkReaches, startTestAgent } from '../support/agent';

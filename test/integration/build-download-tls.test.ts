@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { BuildCache, buildAgent, loadAgentConfig } from '@pixelfleet/agent';
 import { failureOf } from '../support/command-failure';
 import type { PrepareBuildCommand } from '@pixelfleet/proto';
-import { createLogger, ManualClock } from '@pixelfleet/signaling';
+import { createLogger, ManualClock } from '@pixelfleet/common';
 import { writeBuildZip } from '../support/build-zips';
 import { makeTestPki, type CertPair, type TestPki } from '../support/tls-certs';
 

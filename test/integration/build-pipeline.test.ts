@@ -13,7 +13,7 @@ import { hostileZips, writeBuildZip } from '../support/build-zips';
 import { sendZip } from '../support/local-server';
 import { startApiFixture, type Account, type ApiFixture } from '../api/api-fixture';
 import { runAdminCli } from '@pixelfleet/control-plane';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane, TEST_ADMIN_TOKEN } from '../support/control-plane';
 
 interface Delivery {

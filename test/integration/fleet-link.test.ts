@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandFailure, type Agent, type CommandHandlers } from '@pixelfleet/agent';
 import { decodeStoredCommand } from '@pixelfleet/proto';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { nextEvent, startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { commandPhase, seedProject, seedSession, sessionStatus } from '../support/seed';

@@ -12,7 +12,7 @@ import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'nod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAgent, loadAgentConfig, type Agent } from '@pixelfleet/agent';
 import { runAdminCli } from '@pixelfleet/control-plane';
-import { createLogger } from '@pixelfleet/signaling';
+import { createLogger } from '@pixelfleet/common';
 import { LogCapture, startTestControlPlane, TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { makeTestPki, type CertPair, type TestPki } from '../support/tls-certs';

@@ -4,7 +4,7 @@
 // that hangs off them; a viewer still watching, and everything newer, stays, except telemetry rows
 // past retention.telemetryDays (here the same two days), which go whatever their session's state.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';

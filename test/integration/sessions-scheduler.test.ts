@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
 import { runAdminCli, type SessionRecord } from '@pixelfleet/control-plane';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import type { ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';

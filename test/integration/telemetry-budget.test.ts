@@ -3,7 +3,7 @@
 // and per client network per second, counted before the body is read. Beyond either: 429 with a
 // reason, and nothing of the refused batch is stored.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { SqliteTelemetryRepository } from '@pixelfleet/control-plane/test-support';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { startStreamingProject } from '../support/streaming-project';

@@ -1,7 +1,7 @@
 // Telemetry ingest from the viewer page: rows shaped as the spec's telemetry rows, authenticated
 // by the session's viewer token, stored as received; every refusal is JSON with a message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 
 const clock = new ManualClock(Date.now());

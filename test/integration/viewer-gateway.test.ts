@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
 import { MAX_ICE_CANDIDATES_PER_SESSION } from '@pixelfleet/control-plane/test-support';
-import { DEFAULT_PLAYER_RATE_LIMIT, ManualClock, VIEWER_CLOSES } from '@pixelfleet/signaling';
+import { DEFAULT_PLAYER_RATE_LIMIT, VIEWER_CLOSES } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';

@@ -4,7 +4,8 @@
 // grace runs on the injected clock.
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_ICE_CANDIDATES_PER_SESSION } from '@pixelfleet/control-plane/test-support';
-import { ManualClock, VIEWER_CLOSES } from '@pixelfleet/signaling';
+import { VIEWER_CLOSES } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane } from '../support/control-plane';
 import { startStreamingProject } from '../support/streaming-project';
 import { FakePlayer } from '../support/fake-player';

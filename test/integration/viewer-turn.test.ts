@@ -4,7 +4,7 @@
 // scripted; issue and placement times come from the injected clock.
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane } from '../support/control-plane';
 import { startStreamingProject } from '../support/streaming-project';
 import { FakePlayer } from '../support/fake-player';

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildAgent, loadAgentConfig, type Agent, type AgentDeps, type LinkState } from '@pixelfleet/agent';
-import { createLogger } from '@pixelfleet/signaling';
+import { createLogger } from '@pixelfleet/common';
 import { TEST_JOIN_TOKEN, type LogCapture } from './control-plane';
 
 export interface TestAgentOptions extends Omit<AgentDeps, 'logger' | 'logDestination'> {

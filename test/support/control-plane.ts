@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { createLogger, loadControlPlaneConfig, type ControlPlane, type FleetEvent, type StartedControlPlane } from '@pixelfleet/control-plane';
 import { buildControlPlaneWithDb, type ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
 

@@ -1,6 +1,6 @@
 // A project viewers can open: a live build, and one connected agent of its region whose relay is
 // scripted (ScriptedSessions), so a share socket gets a session that is placed.
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { TestControlPlane } from './control-plane';
 import { linkReaches, startTestAgent } from './agent';
 import { ScriptedSessions } from './scripted-sessions';

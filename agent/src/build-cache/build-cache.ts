@@ -9,7 +9,7 @@ import { mkdir, rename, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CachedBuild, PrepareBuildCommand } from '@pixelfleet/proto';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { ArchiveRejection, DEFAULT_ARCHIVE_LIMITS, extractArchive, sizeOnDisk, type ArchiveLimits, type ArchiveManifest } from '@pixelfleet/build-archive';
 import { CommandFailure } from '../commands/command';
 import { DEFAULT_BUILD_DOWNLOAD_RETRY, downloadVerified, type BuildDownloadRetry, type BuildDownloadTls } from './build-download';

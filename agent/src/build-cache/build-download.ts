@@ -5,8 +5,8 @@
 // kept `.part`; its failures become the command's codes (DOWNLOAD_FAILED, SIZE_MISMATCH, HASH_MISMATCH, …).
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { crossesNetworkInPlaintext } from '@pixelfleet/proto';
-import type { Clock } from '@pixelfleet/signaling';
+import { crossesNetworkInPlaintext } from '@pixelfleet/common';
+import type { Clock } from '@pixelfleet/common';
 import { ArchiveDownloadError, downloadArchive, type HopPolicy } from '@pixelfleet/build-archive';
 import { CommandFailure } from '../commands/command';
 

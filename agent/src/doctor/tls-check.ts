@@ -1,7 +1,7 @@
 // Doctor's TLS line: the control link's transport as the agent would dial it. With TLS, one real
 // handshake (inspectTls) says whom it verified, or why it failed with the setting to fix; in
 // plaintext, whether that stays on this machine (loopback) or crosses the network (tls.insecure).
-import { clientChannel, hostOf, inspectTls, isLoopbackHost, TlsFileError, usesTls } from '@pixelfleet/proto';
+import { clientChannel, hostOf, inspectTls, isLoopbackHost, TlsFileError, usesTls } from '@pixelfleet/common';
 import type { AgentConfig } from '../config';
 import { AGENT_TLS_KEYS } from '../link/control-link';
 import type { DoctorLine } from './doctor-line';

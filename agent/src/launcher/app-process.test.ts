@@ -16,7 +16,7 @@ import {
   type AppExit,
   type AppProcessOptions,
 } from './app-process';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { APP_RECORD_ENV, AppRecordStore } from './app-records';
 import { readProcessStat } from './process-identity';
 import { windowsProcessControl } from './process-control';

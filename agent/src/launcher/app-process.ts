@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
-import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
+import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/common';
 import { processControlFor, type ProcessControl, type TreeEnding } from './process-control';
 import { APP_RECORD_ENV, identifyProcess, type AppRecord, type AppRecordStore } from './app-records';
 import { appJobFailure, appJobSpawn } from './app-job';

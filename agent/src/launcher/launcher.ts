@@ -9,7 +9,7 @@ import { AppProcess, type AppRecordTarget } from './app-process';
 import type { AppAccount } from './app-accounts';
 import { processControlFor, type ProcessControl } from './process-control';
 import { APP_JOB_EXE } from './app-job';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { LaunchError } from './launch-error';
 import { buildUnrealArgs, loopbackSignallingUrl, toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
 

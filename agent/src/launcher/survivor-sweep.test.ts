@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { APP_RECORD_ENV, AppRecordStore, identifyProcess, type AppRecord } from './app-records';
 import { isProcessGone, listProcesses, readBootIdentity } from './process-identity';
 import { stopSurvivors, SURVIVOR_POLL_MS } from './survivor-sweep';

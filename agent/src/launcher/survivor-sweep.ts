@@ -10,7 +10,7 @@
 // stdout/stderr pipes are broken. The control plane has ended or will end the session when the
 // Hello does not list it; a GPU freed at once is worth more than a session that cannot stream.
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from '@pixelfleet/signaling';
+import { systemClock, type Clock } from '@pixelfleet/common';
 import { APP_RECORD_ENV, type AppRecord, type AppRecordStore } from './app-records';
 import { isProcessGone, listProcesses, PROC_ROOT, processHasEnv, readBootIdentity, readProcessExecutable, readProcessStat } from './process-identity';
 import { processControlFor, signalProcess, type ProcessControl } from './process-control';

@@ -6,7 +6,7 @@ import { status } from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { agentV1, fromAgentFromProto, type DeliveredCommand } from '@pixelfleet/proto';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { ControlLink } from './control-link';
 import { OUTBOX_MESSAGES_PER_SESSION } from './session-outbox';
 

@@ -5,24 +5,10 @@
 // signals that find the link down wait in a SessionOutbox and follow the next Welcome.
 import { Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import {
-  AgentContractError,
-  agentV1,
-  clientChannel,
-  type ClientTlsSettings,
-  fromAgentToProto,
-  helloToProto,
-  toAgentFromProto,
-  type AgentAck,
-  type AgentHello,
-  type AgentSessionEvent,
-  type DeliveredCommand,
-  type Heartbeat,
-  type SignalEnvelope,
-  type ToAgent,
-} from '@pixelfleet/proto';
-import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/signaling';
-import { backoffDelayMs, type BackoffOptions } from '@pixelfleet/signaling';
+import { AgentContractError, agentV1, fromAgentToProto, helloToProto, toAgentFromProto, type AgentAck, type AgentHello, type AgentSessionEvent, type DeliveredCommand, type Heartbeat, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
+import { clientChannel, type ClientTlsSettings } from '@pixelfleet/common';
+import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/common';
+import { backoffDelayMs, type BackoffOptions } from '@pixelfleet/common';
 import { SessionOutbox, type OutboxMessage } from './session-outbox';
 
 /** A healthy stream this long resets the backoff to its first step. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { DEFAULT_ARCHIVE_LIMITS, openEntryData, readCentralDirectory } from '@pixelfleet/build-archive';
 import type { CollectedLog } from './collect-logs';
 import { LogSpool, MANIFEST_FILE, pendingFiles, spoolFilePath, type LogSpoolOptions } from './log-spool';

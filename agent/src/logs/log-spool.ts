@@ -8,7 +8,7 @@ import { copyFile, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { readJsonIfExists, syncFolder, writeJsonAtomic } from '../lib/atomic-file';
 import type { CollectedLog } from './collect-logs';
 import { zipCrashFolder } from './crash-zip';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import type { CollectedLog } from './collect-logs';
 import { LogSpool } from './log-spool';
 import { CLOSE_WAIT_MS, LogUploadFailedOnServer, LogUploadRefused, MAX_SERVER_FAILURES_PER_FILE, SpoolUploader, type SendLogFile } from './spool-uploader';

@@ -7,7 +7,7 @@
 // every log behind it until logSpool.maxAgeHours; an outage drops nothing. Started at agent
 // start, so what a stopped agent left in the spool is sent by the next run.
 import type { Logger } from 'pino';
-import { backoffDelayMs, type BackoffOptions, type Clock, type TimerHandle } from '@pixelfleet/signaling';
+import { backoffDelayMs, type BackoffOptions, type Clock, type TimerHandle } from '@pixelfleet/common';
 import { pendingFiles, spoolFilePath, type LogSpool, type SpoolEntry } from './log-spool';
 
 /** How long close() waits for an upload in flight, in ms (a control plane that went silent must not hold the agent's shutdown). */

@@ -11,7 +11,7 @@ import {
   type RtpPacket,
 } from 'werift';
 import type { Logger } from 'pino';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { startsKeyframe } from './h264-keyframe';
 import { keyframeRequestBytes, rtcpBytes } from './keyframe-request';
 import { IngestLossTracker, type IngestLossStats } from './ingest-loss';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IngestLossTracker, type IngestLossOptions } from './ingest-loss';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 
 
 const options: IngestLossOptions = { retryMs: 30, maxNacks: 3, maxMissing: 100, maxGap: 3_000 };

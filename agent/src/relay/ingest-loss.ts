@@ -5,7 +5,7 @@
 // Replaces werift's receiver NACK (werift 0.24.4 `NackHandler`: it NACKs every 5 ms, up to 10
 // times, so libwebrtc resends one lost packet many times over into the same full buffer; it sorts
 // sequence numbers as strings and stops detecting loss after a sequence-number wrap).
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/common';
 
 export interface IngestLossOptions {
   /** Time between two NACKs of the same packet, ms. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeyframeRequester } from './keyframe-requester';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 
 
 describe('KeyframeRequester', () => {

@@ -4,7 +4,7 @@
 // frame into the same congestion — the keyframe-request loop of issue 9). A request inside the
 // quiet period is not lost: one trailing request goes out when it ends, so a viewer that joins just
 // after another still gets its keyframe within minIntervalMs.
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/common';
 
 export interface KeyframeRequestStats {
   /** Requests made (viewers' PLI/FIR, viewers joining, the relay's own unrepairable loss). */

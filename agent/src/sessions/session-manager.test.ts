@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentSessionEvent, StartSessionCommand } from '@pixelfleet/proto';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { BuildCache } from '../build-cache/build-cache';
 import { AppAccounts } from '../launcher/app-accounts';
 import { posixProcessControl, type ProcessControl } from '../launcher/process-control';

@@ -3,7 +3,8 @@
 // of viewer signalling to the right session, and the spooling of each finished session's logs.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { encodeRelayedSignal, systemClock, type Clock } from '@pixelfleet/signaling';
+import { encodeRelayedSignal } from '@pixelfleet/signaling';
+import { systemClock, type Clock } from '@pixelfleet/common';
 import type { AgentSessionEvent, CachedBuild, RunningSession, SessionActivity, SignalEnvelope, StartSessionCommand, StopSessionCommand } from '@pixelfleet/proto';
 import { CommandFailure, type CommandHandlers } from '../commands/command';
 import type { AgentInventory } from '../agent-inventory';

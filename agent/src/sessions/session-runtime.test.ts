@@ -10,7 +10,8 @@ import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { SessionEventKind, StartSessionCommand } from '@pixelfleet/proto';
-import { encodeRelayedSignal, ManualClock, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
+import { encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import type { AppExit } from '../launcher/app-process';
 import { OTHER_STREAMER_REASON, RELAY_PLAYER_ID, SECOND_STREAMER_REASON, SessionRuntime } from './session-runtime';
 

@@ -1,6 +1,6 @@
 // Users, API keys, projects and members as operators manage them (admin CLI). The REST API's
 // auth reads the same rows.
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex } from '../lib/secrets';
 import { conflict, invalid, notFound } from '../errors';

@@ -3,7 +3,8 @@
 // PIXELFLEET_ADMIN_SERVER/PIXELFLEET_ADMIN_TOKEN. Exit codes: 0 ok, 1 the server refused, 2 usage.
 import { parseArgs } from 'node:util';
 import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
-import { adminV1, describeTlsFailure, TlsFileError, type ClientTlsSettings } from '@pixelfleet/proto';
+import { adminV1 } from '@pixelfleet/proto';
+import { describeTlsFailure, TlsFileError, type ClientTlsSettings } from '@pixelfleet/common';
 import { AdminClient } from './admin-client';
 import { renderFields, renderTable } from './table';
 import { ACTIVE_SUBSCRIPTION, SUBSCRIPTION_STATUSES } from '../auth/project-access';

@@ -1,7 +1,8 @@
 // A promise-based AdminService client that attaches the admin token to every call (over TLS
 // unless the server is on loopback with no TLS option, see @pixelfleet/proto's tls.ts).
 import { Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
-import { adminV1, clientChannel, type ClientTlsSettings } from '@pixelfleet/proto';
+import { adminV1 } from '@pixelfleet/proto';
+import { clientChannel, type ClientTlsSettings } from '@pixelfleet/common';
 
 /** Deadline for each unary admin call, in milliseconds. */
 export const ADMIN_CALL_TIMEOUT_MS = 10_000;

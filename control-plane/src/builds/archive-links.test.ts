@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock, redactUrl } from '@pixelfleet/signaling';
+import { ManualClock, redactUrl } from '@pixelfleet/common';
 import { ARCHIVE_LINK_KEY_FILE, ArchiveLinks, loadArchiveLinkKey } from './archive-links';
 
 const SHA_A = 'a'.repeat(64);

@@ -5,7 +5,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { BlobStore, ByteRange } from '../blobs/blob-store';
 import { ApiError, type HttpErrorName } from '../errors';
 import { secretsEqual } from '../lib/secrets';

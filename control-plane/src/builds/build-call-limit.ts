@@ -2,7 +2,7 @@
 // per `limits.buildCallWindowSeconds` per userId, shared between them. Only accepted calls use
 // the window (callers check it after validation and auth). In memory: a restart forgets it.
 import { ApiError } from '../errors';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 
 /** `2 minutes` for 120 s: the wait the 429 message names, in whole minutes (at least 1). */
 export function windowText(windowSeconds: number): string {

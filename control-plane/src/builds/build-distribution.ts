@@ -8,7 +8,7 @@
 // sessions: placement only picks workers holding the project's live build.
 import type { Logger } from 'pino';
 import type { AgentAck, AgentCommand, AgentHello } from '@pixelfleet/proto';
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/common';
 import type { BuildCopiesRepository } from '../repositories/build-copies';
 import type { BuildRecord, BuildsRepository } from '../repositories/builds';
 import type { ProjectsRepository } from '../repositories/projects';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { checkOutboundUrl, type UrlVerdict } from '../webhooks/url-policy';
 import { BuildDownloadError, DownloadAbortedError, downloadBuild, type DownloadBuildOptions, type DownloadProgress, type UrlCheck } from './build-download';
 

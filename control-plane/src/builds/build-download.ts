@@ -6,7 +6,7 @@
 import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { ArchiveDownloadError, byteWords, downloadArchive, statusWords, type DownloadFailure, type DownloadProgress, type HopPolicy } from '@pixelfleet/build-archive';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { pinnedLookup, type UrlVerdict } from '../webhooks/url-policy';
 import { clientErrorWords, notZipWords, type DownloadFailureReason } from './download-words';
 

@@ -13,7 +13,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ArchiveRejection, verifyArchive, type ArchiveLimits } from '@pixelfleet/build-archive';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { BlobStore } from '../blobs/blob-store';
 import type { BuildRecord, BuildsRepository } from '../repositories/builds';
 import { BuildDownloadError, discardPartialDownload, DownloadAbortedError, downloadBuild, type DownloadRetry, type UrlCheck } from './build-download';

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { DomainError } from '../errors';
 import { EventLog } from '../events/event-log';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { randomIds } from '../lib/ids';
 import { SqliteBuildsRepository, type BuildRecord } from '../repositories/builds';
 import { SqliteEventsRepository } from '../repositories/events';

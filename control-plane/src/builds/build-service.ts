@@ -4,7 +4,7 @@
 // and its webhook sent. The routes authorize first and call in here.
 import { ApiError, conflict, notFound } from '../errors';
 import type { EventLog } from '../events/event-log';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import type { BuildRecord, BuildsRepository } from '../repositories/builds';
 import { checkOutboundUrl, type UrlPolicyOptions } from '../webhooks/url-policy';

@@ -1,7 +1,7 @@
 // A "local build": an Approved build record with no archive, made live for a project. Its app is
 // whatever the agents' launcher.command runs (the mock Unreal app in the demo and tests), so the
 // streaming path can run before (and without) the build pipeline.
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import type { BuildsRepository } from '../repositories/builds';
 import type { ProjectsRepository } from '../repositories/projects';

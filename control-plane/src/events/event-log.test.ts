@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { SqliteEventsRepository, type FleetEvent } from '../repositories/events';
 import { EventLog } from './event-log';
 

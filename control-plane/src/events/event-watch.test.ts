@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteEventsRepository, type FleetEvent } from '../repositories/events';
 import { EventLog } from './event-log';

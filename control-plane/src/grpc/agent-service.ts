@@ -3,7 +3,7 @@
 import { status, type ServiceError, type ServerDuplexStream, type ServerReadableStream, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { agentV1 } from '@pixelfleet/proto';
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/common';
 import { secretsEqual } from '../lib/secrets';
 import type { WorkerRegistry } from '../workers/registry';
 import type { LogUploads } from '../sessions/log-uploads';

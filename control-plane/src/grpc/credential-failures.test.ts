@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { CREDENTIAL_FAILURE_BURST, CredentialFailures, TOO_MANY_FAILURES_MESSAGE, peerAddress } from './credential-failures';
 import { SAMPLED_LOG_INTERVAL_MS } from '../lib/sampled-log';
 

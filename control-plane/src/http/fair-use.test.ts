@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { FairUse } from './fair-use';
 import { TelemetryAddressRate } from './telemetry-budget';
 

@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
 import { clientBlock } from '../lib/ip-address';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 
 export interface FairUseOptions {
   /** (address, userId) bucket size: requests allowed back to back. */

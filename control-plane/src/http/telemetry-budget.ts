@@ -3,7 +3,7 @@
 // gets a small budget: its page has little to say), and in bytes per second per client network
 // (clientBlock: an IPv4 address or an IPv6 /64), counted from the request's Content-Length
 // before its body is read. Beyond either: 429, nothing stored.
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { clientBlock } from '../lib/ip-address';
 
 export interface TelemetryLimits {

@@ -2,7 +2,7 @@
 // authenticated by the per-session viewer token (header x-viewer-token, or `viewerToken` in the
 // body because navigator.sendBeacon cannot set headers).
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { SessionService } from '../sessions/session-service';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import { storedRowBytes, type TelemetryRepository, type TelemetryRowRecord } from '../repositories/telemetry';

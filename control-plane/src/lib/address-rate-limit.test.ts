@@ -2,7 +2,7 @@
 // address on its own; off at perMinute 0; and the buckets of idle addresses dropped, so the memory
 // it holds follows the addresses seen within one refill period, not every address ever seen.
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { AddressRateLimit, MAX_RATE_LIMITED_ADDRESSES } from './address-rate-limit';
 
 function admitted(limit: AddressRateLimit, address: string, tries: number): number {

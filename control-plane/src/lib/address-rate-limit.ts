@@ -3,7 +3,7 @@
 // sessions (`viewers.sessionBurst` / `viewers.sessionsPerMinute`, taken before a session exists,
 // so that an address opening and closing the signalling socket in a loop cannot grow the database
 // and the log without bound) and for failed gRPC credential checks (credential-failures.ts).
-import { TokenBucket, type Clock } from '@pixelfleet/signaling';
+import { TokenBucket, type Clock } from '@pixelfleet/common';
 import { clientBlock } from './ip-address';
 
 export interface AddressRateLimitOptions {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '@pixelfleet/signaling';
+import { redactUrl } from '@pixelfleet/common';
 import { generateSecret, secretMatchesDigest, secretsEqual, sha256Hex } from './secrets';
 
 describe('generateSecret', () => {

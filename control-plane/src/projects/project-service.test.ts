@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { EventLog } from '../events/event-log';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { SqliteEventsRepository } from '../repositories/events';
 import { SqliteProjectsRepository } from '../repositories/projects';
 import type { DeliveryOutcome } from '../webhooks/webhook-sender';

@@ -3,7 +3,7 @@
 // project's sessions), and the webhook test. The routes authorize first and call in here.
 import { ApiError } from '../errors';
 import type { EventLog } from '../events/event-log';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { Project, ProjectsRepository, ProjectWebhook } from '../repositories/projects';
 import { checkOutboundUrl, type UrlPolicyOptions } from '../webhooks/url-policy';
 import { testEventEnvelope } from '../webhooks/webhook-envelope';

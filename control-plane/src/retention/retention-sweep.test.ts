@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteEventsRepository } from '../repositories/events';
 import { SqliteWorkersRepository } from '../repositories/workers';

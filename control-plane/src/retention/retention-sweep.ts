@@ -14,7 +14,7 @@
 // a blob an upload is about to name is never taken.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/common';
 import type { EventsRepository } from '../repositories/events';
 import type { WorkersRepository } from '../repositories/workers';
 import { SESSION_CHILD_TABLES, type SessionChildTable, type SessionRetentionRepository } from '../repositories/session-retention';

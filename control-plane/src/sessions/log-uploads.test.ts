@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { openDatabase, type Db } from '../db/database';
 import { LocalBlobStore } from '../blobs/blob-store';
 import { SqliteLogFilesRepository } from '../repositories/log-files';

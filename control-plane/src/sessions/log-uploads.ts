@@ -1,6 +1,6 @@
 // Receives a session's engine log file from the agent that ran it: a header, then gzip chunks,
 // stored in the blob store and recorded for the analytics API.
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { DomainError, invalid, notFound, precondition } from '../errors';
 import { BlobTooLargeError, type BlobStore } from '../blobs/blob-store';

@@ -7,8 +7,9 @@
 // snapshot shaping live in modules of their own beside this one.
 import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
-import { Listeners, decodeRelayToViewer, encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
-import type { Clock } from '@pixelfleet/signaling';
+import { decodeRelayToViewer, encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
+import { Listeners } from '@pixelfleet/common';
+import type { Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/signaling';
+import { ManualClock } from '@pixelfleet/common';
 import { SessionTimers, WORKER_LOST_GRACE_MS, latestEndMs } from './session-timers';
 
 function timers(): { clock: ManualClock; t: SessionTimers; expired: string[] } {

@@ -4,7 +4,7 @@
 // resume grace of a session whose media legs dropped, the deadline of a stop the worker never
 // confirms, and the grace an unreachable worker's sessions get before they are declared lost.
 // The timers decide when; the lifecycle, told through SessionTimerExpiry, decides what ending means.
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/common';
 import { WORKER_LOST_GRACE_MS } from '../workers/worker-link';
 
 /** How long an agent gets to stop an app gracefully before it kills the process tree (sent with every StopSession). */

@@ -28,7 +28,8 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { PlayerEndpoint, SignallingJournal, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
-import type { Clock, IceServer, TimerHandle } from '@pixelfleet/signaling';
+import type { IceServer } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/common';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { ManualClock, systemClock } from '@pixelfleet/signaling';
+import { ManualClock, systemClock } from '@pixelfleet/common';
 import type { ProjectsRepository, ProjectWebhook } from '../repositories/projects';
 import type { WebhookDeliveriesRepository, WebhookDelivery } from '../repositories/webhook-deliveries';
 import type { HostResolver } from './url-policy';

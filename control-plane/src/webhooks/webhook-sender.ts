@@ -7,7 +7,7 @@ import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { WebhookDeliveryFailure } from '../errors';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
 import { checkOutboundUrl, pinnedLookup, type UrlPolicyOptions } from './url-policy';

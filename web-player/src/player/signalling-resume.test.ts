@@ -3,7 +3,7 @@
 // cannot reach the server, or goes silent.
 import { KeepaliveMonitor, LogLevel, Logger, SignallingProtocol, WebSocketTransport } from '@epicgames-ps/lib-pixelstreamingfrontend-ue5.7';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock, systemClock } from '@pixelfleet/signaling/clock';
+import { ManualClock, systemClock } from '@pixelfleet/common/clock';
 import {
   PAGE_PING_INTERVAL_MS,
   RESUME_ATTEMPT_TIMEOUT_MS,

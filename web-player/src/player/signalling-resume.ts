@@ -16,7 +16,7 @@
 // (a session left by a previous run, whose sockets' history is gone) starts both counts afresh; a
 // page that resumes before it ever got its streamer list then asks for it again, since the request
 // it sent on open was held by a server that is gone and Epic's library waits for the reply.
-import type { Clock, TimerHandle } from '@pixelfleet/signaling/clock';
+import type { Clock, TimerHandle } from '@pixelfleet/common/clock';
 import { SignallingJournal } from '@pixelfleet/signaling/signalling-journal';
 import { VIEWER_CLOSES } from '@pixelfleet/signaling/viewer-closes';
 

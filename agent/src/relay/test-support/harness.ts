@@ -2,7 +2,7 @@
 // its ingest, fake viewers connected through it, and an event-driven wait with a deadline.
 import pino from 'pino';
 import { SessionRelay, type RelayOptions } from '../session-relay';
-import type { Clock, TimerHandle } from '@pixelfleet/signaling';
+import type { Clock, TimerHandle } from '@pixelfleet/common';
 import { FakeApp } from './fake-app';
 import { FakeViewer } from './fake-viewer';
 

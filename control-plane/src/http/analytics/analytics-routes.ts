@@ -5,7 +5,7 @@
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
-import type { Clock } from '@pixelfleet/signaling';
+import type { Clock } from '@pixelfleet/common';
 import { ApiError, analyticsCodeOf, DOMAIN_ERROR_HTTP_STATUS, DomainError, HTTP_ERRORS } from '../../errors';
 import type { AnalyticsService } from '../../analytics/analytics-service';
 import type { ClientDimensions } from '../../repositories/session-dimensions';

@@ -2,7 +2,7 @@
 // timeouts read it instead of Date.now() and the global timers, so tests drive them with
 // ManualClock instead of sleeping. Real timers are unref'd: they never keep a process up (a
 // process that must stay up holds a handle of its own, as the agent's entry point does).
-// Dependency-free: the browser page imports it too (`@pixelfleet/signaling/clock`).
+// Dependency-free: the browser page imports it too (`@pixelfleet/common/clock`).
 
 export interface TimerHandle {
   cancel(): void;
