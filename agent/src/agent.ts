@@ -4,8 +4,7 @@
 import { dirname, join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { agentV1, SignalEnvelope } from '@pixelfleet/proto';
-import { hostOf, isLoopbackHost, probeTls, usesTls } from '@pixelfleet/common';
-import { createLogger, systemClock, type Clock, type Logger } from '@pixelfleet/common';
+import { hostOf, isLoopbackHost, probeTls, usesTls, createLogger, systemClock, type Clock, type Logger, backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/common';
 import type { AgentConfig } from './config';
 import { CredentialStore, type WorkerCredentials } from './credentials';
 import { CommandJournal } from './commands/journal';
@@ -23,7 +22,6 @@ import { uploadSessionLog } from './link/log-upload';
 import { collectSessionLogs, MAX_SESSION_LOG_FILES } from './logs/collect-logs';
 import { LogSpool, removeSpooledSessionDir } from './logs/log-spool';
 import { SpoolUploader } from './logs/spool-uploader';
-import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from '@pixelfleet/common';
 import { AGENT_TLS_KEYS, ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
 import { TlsWatch } from './link/tls-watch';
 import type { AgentInventory } from './agent-inventory';

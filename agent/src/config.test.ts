@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AGENT_ENV_PREFIX, AgentConfigError, appAccountsRefusal, loadAgentConfig } from './config';
+import { ConfigError } from '@pixelfleet/common';
+import { AGENT_ENV_PREFIX, appAccountsRefusal, loadAgentConfig } from './config';
 
 /** A join token as an operator makes one (`openssl rand -hex 32`). */
 const JOIN_TOKEN = '3f9c2a7d1e8b4c6a0f5d9e2b7c4a1f8e6d3b0a9c5e2f7d4b1a8c6e3f0d9b2a7c';
@@ -25,14 +26,14 @@ function writeConfig(value: unknown): string {
   return path;
 }
 
-function configError(fn: () => unknown): AgentConfigError {
+function configError(fn: () => unknown): ConfigError {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(AgentConfigError);
-    return err as AgentConfigError;
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
   }
-  throw new Error('expected an AgentConfigError, but nothing was thrown');
+  throw new Error('expected an ConfigError, but nothing was thrown');
 }
 
 describe('loadAgentConfig required keys and defaults', () => {
@@ -137,7 +138,7 @@ describe('loadAgentConfig sources', () => {
   it('uses the PIXELFLEET_AGENT_ prefix', () => {
     expect(AGENT_ENV_PREFIX).toBe('PIXELFLEET_AGENT_');
     // The control plane's variables are not the agent's.
-    expect(() => loadAgentConfig({ env: { PIXELFLEET_CONTROL_PLANE: 'cp:1', PIXELFLEET_REGION: 'europe' } })).toThrow(AgentConfigError);
+    expect(() => loadAgentConfig({ env: { PIXELFLEET_CONTROL_PLANE: 'cp:1', PIXELFLEET_REGION: 'europe' } })).toThrow(ConfigError);
   });
 
   it('reports a missing or malformed file, and a file that is not an object', () => {

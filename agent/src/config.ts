@@ -1,17 +1,12 @@
 // The agent's configuration: parsed once from a JSON file plus PIXELFLEET_AGENT_* env
-// overrides, validated, every default applied here, then frozen. Unknown keys are an error
-// naming the key. (The agent ships alone, so it does not share the control plane's loader.)
-import { readFileSync } from 'node:fs';
+// overrides (@pixelfleet/common's loader, as the control plane's), validated, every default
+// applied here, then frozen. Unknown keys are an error naming the key.
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { weakSecretReason } from '@pixelfleet/common';
+import { loadConfig, weakSecretReason, type EnvLeafKind } from '@pixelfleet/common';
 import { REGION_CODES, type RegionCode } from '@pixelfleet/proto';
-
-export class AgentConfigError extends Error {
-  override readonly name = 'AgentConfigError';
-}
 
 /** The regions a worker may enroll in: the one table, in @pixelfleet/proto. */
 export const AGENT_REGIONS = REGION_CODES as [RegionCode, ...RegionCode[]];
@@ -153,7 +148,7 @@ export function appAccountsRefusal(config: AgentConfig, platform: NodeJS.Platfor
 export const AGENT_ENV_PREFIX = 'PIXELFLEET_AGENT_';
 
 /** Leaf keys an environment variable may set: PIXELFLEET_AGENT_ + key in SNAKE case, `.` → `__`. */
-const ENV_LEAVES: Record<string, 'string' | 'number' | 'boolean' | 'json'> = {
+const ENV_LEAVES: Readonly<Record<string, EnvLeafKind>> = {
   controlPlane: 'string',
   'tls.caFile': 'string',
   'tls.serverName': 'string',
@@ -179,57 +174,6 @@ const ENV_LEAVES: Record<string, 'string' | 'number' | 'boolean' | 'json'> = {
   'appAccounts.count': 'number',
 };
 
-const envName = (key: string) =>
-  AGENT_ENV_PREFIX + key.split('.').map((s) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('__');
-
 export function loadAgentConfig(options: { file?: string; env?: Readonly<Record<string, string | undefined>> } = {}): AgentConfig {
-  let raw: Record<string, unknown> = {};
-  if (options.file !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(options.file, 'utf8')) as unknown;
-    } catch (err) {
-      throw new AgentConfigError(`config file ${options.file} cannot be read as JSON: ${(err as Error).message}`);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AgentConfigError(`config file ${options.file} must hold a JSON object`);
-    raw = parsed as Record<string, unknown>;
-  }
-  for (const [key, kind] of Object.entries(ENV_LEAVES)) {
-    const text = options.env?.[envName(key)];
-    if (text === undefined) continue;
-    let value: unknown = text;
-    if (kind === 'number') value = text.trim() === '' ? Number.NaN : Number(text);
-    if (kind === 'boolean') {
-      if (text !== 'true' && text !== 'false') throw new AgentConfigError(`config key "${key}": environment variable ${envName(key)} must be true or false`);
-      value = text === 'true';
-    }
-    if (kind === 'json') {
-      try {
-        value = JSON.parse(text) as unknown;
-      } catch {
-        throw new AgentConfigError(`config key "${key}": environment variable ${envName(key)} is not valid JSON`);
-      }
-    }
-    const [head, leaf] = key.split('.') as [string, string | undefined];
-    if (leaf === undefined) raw[head] = value;
-    else raw[head] = { ...(typeof raw[head] === 'object' && raw[head] !== null ? (raw[head]) : {}), [leaf]: value };
-  }
-  const result = schema.safeParse(raw);
-  if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const where = issue.path.map(String).join('.');
-    if (issue.code === 'unrecognized_keys') {
-      throw new AgentConfigError(`unknown config key ${issue.keys.map((k) => `"${where ? `${where}.` : ''}${k}"`).join(', ')}`);
-    }
-    throw new AgentConfigError(`config key "${where || '(root)'}": ${issue.message}`);
-  }
-  return deepFreeze({ ...result.data, dataDir: resolve(result.data.dataDir) });
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
+  return loadConfig({ schema, envPrefix: AGENT_ENV_PREFIX, envLeaves: ENV_LEAVES, ...options, finish: (parsed) => ({ ...parsed, dataDir: resolve(parsed.dataDir) }) });
 }

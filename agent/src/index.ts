@@ -2,7 +2,7 @@
 export { buildAgent, AGENT_VERSION, type Agent, type AgentDeps } from './agent';
 export { DEFAULT_SURVIVOR_GRACE_MS, type SurvivorOutcome, type SurvivorVerdict } from './launcher/survivor-sweep';
 export type { AgentInventory } from './agent-inventory';
-export { loadAgentConfig, AgentConfigError, DEFAULT_BUILD_CACHE_MAX_BYTES, type AgentConfig } from './config';
+export { loadAgentConfig, DEFAULT_BUILD_CACHE_MAX_BYTES, type AgentConfig } from './config';
 export { BuildCache, type BuildCacheOptions, type BuildLease } from './build-cache/build-cache';
 export type { CachedBuildRecord } from './build-cache/build-index';
 export { DEFAULT_BUILD_DOWNLOAD_RETRY, type BuildDownloadRetry, type BuildDownloadTls } from './build-cache/build-download';

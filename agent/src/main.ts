@@ -1,15 +1,14 @@
 // Entry point of the `pixelfleet-agent` command. Reads flags and the environment, builds the
 // agent and wires signals (a second signal forces exit).
 import { AGENT_VERSION, buildAgent } from './agent';
-import { chooseLogFormat, logDestination } from '@pixelfleet/common';
-import { AgentConfigError, appAccountsRefusal, loadAgentConfig } from './config';
+import { chooseLogFormat, ConfigError, logDestination, TlsFileError } from '@pixelfleet/common';
+import { appAccountsRefusal, loadAgentConfig } from './config';
 import { APP_UMASK } from './launcher/app-accounts';
 import { runDoctor } from './doctor/doctor';
 import { formatDoctorLines } from './doctor/doctor-line';
 import { EnrollRefusedError } from './link/control-link';
 import { serviceCommands } from './service/service-cli';
 import { command, group, runCommandLine, type CliProgram } from './cli/command-line';
-import { TlsFileError } from '@pixelfleet/common';
 import { warmSourceMaps } from './lib/source-map-warmup';
 
 /** Every `pixelfleet-agent` command (cli/command-line.ts dispatches them and answers --help and --version for all). */
@@ -63,7 +62,7 @@ async function run(file: string | undefined): Promise<number> {
   try {
     config = loadAgentConfig({ file: file ?? process.env.PIXELFLEET_AGENT_CONFIG, env: process.env });
   } catch (err) {
-    if (err instanceof AgentConfigError) {
+    if (err instanceof ConfigError) {
       process.stderr.write(`pixelfleet-agent: refusing to start: ${err.message}\n`);
       return 78; // EX_CONFIG
     }

@@ -21,3 +21,4 @@ export {
   type ClientTlsSettings,
   type TlsInspection,
 } from './tls';
+export { ConfigError, envNameForKey, loadConfig, type ConfigLoad, type EnvLeafKind } from './config-loader';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTROL_PLANE_ENV_PREFIX, insecureListeners, loadControlPlaneConfig, resolvePublicUrls } from './config';
-import { ConfigError, envNameForKey } from './lib/config-loader';
+import { ConfigError, envNameForKey } from '@pixelfleet/common';
 
 const ADMIN = 'admin-token-0123456789abcdefghijkl';
 const JOIN = 'join-token-0123456789abcdefghijklm';
@@ -237,7 +237,7 @@ describe('loadControlPlaneConfig errors', () => {
 
   it('rejects a file that holds JSON but not an object', () => {
     const file = writeConfig('[1, 2]');
-    expect(configError(() => loadControlPlaneConfig({ file })).message).toContain('(root)');
+    expect(configError(() => loadControlPlaneConfig({ file })).message).toBe(`config file ${file} must hold a JSON object`);
   });
 
   it('reads the build size cap and the download retries from env, and keeps the other download defaults', () => {

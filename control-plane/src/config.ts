@@ -3,9 +3,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { crossesNetworkInPlaintext, isLoopbackHost } from '@pixelfleet/common';
-import { weakSecretReason } from '@pixelfleet/common';
-import { applyEnvOverrides, deepFreeze, deepMerge, parseWithSchema, readConfigFile } from './lib/config-loader';
+import { crossesNetworkInPlaintext, isLoopbackHost, loadConfig, weakSecretReason, type EnvLeafKind } from '@pixelfleet/common';
 import { ANALYTICS_WINDOW_DAYS } from './analytics/analytics-window';
 
 const port = z.number().int().min(0).max(65535);
@@ -308,7 +306,7 @@ export const DEFAULT_LOG_DAYS = 30;
 export const DEFAULT_TELEMETRY_DAYS = ANALYTICS_WINDOW_DAYS;
 
 /** Every leaf key that an environment variable may set, and how its text is parsed. */
-const envLeaves = {
+const envLeaves: Readonly<Record<string, EnvLeafKind>> = {
   'http.host': 'string',
   'http.port': 'number',
   'http.trustProxy': 'json',
@@ -366,7 +364,7 @@ const envLeaves = {
   'turn.urls': 'json',
   'turn.ttlSeconds': 'number',
   logLevel: 'string',
-} as const;
+};
 
 export const CONTROL_PLANE_ENV_PREFIX = 'PIXELFLEET_';
 
@@ -381,14 +379,7 @@ export interface LoadConfigOptions {
 
 /** Parses the control plane config. Throws ConfigError naming the key on any problem. */
 export function loadControlPlaneConfig(options: LoadConfigOptions = {}): ControlPlaneConfig {
-  const fromFile = options.file === undefined ? {} : readConfigFile(options.file);
-  if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)) {
-    return parseWithSchema(schema, fromFile);
-  }
-  const merged = deepMerge(fromFile as Record<string, unknown>, options.overrides ?? {});
-  const raw = applyEnvOverrides(merged, envLeaves, options.env ?? {}, CONTROL_PLANE_ENV_PREFIX);
-  const parsed = parseWithSchema(schema, raw);
-  return deepFreeze({ ...parsed, dataDir: resolve(parsed.dataDir) });
+  return loadConfig({ schema, envPrefix: CONTROL_PLANE_ENV_PREFIX, envLeaves, ...options, finish: (parsed) => ({ ...parsed, dataDir: resolve(parsed.dataDir) }) });
 }
 
 /** The public base URLs, derived from the HTTP origin unless configured. */

@@ -2,7 +2,6 @@
 // against) are at `@pixelfleet/control-plane/test-support`, not here.
 export { buildControlPlane, type ControlPlane, type ControlPlaneDeps, type StartedControlPlane } from './app';
 export { loadControlPlaneConfig, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
-export { ConfigError } from './lib/config-loader';
 export { ApiError, HTTP_ERRORS, analyticsCodeOf, type HttpErrorName } from './errors';
 export { createLogger, redactUrl } from '@pixelfleet/common';
 export { runAdminCli } from './admin-cli/admin-cli';

@@ -3,11 +3,10 @@
 // main.ts only for serve, so the other commands do not pay for loading the control plane.
 import { format } from 'node:util';
 import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
-import { chooseLogFormat, createLogger, logDestination } from '@pixelfleet/common';
+import { chooseLogFormat, createLogger, logDestination, ConfigError } from '@pixelfleet/common';
 import { buildControlPlane } from './app';
 import { loadControlPlaneConfig } from './config';
 import { ServerTlsError } from './grpc/server-tls';
-import { ConfigError } from './lib/config-loader';
 import { LISTEN_FAILED_EXIT_CODE, ListenError } from './lib/listen-error';
 
 /**

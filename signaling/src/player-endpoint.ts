@@ -22,8 +22,7 @@ import {
 import { FIELD_LIMITS, isValidId } from './schemas';
 import { SignallingSocket, type EndpointKeepaliveOptions, type OutgoingMessage } from './signalling-socket';
 import type { SignallingJournal } from './signalling-journal';
-import type { Clock } from '@pixelfleet/common';
-import type { RateLimitOptions } from '@pixelfleet/common';
+import type { Clock, RateLimitOptions } from '@pixelfleet/common';
 
 /**
  * Default inbound rate limit of a browser: 200 messages back to back, then 50 a second. Epic's

@@ -7,8 +7,7 @@ import { CLOSE_CODES, isSendableCloseCode, limitCloseReason } from './close-code
 import { SignallingUsageError } from './errors';
 import { Keepalive, type KeepaliveOptions } from './keepalive';
 import { parseSignallingMessage, type MessageFrom, type SenderRole } from './parser';
-import { systemClock, type Clock } from '@pixelfleet/common';
-import { TokenBucket, type RateLimitOptions } from '@pixelfleet/common';
+import { systemClock, type Clock, TokenBucket, type RateLimitOptions } from '@pixelfleet/common';
 import { VIEWER_CLOSES } from './viewer-closes';
 
 export interface SignallingSocketHandlers<R extends SenderRole> {

@@ -21,8 +21,7 @@ import {
 } from './messages';
 import { FIELD_LIMITS, isValidId } from './schemas';
 import { SignallingSocket, type EndpointKeepaliveOptions } from './signalling-socket';
-import type { Clock } from '@pixelfleet/common';
-import type { RateLimitOptions } from '@pixelfleet/common';
+import type { Clock, RateLimitOptions } from '@pixelfleet/common';
 
 export interface StreamerEndpointOptions {
   /** Sent in `config` (default `{}`: no ICE servers are needed on loopback). */

@@ -5,8 +5,7 @@
 // kept `.part`; its failures become the command's codes (DOWNLOAD_FAILED, SIZE_MISMATCH, HASH_MISMATCH, …).
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { crossesNetworkInPlaintext } from '@pixelfleet/common';
-import type { Clock } from '@pixelfleet/common';
+import { crossesNetworkInPlaintext, type Clock } from '@pixelfleet/common';
 import { ArchiveDownloadError, downloadArchive, type HopPolicy } from '@pixelfleet/build-archive';
 import { CommandFailure } from '../commands/command';
 

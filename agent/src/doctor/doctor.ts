@@ -3,7 +3,8 @@
 // launcher, the GPU and the UDP port range — one line each with a verdict. Read-only: nothing is
 // enrolled or stored.
 import { join } from 'node:path';
-import { AgentConfigError, loadAgentConfig, type AgentConfig } from '../config';
+import { ConfigError } from '@pixelfleet/common';
+import { loadAgentConfig, type AgentConfig } from '../config';
 import { CredentialStore, type WorkerCredentials } from '../credentials';
 import { createAgentClient } from '../link/control-link';
 import { checkJoinToken, checkReachability, checkWorkerToken, PROBE_TIMEOUT_MS } from './control-plane-probe';
@@ -30,7 +31,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorLine[]> {
   try {
     config = loadAgentConfig({ file: options.file, env: options.env });
   } catch (err) {
-    if (err instanceof AgentConfigError) return [{ check: 'config', verdict: 'fail', detail: err.message }];
+    if (err instanceof ConfigError) return [{ check: 'config', verdict: 'fail', detail: err.message }];
     throw err;
   }
   const lines: DoctorLine[] = [

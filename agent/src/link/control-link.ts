@@ -6,9 +6,7 @@
 import { Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { AgentContractError, agentV1, fromAgentToProto, helloToProto, toAgentFromProto, type AgentAck, type AgentHello, type AgentSessionEvent, type DeliveredCommand, type Heartbeat, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
-import { clientChannel, type ClientTlsSettings } from '@pixelfleet/common';
-import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/common';
-import { backoffDelayMs, type BackoffOptions } from '@pixelfleet/common';
+import { clientChannel, type ClientTlsSettings, systemClock, type Clock, type TimerHandle, backoffDelayMs, type BackoffOptions } from '@pixelfleet/common';
 import { SessionOutbox, type OutboxMessage } from './session-outbox';
 
 /** A healthy stream this long resets the backoff to its first step. */

@@ -2,7 +2,8 @@
 // then the plan (service-plan.ts), printed under --dry-run (on any platform) and run on Windows only.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve, win32 } from 'node:path';
-import { AgentConfigError, appAccountsRefusal, loadAgentConfig } from '../config';
+import { ConfigError } from '@pixelfleet/common';
+import { appAccountsRefusal, loadAgentConfig } from '../config';
 import { command, CliUsageError, group, type CliCommand } from '../cli/command-line';
 import { MAX_WINDOWS_APP_ACCOUNTS } from '../launcher/windows-app-accounts';
 import { parseServiceAccount, ServiceAccountError } from './service-account';
@@ -112,14 +113,14 @@ async function runServiceCommand(sub: 'install' | 'uninstall' | 'status', values
       // Validated as the service will read it: no environment overrides.
       const config = loadAgentConfig({ file: configFile, env: {} });
       const refusal = appAccountsRefusal(config, 'win32', undefined);
-      if (refusal !== undefined) throw new AgentConfigError(refusal);
+      if (refusal !== undefined) throw new ConfigError(refusal);
       const account = parseServiceAccount(values.account);
       const raw = JSON.parse(readFileSync(configFile, 'utf8')) as { dataDir?: string };
       ({ xml, steps } = planInstall({ layout, account, configFile, configDataDir: raw.dataDir, appAccountCount: config.appAccounts?.count ?? 0 }));
     } catch (err) {
-      if (err instanceof AgentConfigError || err instanceof ServiceAccountError) {
+      if (err instanceof ConfigError || err instanceof ServiceAccountError) {
         deps.err(`pixelfleet-agent service install: ${err.message}\n`);
-        return err instanceof AgentConfigError ? 78 : 2;
+        return err instanceof ConfigError ? 78 : 2;
       }
       throw err;
     }

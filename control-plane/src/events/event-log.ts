@@ -1,7 +1,6 @@
 // Records fleet events durably and fans them out to live watchers (admin WatchEvents).
 import type { Logger } from 'pino';
-import { Listeners } from '@pixelfleet/common';
-import type { Clock } from '@pixelfleet/common';
+import { Listeners, type Clock } from '@pixelfleet/common';
 import type { EventsRepository, FleetEvent } from '../repositories/events';
 
 export type EventListener = (event: FleetEvent) => void;

@@ -8,8 +8,7 @@
 import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
 import { decodeRelayToViewer, encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
-import { Listeners } from '@pixelfleet/common';
-import type { Clock } from '@pixelfleet/common';
+import { Listeners, type Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';

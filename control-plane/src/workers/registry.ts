@@ -3,8 +3,7 @@
 // changes go through WORKER_LINK_TABLE; every change is a fleet event.
 import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
-import { Listeners } from '@pixelfleet/common';
-import type { Clock, TimerHandle } from '@pixelfleet/common';
+import { Listeners, type Clock, type TimerHandle } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex } from '../lib/secrets';
 import { DomainError, invalid, notFound } from '../errors';

@@ -1,5 +1,7 @@
-// Shared mechanics for reading a JSON config file plus PIXELFLEET_* environment overrides
-// against a zod schema: unknown keys and bad values are reported with their dotted key path.
+// The one config loader of both processes (the control plane's `PIXELFLEET_*`, the agent's
+// `PIXELFLEET_AGENT_*`): a JSON file, then values a caller passes (tests, the demo), then
+// environment variables naming known leaf keys, validated against the process's zod schema, then
+// frozen. Every problem is a ConfigError whose message names the key; the processes exit 78 on it.
 import { readFileSync } from 'node:fs';
 import { type z } from 'zod';
 
@@ -19,28 +21,58 @@ export function envNameForKey(prefix: string, dottedKey: string): string {
   );
 }
 
-/** Reads and parses a JSON config file; a missing or malformed file is a ConfigError. */
-export function readConfigFile(path: string): unknown {
+/** How an environment variable's text becomes a leaf's value. */
+export type EnvLeafKind = 'string' | 'number' | 'boolean' | 'json';
+
+export interface ConfigLoad<T> {
+  schema: z.ZodType<T>;
+  /** `PIXELFLEET_` or `PIXELFLEET_AGENT_`: the variable of leaf `http.port` is `<prefix>HTTP__PORT`. */
+  envPrefix: string;
+  /** The leaf keys an environment variable may set, with how its text is read. */
+  envLeaves: Readonly<Record<string, EnvLeafKind>>;
+  /** Path of a JSON config file (an object); without one, the rest and the schema's defaults apply. */
+  file?: string | undefined;
+  /** Values that win over the file and lose to the environment (tests, the demo). */
+  overrides?: Record<string, unknown> | undefined;
+  env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Last touches on the parsed config before it is frozen (a relative dataDir made absolute). */
+  finish?: (parsed: T) => T;
+}
+
+/** The config: file, then overrides, then environment, parsed by the schema, finished, frozen. @throws ConfigError */
+export function loadConfig<T>(load: ConfigLoad<T>): T {
+  const fromFile = load.file === undefined ? {} : readConfigFile(load.file);
+  const merged = deepMerge(fromFile, load.overrides ?? {});
+  const raw = applyEnvOverrides(merged, load.envLeaves, load.env ?? {}, load.envPrefix);
+  const parsed = parseWithSchema(load.schema, raw);
+  return deepFreeze(load.finish ? load.finish(parsed) : parsed);
+}
+
+/** Reads and parses a JSON config file, which must hold an object; a missing or malformed file is a ConfigError. */
+function readConfigFile(path: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new ConfigError(`config file ${path} cannot be read: ${(err as Error).message}`);
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch (err) {
     throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+  return parsed as Record<string, unknown>;
 }
 
 /**
  * Overlays environment variables onto the raw file object. Only variables that name a known
  * leaf key are read (others belong to other tools); their text is parsed by the leaf's kind.
  */
-export function applyEnvOverrides(
+function applyEnvOverrides(
   raw: Record<string, unknown>,
-  leaves: Record<string, 'string' | 'number' | 'boolean' | 'json'>,
+  leaves: Readonly<Record<string, EnvLeafKind>>,
   env: Readonly<Record<string, string | undefined>>,
   prefix: string,
 ): Record<string, unknown> {
@@ -52,15 +84,15 @@ export function applyEnvOverrides(
     let value: unknown = text;
     if (kind === 'number') {
       value = text.trim() === '' ? Number.NaN : Number(text);
-      if (!Number.isFinite(value)) throw new ConfigError(`${key}: environment variable ${name} is not a number`);
+      if (!Number.isFinite(value)) throw new ConfigError(`config key "${key}": environment variable ${name} is not a number`);
     } else if (kind === 'boolean') {
-      if (text !== 'true' && text !== 'false') throw new ConfigError(`${key}: environment variable ${name} must be true or false`);
+      if (text !== 'true' && text !== 'false') throw new ConfigError(`config key "${key}": environment variable ${name} must be true or false`);
       value = text === 'true';
     } else if (kind === 'json') {
       try {
         value = JSON.parse(text) as unknown;
       } catch {
-        throw new ConfigError(`${key}: environment variable ${name} is not valid JSON`);
+        throw new ConfigError(`config key "${key}": environment variable ${name} is not valid JSON`);
       }
     }
     const path = key.split('.');
@@ -76,7 +108,7 @@ export function applyEnvOverrides(
 }
 
 /** Parses with the schema; the first problem becomes a ConfigError naming its key. */
-export function parseWithSchema<T>(schema: z.ZodType<T>, raw: unknown): T {
+function parseWithSchema<T>(schema: z.ZodType<T>, raw: unknown): T {
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
@@ -89,7 +121,7 @@ export function parseWithSchema<T>(schema: z.ZodType<T>, raw: unknown): T {
 }
 
 /** Recursively freezes a parsed config so no module can change it after start. */
-export function deepFreeze<T>(value: T): T {
+function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
     for (const child of Object.values(value)) deepFreeze(child);
     Object.freeze(value);
@@ -98,7 +130,7 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /** Merges plain objects key by key (arrays and scalars in `over` replace those in `base`). */
-export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const prev = out[key];
