@@ -1,17 +1,16 @@
 // Entry point of the `pixelfleet-agent` command. Reads flags and the environment, builds the
 // agent and wires signals (a second signal forces exit).
 import { AGENT_VERSION, buildAgent } from './agent';
-import { chooseLogFormat, ConfigError, logDestination, TlsFileError } from '@pixelfleet/common';
+import { chooseLogFormat, ConfigError, logDestination, TlsFileError, command, group, runCommandLine, type CliProgram } from '@pixelfleet/common';
 import { appAccountsRefusal, loadAgentConfig } from './config';
 import { APP_UMASK } from './launcher/app-accounts';
 import { runDoctor } from './doctor/doctor';
 import { formatDoctorLines } from './doctor/doctor-line';
 import { EnrollRefusedError } from './link/control-link';
 import { serviceCommands } from './service/service-cli';
-import { command, group, runCommandLine, type CliProgram } from './cli/command-line';
 import { warmSourceMaps } from './lib/source-map-warmup';
 
-/** Every `pixelfleet-agent` command (cli/command-line.ts dispatches them and answers --help and --version for all). */
+/** Every `pixelfleet-agent` command (@pixelfleet/common's command-line.ts dispatches them and answers --help and --version for all). */
 export const AGENT_CLI: CliProgram = {
   name: 'pixelfleet-agent',
   version: AGENT_VERSION,

@@ -22,3 +22,4 @@ export {
   type TlsInspection,
 } from './tls';
 export { ConfigError, envNameForKey, loadConfig, type ConfigLoad, type EnvLeafKind } from './config-loader';
+export { command, group, runCommandLine, CliUsageError, type CliCommand, type CliIo, type CliOutcome, type CliProgram, type FlagValues } from './command-line';

@@ -8,5 +8,6 @@ export { MAX_ICE_CANDIDATES_PER_SESSION } from './share/viewer-gateway';
 export { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
 export { SqliteTelemetryRepository } from './repositories/telemetry';
 export { controlPlaneCommandWords } from './main';
+export { ADMIN_COMMANDS } from './admin-cli/admin-commands';
 export { CREDENTIAL_FAILURE_BURST } from './grpc/credential-failures';
 export { maskFileUrl } from './http/api/build-routes';

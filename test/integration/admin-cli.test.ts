@@ -96,7 +96,7 @@ describe('accounts', () => {
   it('usage errors exit 2 without calling the server', async () => {
     expect(await admin(['user', 'create'])).toMatchObject({ code: 2 });
     expect((await admin(['user', 'create'])).stderr).toContain('--email is required for "user create"');
-    expect((await admin(['frobnicate'])).stderr).toContain('unknown command "frobnicate"');
+    expect((await admin(['frobnicate'])).stderr).toContain('unknown command "admin frobnicate"');
     expect((await admin(['member', 'add', '--project', 'p', '--user', 'u', '--access', 'ADMIN'])).stderr).toContain('--access must be FULL or READONLY');
     expect((await admin(['workers', '--bogus'])).code).toBe(2);
     const noServer = await runAdminCli(['workers'], { env: {}, stdout: () => undefined, stderr: () => undefined });
@@ -295,7 +295,7 @@ describe('what a new operator tries', () => {
       expect(await noServer([...words, '--version'])).toEqual({ code: 0, stdout: 'pixelfleet 0.1.0\n', stderr: '' });
     }
     expect((await noServer(['backup', '--help'])).stdout).toContain('--out FILE');
-    expect(await noServer(['nonsense', '--help'])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('unknown command "nonsense"') as unknown });
+    expect(await noServer(['nonsense', '--help'])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('unknown command "admin nonsense"') as unknown });
   });
 
   it('project subscription accepts only known statuses, in the CLI and in AdminService', async () => {

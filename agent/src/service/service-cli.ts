@@ -2,9 +2,8 @@
 // then the plan (service-plan.ts), printed under --dry-run (on any platform) and run on Windows only.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve, win32 } from 'node:path';
-import { ConfigError } from '@pixelfleet/common';
+import { ConfigError, command, CliUsageError, group, type CliCommand } from '@pixelfleet/common';
 import { appAccountsRefusal, loadAgentConfig } from '../config';
-import { command, CliUsageError, group, type CliCommand } from '../cli/command-line';
 import { MAX_WINDOWS_APP_ACCOUNTS } from '../launcher/windows-app-accounts';
 import { parseServiceAccount, ServiceAccountError } from './service-account';
 import { executeServiceSteps, ServiceStepError, type CommandRunner } from './service-executor';
@@ -44,7 +43,7 @@ const LAYOUT_FLAGS = {
   'dry-run': { type: 'boolean', default: false },
 } as const;
 
-/** `service` and its commands, for the agent's command table (cli/command-line.ts answers --help and --version). */
+/** `service` and its commands, for the agent's command table (@pixelfleet/common's command-line.ts answers --help and --version). */
 export function serviceCommands(deps: ServiceCliDeps): CliCommand[] {
   return [
     group({ words: ['service'], about: 'the agent as a Windows service', details: `${WINDOWS_ONLY}\n` }),

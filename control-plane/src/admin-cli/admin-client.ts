@@ -1,8 +1,8 @@
 // A promise-based AdminService client that attaches the admin token to every call (over TLS
-// unless the server is on loopback with no TLS option, see @pixelfleet/proto's tls.ts).
-import { Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+// unless the server is on loopback with no TLS option, see @pixelfleet/common's tls.ts).
+import { Metadata, status as grpcStatus, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { adminV1 } from '@pixelfleet/proto';
-import { clientChannel, type ClientTlsSettings } from '@pixelfleet/common';
+import { clientChannel, describeTlsFailure, type ClientTlsSettings } from '@pixelfleet/common';
 
 /** Deadline for each unary admin call, in milliseconds. */
 export const ADMIN_CALL_TIMEOUT_MS = 10_000;
@@ -52,4 +52,16 @@ export class AdminClient {
   close(): void {
     this.client.close();
   }
+}
+
+/** A failed call in one line: what to set for a refused TLS handshake, else the gRPC status and its details. */
+export function describeGrpcError(err: unknown, channel?: { tls: boolean; clientCert: boolean }): string {
+  const e = err as Partial<ServiceError>;
+  const tls = typeof e.details === 'string' ? describeTlsFailure(e.details, { caFile: '--ca', serverName: '--server-name', certFile: '--cert/--key' }, channel) : undefined;
+  if (tls !== undefined) return `${tls} [${e.details}]`;
+  if (typeof e.code === 'number') {
+    const name = grpcStatus[e.code] ?? String(e.code);
+    return `${name}: ${e.details ?? e.message ?? ''}`;
+  }
+  return (err as Error).message;
 }

@@ -1,6 +1,7 @@
-// The agent's command line: a table of its commands and the one dispatcher that finds the command
-// in argv, answers --help with that command's own usage and --version for every command, reads the
-// command's flags and runs it. A command only declares its words, usage, flags and what it runs.
+// A program's command line (`pixelfleet`, `pixelfleet admin …` and `pixelfleet-agent`): a table of
+// its commands and the one dispatcher that finds the command in argv, answers --help with that
+// command's own usage and --version for every command, reads the command's flags and runs it. A
+// command only declares its words, usage, flags and what it runs.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 type FlagOptions = NonNullable<ParseArgsConfig['options']>;
