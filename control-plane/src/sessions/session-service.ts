@@ -3,11 +3,12 @@
 // cause in SESSION_END. Every status change goes through move(), the one caller of the transition
 // table, which writes a snapshot row and keeps the live counts. Scheduling is asked for here, by
 // name (scheduler.requestRun), wherever a session may have become placeable or a slot was freed;
-// the gateway hears of each change through on(). Timers, worker reconcile, live counts and
-// snapshot shaping live in modules of their own beside this one.
+// the gateway hears of each change through on(). What workers report (and what a restart left)
+// is read in worker-events.ts, which asks this lifecycle to end, finish or run a session. Timers,
+// worker reconcile, live counts and snapshot shaping live in modules of their own beside this one.
 import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
-import { decodeRelayToViewer, encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
+import { encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
 import { Listeners, type Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
@@ -16,14 +17,13 @@ import type { EventLog } from '../events/event-log';
 import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
 import type { Project, ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
-import type { AgentAck, AgentCommand, AgentSessionEvent, SessionActivity, SignalEnvelope } from '@pixelfleet/proto';
 import { SNAPSHOT_STATUSES, canMoveSession, type SessionStatus } from './session-status';
 import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';
 import { LiveCounts } from './live-counts';
 import { playerIdOf, snapshotOf, streamingIdOf } from './session-snapshots';
 import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, SessionTimers } from './session-timers';
-import { reconcileWorker } from './worker-reconcile';
+import { WorkerEvents } from './worker-events';
 import { SignalRoutes } from './signal-routes';
 import { PendingViewerSignals } from './pending-viewer-signals';
 import { Scheduler } from './scheduler';
@@ -75,38 +75,40 @@ export class SessionService {
   private readonly clock: Clock;
   private readonly ids: IdSource;
   private readonly log: Logger;
-  /** Warn lines an agent can cause at will (reports about sessions it does not hold), sampled per worker. */
-  private readonly agentWarnings: SampledLog;
   private readonly projects: ProjectsRepository;
   private readonly connectTimeoutMs: number;
-  private readonly resumeGraceMs: number;
+  /** What workers and the control plane's restart tell the lifecycle (worker-events.ts). */
+  private readonly workerEvents: WorkerEvents;
 
   constructor(deps: SessionServiceDeps) {
     ({ repo: this.repo, registry: this.registry, events: this.events, clock: this.clock, ids: this.ids, log: this.log } = deps);
-    ({ projects: this.projects, connectTimeoutMs: this.connectTimeoutMs, resumeGraceMs: this.resumeGraceMs } = deps);
+    ({ projects: this.projects, connectTimeoutMs: this.connectTimeoutMs } = deps);
     this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'session listener failed'));
-    this.agentWarnings = new SampledLog(this.clock, this.log);
     this.liveCounts = new LiveCounts((projectId) => this.repo.countLive(projectId));
     this.pendingSignals = new PendingViewerSignals(this.log);
     this.timers = new SessionTimers(this.clock, {
       sessionExpired: (sessionId, cause) => this.end(sessionId, cause),
-      stopUnconfirmed: (sessionId) => this.onStopUnconfirmed(sessionId),
-      workerLost: (workerId) => this.onWorkerLost(workerId),
+      stopUnconfirmed: (sessionId) => this.workerEvents.onStopUnconfirmed(sessionId),
+      workerLost: (workerId) => this.workerEvents.onWorkerLost(workerId),
     }, this.registry.lostGraceMs);
     this.scheduler = new Scheduler(this, deps.projects, this.registry, this.log.child({ component: 'scheduler' }), deps.canRunBuild);
-    const registry = this.registry;
-    registry.on('helloAccepted', (workerId, hello) => {
-      reconcileWorker({ repo: this.repo, registry, log: this.log, sessionGoneFromWorker: (s) => this.sessionGoneFromWorker(s) }, workerId, hello);
-      this.sendPendingSignals(workerId);
-      // A worker (back) with free slots.
-      this.scheduler.requestRun();
+    this.workerEvents = new WorkerEvents({
+      lifecycle: { end: (id, cause, detail) => this.end(id, cause, detail), finishOnWorker: (s, cause) => this.finishOnWorker(s, cause), markRunning: (s) => this.markRunning(s) },
+      listeners: this.listeners,
+      repo: this.repo,
+      projects: this.projects,
+      registry: this.registry,
+      queues: this.queues,
+      timers: this.timers,
+      routes: this.routes,
+      pendingSignals: this.pendingSignals,
+      scheduler: this.scheduler,
+      clock: this.clock,
+      log: this.log,
+      agentWarnings: new SampledLog(this.clock, this.log),
+      connectTimeoutMs: deps.connectTimeoutMs,
+      resumeGraceMs: deps.resumeGraceMs,
     });
-    registry.on('linkChanged', (workerId, link) => this.onLinkChanged(workerId, link));
-    registry.on('drainChanged', () => this.scheduler.requestRun());
-    registry.on('commandFinished', (workerId, command, ack) => this.onCommandFinished(workerId, command, ack));
-    registry.on('sessionEvent', (workerId, event) => this.onSessionEvent(workerId, event));
-    registry.on('signal', (workerId, signal) => this.onSignal(workerId, signal));
-    registry.on('sessionActivity', (workerId, activity) => this.onActivity(workerId, activity));
   }
 
   /** Adds a listener; returns its unsubscribe function. A throwing listener is logged and skipped. */
@@ -292,22 +294,9 @@ export class SessionService {
     return held.length;
   }
 
-  /**
-   * At start, deadlines that outlived the previous run are armed again from what is stored: a worker
-   * already unreachable gets what is left of its grace (counted from its lease's end), and a
-   * Terminating session what is left of its stop deadline (counted from when it began ending).
-   */
+  /** At start: the deadlines the previous run left, armed again (worker-events.ts). */
   armStoredDeadlines(workers: readonly { workerId: string; link: string; leaseExpiresAt: number | undefined }[]): void {
-    const now = this.clock.now();
-    for (const w of workers) {
-      if (w.link !== 'unreachable') continue;
-      const remainingMs = (w.leaseExpiresAt ?? now) + this.registry.lostGraceMs - now;
-      this.log.info({ workerId: w.workerId, remainingMs }, 'worker unreachable at start; its grace goes on');
-      this.timers.workerUnreachable(w.workerId, remainingMs);
-    }
-    for (const s of this.repo.listNotTerminated()) {
-      if (s.status === 'Terminating') this.timers.stopping(s.sessionId, Math.max(0, s.updatedAt + STOP_GRACE_MS + STOP_CONFIRM_MARGIN_MS - now));
-    }
+    this.workerEvents.armStoredDeadlines(workers);
   }
 
   /** Ends every session of the project that has not begun ending, however old (project disabled). */
@@ -315,87 +304,15 @@ export class SessionService {
     return this.repo.listNotEndingOfProject(projectId).map((s) => this.end(s.sessionId, cause));
   }
 
-  /**
-   * At start: the sessions a previous run left are taken up where they stood, so a restart is
-   * invisible to a viewer who is watching. The line is rebuilt in join order; each placed session
-   * gets its route and its deadlines back from what is stored (run time and connect timeout from
-   * its placement, idle time from now); Terminating ones finish as their workers confirm (or at
-   * their stop deadline, armStoredDeadlines). A worker that comes back with a session in its Hello
-   * keeps it; one that does not is lost after its grace. Returns the sessions whose viewers may
-   * come back (the gateway holds them for a resume).
-   */
+  /** At start: the sessions a previous run left, taken up where they stood (worker-events.ts); returns those whose viewers may come back. */
   restoreAtStart(): SessionRecord[] {
-    const now = this.clock.now();
-    const restored: SessionRecord[] = [];
-    for (const s of this.repo.listNotTerminated()) {
-      if (s.status === 'Terminating') continue;
-      const project = this.projects.findById(s.projectId);
-      if (project === undefined) continue; // a deleted project's sessions went with it (ON DELETE CASCADE)
-      this.routes.track(s);
-      this.timers.setAfkTimeout(s.sessionId, project.settings.afkTimeout);
-      if (s.status === 'Enqueued') this.queues.enqueue(s.projectId, s.sessionId);
-      else {
-        this.timers.placed(s.sessionId, s.maxRunTime, this.connectTimeoutMs, now - (s.placedAt ?? s.updatedAt));
-        if (s.status === 'Running') this.timers.startRunning(s.sessionId);
-      }
-      restored.push(s);
-    }
-    if (restored.length > 0) this.log.info({ sessions: restored.length }, 'sessions taken up after a restart');
-    this.scheduler.requestRun();
-    return restored;
+    return this.workerEvents.restoreAtStart();
   }
 
   /** Stops the scheduler and the timers; sessions stay as recorded. Idempotent. */
   close(): void {
     this.scheduler.close();
     this.timers.close();
-  }
-
-  private onSessionEvent(workerId: string, event: AgentSessionEvent): void {
-    const s = this.repo.findById(event.sessionId);
-    if (!s || s.assignedWorker !== workerId) {
-      this.agentWarnings.for(workerId).warn({ sessionId: event.sessionId, workerId, kind: event.kind }, 'session event for a session this worker does not hold; ignored');
-      return;
-    }
-    switch (event.kind) {
-      case 'appStarted':
-        break;
-      case 'viewerDisconnected':
-        // The media legs dropped (a network change, a frozen worker): the viewer may renegotiate within the grace.
-        if (s.status === 'Running') {
-          this.log.info({ sessionId: s.sessionId, graceMs: this.resumeGraceMs }, 'viewer media disconnected; waiting for it to reconnect');
-          this.timers.viewerDisconnected(s.sessionId, this.resumeGraceMs);
-        }
-        break;
-      case 'appIdentified':
-        if (s.status === 'Starting' || s.status === 'Running') this.listeners.emit('streamerReady', s, event.streamingId || s.streamingId || '');
-        break;
-      case 'viewerConnected':
-        if (s.status === 'Starting') {
-          const running = this.move(s, 'Running', undefined);
-          this.timers.startRunning(running.sessionId);
-          this.listeners.emit('running', running);
-        } else if (s.status === 'Running') this.timers.viewerReconnected(s.sessionId);
-        break;
-      case 'launchFailed':
-        this.finishOnWorker(s, 'launchFailed');
-        break;
-      case 'appDisconnectedViewer':
-        // The app is still running: stop it as for any other end, and tell the viewer in the app's words.
-        this.log.info({ sessionId: s.sessionId, reason: event.message }, 'the app disconnected the viewer');
-        this.end(s.sessionId, 'appDisconnectedViewer', event.message);
-        break;
-      case 'appExited':
-        this.finishOnWorker(s, 'appExited');
-        break;
-      case 'appStopped':
-        if (s.status !== 'Terminated') this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'appExited');
-        break;
-      default: {
-        const unreachable: never = event.kind;
-        this.log.warn({ kind: String(unreachable) }, 'unknown session event');
-      }
-    }
   }
 
   /** The app is gone on the worker: the session ends now (with a cause if it was not asked to). */
@@ -410,75 +327,12 @@ export class SessionService {
     this.scheduler.requestRun();
   }
 
-  /** A session the worker no longer runs (reconcile, or the worker lost past its grace): workerLost unless it was ending anyway. */
-  private sessionGoneFromWorker(s: SessionRecord): void {
-    this.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'workerLost');
-  }
-
-  /** The worker is connected again (its Hello reconciled): the viewer signals held for its sessions still negotiating go now. */
-  private sendPendingSignals(workerId: string): void {
-    const pending = this.pendingSignals.takeFor(workerId).filter((signal) => this.routes.toRelay(signal.sessionId)?.workerId === workerId);
-    for (const signal of pending) this.registry.signalToAgent(workerId, signal);
-    if (pending.length > 0) this.log.info({ workerId, signals: pending.length }, 'viewer signals held while the worker was away sent');
-  }
-
-  /** A relay's signal for its viewer: only from the worker holding the session, and only the types a viewer may receive. */
-  private onSignal(workerId: string, envelope: SignalEnvelope): void {
-    if (!this.routes.heldBy(envelope.sessionId, workerId)) return;
-    const decoded = decodeRelayToViewer(envelope.json);
-    if (!decoded.ok) {
-      this.agentWarnings.for(workerId).warn({ sessionId: envelope.sessionId, workerId, reason: decoded.reason }, 'agent sent a signal a viewer may not receive; dropped');
-      return;
-    }
-    this.listeners.emit('signal', envelope.sessionId, decoded.signal);
-  }
-
-  private onLinkChanged(workerId: string, link: string): void {
-    if (link === 'connected') this.timers.workerConnected(workerId);
-    else if (link === 'unreachable') this.timers.workerUnreachable(workerId);
-    // Queued viewers are told whether their line now waits for a server (the gateway sends only what changed).
-    for (const projectId of this.queues.projectsWaiting()) this.listeners.emit('queueChanged', projectId);
-    // Connected: its free slots are placeable again; otherwise the region may have lost its last worker.
-    this.scheduler.requestRun();
-  }
-
-  private onStopUnconfirmed(sessionId: string): void {
-    const s = this.repo.findById(sessionId);
-    if (s?.status !== 'Terminating') return;
-    this.log.warn({ sessionId, workerId: s.assignedWorker }, 'the worker did not confirm the stop in time; the slot is freed');
-    this.finishOnWorker(s, undefined);
-  }
-
-  private onWorkerLost(workerId: string): void {
-    for (const s of this.repo.listHoldingWorker(workerId)) {
-      this.log.warn({ sessionId: s.sessionId, workerId }, 'worker unreachable past the grace; session lost');
-      this.sessionGoneFromWorker(s);
-    }
-    // Its region's queued viewers waited for it through the grace; with no other worker they hear 4001 now.
-    this.scheduler.requestRun();
-  }
-
-  private onCommandFinished(_workerId: string, command: AgentCommand, ack: AgentAck): void {
-    if (command.kind === 'stopSession') {
-      const s = this.repo.findById(command.sessionId);
-      // A failed stop still ends the session for the viewer; the agent reports the app's fate.
-      if (s && s.status !== 'Terminated') this.finishOnWorker(s, undefined);
-    } else if (command.kind === 'startSession' && ack.phase === 'FAILED') {
-      const s = this.repo.findById(command.sessionId);
-      if (s && (s.status === 'Starting' || s.status === 'Running')) {
-        this.log.warn({ sessionId: s.sessionId, errorCode: ack.errorCode, errorMessage: ack.errorMessage }, 'session failed to start');
-        this.finishOnWorker(s, 'launchFailed');
-      }
-    }
-  }
-
-  /** Viewer input per session from a heartbeat: the AFK timer counts from the latest input. */
-  private onActivity(workerId: string, activity: readonly SessionActivity[]): void {
-    for (const a of activity) {
-      if (a.lastInputAtMs === undefined || !this.timers.isNewInput(a.sessionId, a.lastInputAtMs)) continue;
-      if (!this.routes.heldBy(a.sessionId, workerId)) continue;
-      this.timers.inputReported(a.sessionId, a.lastInputAtMs);
-    }
+  /** The viewer's peer is up (the agent's viewerConnected): Running, its run timers started. */
+  private markRunning(s: SessionRecord): SessionRecord {
+    const running = this.move(s, 'Running', undefined);
+    this.timers.startRunning(running.sessionId);
+    this.listeners.emit('running', running);
+    return running;
   }
 
   /** The one place a session's status changes: asked of the transition table, recorded with its snapshot and fleet event. */
