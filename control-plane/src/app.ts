@@ -1,73 +1,51 @@
 // The composition root: builds every part of the control plane from one parsed config and
-// returns { start(), close() }. main.ts only reads flags and env, calls this and wires signals;
-// tests build the same app on port 0.
+// returns { start(), close() }. The shared core (database, repositories, event log, accounts, the
+// worker registry) is made here; each wing is built by its own builder (wings/: builds, sessions,
+// and the edges where callers come in), and close() runs one ordered list of their steps.
+// main.ts only reads flags and env, calls this and wires signals; tests build the same app on port 0.
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { insecureListeners, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { crossesNetworkInPlaintext, systemClock, type Clock, createLogger } from '@pixelfleet/common';
+import { insecureListeners, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { randomIds, type IdSource } from './lib/ids';
+import { listenOrExplain } from './lib/listen-error';
 import { openDatabase, type Db } from './db/database';
-import { OnlineBackups } from './db/online-backup';
 import { WalCheckpointer } from './db/wal-checkpointer';
 import { SqliteUsersRepository } from './repositories/users';
 import { SqliteProjectsRepository } from './repositories/projects';
 import { SqliteWorkersRepository } from './repositories/workers';
 import { SqliteSessionsRepository } from './repositories/sessions';
 import { SqliteBuildsRepository } from './repositories/builds';
-import { SqliteAccessFactsRepository } from './repositories/access-facts';
 import { SqliteEventsRepository } from './repositories/events';
 import { SqliteLogFilesRepository } from './repositories/log-files';
-import { LocalBlobStore, type BlobStore } from './blobs/blob-store';
-import { EventLog } from './events/event-log';
-import { AccountService } from './accounts/account-service';
-import { WorkerRegistry } from './workers/registry';
-import { SessionService } from './sessions/session-service';
-import type { Scheduler } from './sessions/scheduler';
-import { registerLocalBuild } from './builds/local-build';
-import { LogUploads } from './sessions/log-uploads';
-import { createAgentService } from './grpc/agent-service';
-import { CredentialFailures } from './grpc/credential-failures';
-import { createAdminService } from './grpc/admin-service';
-import type { WatchCounters } from './events/event-watch';
-import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
-import { loadServerTls } from './grpc/server-tls';
-import type { Server as TlsServer } from 'node:tls';
-import { listenOrExplain } from './lib/listen-error';
-import { buildHttpApp } from './http/app';
-import { createMetrics } from './http/metrics';
-import { registerTelemetryRoutes, TELEMETRY_PATH } from './http/telemetry-routes';
-import { ViewerGateway } from './share/viewer-gateway';
-import { registerShareRoutes } from './share/share-routes';
-import { SqliteTelemetryRepository } from './repositories/telemetry';
-import { SqliteWebhookDeliveriesRepository } from './repositories/webhook-deliveries';
-import { ApiKeyAuth } from './auth/api-key-auth';
-import { ProjectAccess } from './auth/project-access';
-import { WebhookSender } from './webhooks/webhook-sender';
-import { checkOutboundUrl, systemResolver, type HostResolver } from './webhooks/url-policy';
-import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/build-archive';
-import { FairUse } from './http/fair-use';
-import { registerOpenApi } from './http/openapi';
-import { registerLandingPage } from './http/landing-page';
-import { registerApiRoutes } from './http/api/api-routes';
-import { BuildCallLimit } from './builds/build-call-limit';
-import { BuildService } from './builds/build-service';
-import { BuildDistribution } from './builds/build-distribution';
-import { SqliteBuildCopiesRepository } from './repositories/build-copies';
-import { ProjectService } from './projects/project-service';
-import { ArchiveLinks, loadArchiveLinkKey } from './builds/archive-links';
-import { registerAgentArchiveRoutes } from './http/agent-archive-routes';
 import { SqliteSessionRetentionRepository } from './repositories/session-retention';
 import { SqliteLogRetentionRepository } from './repositories/log-retention';
+import { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
+import { LocalBlobStore, type BlobStore } from './blobs/blob-store';
+import { EventLog } from './events/event-log';
+import type { WatchCounters } from './events/event-watch';
+import { AccountService } from './accounts/account-service';
+import { WorkerRegistry } from './workers/registry';
+import type { SessionService } from './sessions/session-service';
+import type { Scheduler } from './sessions/scheduler';
+import type { ViewerGateway } from './share/viewer-gateway';
+import { registerShareRoutes } from './share/share-routes';
+import type { BuildService } from './builds/build-service';
+import type { ArchiveLinks } from './builds/archive-links';
+import { registerLocalBuild } from './builds/local-build';
+import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
+import { loadServerTls } from './grpc/server-tls';
+import { TELEMETRY_PATH } from './http/telemetry-routes';
 import { RetentionSweep } from './retention/retention-sweep';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
-import { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
-import { registerAnalyticsRoutes } from './http/analytics/analytics-routes';
-import { AnalyticsService } from './analytics/analytics-service';
-import { SqliteSessionHistoryRepository } from './repositories/session-history';
-import { SqliteTelemetryDiagnosisRepository } from './repositories/telemetry-diagnosis';
+import type { HostResolver } from './webhooks/url-policy';
+import { buildBuildsWing } from './wings/builds-wing';
+import { buildSessionsWing } from './wings/sessions-wing';
+import { buildEdges } from './wings/edges';
 
 export interface ControlPlaneDeps {
   clock?: Clock;
@@ -117,9 +95,6 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
-/** Builds the pipeline downloads and scans at once (each is one download and one extraction). */
-const PIPELINE_CONCURRENCY = 2;
-
 /** How long gRPC calls may take to finish at shutdown before they are cut. */
 const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
 
@@ -165,181 +140,66 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     leaseTtlMs: config.workers.leaseSeconds * 1000,
     lostGraceMs: config.workers.lostGraceSeconds * 1000,
   });
-  const copies = new SqliteBuildCopiesRepository(db);
-  // Distribution (build-distribution.ts) and the build service call each other by name: the
-  // service starts a distribution, the distribution settles it through the service's advance().
-  // Both closures run long after construction.
-  const distribution: BuildDistribution = new BuildDistribution({
-    builds,
-    copies,
-    projects,
-    registry,
-    issueLink: (link) => archiveLinks.issueArchiveLink(link),
-    advance: (uploadId, to, objection) => buildService.advance(uploadId, to, objection),
-    requestScheduling: () => sessions.scheduler.requestRun(),
-    deadlineMs: config.distribution.deadlineSeconds * 1000,
-    clock,
-    log: log.child({ component: 'distribution' }),
-  });
-  const sessions = new SessionService({
-    repo: sessionsRepo,
-    projects,
-    registry,
-    events,
-    clock,
-    ids,
-    log: log.child({ component: 'sessions' }),
-    canRunBuild: (workerId, uploadId) => distribution.canRun(workerId, uploadId),
-    connectTimeoutMs: config.sessions.connectTimeoutSeconds * 1000,
-    resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
-  });
-  const logUploads = new LogUploads(sessionsRepo, logFiles, blobs, clock, ids);
-
-  // One count of failed credential checks per address for both services: guessing the admin token
-  // and the join token from one address share the same budget.
-  const credentialFailures = new CredentialFailures(clock, log.child({ component: 'grpc-auth' }));
-  const agentService = createAgentService({
-    registry,
-    logUploads,
-    joinToken: config.agentJoinToken,
-    credentialFailures,
-    clock,
-    log: log.child({ component: 'agent-service' }),
-  });
-  const admin = createAdminService({
-    adminToken: config.adminToken,
-    credentialFailures,
-    accounts,
-    registry,
-    sessions,
-    builds,
-    // Read when an operator lists builds, long after the build service below exists.
-    buildProgress: (uploadId) => buildService.pipeline?.progressOf(uploadId),
-    backups: new OnlineBackups(db, join(config.dataDir, 'backups')),
-    events,
-    log: log.child({ component: 'admin-service' }),
-  });
-
-  let serving = false;
-  const metrics = createMetrics(registry, (workerId, sessionId) => sessions.heldBy(sessionId, workerId));
-  const http = buildHttpApp({
-    log: log.child({ component: 'http' }),
-    metrics,
-    isServing: () => serving,
-    trustProxy: config.http.trustProxy,
-    metricsBearerToken: config.metrics.bearerToken,
-    // Read at build: unusable files refuse the start before anything listens.
-    tls: config.http.tls === undefined ? undefined : loadServerTls(config.http.tls, 'http.tls'),
-  });
-  registerTelemetryRoutes(http, {
-    sessions,
-    telemetry: new SqliteTelemetryRepository(db),
-    clock,
-    limits: {
-      bytesPerSession: config.limits.telemetryBytesPerSession,
-      bytesWhileQueued: config.limits.telemetryBytesWhileQueued,
-      addressBytesBurst: config.limits.telemetryAddressBytesBurst,
-      addressBytesPerSecond: config.limits.telemetryAddressBytesPerSecond,
-    },
-  });
-  const urlPolicy = { allowPrivateUrls: config.network.allowPrivateUrls, resolve: deps.resolveHost ?? systemResolver };
-  const webhooks = new WebhookSender({
-    projects,
-    deliveries: new SqliteWebhookDeliveriesRepository(db),
-    clock,
-    policy: urlPolicy,
-    log: log.child({ component: 'webhooks' }),
-  });
-  const buildService: BuildService = new BuildService({
-    builds,
-    events,
-    webhooks,
-    buildCalls: new BuildCallLimit(clock, config.limits.buildCallWindowSeconds),
-    urlPolicy,
-    clock,
-    ids,
-    distribution,
-    pipeline: deps.withoutPipeline ? undefined : {
-      blobs,
-      workDir: join(config.dataDir, 'pipeline'),
-      checkUrl: (raw) => checkOutboundUrl(raw, urlPolicy),
-      maxBuildBytes: config.limits.maxBuildBytes,
-      archiveLimits: DEFAULT_ARCHIVE_LIMITS,
-      downloadRetry: { maxAttempts: config.downloads.maxAttempts, baseDelayMs: config.downloads.retryBaseMs, maxDelayMs: config.downloads.retryMaxMs },
-      stallTimeoutMs: config.downloads.stallTimeoutSeconds * 1000,
-      concurrency: PIPELINE_CONCURRENCY,
-      log: log.child({ component: 'pipeline' }),
-    },
-  });
-  registerOpenApi(http, { version: '0.1.0' });
-  registerLandingPage(http);
-  const fairUse = new FairUse(clock, {
-    burst: config.limits.fairUseBurst,
-    refillPerSecond: config.limits.fairUsePerSecond,
-    addressBurst: config.limits.fairUseAddressBurst,
-    addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
-  });
-  registerApiRoutes(http, {
-    auth: new ApiKeyAuth(users),
-    access: new ProjectAccess(projects),
-    accessFacts: new SqliteAccessFactsRepository(db),
-    projects: new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock }),
-    builds: buildService,
-    sessions,
-    fairUse,
-  });
-  // The analytics API: the same key and access checks as the build API's reads, its own read limit.
-  const analyticsReads = config.limits.analyticsReadsPerMinute;
-  registerAnalyticsRoutes(http, {
-    auth: new ApiKeyAuth(users),
-    access: new ProjectAccess(projects),
-    accessFacts: new SqliteAccessFactsRepository(db),
-    readLimit: new FairUse(clock, { burst: analyticsReads, refillPerSecond: analyticsReads / 60, addressBurst: analyticsReads, addressRefillPerSecond: analyticsReads / 60 }),
-    addressLimit: fairUse,
-    analytics: new AnalyticsService({
-      sessions: sessionsRepo,
-      history: new SqliteSessionHistoryRepository(db),
-      telemetry: new SqliteTelemetryRepository(db),
-      diagnosis: new SqliteTelemetryDiagnosisRepository(db),
-      dimensions: new SqliteSessionDimensionsRepository(db),
-      logFiles,
-      blobs,
-    }),
-    clock,
-    log: log.child({ component: 'analytics' }),
-  });
+  // Set once the HTTP server listens (start()); read by closures that run only after that.
   let publicUrls: PublicUrls | undefined;
   let geoIp: GeoIp | undefined;
-  // Agents download build archives over HTTP with links signed by a key kept in the data dir.
-  const archiveLinks = new ArchiveLinks({
-    key: loadArchiveLinkKey(config.dataDir),
+  let serving = false;
+
+  // The wings call each other by name through closures that run long after construction: a build
+  // going live asks the scheduler to run, and the scheduler asks the distribution which workers
+  // hold a build.
+  const buildsWing = buildBuildsWing({
+    config,
+    db,
     clock,
-    linkTtlSeconds: config.distribution.linkTtlSeconds,
-    agentsUrl: () => publicUrls?.agents,
+    ids,
+    log,
+    events,
+    registry,
+    projects,
     builds,
     blobs,
+    resolveHost: deps.resolveHost,
+    withoutPipeline: deps.withoutPipeline,
+    requestScheduling: () => sessionsWing.sessions.scheduler.requestRun(),
+    agentsUrl: () => publicUrls?.agents,
   });
-  registerAgentArchiveRoutes(http, { links: archiveLinks, workerOfToken: (token) => registry.authenticate(token) });
-  const gateway = new ViewerGateway({
-    sessions,
-    projects,
-    registry,
+  const sessionsWing = buildSessionsWing({
+    config,
     clock,
-    resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
-    limits: {
-      perAddress: config.viewers.maxPerAddress,
-      queuedPerProject: config.viewers.maxQueuedPerProject,
-      sessionsPerMinute: config.viewers.sessionsPerMinute,
-      sessionBurst: config.viewers.sessionBurst,
-    },
+    ids,
+    log,
+    events,
+    registry,
+    projects,
+    sessionsRepo,
+    logFiles,
+    blobs,
+    canRunBuild: (workerId, uploadId) => buildsWing.distribution.canRun(workerId, uploadId),
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
-    log: log.child({ component: 'gateway' }),
-    clientOf: (origin) => clientDimensions(origin, geoIp),
-    ...(config.turn ? { turn: config.turn } : {}),
-    allowPrivateViewerCandidates: config.network.allowPrivateViewerCandidates,
-    // Sockets arrive only once listening, when publicUrls is set.
     shareOrigin: () => (publicUrls ? new URL(publicUrls.share).origin : ''),
+    clientOf: (origin) => clientDimensions(origin, geoIp),
   });
+  const { http, agentService, admin } = buildEdges({
+    config,
+    db,
+    clock,
+    log,
+    events,
+    accounts,
+    registry,
+    users,
+    projects,
+    builds,
+    sessionsRepo,
+    logFiles,
+    blobs,
+    buildsWing,
+    sessionsWing,
+    isServing: () => serving,
+  });
+  const { sessions, gateway } = sessionsWing;
+  const { buildService, distribution, archiveLinks, webhooks } = buildsWing;
   const retention = new RetentionSweep({
     sessions: new SqliteSessionRetentionRepository(db),
     events: eventsRepo,
@@ -356,6 +216,34 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   });
   let grpc: GrpcServerHandle | undefined;
   let closing: Promise<void> | undefined;
+  /** The one shutdown order, each wing's steps named where they fall. */
+  const shutdownSteps: readonly (readonly [string, () => void | Promise<void>])[] = [
+    // 1. Stop taking work: health checks fail, no new sessions are placed; a retention sweep stops
+    // after its current batch (a few ms) and no other starts.
+    ['stop serving', () => {
+      serving = false;
+      grpc?.health.setStatus('', 'NOT_SERVING');
+    }],
+    ['retention', () => retention.close()],
+    // 2. Close viewer sockets with 1012 (the pages resume against the next run; no session ends), then HTTP.
+    ['viewer sockets', () => gateway.close()],
+    // No session is placed, and no timer ends one, from here on: the scheduler and the timers stop
+    // (the next run arms the timers again from what is stored).
+    ['sessions', () => sessions.close()],
+    ['http', () => http.close()],
+    // Builds being processed stop where they stand (a download keeps its .part) and resume at the next start.
+    ['build pipeline', () => buildService.pipeline?.close()],
+    // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
+    ['webhooks', () => webhooks.idle()],
+    // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
+    ['distribution', () => distribution.close()],
+    ['worker streams', () => registry.close()],
+    ['admin watches', () => admin.endWatches()],
+    ['grpc', () => grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS)],
+    // 4. The database closes last.
+    ['wal checkpointer', () => checkpointer?.close()],
+    ['database', () => db.close()],
+  ];
 
   return {
     config,
@@ -430,29 +318,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
 
     close() {
       closing ??= (async () => {
-        // 1. Stop taking work: health checks fail, no new sessions are placed; a retention sweep
-        // stops after its current batch (a few ms) and no other starts.
-        serving = false;
-        grpc?.health.setStatus('', 'NOT_SERVING');
-        await retention.close();
-        // 2. Close viewer sockets with 1012 (the pages resume against the next run; no session ends), then HTTP.
-        gateway.close();
-        // No session is placed, and no timer ends one, from here on: the scheduler and the timers stop
-        // (the next run arms the timers again from what is stored).
-        sessions.close();
-        await http.close();
-        // Builds being processed stop where they stand (a download keeps its .part) and resume at the next start.
-        await buildService.pipeline?.close();
-        // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
-        await webhooks.idle();
-        // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
-        distribution.close();
-        registry.close();
-        admin.endWatches();
-        await grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS);
-        // 4. The database closes last.
-        await checkpointer?.close();
-        db.close();
+        for (const [, step] of shutdownSteps) await step();
         log.info('control plane stopped');
       })();
       return closing;

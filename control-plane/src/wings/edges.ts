@@ -1,0 +1,154 @@
+// The edges of the control plane, where callers come in: gRPC (the agents' AgentService and the
+// operators' AdminService, one count of failed credentials for both) and HTTP (the build API,
+// the analytics API, the telemetry route, the agents' archive downloads, the docs and landing
+// page, /healthz and /metrics). The share page's routes are registered at start (app.ts), once
+// the gateway can take sockets.
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Clock } from '@pixelfleet/common';
+import type { ControlPlaneConfig } from '../config';
+import type { Db } from '../db/database';
+import type { BlobStore } from '../blobs/blob-store';
+import type { EventLog } from '../events/event-log';
+import type { AccountService } from '../accounts/account-service';
+import type { WorkerRegistry } from '../workers/registry';
+import type { SqliteUsersRepository } from '../repositories/users';
+import type { SqliteProjectsRepository } from '../repositories/projects';
+import type { SqliteBuildsRepository } from '../repositories/builds';
+import type { SqliteSessionsRepository } from '../repositories/sessions';
+import type { SqliteLogFilesRepository } from '../repositories/log-files';
+import { SqliteTelemetryRepository } from '../repositories/telemetry';
+import { SqliteAccessFactsRepository } from '../repositories/access-facts';
+import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
+import { SqliteSessionHistoryRepository } from '../repositories/session-history';
+import { SqliteTelemetryDiagnosisRepository } from '../repositories/telemetry-diagnosis';
+import { OnlineBackups } from '../db/online-backup';
+import { createAgentService } from '../grpc/agent-service';
+import { CredentialFailures } from '../grpc/credential-failures';
+import { createAdminService } from '../grpc/admin-service';
+import { loadServerTls } from '../grpc/server-tls';
+import { buildHttpApp } from '../http/app';
+import { createMetrics } from '../http/metrics';
+import { registerTelemetryRoutes } from '../http/telemetry-routes';
+import { FairUse } from '../http/fair-use';
+import { registerOpenApi } from '../http/openapi';
+import { registerLandingPage } from '../http/landing-page';
+import { registerApiRoutes } from '../http/api/api-routes';
+import { registerAgentArchiveRoutes } from '../http/agent-archive-routes';
+import { registerAnalyticsRoutes } from '../http/analytics/analytics-routes';
+import { ApiKeyAuth } from '../auth/api-key-auth';
+import { ProjectAccess } from '../auth/project-access';
+import { ProjectService } from '../projects/project-service';
+import { AnalyticsService } from '../analytics/analytics-service';
+import type { BuildsWing } from './builds-wing';
+import type { SessionsWing } from './sessions-wing';
+
+export interface EdgesInput {
+  config: ControlPlaneConfig;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  events: EventLog;
+  accounts: AccountService;
+  registry: WorkerRegistry;
+  users: SqliteUsersRepository;
+  projects: SqliteProjectsRepository;
+  builds: SqliteBuildsRepository;
+  sessionsRepo: SqliteSessionsRepository;
+  logFiles: SqliteLogFilesRepository;
+  blobs: BlobStore;
+  buildsWing: BuildsWing;
+  sessionsWing: SessionsWing;
+  /** False until start() has finished and again from the first step of close(): /healthz says so. */
+  isServing: () => boolean;
+}
+
+export interface Edges {
+  readonly http: FastifyInstance;
+  readonly agentService: ReturnType<typeof createAgentService>;
+  readonly admin: ReturnType<typeof createAdminService>;
+}
+
+export function buildEdges(input: EdgesInput): Edges {
+  const { config, db, clock, log, events, registry, projects, builds, blobs } = input;
+  const { sessions, logUploads } = input.sessionsWing;
+  const { buildService, webhooks, urlPolicy, archiveLinks } = input.buildsWing;
+
+  // One count of failed credential checks per address for both services: guessing the admin token
+  // and the join token from one address share the same budget.
+  const credentialFailures = new CredentialFailures(clock, log.child({ component: 'grpc-auth' }));
+  const agentService = createAgentService({ registry, logUploads, joinToken: config.agentJoinToken, credentialFailures, clock, log: log.child({ component: 'agent-service' }) });
+  const admin = createAdminService({
+    adminToken: config.adminToken,
+    credentialFailures,
+    accounts: input.accounts,
+    registry,
+    sessions,
+    builds,
+    buildProgress: (uploadId) => buildService.pipeline?.progressOf(uploadId),
+    backups: new OnlineBackups(db, join(config.dataDir, 'backups')),
+    events,
+    log: log.child({ component: 'admin-service' }),
+  });
+
+  const http = buildHttpApp({
+    log: log.child({ component: 'http' }),
+    metrics: createMetrics(registry, (workerId, sessionId) => sessions.heldBy(sessionId, workerId)),
+    isServing: input.isServing,
+    trustProxy: config.http.trustProxy,
+    metricsBearerToken: config.metrics.bearerToken,
+    // Read at build: unusable files refuse the start before anything listens.
+    tls: config.http.tls === undefined ? undefined : loadServerTls(config.http.tls, 'http.tls'),
+  });
+  registerTelemetryRoutes(http, {
+    sessions,
+    telemetry: new SqliteTelemetryRepository(db),
+    clock,
+    limits: {
+      bytesPerSession: config.limits.telemetryBytesPerSession,
+      bytesWhileQueued: config.limits.telemetryBytesWhileQueued,
+      addressBytesBurst: config.limits.telemetryAddressBytesBurst,
+      addressBytesPerSecond: config.limits.telemetryAddressBytesPerSecond,
+    },
+  });
+  registerOpenApi(http, { version: '0.1.0' });
+  registerLandingPage(http);
+  const fairUse = new FairUse(clock, {
+    burst: config.limits.fairUseBurst,
+    refillPerSecond: config.limits.fairUsePerSecond,
+    addressBurst: config.limits.fairUseAddressBurst,
+    addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
+  });
+  registerApiRoutes(http, {
+    auth: new ApiKeyAuth(input.users),
+    access: new ProjectAccess(projects),
+    accessFacts: new SqliteAccessFactsRepository(db),
+    projects: new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock }),
+    builds: buildService,
+    sessions,
+    fairUse,
+  });
+  // The analytics API: the same key and access checks as the build API's reads, its own read limit.
+  const analyticsReads = config.limits.analyticsReadsPerMinute;
+  registerAnalyticsRoutes(http, {
+    auth: new ApiKeyAuth(input.users),
+    access: new ProjectAccess(projects),
+    accessFacts: new SqliteAccessFactsRepository(db),
+    readLimit: new FairUse(clock, { burst: analyticsReads, refillPerSecond: analyticsReads / 60, addressBurst: analyticsReads, addressRefillPerSecond: analyticsReads / 60 }),
+    addressLimit: fairUse,
+    analytics: new AnalyticsService({
+      sessions: input.sessionsRepo,
+      history: new SqliteSessionHistoryRepository(db),
+      telemetry: new SqliteTelemetryRepository(db),
+      diagnosis: new SqliteTelemetryDiagnosisRepository(db),
+      dimensions: new SqliteSessionDimensionsRepository(db),
+      logFiles: input.logFiles,
+      blobs,
+    }),
+    clock,
+    log: log.child({ component: 'analytics' }),
+  });
+  registerAgentArchiveRoutes(http, { links: archiveLinks, workerOfToken: (token) => registry.authenticate(token) });
+  return { http, agentService, admin };
+}
