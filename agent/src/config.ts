@@ -148,7 +148,7 @@ export function appAccountsRefusal(config: AgentConfig, platform: NodeJS.Platfor
 export const AGENT_ENV_PREFIX = 'PIXELFLEET_AGENT_';
 
 /** Leaf keys an environment variable may set: PIXELFLEET_AGENT_ + key in SNAKE case, `.` → `__`. */
-const ENV_LEAVES: Readonly<Record<string, EnvLeafKind>> = {
+export const AGENT_ENV_LEAVES: Readonly<Record<string, EnvLeafKind>> = {
   controlPlane: 'string',
   'tls.caFile': 'string',
   'tls.serverName': 'string',
@@ -175,5 +175,5 @@ const ENV_LEAVES: Readonly<Record<string, EnvLeafKind>> = {
 };
 
 export function loadAgentConfig(options: { file?: string; env?: Readonly<Record<string, string | undefined>> } = {}): AgentConfig {
-  return loadConfig({ schema, envPrefix: AGENT_ENV_PREFIX, envLeaves: ENV_LEAVES, ...options, finish: (parsed) => ({ ...parsed, dataDir: resolve(parsed.dataDir) }) });
+  return loadConfig({ schema, envPrefix: AGENT_ENV_PREFIX, envLeaves: AGENT_ENV_LEAVES, ...options, finish: (parsed) => ({ ...parsed, dataDir: resolve(parsed.dataDir) }) });
 }

@@ -14,3 +14,4 @@ export { LogUploadRefused } from './logs/spool-uploader';
 export { AGENT_CLI } from './main';
 export { parseRtcpStrictly, MalformedRtcp, type RtcpBlock } from './relay/test-support/strict-rtcp';
 export { captureRtcp, type RtcpCapture } from './relay/test-support/rtcp-capture';
+export { AGENT_ENV_LEAVES } from './config';

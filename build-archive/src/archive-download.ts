@@ -3,6 +3,8 @@
 // write stream, every hop checked by the caller's policy, Range resume (If-Range), stall timeout
 // and full-jitter retries on the injected Clock, ZIP header, byte cap or expected size, SHA-256
 // on the way, then rename into place. It ends with the file or an ArchiveDownloadError.
+// Longer than ~400 lines: one download's state (hops, resume validator, retries, stall, hash) is
+// shared by every step; the policy and the failure words live beside it (download-failure.ts).
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';

@@ -1,5 +1,7 @@
 // The control plane's configuration: parsed once from a JSON file plus PIXELFLEET_* env
 // overrides, validated, every default applied here and nowhere else, then frozen.
+// Longer than ~400 lines: every key's schema and default in one place (docs/configuration.md
+// lists them, a test holds the two together); the loader is @pixelfleet/common's.
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -306,7 +308,7 @@ export const DEFAULT_LOG_DAYS = 30;
 export const DEFAULT_TELEMETRY_DAYS = ANALYTICS_WINDOW_DAYS;
 
 /** Every leaf key that an environment variable may set, and how its text is parsed. */
-const envLeaves: Readonly<Record<string, EnvLeafKind>> = {
+export const CONTROL_PLANE_ENV_LEAVES: Readonly<Record<string, EnvLeafKind>> = {
   'http.host': 'string',
   'http.port': 'number',
   'http.trustProxy': 'json',
@@ -379,7 +381,7 @@ export interface LoadConfigOptions {
 
 /** Parses the control plane config. Throws ConfigError naming the key on any problem. */
 export function loadControlPlaneConfig(options: LoadConfigOptions = {}): ControlPlaneConfig {
-  return loadConfig({ schema, envPrefix: CONTROL_PLANE_ENV_PREFIX, envLeaves, ...options, finish: (parsed) => ({ ...parsed, dataDir: resolve(parsed.dataDir) }) });
+  return loadConfig({ schema, envPrefix: CONTROL_PLANE_ENV_PREFIX, envLeaves: CONTROL_PLANE_ENV_LEAVES, ...options, finish: (parsed) => ({ ...parsed, dataDir: resolve(parsed.dataDir) }) });
 }
 
 /** The public base URLs, derived from the HTTP origin unless configured. */

@@ -11,3 +11,4 @@ export { controlPlaneCommandWords } from './main';
 export { ADMIN_COMMANDS } from './admin-cli/admin-commands';
 export { CREDENTIAL_FAILURE_BURST } from './grpc/credential-failures';
 export { maskFileUrl } from './http/api/build-routes';
+export { CONTROL_PLANE_ENV_LEAVES } from './config';

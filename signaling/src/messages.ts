@@ -1,6 +1,8 @@
 // The signalling message catalogue (pixel-streaming.md §1.2) that a streamer and a plain player
 // exchange with a server, as one discriminated union on `type`, plus builders so that callers
 // never hand-write JSON. Parsing untrusted frames into these types is parser.ts's job.
+// Longer than ~400 lines: one catalogue, one type and one builder per message of the protocol;
+// split, the union would no longer be one place.
 
 /** Advertised in `config`; informational only, nothing compares it (§1.5). */
 export const SIGNALLING_PROTOCOL_VERSION = '1.3.0';

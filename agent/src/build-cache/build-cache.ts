@@ -3,6 +3,8 @@
 // `<uploadId>/` and records it in the index; DeleteBuild and eviction remove builds, never one a
 // running session holds (before a download, eviction makes room for the build it brings). The
 // session runtime acquires a build for as long as its app runs.
+// Longer than ~400 lines: the one owner of `<dataDir>/builds/` (downloads, extraction, index,
+// eviction, leases all change the same folder); the download and index live beside it.
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, statfs } from 'node:fs/promises';

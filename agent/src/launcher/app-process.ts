@@ -2,6 +2,8 @@
 // its last output lines, tells an exit we asked for (a close) from one we did not (a death),
 // and on stop ends its whole process tree, gracefully first and by force after a grace period.
 // Startup timeouts belong to the session manager, not here.
+// Longer than ~400 lines: one process's life (spawn, output ring and log file, record, stop and
+// force) on both platforms; the platform rules live in process-control.ts, the launcher's in app-job.ts.
 import { EventEmitter } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';

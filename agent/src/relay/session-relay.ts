@@ -1,6 +1,8 @@
 // One session's media and data relay between one Unreal app (the ingest, which offers) and N
 // browser viewers (the relay offers): RTP forwarded undecoded, data-channel bytes unchanged both
 // ways, keyframe requests and REMB to the app. SDP and candidates in and out as plain values.
+// Longer than ~400 lines: the one owner of a session's legs (ingest, viewers, data channels and
+// the keyframe pacing between them); each concept it uses has its own file in this folder (README).
 import type { Logger } from 'pino';
 import type { RtpPacket, RTCDataChannel } from 'werift';
 import { ChannelOutbox, DEFAULT_OUTBOX_LIMITS, type ChannelPayload, type OutboxLimits } from './channel-outbox';

@@ -3,6 +3,8 @@
 // Wilbur announces a player on its `subscribe`), the app process (launcher), and the werift relay
 // between the app and the session's viewer, whose signalling travels over the control link.
 // Reports every phase as a session event.
+// Longer than ~400 lines: one session's phases share its state (the app, the relay, the streamer
+// socket, the stop); the launcher, relay and log collection live in folders of their own.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Logger } from 'pino';

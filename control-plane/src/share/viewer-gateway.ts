@@ -25,6 +25,9 @@
 // of messages and the unsent data per socket, a resuming socket gets no answer to anything before
 // its token, a session's ICE candidates to the agent are capped, and an address creates sessions
 // no faster than its token bucket allows (AddressRateLimit; a resume creates none).
+// Longer than ~400 lines: one socket's whole life (admission, line, negotiation, resume, close)
+// shares the per-viewer state held here; its pure parts already live beside it (viewer-candidates,
+// signal routing in the session service). The next cut is the resume hold, when it grows.
 import type { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { PlayerEndpoint, SignallingJournal, SignallingUsageError, VIEWER_CLOSES, viewerClose, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';

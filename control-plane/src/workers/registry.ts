@@ -1,6 +1,8 @@
 // The worker registry: enrollment, the one live Connect stream per worker, leases from
 // heartbeats, drain/undrain, and at-least-once command delivery with acks. Link state
 // changes go through WORKER_LINK_TABLE; every change is a fleet event.
+// Longer than ~400 lines: the one writer of worker state, whose link table, live streams, leases
+// and command delivery all change the same rows; the link table and reconcile live beside it.
 import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
 import { Listeners, type Clock, type TimerHandle } from '@pixelfleet/common';
