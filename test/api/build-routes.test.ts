@@ -3,9 +3,10 @@
 // policy, and the shared build-call window (on a ManualClock), with the issue's bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
-import { maskFileUrl } from '@pixelfleet/control-plane/test-support';
+import { maskFileUrl, type BuildStatus } from '@pixelfleet/control-plane/test-support';
 import { ManualClock } from '@pixelfleet/common';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
+import { recordBuildArchive, setBuildStatus } from '../support/seed';
 
 const clock = new ManualClock();
 let f: ApiFixture;
@@ -25,7 +26,7 @@ afterAll(async () => {
 const message = (name: keyof typeof HTTP_ERRORS) => ({ message: HTTP_ERRORS[name].message });
 const FILE_URL = 'http://127.0.0.1:9/build.zip';
 const upload = (a: Account, extra: Record<string, unknown> = {}) => ({ apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, fileUrl: FILE_URL, ...extra });
-const setStatus = (fx: ApiFixture, uploadId: string, status: string) => fx.t.cp.db.prepare('UPDATE builds SET status = ? WHERE upload_id = ?').run(status, uploadId);
+const setStatus = (fx: ApiFixture, uploadId: string, status: BuildStatus) => setBuildStatus(fx.t.cp, uploadId, status);
 /** Moves past the build-call window so the next call of any user is accepted. */
 const nextWindow = () => clock.advance(120_000);
 
@@ -239,7 +240,7 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
     const uploadId = (await f.post('/projects/upload-file', upload(a))).json<{ uploadId: string }>().uploadId;
     setStatus(f, uploadId, 'Ready');
     // As the pipeline leaves it: the archive saved. No worker is in the region, so it stays distributing.
-    f.t.cp.db.prepare('UPDATE builds SET archive_sha256 = ?, archive_bytes = 1 WHERE upload_id = ?').run('a'.repeat(64), uploadId);
+    recordBuildArchive(f.t.cp, uploadId, { sha256: 'a'.repeat(64), bytes: 1 });
     const body = { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, uploadId };
     nextWindow();
     expect(answer(await f.post('/projects/set-active-build', body))).toEqual([200, { uploadId, status: 'Distributing to Servers' }]);
@@ -255,7 +256,7 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
     setStatus(f, uploadId, 'Approved');
     nextWindow();
     expect(answer(await f.post('/projects/distribute-file', body))).toEqual([200, { uploadId, status: 'Distributing to Servers' }]);
-    for (const status of ['Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Reject', 'Download Failed']) {
+    for (const status of ['Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Reject', 'Download Failed'] as const) {
       setStatus(f, uploadId, status);
       nextWindow();
       expect([status, ...answer(await f.post('/projects/distribute-file', body))]).toEqual([status, 400, { message: `Build ${uploadId} cannot be distributed while its status is ${status}` }]);

@@ -3,7 +3,7 @@
 // rotated key), bad input, and the log check; and the one read path every project read route takes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
-import { seedSession } from '../support/seed';
+import { seedSession, setProjectEnabled } from '../support/seed';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
 let f: ApiFixture;
@@ -124,7 +124,7 @@ describe('GET /projects/projects-status', () => {
     const u = f.account();
     const second = f.t.cp.accounts.createProject(u.userId, 'Second', 'asia-pacific').projectId;
     f.t.cp.accounts.setSubscriptionStatus(second, 'expired');
-    f.t.cp.db.prepare('UPDATE projects SET enabled = 0 WHERE id = ?').run(second);
+    setProjectEnabled(f.t.cp, second, false);
     const res = await f.get('/projects/projects-status', { userId: u.userId, apikey: u.apiKey });
     const body = res.json<{ totalProjects: number; projects: { _id: string }[] }>();
     expect(res.statusCode).toBe(200);

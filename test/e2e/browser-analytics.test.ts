@@ -11,6 +11,7 @@ import { startTestControlPlane, type TestControlPlane } from '../support/control
 import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
+import { setProjectSettings } from '../support/seed';
 
 /** A public address DB-IP places in a known country (Google's resolver: United States). */
 const VIEWER_ADDRESS = '8.8.8.8';
@@ -32,7 +33,7 @@ beforeAll(async () => {
   apiKey = t.cp.accounts.issueKey(owner.userId);
   projectId = t.cp.accounts.createProject(owner.userId, 'Analytics', 'europe').projectId;
   t.cp.registerLocalBuild(projectId);
-  t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
+  setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000 });
   agent = await startBundledAgent(t, { launcherCommand: mockAppCommand() });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;
 }, 60_000);

@@ -13,7 +13,7 @@ import { startTestControlPlane, type TestControlPlane } from '../support/control
 import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
-import { statusHistory } from '../support/seed';
+import { setProjectSettings, statusHistory } from '../support/seed';
 
 let t: TestControlPlane;
 let agent: BundledAgent;
@@ -30,7 +30,7 @@ beforeAll(async () => {
   const owner = t.cp.accounts.createUser('browser@example.com');
   const projectId = t.cp.accounts.createProject(owner.userId, 'Browser', 'europe').projectId;
   t.cp.registerLocalBuild(projectId);
-  t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
+  setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000 });
   // Kick mode: only a UIInteraction {"kick": …} makes the app disconnect its viewer; the others are echoed.
   agent = await startBundledAgent(t, { launcherCommand: mockAppCommand('-MockKickOnUIInteraction') });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;

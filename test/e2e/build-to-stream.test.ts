@@ -12,6 +12,7 @@ import { startTestControlPlane, type TestControlPlane } from '../support/control
 import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { launchChromium } from '../support/chromium';
 import { writeBuildZip } from '../support/build-zips';
+import { setProjectSettings } from '../support/seed';
 
 const root = resolve(import.meta.dirname, '../..');
 let t: TestControlPlane;
@@ -52,7 +53,7 @@ describe('a customer build, end to end', () => {
     const owner = t.cp.accounts.createUser('customer@example.com');
     const projectId = t.cp.accounts.createProject(owner.userId, 'Customer', 'europe').projectId;
     const apiKey = t.cp.accounts.issueKey(owner.userId);
-    t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, maxBitrate: 8_000_000 }), projectId);
+    setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000 });
     const fileUrl = `http://127.0.0.1:${(fileServer.address() as AddressInfo).port}/customer-build.zip`;
     const res = await t.cp.http.inject({
       method: 'POST',

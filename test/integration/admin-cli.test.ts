@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
-import { seedSession, statusHistory } from '../support/seed';
+import { seedBuild, seedSession, setLiveUpload, statusHistory } from '../support/seed';
 import type { Agent } from '@pixelfleet/agent';
 
 let t: TestControlPlane;
@@ -154,10 +154,9 @@ describe('workers, sessions, builds', () => {
     const owner = await json<{ userId: string }>(['user', 'create', '--email', 'builds@example.com']);
     const { projectId } = await json<{ projectId: string }>(['project', 'create', '--owner', owner.userId, '--name', 'B', '--region', 'europe']);
     expect(await json(['builds', '--project', projectId])).toEqual({ builds: [] });
-    const insert = t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, file_url, status, auto_release, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)`);
-    insert.run('upl_old', projectId, 'https://example.com/a.zip', 'Approved', 1000, 1000);
-    insert.run('upl_new', projectId, 'https://example.com/b.zip', 'pending', 2000, 2000);
-    t.cp.db.prepare('UPDATE projects SET live_upload_id = ? WHERE id = ?').run('upl_old', projectId);
+    seedBuild(t.cp, { uploadId: 'upl_old', projectId, fileUrl: 'https://example.com/a.zip', status: 'Approved', createdAt: 1000 });
+    seedBuild(t.cp, { uploadId: 'upl_new', projectId, fileUrl: 'https://example.com/b.zip', status: 'pending', createdAt: 2000 });
+    setLiveUpload(t.cp, projectId, 'upl_old');
     const { builds } = await json<{ builds: { uploadId: string; live: boolean; status: string }[] }>(['builds', '--project', projectId]);
     expect(builds.map((b) => [b.uploadId, b.status, b.live])).toEqual([
       ['upl_new', 'pending', false],

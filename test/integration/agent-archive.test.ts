@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane, type LogCapture, type TestControlPlane } from '../support/control-plane';
+import { recordBuildArchive, seedBuild } from '../support/seed';
 
 const TTL_SECONDS = 3_600;
 const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
@@ -40,12 +41,9 @@ beforeAll(async () => {
   const { projectId } = t.cp.accounts.createProject(owner.userId, 'A', 'europe');
   const a = await t.cp.blobs.write(Readable.from([archiveA]), archiveA.length);
   const b = await t.cp.blobs.write(Readable.from([archiveB]), archiveB.length);
-  const insert = t.cp.db.prepare(
-    "INSERT INTO builds (upload_id, project_id, file_url, status, auto_release, archive_sha256, archive_bytes, created_at, updated_at) VALUES (?, ?, 'https://files.example.com/b.zip', 'Ready', 0, ?, ?, 1, 1)",
-  );
-  insert.run('upl_a', projectId, a.sha256, a.size);
-  insert.run('upl_b', projectId, b.sha256, b.size);
-  insert.run('upl_bare', projectId, null, null);
+  for (const uploadId of ['upl_a', 'upl_b', 'upl_bare']) seedBuild(t.cp, { uploadId, projectId, fileUrl: 'https://files.example.com/b.zip', status: 'Ready' });
+  recordBuildArchive(t.cp, 'upl_a', { sha256: a.sha256, bytes: a.size });
+  recordBuildArchive(t.cp, 'upl_b', { sha256: b.sha256, bytes: b.size });
 });
 afterAll(() => t.destroy());
 

@@ -13,8 +13,10 @@ import { hostileZips, writeBuildZip } from '../support/build-zips';
 import { sendZip } from '../support/local-server';
 import { startApiFixture, type Account, type ApiFixture } from '../api/api-fixture';
 import { runAdminCli } from '@pixelfleet/control-plane';
+import type { BuildStatus } from '@pixelfleet/control-plane/test-support';
 import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane, TEST_ADMIN_TOKEN } from '../support/control-plane';
+import { recordBuildArchive, seedBuild, setProjectWebhook } from '../support/seed';
 
 interface Delivery {
   event: string;
@@ -239,7 +241,7 @@ describe('restarts', () => {
     const first = await startTestControlPlane();
     const u = first.cp.accounts.createUser(`held-${process.pid}@example.com`);
     const p = first.cp.accounts.createProject(u.userId, 'Held', 'europe');
-    first.cp.db.prepare('UPDATE projects SET webhook_url = ? WHERE id = ?').run(receiverUrl, p.projectId);
+    setProjectWebhook(first.cp, p.projectId, receiverUrl);
     const zip = await writeBuildZip(files, 'linux', { fileName: 'held.zip', pakBytes: 3 * 1024 * 1024 });
     const apiKey = first.cp.accounts.issueKey(u.userId);
     const res = await first.cp.http.inject({
@@ -271,23 +273,23 @@ describe('restarts', () => {
     const first = await startTestControlPlane();
     const u = first.cp.accounts.createUser(`restart-${process.pid}@example.com`);
     const p = first.cp.accounts.createProject(u.userId, 'Restart', 'europe');
-    first.cp.db.prepare('UPDATE projects SET webhook_url = ? WHERE id = ?').run(receiverUrl, p.projectId);
+    setProjectWebhook(first.cp, p.projectId, receiverUrl);
     await writeBuildZip(files, 'linux', { fileName: 'resume.zip' });
-    const insert = first.cp.db.prepare('INSERT INTO builds (upload_id, project_id, file_url, status, auto_release, created_at, updated_at) VALUES (?, ?, ?, ?, 0, 1, 1)');
-    insert.run('upl_resume', p.projectId, `${fileOrigin}/resume.zip`, 'Downloading Files');
-    insert.run('upl_lost', p.projectId, `${fileOrigin}/resume.zip`, 'Extracting & Scanning');
+    const insert = (uploadId: string, status: BuildStatus) => seedBuild(first.cp, { uploadId, projectId: p.projectId, fileUrl: `${fileOrigin}/resume.zip`, status });
+    insert('upl_resume', 'Downloading Files');
+    insert('upl_lost', 'Extracting & Scanning');
     // Killed mid-scan: the downloaded archive and its digest are there; the scan runs again and the
     // save moves that very file into the blob store (a rename: same inode, no copy).
     const work = join(first.dataDir, 'pipeline');
     mkdirSync(work, { recursive: true });
     const rescan = await writeBuildZip(work, 'linux', { fileName: 'upl_rescan.zip' });
     const rescanned = { sha256: createHash('sha256').update(readFileSync(rescan)).digest('hex'), bytes: statSync(rescan).size, ino: statSync(rescan).ino };
-    insert.run('upl_rescan', p.projectId, `${fileOrigin}/resume.zip`, 'Extracting & Scanning');
-    first.cp.db.prepare('UPDATE builds SET archive_sha256 = ?, archive_bytes = ? WHERE upload_id = ?').run(rescanned.sha256, rescanned.bytes, 'upl_rescan');
+    insert('upl_rescan', 'Extracting & Scanning');
+    recordBuildArchive(first.cp, 'upl_rescan', { sha256: rescanned.sha256, bytes: rescanned.bytes });
     // Killed between the download's rename and its record: the archive is hashed as it is saved.
     const unhashed = await writeBuildZip(work, 'windows-shipping', { fileName: 'upl_unhashed.zip' });
     const unhashedSha = createHash('sha256').update(readFileSync(unhashed)).digest('hex');
-    insert.run('upl_unhashed', p.projectId, `${fileOrigin}/resume.zip`, 'Saving to Repository');
+    insert('upl_unhashed', 'Saving to Repository');
     await first.stop();
 
     const again = await startTestControlPlane({ dataDir: first.dataDir, logs: first.logs });

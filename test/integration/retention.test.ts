@@ -9,6 +9,7 @@ import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 import { FakePlayer } from '../support/fake-player';
+import { setProjectSettings } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -28,7 +29,7 @@ describe('retention of session history', () => {
     const owner = t.cp.accounts.createUser(`ret${Date.now()}@example.com`);
     const projectId = t.cp.accounts.createProject(owner.userId, 'Retention', 'europe').projectId;
     t.cp.registerLocalBuild(projectId);
-    t.cp.db.prepare(`UPDATE projects SET settings = '{"maxRunTime":0}' WHERE id = ?`).run(projectId); // a session may stream for days
+    setProjectSettings(t.cp, projectId, { maxRunTime: 0 }); // a session may stream for days
     const script = new ScriptedSessions();
     const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, slots: 2, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal });
     script.agent = agent;

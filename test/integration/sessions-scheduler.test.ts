@@ -9,7 +9,7 @@ import type { ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support'
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
-import { statusHistory } from '../support/seed';
+import { seedLiveBuild, setLiveUpload, setProjectEnabled, setProjectSettings, statusHistory } from '../support/seed';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -29,8 +29,7 @@ async function world(options: { clock?: ManualClock; region?: 'europe' | 'asia-p
   const owner = t.cp.accounts.createUser(`o${Date.now()}@example.com`);
   const project = t.cp.accounts.createProject(owner.userId, 'Streamed', options.region ?? 'europe');
   if (options.liveBuild !== false) {
-    t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(project.projectId);
-    t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(project.projectId);
+    seedLiveBuild(t.cp, project.projectId);
   }
   const closes = new Map<string, { code: number; reason: string }>();
   t.cp.sessions.on('ended', (s, close) => closes.set(s.sessionId, close));
@@ -213,7 +212,8 @@ describe('how sessions end, and what the viewer is told', () => {
     await expect.poll(() => status(w, s.sessionId)).toBe('Terminated');
     expect(w.closes.get(s.sessionId)?.code).toBe(4002);
 
-    w.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_x', enabled = 0 WHERE id = ?`).run(w.projectId);
+    setLiveUpload(w.cp, w.projectId, 'upl_x');
+    setProjectEnabled(w.cp, w.projectId, false);
     const d = join(w);
     await expect.poll(() => status(w, d.sessionId)).toBe('Terminated');
     expect(w.closes.get(d.sessionId)).toEqual({ code: 4000, reason: 'project disabled' });
@@ -237,7 +237,7 @@ describe('on fake time', () => {
   it('maxRunTime, counted from the placement, ends a running session with 4004', async () => {
     const clock = new ManualClock(Date.now());
     const w = await world({ clock });
-    w.cp.db.prepare(`UPDATE projects SET settings = '{"maxRunTime":2}' WHERE id = ?`).run(w.projectId);
+    setProjectSettings(w.cp, w.projectId, { maxRunTime: 2 });
     const { script } = await worker(w);
     const s = join(w);
     await expect.poll(() => script.started).toEqual([s.sessionId]);
@@ -257,7 +257,7 @@ describe('on fake time', () => {
   it('afkTimeout ends a running session whose viewer sends no input (4007); input keeps it alive', async () => {
     const clock = new ManualClock(Date.now());
     const w = await world({ clock });
-    w.cp.db.prepare(`UPDATE projects SET settings = '{"afkTimeout":60}' WHERE id = ?`).run(w.projectId);
+    setProjectSettings(w.cp, w.projectId, { afkTimeout: 60 });
     const { agent, script } = await worker(w);
     const s = join(w);
     await expect.poll(() => script.started).toEqual([s.sessionId]);

@@ -11,6 +11,7 @@ import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand, textOf, uiInteraction } from '../support/mock-app';
 import { WeriftViewer } from '../support/werift-viewer';
 import { FakePlayer } from '../support/fake-player';
+import { setProjectSettings } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -26,7 +27,7 @@ async function streamingWorld(options: { flags?: string[]; settings?: Record<str
   const owner = t.cp.accounts.createUser(`s${Date.now()}@example.com`);
   const projectId = t.cp.accounts.createProject(owner.userId, 'Stream', 'europe').projectId;
   t.cp.registerLocalBuild(projectId);
-  t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ resX: 1280, resY: 720, minBitrate: 1_000_000, maxBitrate: 8_000_000, ...options.settings }), projectId);
+  setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, minBitrate: 1_000_000, maxBitrate: 8_000_000, ...options.settings });
   const { agent, dataDir } = await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand(...(options.flags ?? [])) });
   cleanups.push(() => agent.close());
   await linkReaches(agent, 'connected');

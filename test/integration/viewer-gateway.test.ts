@@ -10,6 +10,7 @@ import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 import { FakePlayer } from '../support/fake-player';
+import { seedLiveBuild, setProjectEnabled } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -22,8 +23,7 @@ async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides
   const owner = t.cp.accounts.createUser(`v${Date.now()}@example.com`);
   const projectId = t.cp.accounts.createProject(owner.userId, 'Gateway', 'europe').projectId;
   if (options.liveBuild !== false) {
-    t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
-    t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
+    seedLiveBuild(t.cp, projectId);
   }
   const script = new ScriptedSessions();
   let agent: Agent | undefined;
@@ -215,7 +215,7 @@ describe('refusals', () => {
     const a = await setup();
     const unknown = await FakePlayer.connect(`${a.t.started.publicUrls.share.replace(/^http/, 'ws')}/prj_nope/signalling`);
     expect(await unknown.closed).toEqual({ code: 4000, reason: 'project not found' });
-    a.t.cp.db.prepare('UPDATE projects SET enabled = 0 WHERE id = ?').run(a.projectId);
+    setProjectEnabled(a.t.cp, a.projectId, false);
     expect(await (await a.connect()).closed).toEqual({ code: 4000, reason: 'project disabled' });
 
     const b = await setup({ liveBuild: false });

@@ -8,6 +8,7 @@ import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane } from '../support/control-plane';
 import { startStreamingProject } from '../support/streaming-project';
 import { FakePlayer } from '../support/fake-player';
+import { setProjectSettings } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -33,7 +34,7 @@ async function setup(options: { ttlSeconds: number; maxRunTime: number }) {
   });
   cleanups.push(() => t.destroy());
   const { script, wsUrl, projectId } = await startStreamingProject(t, cleanups, 'Turn');
-  t.cp.db.prepare('UPDATE projects SET settings = ? WHERE id = ?').run(JSON.stringify({ maxRunTime: options.maxRunTime }), projectId);
+  setProjectSettings(t.cp, projectId, { maxRunTime: options.maxRunTime });
   const connect = async (query = '') => {
     const p = await FakePlayer.connect(`${wsUrl}${query}`);
     cleanups.push(() => p.socket.terminate());

@@ -1,6 +1,9 @@
-// Test fixtures written straight into a control plane's database, for state that no public
-// API creates yet (sessions arrive through the share page in the streaming issue).
-import type { ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
+// Test fixtures for state no public API creates in one step (a live build without a pipeline run,
+// a project's settings or switch set directly, sessions in a given status), written through the
+// control plane's repositories where they have the call, so that a column rename touches the
+// repository and not the tests. The raw statements left below seed or read what no repository
+// offers.
+import { SqliteBuildsRepository, SqliteProjectsRepository, type BuildStatus, type ControlPlaneWithDb, type ProjectSettings } from '@pixelfleet/control-plane/test-support';
 
 let counter = 0;
 
@@ -61,4 +64,52 @@ export function statusEvents(cp: ControlPlaneWithDb, sessionId: string): string[
 
 export function commandPhase(cp: ControlPlaneWithDb, commandId: string): string {
   return (cp.db.prepare('SELECT phase FROM worker_commands WHERE command_id = ?').get(commandId) as { phase: string }).phase;
+}
+
+/** The upload id seedLiveBuild gives unless told otherwise. */
+export const SEEDED_LIVE_UPLOAD = 'upl_live';
+
+/** An Approved build, made live for the project, with no archive (sessions launch launcher.command): the shape of a local build. */
+export function seedLiveBuild(cp: ControlPlaneWithDb, projectId: string, uploadId = SEEDED_LIVE_UPLOAD): string {
+  new SqliteBuildsRepository(cp.db).insert({ uploadId, projectId, fileUrl: undefined, status: 'Approved', objection: undefined, autoRelease: true, createdAt: 0, updatedAt: 0 });
+  new SqliteProjectsRepository(cp.db).setLiveUpload(projectId, uploadId);
+  return uploadId;
+}
+
+/** The project's settings as stored: the keys given, every other one at its default. */
+export function setProjectSettings(cp: ControlPlaneWithDb, projectId: string, settings: Partial<ProjectSettings>): void {
+  new SqliteProjectsRepository(cp.db).setSettings(projectId, settings);
+}
+
+/** The project's enabled switch, set behind the API's back (a disable that races a viewer). */
+export function setProjectEnabled(cp: ControlPlaneWithDb, projectId: string, enabled: boolean): void {
+  new SqliteProjectsRepository(cp.db).setEnabled(projectId, enabled);
+}
+
+/** The project's live build, set behind the API's back (`undefined`: none). */
+export function setLiveUpload(cp: ControlPlaneWithDb, projectId: string, uploadId: string | undefined): void {
+  new SqliteProjectsRepository(cp.db).setLiveUpload(projectId, uploadId);
+}
+
+/** The project's webhook URL (every event), set behind the API's back (its URL policy is the API's test). */
+export function setProjectWebhook(cp: ControlPlaneWithDb, projectId: string, url: string): void {
+  new SqliteProjectsRepository(cp.db).setWebhook(projectId, { url, events: undefined });
+}
+
+/** A build row as a submission leaves it, in any status (a restart's leftovers, a listing). */
+export function seedBuild(cp: ControlPlaneWithDb, b: { uploadId: string; projectId: string; status: BuildStatus; fileUrl?: string; autoRelease?: boolean; createdAt?: number }): void {
+  const at = b.createdAt ?? 1;
+  new SqliteBuildsRepository(cp.db).insert({ uploadId: b.uploadId, projectId: b.projectId, fileUrl: b.fileUrl, status: b.status, objection: undefined, autoRelease: b.autoRelease ?? false, createdAt: at, updatedAt: at });
+}
+
+/** Moves a build to a status without its stages (what a run of the pipeline would have left). */
+export function setBuildStatus(cp: ControlPlaneWithDb, uploadId: string, status: BuildStatus): void {
+  const builds = new SqliteBuildsRepository(cp.db);
+  const current = builds.findById(uploadId);
+  if (current === undefined || !builds.moveStatus(uploadId, current.status, status, undefined, Date.now())) throw new Error(`cannot move build ${uploadId} to ${status}`);
+}
+
+/** The archive's digest and size as the download stage records them. */
+export function recordBuildArchive(cp: ControlPlaneWithDb, uploadId: string, archive: { sha256: string; bytes: number }): void {
+  new SqliteBuildsRepository(cp.db).recordArchive(uploadId, archive);
 }

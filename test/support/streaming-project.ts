@@ -4,6 +4,7 @@ import type { Clock } from '@pixelfleet/common';
 import type { TestControlPlane } from './control-plane';
 import { linkReaches, startTestAgent } from './agent';
 import { ScriptedSessions } from './scripted-sessions';
+import { seedLiveBuild } from './seed';
 
 export interface StreamingProject {
   projectId: string;
@@ -21,8 +22,7 @@ export async function startStreamingProject(
 ): Promise<StreamingProject> {
   const owner = t.cp.accounts.createUser(`${name.toLowerCase()}${Date.now()}@example.com`);
   const projectId = t.cp.accounts.createProject(owner.userId, name, 'europe').projectId;
-  t.cp.db.prepare(`INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at) VALUES ('upl_live', ?, 'Approved', 1, 0, 0)`).run(projectId);
-  t.cp.db.prepare(`UPDATE projects SET live_upload_id = 'upl_live' WHERE id = ?`).run(projectId);
+  seedLiveBuild(t.cp, projectId);
   const script = new ScriptedSessions();
   const started = await startTestAgent({
     grpcAddress: t.started.grpcAddress,
