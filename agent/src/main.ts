@@ -72,7 +72,7 @@ async function run(file: string | undefined): Promise<number> {
     process.stderr.write(`pixelfleet-agent: refusing to start: ${accountsRefusal}\n`);
     return 78; // EX_CONFIG
   }
-  // Apps inherit it: what one app of a build writes in the build's shared Saved folder the next may rewrite, and no other uid reads.
+  // Apps inherit it: what one app of a build writes in the build's shared Saved folder the next may rewrite (app-accounts.ts).
   if (config.appAccounts !== undefined && process.platform === 'linux') process.umask(APP_UMASK);
   // Before any stream exists: the first stack read under --enable-source-maps costs ~0.7 s.
   warmSourceMaps();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppAccountPool, AppAccounts, killProcessesOf, procHidesOtherUsers, type BuildFolders, type PosixAppAccount } from './app-accounts';
+import { APP_UMASK, AppAccountPool, AppAccounts, killProcessesOf, procHidesOtherUsers, type BuildFolders, type PosixAppAccount } from './app-accounts';
 import { AppProcess, type AppExit } from './app-process';
 
 const FIRST_ID = 64_100;
@@ -55,10 +55,14 @@ describe('apps under accounts of their own (Linux, real uids)', () => {
   let dataDir: string;
   let probe: string;
   let accounts: AppAccounts;
+  let previousUmask: number | undefined;
 
   beforeAll(async () => {
     if (process.platform !== 'linux' || process.getuid?.() !== 0) throw new Error('this test starts processes under other uids: run it on Linux as root (CI does)');
     if ((statSync(process.execPath).mode & 0o001) === 0) throw new Error(`${process.execPath} must be executable by other users for the apps' uids to run it`);
+    // The agent's umask with appAccounts (main.ts): the build's files below are made under it, as
+    // the extraction makes them (0644), and the apps inherit it.
+    previousUmask = process.umask(APP_UMASK);
     root = mkdtempSync(join(tmpdir(), 'pixelfleet-accounts-'));
     chmodSync(root, 0o711);
     dataDir = join(root, 'agent');
@@ -104,6 +108,7 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), gid: process.getgid
   });
 
   afterAll(async () => {
+    if (previousUmask !== undefined) process.umask(previousUmask);
     // Whatever a failed run left under the test's uids.
     for (let uid = FIRST_ID; uid < FIRST_ID + 3; uid++) await killProcessesOf(uid);
     if (root) rmSync(root, { recursive: true, force: true });
@@ -154,8 +159,9 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), gid: process.getgid
     });
     const saved = statSync(join(dataDir, 'builds', 'upl_a', 'Game', 'Saved'));
     expect([saved.uid, saved.gid, saved.mode & 0o7777]).toEqual([0, FIRST_ID, 0o2770]);
-    // Setgid: the file the app wrote belongs to the build's gid, for the build's next app.
-    expect(statSync(join(dataDir, 'builds', 'upl_a', 'Game', 'Saved', `${FIRST_ID}.ini`)).gid).toBe(FIRST_ID);
+    // Setgid and the agent's umask: the file the app wrote belongs to the build's gid and the group may rewrite it (the build's next app).
+    const written = statSync(join(dataDir, 'builds', 'upl_a', 'Game', 'Saved', `${FIRST_ID}.ini`));
+    expect([written.gid, written.mode & 0o777]).toEqual([FIRST_ID, 0o664]);
     await accounts.revoke('session_1');
   });
 

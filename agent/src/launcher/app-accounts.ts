@@ -18,8 +18,8 @@
 // escaped its session never meets the next session's files.
 //
 // The build's folder is read-only to its apps except Unreal's Saved/ in it, which the build's apps
-// share (group-writable, setgid; the agent sets umask APP_UMASK, which its apps inherit, so what one
-// app writes the next app of the build may rewrite, and no other uid may read).
+// share (group-writable, setgid; the agent sets umask APP_UMASK, 002, which its apps inherit, so
+// what one app writes the next app of the build may rewrite; no other uid reaches the folder).
 //
 // Not covered here: /proc/<pid>/cmdline is readable by every uid unless /proc is mounted with
 // hidepid=invisible (the agent warns at start). Windows: windows-app-accounts.ts, a local account
@@ -117,8 +117,14 @@ export class AppAccountPool {
   }
 }
 
-/** The umask the agent runs with when apps have accounts (its apps inherit it): nothing for other uids, the group may write. */
-export const APP_UMASK = 0o007;
+/**
+ * The umask the agent runs with when apps have accounts (its apps inherit it): the group may write,
+ * so a file one app of a build writes in its Saved/ the next may rewrite. It must keep other uids'
+ * read: an app reads its build's files as "other" (they are root's, created by the extraction with
+ * 0644/0755, and only the build's top folder opens to its gid), so 007 would lock every app out
+ * of its own build. The private files stay private by their explicit modes.
+ */
+export const APP_UMASK = 0o002;
 
 /** The folders of <dataDir> an app may pass through (never list) to reach its own. */
 const TRAVERSABLE = ['builds', 'sessions'] as const;
@@ -208,7 +214,7 @@ export class AppAccounts implements AppAccountGrants {
 
 /**
  * Saved/ (made if missing) to root and the build's gid, group-writable and setgid: the files the
- * build's apps write there take the build's gid, and with the umask the agent gives its apps (007,
+ * build's apps write there take the build's gid, and with the umask the agent gives its apps (002,
  * APP_UMASK) the next app of the build may rewrite them. Only this folder is touched: its parent is
  * root's and closed to apps, so nothing here can be a link an app planted, and the agent never walks
  * what the apps wrote (a walk as root through app-writable folders could be sent elsewhere).
