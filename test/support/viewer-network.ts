@@ -5,6 +5,9 @@
 // extension — to act at a chosen message: hold that message and everything after it (a slow path),
 // or drop the link right after it reached the page (both TCP connections close with no WebSocket
 // close frame, so the page and the server each see 1006) and refuse new connections until up().
+// A drop can also wait for the page's reply, which then never reaches the server: the page's
+// frames toward the server (masked) are read too, so the test decides that the page's answer went
+// into a dying socket instead of leaving it to a race between the page's answer and its close.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 interface Link {
@@ -16,9 +19,11 @@ interface Link {
   cutting: boolean;
   /** The server switched it to WebSocket (101). */
   websocket: boolean;
+  /** The link is being cut once the page writes a message of this type; until then the server reads nothing more from the page. */
+  cutAtPage: { type: string; onCut(): void } | undefined;
 }
 
-type Lever = { kind: 'hold'; type: string; onHeld(link: Link): void } | { kind: 'cut'; type: string; onCut(): void };
+type Lever = { kind: 'hold'; type: string; onHeld(link: Link): void } | { kind: 'cut'; type: string; thenPageSends: string | undefined; onCut(): void };
 
 /** What is held: `release()` sends the held frames to the page, in order, and lets the rest through. */
 export interface HeldMessages {
@@ -68,10 +73,12 @@ export class ViewerNetwork {
   /**
    * Right after the next server message of `type` reached the page, the link drops (no close frame
    * either way) and the network stays down until up(): every new connection is closed at once.
-   * Resolves when the link is cut.
+   * With `thenPageSends`, the drop waits until the page has written a message of that type; from
+   * the server's message on, nothing the page writes reaches the server (a reply written into a
+   * socket that is dying). Resolves when the link is cut.
    */
-  cutAfter(type: string): Promise<void> {
-    return new Promise<void>((resolve) => this.levers.push({ kind: 'cut', type, onCut: resolve }));
+  cutAfter(type: string, options: { thenPageSends?: string } = {}): Promise<void> {
+    return new Promise<void>((resolve) => this.levers.push({ kind: 'cut', type, thenPageSends: options.thenPageSends, onCut: resolve }));
   }
 
   /** Every WebSocket link drops now (no close frame either way); new connections go through. */
@@ -95,9 +102,9 @@ export class ViewerNetwork {
       return;
     }
     const server = connect(port, host);
-    const link: Link = { page, server, held: undefined, cutting: false, websocket: false };
+    const link: Link = { page, server, held: undefined, cutting: false, websocket: false, cutAtPage: undefined };
     this.links.add(link);
-    page.pipe(server);
+    this.readPage(link);
     page.on('error', () => this.drop(link));
     server.on('error', () => this.drop(link));
     page.on('close', () => this.drop(link));
@@ -133,6 +140,32 @@ export class ViewerNetwork {
     });
   }
 
+  /** The page's bytes to the server: raw until the server's 101, then frame by frame (to see the page's messages). */
+  private readPage(link: Link): void {
+    let pending = Buffer.alloc(0);
+    link.page.on('data', (chunk: Buffer) => {
+      // Only the page's HTTP request comes before the 101: the page writes no frame before it reads one.
+      if (!link.websocket) return void link.server.write(chunk);
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        const size = frameSize(pending);
+        if (size === undefined || pending.length < size) return;
+        const frame = pending.subarray(0, size);
+        pending = pending.subarray(size);
+        const cut = link.cutAtPage;
+        if (cut === undefined) {
+          link.server.write(frame);
+          continue;
+        }
+        if (messageType(frame) !== cut.type) continue;
+        link.cutAtPage = undefined;
+        this.drop(link);
+        cut.onCut();
+        return;
+      }
+    });
+  }
+
   /** Sends one frame on to the page (or holds it); false once the link is cut. */
   private deliver(link: Link, frame: Buffer): boolean {
     const type = messageType(frame);
@@ -152,6 +185,11 @@ export class ViewerNetwork {
     }
     this.down = true;
     link.cutting = true;
+    if (lever.thenPageSends !== undefined) {
+      link.cutAtPage = { type: lever.thenPageSends, onCut: () => lever.onCut() };
+      link.page.write(frame);
+      return false;
+    }
     link.page.write(frame, () => {
       this.drop(link);
       lever.onCut();
@@ -177,14 +215,18 @@ function frameSize(buf: Buffer): number | undefined {
   return buf.length < 10 ? undefined : 10 + maskBytes + Number(buf.readBigUInt64BE(2));
 }
 
-/** The JSON `type` of an unmasked, unfragmented text frame, else undefined. */
+/** The JSON `type` of an unfragmented text frame (the server's unmasked, the page's masked), else undefined. */
 function messageType(frame: Buffer): string | undefined {
   const first = frame[0]!;
-  if ((first & 0x0f) !== 1 || (first & 0x80) === 0 || (frame[1]! & 0x80) !== 0) return undefined;
+  if ((first & 0x0f) !== 1 || (first & 0x80) === 0) return undefined;
   const length7 = frame[1]! & 0x7f;
+  const masked = (frame[1]! & 0x80) !== 0;
   const offset = length7 < 126 ? 2 : length7 === 126 ? 4 : 10;
+  const mask = masked ? frame.subarray(offset, offset + 4) : undefined;
+  const payload = Buffer.from(frame.subarray(offset + (masked ? 4 : 0)));
+  if (mask !== undefined) for (let i = 0; i < payload.length; i += 1) payload[i] = payload[i]! ^ mask[i % 4]!;
   try {
-    const message = JSON.parse(frame.subarray(offset).toString('utf8')) as { type?: unknown };
+    const message = JSON.parse(payload.toString('utf8')) as { type?: unknown };
     return typeof message.type === 'string' ? message.type : undefined;
   } catch {
     return undefined;

@@ -475,6 +475,29 @@ describe('SessionRelay', () => {
     expect(leave.video.length).toBe(0);
   });
 
+  it('reads a viewer\'s answer and candidates again without harm (a page resending them to a restarted control plane); a different answer is refused', async () => {
+    const { relay } = setup();
+    const a = app();
+    await connectApp(relay, a);
+    const v = viewer();
+    const connected = new Promise<void>((resolve) => relay.on('viewerConnected', () => resolve()));
+    const offer = await relay.addViewer('again');
+    const answer = await v.answer(offer);
+    const candidates = answer.split('\r\n').filter((line) => line.startsWith('a=candidate:')).map((line) => ({ candidate: line.slice(2), sdpMid: '0', sdpMLineIndex: 0 }));
+    expect(candidates.length).toBeGreaterThan(0);
+    // The first answer is still being applied when its copy arrives.
+    await Promise.all([relay.acceptViewerAnswer('again', answer), relay.acceptViewerAnswer('again', answer)]);
+    for (const candidate of [...candidates, ...candidates]) await relay.addViewerCandidate('again', candidate);
+    await connected;
+    await relay.acceptViewerAnswer('again', answer);
+    for (const candidate of candidates) await relay.addViewerCandidate('again', candidate);
+    await expect(relay.acceptViewerAnswer('again', answer.replace(/a=ice-ufrag:\S+/, 'a=ice-ufrag:other'))).rejects.toMatchObject({ code: 'NEGOTIATION_FAILED' });
+
+    const frame = a.writeFrame();
+    await until(() => v.video.length >= frame.length, [(l) => v.onChange(l)], 'media at the viewer whose answer came twice');
+    expect(relay.stats().viewers).toBe(1);
+  });
+
   it("passes at most MAX_REMOTE_CANDIDATES of a viewer's candidates to werift, dropping the rest with one warning", async () => {
     const lines: string[] = [];
     const { relay } = setup({ log: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }) });

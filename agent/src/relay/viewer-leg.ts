@@ -96,6 +96,8 @@ export class ViewerLeg {
   private readonly history = new SendHistory();
   private mediaReady = false;
   private offerReturned = false;
+  /** The answer applied (or being applied): the same one read again (a page resending it to a control plane that restarted) is ignored. */
+  private appliedAnswer: string | undefined;
   /** Video packets (and their RTP bytes) written to this viewer, and sequence numbers it NACKed (answered or not). */
   readonly counts = { forwarded: 0, bytes: 0, nacked: 0 };
   /** What the kernel granted this leg's sockets (undefined before the offer). */
@@ -180,10 +182,16 @@ export class ViewerLeg {
   }
 
   async acceptAnswer(sdp: string): Promise<void> {
+    if (sdp === this.appliedAnswer) {
+      this.log.debug({ playerId: this.playerId }, 'viewer answer read again; it was applied already');
+      return;
+    }
     if (this.state !== 'offered') throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.playerId} is ${this.state}, not waiting for an answer`);
     try {
+      this.appliedAnswer = sdp;
       await this.pc.setRemoteDescription({ type: 'answer', sdp });
     } catch (err) {
+      this.appliedAnswer = undefined;
       throw new RelayError('NEGOTIATION_FAILED', `Viewer ${this.playerId}'s answer was refused: ${String(err)}`);
     }
     if (this.state !== 'offered') return;

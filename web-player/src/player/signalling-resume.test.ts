@@ -77,7 +77,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function setup(options: { resumable?: boolean; windowSeconds?: number; needsStreamerList?: () => boolean } = {}) {
+function setup(options: { resumable?: boolean; windowSeconds?: number; needsStreamerList?: () => boolean; negotiating?: () => boolean } = {}) {
   const transport = new WebSocketTransport();
   const closes: { code: number; reason: string }[] = [];
   const messages: string[] = [];
@@ -100,6 +100,7 @@ function setup(options: { resumable?: boolean; windowSeconds?: number; needsStre
     clock: timers,
     resumable: () => up,
     ...(options.needsStreamerList ? { needsStreamerList: options.needsStreamerList } : {}),
+    ...(options.negotiating ? { negotiating: options.negotiating } : {}),
     onResuming: () => events.push('resuming'),
     onResumed: () => events.push('resumed'),
     onGaveUp: (code, reason) => events.push(`gave up ${code} ${reason}`),
@@ -194,6 +195,52 @@ describe('SignallingResume', () => {
     expect(JSON.parse(third.sent[0]!)).toMatchObject({ received: 3 });
     third.receive({ type: 'pixelfleetResumed', received: 5 }); // listStreamers, answer, two candidates, the ping
     expect(third.sent.slice(1).map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['ping']);
+  });
+
+  it('with a server that kept no count (a restart): sends again its answer and candidates since the last offer while the peer is being set up, once per resume, and nothing else', () => {
+    let negotiating = true;
+    const { transport, first } = setup({ negotiating: () => negotiating });
+    const candidate = (n: number) => JSON.stringify({ type: 'iceCandidate', candidate: { candidate: `candidate:${n}`, sdpMid: '0', sdpMLineIndex: 0 } });
+    const answer = JSON.stringify({ type: 'answer', sdp: 'v=0 second' });
+    first.receive({ type: 'offer', sdp: 'v=0 first' });
+    transport.sendMessage(JSON.stringify({ type: 'answer', sdp: 'v=0 first' })); // an earlier negotiation's
+    first.receive({ type: 'offer', sdp: 'v=0 second' });
+    transport.sendMessage(answer); // written into a socket that is already dying
+    transport.sendMessage(JSON.stringify({ type: 'stats', data: {} }));
+    transport.sendMessage(candidate(1));
+    first.end(1006);
+    const second = FakeSocket.opened[1]!;
+    transport.sendMessage(candidate(2)); // held while away
+    second.open();
+    second.receive({ type: 'pixelfleetResumed' });
+    expect(second.sent.slice(1)).toEqual([answer, candidate(1), candidate(2), expect.stringContaining('"ping"')]);
+
+    // Restarted again: the same negotiation, counted afresh from the first resume.
+    second.end(1006);
+    const third = FakeSocket.opened[2]!;
+    third.open();
+    expect(JSON.parse(third.sent[0]!)).toMatchObject({ received: 0 });
+    third.receive({ type: 'pixelfleetResumed' });
+    expect(third.sent.slice(1)).toEqual([answer, candidate(1), candidate(2), expect.stringContaining('"ping"')]);
+
+    // Once the stream is up, a restart owes the relay nothing.
+    negotiating = false;
+    third.end(1006);
+    const fourth = FakeSocket.opened[3]!;
+    fourth.open();
+    fourth.receive({ type: 'pixelfleetResumed' });
+    expect(fourth.sent.slice(1).map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['ping']);
+  });
+
+  it('a page that read no offer yet sends nothing again to a server that kept no count', () => {
+    const { transport, first } = setup();
+    transport.sendMessage(JSON.stringify({ type: 'listStreamers' }));
+    transport.sendMessage(JSON.stringify({ type: 'subscribe', streamerId: 'app' }));
+    first.end(1006);
+    const second = FakeSocket.opened[1]!;
+    second.open();
+    second.receive({ type: 'pixelfleetResumed' });
+    expect(second.sent.slice(1).map((m) => (JSON.parse(m) as { type: string }).type)).toEqual(['ping']);
   });
 
   it('a count the page cannot have given (more than it sent) is no count: both start afresh and the page asks again for its list', () => {

@@ -13,9 +13,13 @@
 // sockets and keep the last ones they wrote (SignallingJournal): the page's `pixelfleetResume`
 // says how many it has read, the server's `pixelfleetResumed` how many it has, and each sends again
 // what the other never got, in order, before anything new. A server that answers without a count
-// (a session left by a previous run, whose sockets' history is gone) starts both counts afresh; a
-// page that resumes before it ever got its streamer list then asks for it again, since the request
-// it sent on open was held by a server that is gone and Epic's library waits for the reply.
+// (a session left by a previous run, whose sockets' history is gone) starts both counts afresh.
+// What the page said since the relay's last offer (its answer, its ICE candidates) is then sent
+// again while the page's peer is still being set up: the answer may have gone into the socket that
+// died with the previous run, and the relay waits for it; one that did arrive is read twice, which
+// the relay ignores. A page that resumes before it ever got its streamer list asks for it again,
+// since the request it sent on open was held by a server that is gone and Epic's library waits
+// for the reply.
 import type { Clock, TimerHandle } from '@pixelfleet/common/clock';
 import { SignallingJournal } from '@pixelfleet/signaling/signalling-journal';
 import { VIEWER_CLOSES } from '@pixelfleet/signaling/viewer-closes';
@@ -65,6 +69,11 @@ export interface SignallingResumeOptions {
    * the answer as it would have on the first socket. Default: never.
    */
   readonly needsStreamerList?: () => boolean;
+  /**
+   * True while the page's peer is being set up (an offer read, the stream not up yet): a resume
+   * without the server's count then sends the page's answer and candidates again. Default: always.
+   */
+  readonly negotiating?: () => boolean;
   /** Told when a drop is being bridged, and when it was (or could not be). */
   readonly onResuming?: () => void;
   readonly onResumed?: () => void;
@@ -94,6 +103,9 @@ const MAX_HELD_MESSAGES = 64;
 /** The request for the streamer list (Epic's `listStreamers`), asked again on a resumed socket that never had its answer. */
 const LIST_STREAMERS = 'listStreamers';
 
+/** What the page says in a negotiation the relay started with its offer: sent again to a server that kept no count. */
+const NEGOTIATION_REPLIES: readonly unknown[] = ['answer', 'iceCandidate'];
+
 /** How long one attempt may take to be answered (open, token sent, `pixelfleetResumed` back). */
 export const RESUME_ATTEMPT_TIMEOUT_MS = 5_000;
 
@@ -119,6 +131,8 @@ export class SignallingResume {
   private held: string[] = [];
   /** What the library's sockets carried: frames read, and the last frames written, for a replay. */
   private journal = new SignallingJournal();
+  /** journal.sent when the relay's last offer was read: the page's frames from there on are that negotiation's. */
+  private negotiationFrom: number | undefined;
   private silenceTimer: TimerHandle | undefined;
   private readonly libraryOnClose: (event: CloseEvent) => void;
   private readonly librarySend: (msg: string) => void;
@@ -154,6 +168,7 @@ export class SignallingResume {
 
   private onMessage(event: MessageEvent): void {
     this.journal.recordReceived();
+    if (isOffer(event.data)) this.negotiationFrom = this.journal.sent;
     this.watchSilence();
     this.libraryOnMessage(event);
   }
@@ -248,9 +263,10 @@ export class SignallingResume {
     socket.onclose = (event) => this.transport.handleOnClose(event);
     socket.onerror = () => this.transport.handleOnError();
     const replay = serverReceived === undefined ? undefined : this.journal.since(serverReceived);
-    // Frames the server never read, as first written and not counted again; without its count, both count afresh.
+    // Frames the server never read, as first written and not counted again; without its count, both
+    // count afresh, and the negotiation under way is said again (counted: the server reads them anew).
     if (replay !== undefined) for (const frame of replay.frames) this.librarySend(frame);
-    else this.journal = new SignallingJournal();
+    else this.restartCounts();
     const held = this.held;
     this.held = [];
     for (const msg of held) this.sendCounted(msg);
@@ -262,6 +278,15 @@ export class SignallingResume {
     this.sendCounted(JSON.stringify({ type: 'ping', time: this.options.clock.now() }));
     this.watchSilence();
     this.options.onResumed?.();
+  }
+
+  /** Both sides count afresh from this socket on; the page's replies in a negotiation under way are sent again first. */
+  private restartCounts(): void {
+    const from = this.negotiationFrom;
+    const replies = from === undefined || !(this.options.negotiating?.() ?? true) ? [] : (this.journal.since(from)?.frames ?? []).filter((frame) => NEGOTIATION_REPLIES.includes(readType(frame)));
+    this.journal = new SignallingJournal();
+    this.negotiationFrom = from === undefined ? undefined : 0;
+    for (const frame of replies) this.sendCounted(frame);
   }
 
   private giveUp(code: number, reason: string): void {
@@ -335,6 +360,11 @@ function readResumed(data: unknown): { received: number | undefined } | undefine
   if (readType(data) !== 'pixelfleetResumed') return undefined;
   const received = (JSON.parse(data as string) as { received?: unknown }).received;
   return { received: typeof received === 'number' && Number.isSafeInteger(received) && received >= 0 ? received : undefined };
+}
+
+/** Every frame the page reads passes here: only one that may be an offer is parsed. */
+function isOffer(data: unknown): boolean {
+  return typeof data === 'string' && data.includes('"offer"') && readType(data) === 'offer';
 }
 
 function readType(data: unknown): unknown {

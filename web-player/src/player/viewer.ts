@@ -112,6 +112,8 @@ export class Viewer {
         // here, and the next run holds the session; a server that ended it answers the resume with its close.
         resumable: () => (!this.mediaFailed && (this.state.kind === 'streaming' || this.state.kind === 'connecting' || this.state.kind === 'starting')) || this.state.kind === 'queued',
         needsStreamerList: () => !this.streamerListed,
+        // From the relay's offer until the video plays: the page's answer may still be owed to the relay.
+        negotiating: () => this.state.kind === 'connecting',
         onResuming: () => this.view.setReconnecting(true),
         onResumed: () => this.view.setReconnecting(false),
         onGaveUp: () => this.view.setReconnecting(false),
