@@ -5,7 +5,8 @@ import { createServer, type Server } from 'node:http';
 import pino from 'pino';
 import type { Page } from 'playwright-core';
 import type { RtpPacket } from 'werift';
-import { FakeViewer, SessionRelay } from '@pixelfleet/agent/test-support';
+import { SessionRelay } from '@pixelfleet/agent/test-support';
+import { FakeViewer } from '../support/relay/fake-viewer';
 import { launchChromium } from '../support/chromium';
 import { f, mbps, until, waitMs } from './bench-support';
 

@@ -20,7 +20,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Level } from 'pino';
-import { SessionRelay, addBitrateHints, captureRtcp, parseRtcpStrictly, planStreamerOffer, type BitrateHints } from '@pixelfleet/agent/test-support';
+import { SessionRelay, addBitrateHints, planStreamerOffer, type BitrateHints } from '@pixelfleet/agent/test-support';
+import { captureRtcp } from '../support/relay/rtcp-capture';
+import { parseRtcpStrictly } from '../support/relay/strict-rtcp';
 import { RealisticStreamLab, keyframeAnswers, type Candidate, type SenderPage, type SenderStats, type ViewerPage, type ViewerStats } from '../support/realistic-stream';
 import { BenchChild, f, median, percentile, serveParent, until, waitMs } from './bench-support';
 

@@ -8,7 +8,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { RtpPacket } from 'werift';
-import { FakeApp, FakeViewer, SessionRelay, accessUnits, packetizeAccessUnit, type H264RtpPayload } from '@pixelfleet/agent/test-support';
+import { SessionRelay } from '@pixelfleet/agent/test-support';
+import { FakeApp } from '../support/relay/fake-app';
+import { FakeViewer } from '../support/relay/fake-viewer';
+import { accessUnits, packetizeAccessUnit, type H264RtpPayload } from '../support/relay/h264-fixture';
 import { BenchChild, f, mbps, percentile, serveParent, until, waitMs } from './bench-support';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -360,7 +363,7 @@ export async function benchRelayCost(options: RelayCostOptions): Promise<string[
   const summary: string[] = [];
   const { bytesPerSecond } = streamFrames();
   console.log(`\n(b) relay cost: mock app's 1280x720 30 fps clip + filler NALs ≈ ${mbps(bytesPerSecond * 8)}; ${windowMs / 1000} s windows after ${relayWarmupMs / 1000} s warm-up`);
-  console.log('  peers: werift everywhere (app = FakeApp, viewers = FakeViewer from agent/src/relay/test-support), no browser. The app, each viewer');
+  console.log('  peers: werift everywhere (app = FakeApp, viewers = FakeViewer from test/support/relay), no browser. The app, each viewer');
   console.log('  and the relay run in child processes of their own on both paths (relay CPU from its process.cpuUsage(): relay + Node idle).');
   console.log('  Latency: a monotonic-clock stamp written into each packet as the app hands it to werift → the viewer\'s onReceiveRtp;');
   console.log('  direct = the app with one peer per viewer, each packet sent before the next is stamped.');

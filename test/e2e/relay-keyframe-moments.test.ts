@@ -8,7 +8,8 @@
 // --only d` holds the targets (a keyframe ~200 ms after the request, a first frame within 1 s).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { SessionRelay, captureRtcp, type RtcpCapture } from '@pixelfleet/agent/test-support';
+import { SessionRelay } from '@pixelfleet/agent/test-support';
+import { captureRtcp, type RtcpCapture } from '../support/relay/rtcp-capture';
 import { RealisticStreamLab, keyframeAnswers, type KeyframeAnswers, type SenderPage, type SenderStats, type ViewerPage, type ViewerStats } from '../support/realistic-stream';
 import { appVideoSsrcs, dropAtIngest, type IngestPacketDrop } from '../support/ingest-packet-drop';
 import { printMoment } from '../support/moment-figures';

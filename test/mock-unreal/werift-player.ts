@@ -3,7 +3,7 @@
 // data-channel bytes. Settings as in design/werift-notes.md §7.3.
 import { EventEmitter } from 'node:events';
 import { RTCPeerConnection, useH264, type RTCDataChannel, type RtpPacket } from 'werift';
-import { loopbackPeer } from '@pixelfleet/agent/test-support';
+import { loopbackPeer } from '../support/relay/fake-app';
 import type { JsonMessage, SignallingStub } from './signalling-stub';
 
 export class WeriftPlayer {

@@ -4,7 +4,7 @@
 // its negotiation across a resumed socket: what it sends while away is sent after the resume, and
 // a viewer that never had its streamer list asks for it again.
 import { RTCIceCandidate, RTCPeerConnection, RTCSessionDescription, useH264, useOPUS, type RTCDataChannel } from 'werift';
-import { loopbackPeer } from '@pixelfleet/agent/test-support';
+import { loopbackPeer } from './relay/fake-app';
 import WebSocket from 'ws';
 import { FakePlayer } from './fake-player';
 import { MessageInbox, type ServerMessage } from './message-inbox';

@@ -2,9 +2,9 @@
 // open handler (which werift puts on the wire ahead of its DCEP ACK, see README) and must get the
 // app's replayed start-up messages. Delivery must be 100 % both ways, byte for byte.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { FakeApp, STARTUP_MESSAGES } from './test-support/fake-app';
-import { FakeViewer } from './test-support/fake-viewer';
-import { connectApp, connectViewer, createRelay, until } from './test-support/harness';
+import { FakeApp, STARTUP_MESSAGES } from '../../../test/support/relay/fake-app';
+import { FakeViewer } from '../../../test/support/relay/fake-viewer';
+import { connectApp, connectViewer, createRelay, until } from '../../../test/support/relay/harness';
 
 const VIEWERS = 120;
 const AT_ONCE = 4;

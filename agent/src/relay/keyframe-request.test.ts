@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RtcpPacketConverter } from 'werift';
 import { keyframeRequestBytes, rtcpBytes } from './keyframe-request';
-import { parseRtcpStrictly } from './test-support/strict-rtcp';
+import { parseRtcpStrictly } from '../../../test/support/relay/strict-rtcp';
 
 const SENDER = 0x11223344;
 const MEDIA = 0xaabbccdd;

@@ -3,7 +3,7 @@
 // werift's serialisation: werift 0.24.4 writes a FIR's length field one word short
 // (`FullIntraRequest.length` subtracts the header its payload never had), libwebrtc rejects the
 // block and drops the whole compound packet, PLI included (issue 21). Our own bytes go out as they
-// are; the strict parser in test-support checks them with libwebrtc's rules.
+// are; the strict parser in test/support/relay/strict-rtcp.ts checks them with libwebrtc's rules.
 import type { RtcpPacket } from 'werift';
 
 /** Which request the app understands, from its offer's rtcp-fb lines. */

@@ -3,11 +3,11 @@
 import pino from 'pino';
 import { RTCPeerConnection } from 'werift';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { APP_H264_42E01F_PT, FakeApp, INITIAL_SETTINGS, PROTOCOL_FROM_STREAMER, PROTOCOL_TO_STREAMER, STARTUP_MESSAGES, utf16Message } from './test-support/fake-app';
-import { FakeViewer } from './test-support/fake-viewer';
-import { captureRtcp } from './test-support/rtcp-capture';
-import { parseRtcpStrictly } from './test-support/strict-rtcp';
-import { connectApp, connectViewer, createRelay, relayEvents, TEST_BITRATE, until } from './test-support/harness';
+import { APP_H264_42E01F_PT, FakeApp, INITIAL_SETTINGS, PROTOCOL_FROM_STREAMER, PROTOCOL_TO_STREAMER, STARTUP_MESSAGES, utf16Message } from '../../../test/support/relay/fake-app';
+import { FakeViewer } from '../../../test/support/relay/fake-viewer';
+import { captureRtcp } from '../../../test/support/relay/rtcp-capture';
+import { parseRtcpStrictly } from '../../../test/support/relay/strict-rtcp';
+import { connectApp, connectViewer, createRelay, relayEvents, TEST_BITRATE, until } from '../../../test/support/relay/harness';
 import { fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps } from './sdp-text';
 import { RelayError } from './relay-error';
 import type { SessionRelay } from './session-relay';

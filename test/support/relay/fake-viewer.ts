@@ -18,7 +18,7 @@ import {
   type RtcpPacket,
 } from 'werift';
 import { loopbackPeer } from './fake-app';
-import { payloadSpecificFeedback, rtcpBytes } from '../keyframe-request';
+import { payloadSpecificFeedback, rtcpBytes } from '@pixelfleet/agent/test-support';
 
 export interface ReceivedRtp {
   payloadType: number;

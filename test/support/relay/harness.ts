@@ -1,7 +1,7 @@
 // Wiring for relay tests: a relay with a silent logger and counting timers, a fake app connected to
 // its ingest, fake viewers connected through it, and an event-driven wait with a deadline.
 import pino from 'pino';
-import { SessionRelay, type RelayOptions } from '../session-relay';
+import { SessionRelay, type RelayOptions } from '@pixelfleet/agent/test-support';
 import type { Clock, TimerHandle } from '@pixelfleet/common';
 import { FakeApp } from './fake-app';
 import { FakeViewer } from './fake-viewer';
