@@ -1,7 +1,7 @@
 // Test-only handles on the control plane, for tests and benches (`@pixelfleet/control-plane/test-support`):
-// the app with its raw database, to seed rows and read them back, the limits tests push against, and
-// the words of every CLI command (the help test walks them). Not in the door: nothing that runs the
-// service needs them.
+// the app with its raw database and the repositories over it (tests seed rows and read them back
+// through these, test/support/seed.ts), the limits tests push against, and the words of every CLI
+// command (the help test walks them). Not in the door: nothing that runs the service needs them.
 export { buildControlPlaneWithDb, type ControlPlaneWithDb } from './app';
 export type { Db } from './db/database';
 export { MAX_ICE_CANDIDATES_PER_SESSION } from './share/viewer-gateway';
@@ -9,8 +9,16 @@ export { SqliteSessionDimensionsRepository } from './repositories/session-dimens
 export { SqliteTelemetryRepository } from './repositories/telemetry';
 export { SqliteProjectsRepository } from './repositories/projects';
 export type { ProjectSettings } from './projects/project-settings';
-export { SqliteBuildsRepository } from './repositories/builds';
+export { SqliteBuildsRepository, type BuildRecord } from './repositories/builds';
 export type { BuildStatus } from './builds/build-stages';
+export { SqliteBuildCopiesRepository, type BuildCopy } from './repositories/build-copies';
+export { SqliteSessionsRepository, type SessionRecord, type SnapshotData } from './repositories/sessions';
+export { SqliteSessionHistoryRepository } from './repositories/session-history';
+export type { StoredTelemetryRow } from './repositories/telemetry';
+export { SqliteEventsRepository, type FleetEvent } from './repositories/events';
+export { SqliteWorkersRepository, type CommandPhase, type WorkerCommandRecord } from './repositories/workers';
+export { SqliteLogFilesRepository, type LogFileRecord } from './repositories/log-files';
+export { SqliteWebhookDeliveriesRepository, type WebhookDelivery } from './repositories/webhook-deliveries';
 export { controlPlaneCommandWords } from './main';
 export { ADMIN_COMMANDS } from './admin-cli/admin-commands';
 export { CREDENTIAL_FAILURE_BURST } from './grpc/credential-failures';

@@ -235,6 +235,7 @@ describe('GET /sessions/{sessionId}', () => {
   it('answers an unexpected failure with 500 Internal server error and its code, the detail only in the log', async () => {
     const projectId = f.t.cp.accounts.createProject(a.userId, 'Broken', 'europe').projectId;
     const broken = seedSessionHistory(f.t.cp, { projectId, statuses: [['Enqueued', T0]] });
+    // Raw SQL on purpose: a snapshot that is not JSON is a corrupt row the sessions repository never writes.
     f.t.cp.db.prepare("UPDATE session_snapshots SET data = '{not json' WHERE session_id = ?").run(broken);
     const res = await read(`/sessions/${broken}`, { projectId });
     expect([res.status, res.body]).toEqual([500, error('Internal server error', 'INTERNAL_ERROR')]);

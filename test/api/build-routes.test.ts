@@ -6,7 +6,7 @@ import { HTTP_ERRORS } from '@pixelfleet/control-plane';
 import { maskFileUrl, type BuildStatus } from '@pixelfleet/control-plane/test-support';
 import { ManualClock } from '@pixelfleet/common';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
-import { recordBuildArchive, setBuildStatus } from '../support/seed';
+import { buildsOfProject, fleetEvents, recordBuildArchive, setBuildStatus } from '../support/seed';
 
 const clock = new ManualClock();
 let f: ApiFixture;
@@ -49,8 +49,8 @@ describe('POST /projects/upload-file', () => {
     nextWindow();
     const a = f.account();
     expect((await f.post('/projects/upload-file', upload(a))).statusCode).toBe(201);
-    const [build] = f.t.cp.db.prepare('SELECT auto_release FROM builds WHERE project_id = ?').all(a.projectId) as { auto_release: number }[];
-    expect(build?.auto_release).toBe(0);
+    const [build] = buildsOfProject(f.t.cp, a.projectId);
+    expect(build?.autoRelease).toBe(false);
   });
 
   it('answers 400 Missing required field for each required field, in body order', async () => {
@@ -261,12 +261,14 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
       nextWindow();
       expect([status, ...answer(await f.post('/projects/distribute-file', body))]).toEqual([status, 400, { message: `Build ${uploadId} cannot be distributed while its status is ${status}` }]);
     }
-    const rows = f.t.cp.db.prepare("SELECT type, data FROM events WHERE project_id = ? AND type LIKE 'build.%' ORDER BY id").all(a.projectId);
+    const rows = fleetEvents(f.t.cp, { projectId: a.projectId })
+      .filter((e) => e.type.startsWith('build.'))
+      .map((e) => ({ type: e.type, data: e.data }));
     // The distribution finds no archive (the status was set by hand, the pipeline never saved one) and rejects it.
     expect(rows).toEqual([
-      { type: 'build.uploaded', data: JSON.stringify({ uploadId, autoRelease: false }) },
-      { type: 'build.distributing', data: JSON.stringify({ uploadId, by: a.userId }) },
-      { type: 'build.rejected', data: JSON.stringify({ uploadId, objection: 'the build has no archive in the repository to distribute; please submit it again' }) },
+      { type: 'build.uploaded', data: { uploadId, autoRelease: false } },
+      { type: 'build.distributing', data: { uploadId, by: a.userId } },
+      { type: 'build.rejected', data: { uploadId, objection: 'the build has no archive in the repository to distribute; please submit it again' } },
     ]);
   });
 

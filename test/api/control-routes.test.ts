@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
 import { decodeStoredCommand } from '@pixelfleet/proto';
 import { ManualClock } from '@pixelfleet/common';
-import { seedEndedSessions, seedSession, sessionStatus } from '../support/seed';
+import { seedEndedSessions, seedSession, sessionStatus, workerCommands } from '../support/seed';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
 let f: ApiFixture;
@@ -47,7 +47,7 @@ describe('POST /projects/enable and /projects/disable', () => {
     expect(answer(await f.post('/projects/disable', body(a)))).toEqual([200, { projectId: a.projectId, status: false }]);
     // It has an app on a worker: Terminating until the agent confirms the stop, already counted as ended.
     expect(sessionStatus(f.t.cp, old)).toEqual({ status: 'Terminating', endReason: 'project disabled' });
-    const stops = f.t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession'").all(workerId) as { payload: string }[];
+    const stops = workerCommands(f.t.cp, workerId, 'stopSession');
     expect(stops.map((c) => (decodeStoredCommand(c.payload) as { sessionId: string }).sessionId)).toEqual([old]);
   });
 
@@ -110,7 +110,7 @@ describe('fair use (token buckets per client address and userId, and per address
     const refused = await limited.post('/projects/disable', body(a));
     expect(answer(refused)).toEqual([429, { message: 'Too many requests. Try again in 2 seconds.' }]);
     expect(refused.headers['retry-after']).toBe('2');
-    expect(limited.t.cp.db.prepare('SELECT enabled FROM projects WHERE id = ?').get(a.projectId)).toEqual({ enabled: 1 }); // refused before it ran
+    expect(limited.t.cp.accounts.requireProject(a.projectId).enabled).toBe(true); // refused before it ran
     expect((await limited.post('/projects/enable', body(b))).statusCode).toBe(200);
   });
 

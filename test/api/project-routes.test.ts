@@ -159,6 +159,7 @@ describe('GET /projects/projects-status', () => {
   it('answers 500 Internal server error for an unexpected failure', async () => {
     const res = await f.inject({ method: 'GET', url: `/api/projects/projects-status?userId=${a.userId}&apikey=${a.apiKey}`, headers: {} });
     expect(res.statusCode).toBe(200);
+    // Raw SQL on purpose: a table gone is a failure no repository can cause, and it is the failure under test.
     f.t.cp.db.exec('ALTER TABLE projects RENAME TO projects_gone');
     try {
       expect(answer(await f.get('/projects/projects-status', { userId: a.userId, apikey: a.apiKey }))).toEqual([500, message('internal')]);
@@ -217,6 +218,7 @@ describe('the one cached read path', () => {
     const q = { userId: b.userId, apikey: b.apiKey };
     // Warms the pair's facts through one route only.
     expect((await f.get(READ_ROUTES[0]!(b.projectId), q)).statusCode).toBe(200);
+    // Raw SQL on purpose: the key table itself gone is the condition under test.
     f.t.cp.db.exec('ALTER TABLE api_keys RENAME TO api_keys_gone');
     try {
       // A route that read the key any other way would fail here (500: no such table).

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
+import { webhookDeliveries } from '../support/seed';
 
 let f: ApiFixture;
 let strict: ApiFixture;
@@ -200,8 +201,8 @@ describe('POST /projects/test-webhook and build events', () => {
     expect(got?.path).toBe(secretPath);
     expect(got?.headers['content-type']).toBe('application/json');
     expect(got?.body).toEqual({ event: 'webhook.test', projectId: 'prj_webhook_test', uploadId: 'upl_webhook_test', fileUrl: null, status: 'test', objection: null, timestamp: expect.any(String) as string });
-    const rows = f.t.cp.db.prepare('SELECT event, status_code, error FROM webhook_deliveries WHERE project_id = ?').all(a.projectId);
-    expect(rows).toEqual([{ event: 'webhook.test', status_code: 200, error: null }]);
+    const rows = webhookDeliveries(f.t.cp, a.projectId).map((d) => ({ event: d.event, statusCode: d.statusCode, error: d.error ?? null }));
+    expect(rows).toEqual([{ event: 'webhook.test', statusCode: 200, error: null }]);
     // The URL is the receiver's shared secret: it is never logged.
     expect(f.t.logs.text()).not.toContain(secretPath);
   });
@@ -226,8 +227,7 @@ describe('POST /projects/test-webhook and build events', () => {
     expect(answer(res)).toEqual([200, { delivered: false, statusCode: null, error: 'the webhook endpoint could not be reached', durationMs: expect.any(Number) as number }]);
     expect(res.body).not.toContain(String(port));
     // The detail stays for operators: the delivery row (not readable through the API) keeps it.
-    const rows = f.t.cp.db.prepare('SELECT error FROM webhook_deliveries WHERE project_id = ?').all(a.projectId);
-    expect(rows).toEqual([{ error: `connect ECONNREFUSED 127.0.0.1:${port}` }]);
+    expect(webhookDeliveries(f.t.cp, a.projectId).map((d) => d.error)).toEqual([`connect ECONNREFUSED 127.0.0.1:${port}`]);
   });
 
   it('sends build.uploaded when upload-file accepts a build', async () => {

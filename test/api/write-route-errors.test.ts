@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
 import { answer, expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
+import { seedBuild } from '../support/seed';
 
 /** One request: path under `{api_url}` and its JSON body. */
 interface Call {
@@ -38,14 +39,11 @@ const FILE_URL = 'http://127.0.0.1:9/build.zip';
 const creds = (a: { apiKey: string; userId: string }) => ({ apiKey: a.apiKey, userId: a.userId });
 
 let seeded = 0;
-/** A build in `Ready` written straight into the database: an upload through the API would use the window. */
+/** A build in `Ready` seeded through the builds repository: an upload through the API would use the window. */
 function seedReadyBuild(f: ApiFixture, projectId: string): string {
   seeded += 1;
   const uploadId = `upl_matrix_${process.pid}_${seeded}`;
-  const now = Date.now();
-  f.t.cp.db
-    .prepare('INSERT INTO builds (upload_id, project_id, file_url, status, objection, auto_release, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, 0, ?, ?)')
-    .run(uploadId, projectId, FILE_URL, 'Ready', now, now);
+  seedBuild(f.t.cp, { uploadId, projectId, fileUrl: FILE_URL, status: 'Ready', createdAt: Date.now() });
   return uploadId;
 }
 
@@ -262,8 +260,8 @@ describe.each(ROUTES.map((r) => [r.name, r] as const))('%s', (_name, route) => {
 
   it('500 Internal server error: unexpected failure inside the route (SQLite: projects table gone)', async () => {
     const call = route.valid(f, f.account());
-    // The routes' repositories are not exposed; as in project-routes.test.ts, the table they read
-    // after the key check is renamed away, so the project lookup throws a SqliteError.
+    // Raw SQL on purpose: no repository call can fail this way. As in project-routes.test.ts, the
+    // table the routes read after the key check is renamed away, so the project lookup throws a SqliteError.
     f.t.cp.db.exec('ALTER TABLE projects RENAME TO projects_gone');
     try {
       const res = await send(f, route, call);

@@ -19,6 +19,7 @@ import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from 
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium, trustOnlyCertificateArg } from '../support/chromium';
 import { freePort, makeCertificate, startCoturn, startNginx, type RunningServer } from '../support/edge-servers';
+import { sessionRecord } from '../support/seed';
 
 /**
  * In the tests' own network namespace (test/run-isolated.mjs) nginx listens on a public address
@@ -125,7 +126,7 @@ const selectedPair = (page: Page) =>
     return { local: local?.candidateType, remote: remote?.candidateType, localTypes };
   });
 
-const sessionCountry = (sessionId: string) => (t.cp.db.prepare('SELECT country_code AS code FROM sessions WHERE id = ?').get(sessionId) as { code: string | null }).code;
+const sessionCountry = (sessionId: string) => sessionRecord(t.cp, sessionId)?.client?.countryCode;
 
 describe('viewers on the internet', () => {
   it('plays the share page through nginx over HTTPS; the session records the viewer nginx names, not nginx', async () => {

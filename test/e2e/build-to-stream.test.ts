@@ -12,7 +12,7 @@ import { startTestControlPlane, type TestControlPlane } from '../support/control
 import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { launchChromium } from '../support/chromium';
 import { writeBuildZip } from '../support/build-zips';
-import { setProjectSettings } from '../support/seed';
+import { buildCopies, buildRecord, liveUploadOf, setProjectSettings } from '../support/seed';
 
 const root = resolve(import.meta.dirname, '../..');
 let t: TestControlPlane;
@@ -63,10 +63,13 @@ describe('a customer build, end to end', () => {
     });
     expect(res.statusCode).toBe(201);
     const { uploadId } = res.json<{ uploadId: string }>();
-    const status = () => (t.cp.db.prepare('SELECT status, objection FROM builds WHERE upload_id = ?').get(uploadId) as { status: string; objection: string | null });
+    const status = () => {
+      const build = buildRecord(t.cp, uploadId);
+      return { status: build.status, objection: build.objection ?? null };
+    };
     await expect.poll(status, { timeout: 30_000 }).toEqual({ status: 'Approved', objection: null });
     // The agent reported its copy ready (its PrepareBuild ack), and the build sits in its cache.
-    expect(t.cp.db.prepare('SELECT worker_id AS workerId, phase FROM build_copies WHERE upload_id = ?').all(uploadId)).toEqual([{ workerId: agent.workerId, phase: 'ready' }]);
+    expect(buildCopies(t.cp, uploadId).map((c) => ({ workerId: c.workerId, phase: c.phase }))).toEqual([{ workerId: agent.workerId, phase: 'ready' }]);
     expect(readdirSync(join(agent.dataDir, 'builds', uploadId)).length).toBeGreaterThan(0);
 
     const page = await browser.context.newPage();
@@ -75,8 +78,7 @@ describe('a customer build, end to end', () => {
       .poll(() => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 30_000 })
       .toBeGreaterThan(10);
     // The session ran the build from the agent's cache: it was placed on this worker, and the project's live build is this upload.
-    const live = t.cp.db.prepare('SELECT live_upload_id AS live FROM projects WHERE id = ?').get(projectId) as { live: string };
-    expect(live.live).toBe(uploadId);
+    expect(liveUploadOf(t.cp, projectId)).toBe(uploadId);
     const running = t.cp.sessions.list({ limit: 10 }).filter((s) => s.status === 'Running');
     expect(running.map((s) => s.assignedWorker)).toEqual([agent.workerId]);
     await page.close();

@@ -67,6 +67,8 @@ function fillTo(db: Database.Database, record: (i: number) => void, mib: number)
   }
 }
 
+// Raw SQL on purpose: a backup is a copy of the database file, so its copies are opened and checked as
+// SQLite files (integrity, rows per table, a row restored), not through a running control plane.
 const count = (db: Database.Database, table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 
 describe('pixelfleet admin backup', () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
-import { seedBuild, seedSession, setLiveUpload, statusHistory } from '../support/seed';
+import { apiKeyRows, fleetEvents, lastEventId, memberAccess, seedBuild, seedSession, setLiveUpload, statusHistory } from '../support/seed';
 import type { Agent } from '@pixelfleet/agent';
 
 let t: TestControlPlane;
@@ -56,9 +56,9 @@ describe('accounts', () => {
     expect(first).toMatch(/^pfk_[A-Za-z0-9_-]{43}$/);
     expect(second).not.toBe(first);
     // Only digests are stored, and only the newest key is live.
-    const keys = t.cp.db.prepare('SELECT key_hash, revoked_at FROM api_keys WHERE user_id = ? ORDER BY id').all(userId) as { key_hash: string; revoked_at: number | null }[];
+    const keys = apiKeyRows(t.cp, userId);
     expect(keys).toHaveLength(2);
-    expect(keys.map((k) => k.revoked_at === null)).toEqual([false, true]);
+    expect(keys.map((k) => k.revokedAt === null)).toEqual([false, true]);
     expect(JSON.stringify(keys)).not.toContain(second);
 
     const { projectId } = await json<{ projectId: string }>(['project', 'create', '--owner', userId, '--name', 'Demo', '--region', 'europe']);
@@ -67,8 +67,7 @@ describe('accounts', () => {
     const { userId: memberId } = await json<{ userId: string }>(['user', 'create', '--email', 'member@example.com']);
     expect(await json(['member', 'add', '--project', projectId, '--user', memberId, '--access', 'READONLY'])).toEqual({ projectId, userId: memberId, access: 'READONLY' });
     expect(await json(['member', 'add', '--project', projectId, '--user', memberId, '--access', 'FULL'])).toEqual({ projectId, userId: memberId, access: 'FULL' });
-    const access = t.cp.db.prepare('SELECT access FROM project_members WHERE project_id = ? AND user_id = ?').get(projectId, memberId) as { access: string };
-    expect(access.access).toBe('FULL');
+    expect(memberAccess(t.cp, projectId, memberId)).toBe('FULL');
     expect(await json(['member', 'remove', '--project', projectId, '--user', memberId])).toEqual({ projectId, userId: memberId, removed: true });
     expect(await json(['member', 'remove', '--project', projectId, '--user', memberId])).toEqual({ projectId, userId: memberId, removed: false });
 
@@ -136,7 +135,8 @@ describe('workers, sessions, builds', () => {
 
     expect(await json(['session', 'end', '--session', sessionId])).toMatchObject({ sessionId, status: 'Terminated', endReason: 'ended by operator' });
     expect(await json(['session', 'end', '--session', sessionId])).toMatchObject({ sessionId, status: 'Terminated' });
-    expect(statusHistory(t.cp, sessionId)).toEqual(['Terminated']);
+    // The seeded Enqueued snapshot, then the one Terminated the two ends recorded.
+    expect(statusHistory(t.cp, sessionId)).toEqual(['Enqueued', 'Terminated']);
     expect(await admin(['session', 'end', '--session', 'session_0_0'])).toMatchObject({ code: 1, stderr: 'error: NOT_FOUND: session session_0_0 not found\n' });
   });
 
@@ -198,8 +198,8 @@ describe('worker move and remove', () => {
       expect(again.workerId).toBe(moving.workerId);
       expect(t.cp.registry.placeable('us-east-1').map((w) => w.workerId)).toContain(moving.workerId);
       expect(t.cp.registry.placeable('europe').map((w) => w.workerId)).not.toContain(moving.workerId);
-      const events = t.cp.db.prepare("SELECT type, data FROM events WHERE worker_id = ? AND type = 'worker.moved'").all(moving.workerId) as { type: string; data: string }[];
-      expect(events.map((e) => JSON.parse(e.data) as unknown)).toEqual([{ from: 'europe', to: 'us-east-1' }]);
+      const events = fleetEvents(t.cp, { type: 'worker.moved', workerId: moving.workerId });
+      expect(events.map((e) => e.data)).toEqual([{ from: 'europe', to: 'us-east-1' }]);
     } finally {
       await again.close();
     }
@@ -221,7 +221,7 @@ describe('worker move and remove', () => {
       await expect.poll(() => t.logs.lines.filter((l) => l.includes('refused: missing or invalid worker token')).length).toBeGreaterThan(refusedBefore);
       expect(t.cp.registry.authenticate('pfw_guess')).toBeUndefined();
       expect(await admin(['worker', 'remove', '--worker', removed.workerId])).toMatchObject({ code: 1, stderr: expect.stringContaining('NOT_FOUND') as unknown });
-      expect(t.cp.db.prepare("SELECT type FROM events WHERE worker_id = ? AND type = 'worker.removed'").all(removed.workerId)).toHaveLength(1);
+      expect(fleetEvents(t.cp, { type: 'worker.removed', workerId: removed.workerId })).toHaveLength(1);
     } finally {
       await removed.close();
     }
@@ -230,7 +230,7 @@ describe('worker move and remove', () => {
 
 describe('events', () => {
   it('replays from --after and follows new events until interrupted', async () => {
-    const after = (t.cp.db.prepare('SELECT MAX(id) AS id FROM events').get() as { id: number }).id;
+    const after = lastEventId(t.cp);
     let stop!: () => void;
     const interrupted = new Promise<void>((r) => (stop = r));
     let stdout = '';
@@ -254,7 +254,8 @@ describe('events', () => {
   });
 
   it('--from-start replays every stored event from the first, then follows', async () => {
-    const first = (t.cp.db.prepare('SELECT MIN(id) AS id, COUNT(*) AS n FROM events').get() as { id: number; n: number });
+    const stored = fleetEvents(t.cp);
+    const first = { id: stored[0]!.eventId, n: stored.length };
     let stop!: () => void;
     const interrupted = new Promise<void>((r) => (stop = r));
     let stdout = '';

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
+import { fleetEvents } from '../support/seed';
 
 /** WATCH_PAGE_SIZE (256) plus grpc-js's writable high-water mark (16 messages), and one being written. */
 const MAX_HELD = 256 + 16 + 1;
@@ -55,7 +56,7 @@ describe('pixelfleet admin events --from-start', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
 
-    const stored = (t.cp.db.prepare('SELECT id FROM events ORDER BY id').all() as { id: number }[]).map((r) => r.id);
+    const stored = fleetEvents(t.cp).map((e) => e.eventId);
     expect(stored.length).toBeGreaterThanOrEqual(HISTORY + 7);
     expect(live).toHaveLength(7);
     // Every stored event once, in id order: the history, then those recorded during the replay and after it.

@@ -14,6 +14,7 @@ import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '.
 import { AGENT_BUNDLE, cleanEnv, startCli, type CliProcess } from '../support/cli-process';
 import { mockAppCommand } from '../support/mock-app';
 import { FakePlayer } from '../support/fake-player';
+import { workerCommands } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -121,10 +122,9 @@ describe('an agent killed with SIGKILL does not leave its apps to the next run',
 
     // The start was acknowledged: otherwise the control plane would still be waiting for it and
     // resend it to the restarted agent (which would launch the session again, rather than lose it).
-    await vi.waitFor(
-      () => expect(t.cp.db.prepare(`SELECT phase FROM worker_commands WHERE kind = 'startSession' AND payload LIKE ?`).get(`%${sessionId}%`)).toEqual({ phase: 'SUCCEEDED' }),
-      { timeout: 10_000, interval: 50 },
-    );
+    const workerId = t.cp.sessions.get(sessionId).assignedWorker!;
+    const start = () => workerCommands(t.cp, workerId, 'startSession').find((c) => c.payload.includes(sessionId));
+    await vi.waitFor(() => expect(start()?.phase).toBe('SUCCEEDED'), { timeout: 10_000, interval: 50 });
     // SIGKILL: no exit hook runs. The app outlives its signalling socket and keeps re-dialling.
     first.child.kill('SIGKILL');
     await first.exited;

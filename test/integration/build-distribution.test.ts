@@ -16,6 +16,7 @@ import { writeBuildZip } from '../support/build-zips';
 import { startApiFixture, type Account, type ApiFixture } from '../api/api-fixture';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { FakePlayer } from '../support/fake-player';
+import { buildCopies, buildRecord, logFilesOf } from '../support/seed';
 
 let files: string;
 let fileServer: Server;
@@ -66,15 +67,14 @@ async function upload(f: ApiFixture, a: Account, autoRelease: boolean): Promise<
   return res.json<{ uploadId: string }>().uploadId;
 }
 
-const build = (f: ApiFixture, uploadId: string) =>
-  f.t.cp.db.prepare('SELECT b.status, b.objection, (p.live_upload_id IS b.upload_id) AS live FROM builds b JOIN projects p ON p.id = b.project_id WHERE b.upload_id = ?').get(uploadId) as {
-    status: string;
-    objection: string | null;
-    live: number;
-  };
+/** The build's status, objection (`null`: none) and whether it is the project's live build. */
+const build = (f: ApiFixture, uploadId: string) => {
+  const b = buildRecord(f.t.cp, uploadId);
+  return { status: b.status, objection: b.objection ?? null, live: b.live };
+};
 
-const copies = (f: ApiFixture, uploadId: string) =>
-  f.t.cp.db.prepare('SELECT worker_id AS workerId, phase, error FROM build_copies WHERE upload_id = ? ORDER BY worker_id').all(uploadId) as { workerId: string; phase: string; error: string | null }[];
+/** The build's copies by worker id: each one's phase and error (`null`: none). */
+const copies = (f: ApiFixture, uploadId: string) => buildCopies(f.t.cp, uploadId).map((c) => ({ workerId: c.workerId, phase: c.phase, error: c.error ?? null }));
 
 describe('distribution to the region\'s workers', () => {
   it('autoRelease: two real agents download, verify and extract the archive; the build is Approved and live', async () => {
@@ -82,7 +82,7 @@ describe('distribution to the region\'s workers', () => {
     const one = await agent(f);
     const two = await agent(f);
     const uploadId = await upload(f, a, true);
-    await expect.poll(() => build(f, uploadId), { timeout: 20_000 }).toEqual({ status: 'Approved', objection: null, live: 1 });
+    await expect.poll(() => build(f, uploadId), { timeout: 20_000 }).toEqual({ status: 'Approved', objection: null, live: true });
     expect(copies(f, uploadId).map((c) => c.phase)).toEqual(['ready', 'ready']);
     for (const w of [one, two]) {
       const cached = w.agent.builds.list();
@@ -191,10 +191,10 @@ describe('distribution to the region\'s workers', () => {
     // The holder has no launcher.command: it runs the cached build's own Linux binary (here a script
     // that prints its arguments and exits) with the Unreal command line. Its captured output is the
     // session's log once it exits: read back from what the control plane stored.
-    const stored = () => f.t.cp.db.prepare("SELECT blob_sha256 FROM log_files WHERE session_id = ? AND file_name = 'app-output.log'").get(sessionId) as { blob_sha256: string } | undefined;
+    const stored = () => logFilesOf(f.t.cp, sessionId).find((r) => r.fileName === 'app-output.log');
     await expect.poll(stored, { timeout: 20_000 }).toBeDefined();
     const gz: Buffer[] = [];
-    for await (const chunk of f.t.cp.blobs.read(stored()!.blob_sha256)) gz.push(chunk as Buffer);
+    for await (const chunk of f.t.cp.blobs.read(stored()!.blobSha256)) gz.push(chunk as Buffer);
     expect(gunzipSync(Buffer.concat(gz)).toString()).toMatch(/^launched with: PixelDemo -PixelStreamingConnectionURL=(ws:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{43}) -PixelStreamingURL=\1 -PixelStreamingID=/m);
   });
 
@@ -203,7 +203,7 @@ describe('distribution to the region\'s workers', () => {
     const uploadId = f.t.cp.registerLocalBuild(a.projectId);
     const res = await f.post('/projects/distribute-file', { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, uploadId });
     expect(res.statusCode).toBe(200);
-    expect(build(f, uploadId)).toEqual({ status: 'Approved', objection: null, live: 1 });
+    expect(build(f, uploadId)).toEqual({ status: 'Approved', objection: null, live: true });
     expect(copies(f, uploadId)).toEqual([]);
   });
 

@@ -16,7 +16,7 @@ import { runAdminCli } from '@pixelfleet/control-plane';
 import type { BuildStatus } from '@pixelfleet/control-plane/test-support';
 import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane, TEST_ADMIN_TOKEN } from '../support/control-plane';
-import { recordBuildArchive, seedBuild, setProjectWebhook } from '../support/seed';
+import { buildRecord, recordBuildArchive, seedBuild, setProjectWebhook } from '../support/seed';
 
 interface Delivery {
   event: string;
@@ -141,16 +141,11 @@ describe('a valid build', () => {
       'build.saving Saving to Repository',
       'build.ready Ready',
     ]);
-    const build = f.t.cp.db.prepare('SELECT status, manifest, archive_sha256, archive_bytes FROM builds WHERE upload_id = ?').get(uploadId) as {
-      status: string;
-      manifest: string;
-      archive_sha256: string;
-      archive_bytes: number;
-    };
+    const build = buildRecord(f.t.cp, uploadId);
     expect(build.status).toBe('Ready');
-    expect(JSON.parse(build.manifest)).toMatchObject({ platform: 'linux', projectName: 'PixelDemo', executable: 'PixelDemo/Binaries/Linux/PixelDemo-Linux-Shipping' });
-    expect(build.archive_bytes).toBe(statSync(join(files, 'linux-ready.zip')).size);
-    expect(existsSync(blobPathOf(f.t.dataDir, build.archive_sha256))).toBe(true);
+    expect(build.manifest).toMatchObject({ platform: 'linux', projectName: 'PixelDemo', executable: 'PixelDemo/Binaries/Linux/PixelDemo-Linux-Shipping' });
+    expect(build.archive?.bytes).toBe(statSync(join(files, 'linux-ready.zip')).size);
+    expect(existsSync(blobPathOf(f.t.dataDir, build.archive!.sha256))).toBe(true);
     // Nothing is left in the work folder.
     await f.t.cp.builds.pipeline?.idle();
     expect(readdirSync(join(f.t.dataDir, 'pipeline'))).toEqual([]);
@@ -166,10 +161,11 @@ describe('a valid build', () => {
     await f.patch(`/projects/${b.projectId}/settings`, { apiKey: b.apiKey, userId: b.userId, webhookUrl: receiverUrl });
     const second = await upload(f, b, `${fileOrigin}/win-auto.zip`, false);
     expect(stages(await deliveriesOf(second)).at(-1)).toBe('build.ready Ready');
-    const shas = f.t.cp.db.prepare('SELECT archive_sha256 AS sha FROM builds WHERE upload_id IN (?, ?)').all(first, second) as { sha: string }[];
-    expect(new Set(shas.map((s) => s.sha)).size).toBe(1);
-    const blobDir = join(f.t.dataDir, 'blobs', 'sha256', shas[0]!.sha.slice(0, 2));
-    expect(readdirSync(blobDir).filter((n) => n === shas[0]!.sha)).toHaveLength(1);
+    const shas = [first, second].map((uploadId) => buildRecord(f.t.cp, uploadId).archive?.sha256);
+    expect(new Set(shas).size).toBe(1);
+    expect(shas[0]).toEqual(expect.any(String));
+    const blobDir = join(f.t.dataDir, 'blobs', 'sha256', shas[0]!.slice(0, 2));
+    expect(readdirSync(blobDir).filter((n) => n === shas[0])).toHaveLength(1);
   });
 });
 
@@ -262,8 +258,7 @@ describe('restarts', () => {
     try {
       expect(stages(await deliveriesOf(uploadId)).slice(-3)).toEqual(['build.extracting Extracting & Scanning', 'build.saving Saving to Repository', 'build.ready Ready']);
       expect(rangeRequests).toEqual([`bytes=${1024 * 1024}-`]);
-      const saved = again.cp.db.prepare('SELECT archive_sha256 AS sha FROM builds WHERE upload_id = ?').get(uploadId) as { sha: string };
-      expect(saved.sha).toBe(createHash('sha256').update(readFileSync(zip)).digest('hex'));
+      expect(buildRecord(again.cp, uploadId).archive?.sha256).toBe(createHash('sha256').update(readFileSync(zip)).digest('hex'));
     } finally {
       await again.destroy();
     }
@@ -306,8 +301,7 @@ describe('restarts', () => {
       const blob = blobPathOf(first.dataDir, rescanned.sha256);
       expect(statSync(blob).ino).toBe(rescanned.ino);
       expect(stages(await deliveriesOf('upl_unhashed'))).toEqual(['build.ready Ready']);
-      const saved = again.cp.db.prepare('SELECT archive_sha256 AS sha, archive_bytes AS bytes FROM builds WHERE upload_id = ?').get('upl_unhashed');
-      expect(saved).toEqual({ sha: unhashedSha, bytes: statSync(blobPathOf(first.dataDir, unhashedSha)).size });
+      expect(buildRecord(again.cp, 'upl_unhashed').archive).toEqual({ sha256: unhashedSha, bytes: statSync(blobPathOf(first.dataDir, unhashedSha)).size });
       expect(readdirSync(work)).toEqual([]);
     } finally {
       await again.destroy();

@@ -12,6 +12,7 @@ import { startApiFixture, type ApiFixture } from '../api/api-fixture';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { listen, sendZip, type TestServer } from '../support/local-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { liveUploadOf } from '../support/seed';
 
 let files: string;
 let server: TestServer;
@@ -77,7 +78,7 @@ async function uploadOf(t: Team, member: number, file: string, autoRelease: bool
   return res.body.uploadId as string;
 }
 
-const liveUpload = (t: Team) => (t.f.t.cp.db.prepare('SELECT live_upload_id AS live FROM projects WHERE id = ?').get(t.projectId) as { live: string | null }).live;
+const liveUpload = (t: Team) => liveUploadOf(t.f.t.cp, t.projectId) ?? null;
 const archiveDownloads = (t: Team, uploadId: string) => t.f.t.logs.lines.filter((l) => l.includes('"msg":"archive download"') && l.includes(`"uploadId":"${uploadId}"`)).length;
 
 const PROCESSED = ['build.uploaded pending', 'build.downloading Downloading Files', 'build.extracting Extracting & Scanning', 'build.saving Saving to Repository'];

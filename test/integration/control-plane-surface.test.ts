@@ -9,7 +9,7 @@ import { credentials, loadPackageDefinition, Metadata, status, type ServiceError
 import { loadSync } from '@grpc/proto-loader';
 import { agentV1 } from '@pixelfleet/proto';
 import { startTestControlPlane, TEST_JOIN_TOKEN, TEST_METRICS_TOKEN, type TestControlPlane } from '../support/control-plane';
-import { seedProject, seedSession } from '../support/seed';
+import { logFile, logFilesOf, seedProject, seedSession } from '../support/seed';
 
 let t: TestControlPlane;
 beforeAll(async () => {
@@ -172,10 +172,10 @@ describe('UploadSessionLogs', () => {
     ]);
     expect(res.logFileId).toMatch(/^log_/);
     expect(res.gzSize).toBe(gz.length);
-    const row = t.cp.db.prepare('SELECT session_id, project_id, file_name, file_size, gz_size, blob_sha256 FROM log_files WHERE id = ?').get(res.logFileId) as Record<string, unknown>;
-    expect(row).toMatchObject({ session_id: sessionId, project_id: projectId, file_name: 'Demo.log', file_size: text.length, gz_size: gz.length });
+    const row = logFile(t.cp, res.logFileId)!;
+    expect(row).toMatchObject({ sessionId, projectId, fileName: 'Demo.log', fileSize: text.length, gzSize: gz.length });
     const { readFileSync } = await import('node:fs');
-    const blob = readFileSync(join(t.dataDir, 'blobs', 'sha256', String(row.blob_sha256).slice(0, 2), String(row.blob_sha256)));
+    const blob = readFileSync(join(t.dataDir, 'blobs', 'sha256', row.blobSha256.slice(0, 2), row.blobSha256));
     expect(gunzipSync(blob).toString()).toBe(text);
     client.close();
   });
@@ -195,7 +195,7 @@ describe('UploadSessionLogs', () => {
     await expect(upload(client, a.workerToken, [chunk(gzipSync('x'))])).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'the first message must be a LogFileHeader' });
     await expect(upload(client, a.workerToken, [header()])).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'log data is empty' });
     await expect(upload(client, 'pfw_bogus-token-bogus-token', [header(), chunk(gzipSync('x'))])).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
-    expect(t.cp.db.prepare('SELECT COUNT(*) AS n FROM log_files WHERE session_id = ?').get(sessionId)).toEqual({ n: 0 });
+    expect(logFilesOf(t.cp, sessionId)).toHaveLength(0);
     client.close();
   });
 
@@ -216,7 +216,7 @@ describe('UploadSessionLogs', () => {
       code: status.FAILED_PRECONDITION,
       details: `session ${sessionId} already has 8 log files`,
     });
-    expect(t.cp.db.prepare('SELECT COUNT(*) AS n FROM log_files WHERE session_id = ?').get(sessionId)).toEqual({ n: 8 });
+    expect(logFilesOf(t.cp, sessionId)).toHaveLength(8);
     client.close();
   });
 });

@@ -9,7 +9,7 @@ import { decodeStoredCommand } from '@pixelfleet/proto';
 import { ManualClock } from '@pixelfleet/common';
 import { nextEvent, startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
-import { commandPhase, seedProject, seedSession, sessionStatus } from '../support/seed';
+import { commandPhase, fleetEvents, seedProject, seedSession, sessionStatus, workerCommands } from '../support/seed';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -125,8 +125,7 @@ describe('control plane restart', () => {
     cleanups.push(() => restarted.stop());
     // The agent was 'waiting', so reaching 'connected' means it redialed the new process.
     await linkReaches(agent, 'connected');
-    const reconnected = restarted.cp.db.prepare("SELECT COUNT(*) AS n FROM events WHERE type = 'worker.connected' AND worker_id = ?").get(agent.workerId) as { n: number };
-    expect(reconnected.n).toBe(2);
+    expect(fleetEvents(restarted.cp, { type: 'worker.connected', workerId: agent.workerId })).toHaveLength(2);
 
     expect(agent.link.connects).toBeGreaterThanOrEqual(2);
     expect(agent.link.connectionEpoch).toBe(2);
@@ -202,7 +201,7 @@ describe('control plane restart', () => {
     await agentFor(t, { dataDir: first.dataDir, slots: 2, handlers, inventory: { runningSessions: () => running, cachedBuilds: () => [] } });
     await finished;
     await expect.poll(() => stopped).toEqual([ended, neverPlacedHere, 'session_1_1']);
-    const stops = t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession'").all(workerId) as { payload: string }[];
+    const stops = workerCommands(t.cp, workerId, 'stopSession');
     expect(stops.map((c) => decodeStoredCommand(c.payload))).toEqual([ended, neverPlacedHere, 'session_1_1'].map((sessionId) => ({ kind: 'stopSession', sessionId, reason: expect.any(String) as string, graceMs: expect.any(Number) as number })));
   });
 });
@@ -281,8 +280,8 @@ describe('drain and undrain', () => {
     expect(undrained).toMatchObject({ status: 'connected', draining: false });
     await expect.poll(() => agent.draining).toBe(false);
     expect(t.cp.registry.placeable('europe')).toHaveLength(1);
-    const types = t.cp.db.prepare("SELECT type FROM events WHERE type LIKE 'worker.%drained' ORDER BY id").all() as { type: string }[];
-    expect(types.map((r) => r.type)).toEqual(['worker.drained', 'worker.undrained']);
+    const types = fleetEvents(t.cp).filter((e) => /^worker\..*drained$/.test(e.type));
+    expect(types.map((e) => e.type)).toEqual(['worker.drained', 'worker.undrained']);
   });
 
   it('a drained worker stays drained across a reconnect (Welcome says so)', async () => {

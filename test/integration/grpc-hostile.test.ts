@@ -6,7 +6,7 @@ import { credentials, makeGenericClientConstructor, Metadata, status, type Servi
 import { adminV1, agentV1, decodeStoredCommand } from '@pixelfleet/proto';
 import { CREDENTIAL_FAILURE_BURST } from '@pixelfleet/control-plane/test-support';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN, TEST_METRICS_TOKEN, type TestControlPlane } from '../support/control-plane';
-import { seedProject, seedSession } from '../support/seed';
+import { fleetEvents, seedProject, seedSession, seedWorkerCommand, sessionStatus, workerCommands } from '../support/seed';
 
 let t: TestControlPlane;
 let client: agentV1.AgentServiceClient;
@@ -143,9 +143,7 @@ describe('protocol violations', () => {
 
   it('resends a command stored by the previous version (the domain object as JSON) decoded through the contract', async () => {
     const w = await enroll(TEST_JOIN_TOKEN);
-    t.cp.db
-      .prepare('INSERT INTO worker_commands (worker_id, seq, command_id, kind, payload, phase, not_after, created_at, updated_at) VALUES (?, 1, ?, ?, ?, ?, NULL, 0, 0)')
-      .run(w.workerId, `cmd_legacy_${w.workerId}`, 'stopSession', '{"kind":"stopSession","sessionId":"session_1_1","reason":"viewer left","graceMs":10000}', 'PENDING');
+    seedWorkerCommand(t.cp, { workerId: w.workerId, commandId: `cmd_legacy_${w.workerId}`, kind: 'stopSession', payload: '{"kind":"stopSession","sessionId":"session_1_1","reason":"viewer left","graceMs":10000}' });
     const r = await connectAndSend(w.workerToken, [hello(w.workerId), {}]);
     expect(r.received.map((m) => m.msg?.$case)).toEqual(['welcome', 'command']);
     expect(r.received[1]?.msg).toMatchObject({ $case: 'command', value: { seq: 1, commandId: `cmd_legacy_${w.workerId}`, kind: { $case: 'stopSession', value: { sessionId: 'session_1_1', reason: 'viewer left', graceMs: 10_000 } } } });
@@ -153,16 +151,15 @@ describe('protocol violations', () => {
 
   it('a stored command that no longer decodes is failed with its reason, and the commands after it are still sent', async () => {
     const w = await enroll(TEST_JOIN_TOKEN);
-    const insert = t.cp.db.prepare('INSERT INTO worker_commands (worker_id, seq, command_id, kind, payload, phase, not_after, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, 0, 0)');
-    insert.run(w.workerId, 1, `cmd_bad_${w.workerId}`, 'stopSession', '{"kind":"stopSession","sessionId":', 'PENDING');
-    insert.run(w.workerId, 2, `cmd_good_${w.workerId}`, 'stopSession', '{"kind":"stopSession","sessionId":"session_1_1","reason":"viewer left","graceMs":10000}', 'PENDING');
+    seedWorkerCommand(t.cp, { workerId: w.workerId, commandId: `cmd_bad_${w.workerId}`, kind: 'stopSession', payload: '{"kind":"stopSession","sessionId":' });
+    seedWorkerCommand(t.cp, { workerId: w.workerId, commandId: `cmd_good_${w.workerId}`, kind: 'stopSession', payload: '{"kind":"stopSession","sessionId":"session_1_1","reason":"viewer left","graceMs":10000}' });
     const r = await connectAndSend(w.workerToken, [hello(w.workerId), {}]);
     expect(r.received.map((m) => m.msg?.$case)).toEqual(['welcome', 'command']);
     expect(r.received[1]?.msg).toMatchObject({ $case: 'command', value: { seq: 2, commandId: `cmd_good_${w.workerId}` } });
-    expect(t.cp.db.prepare('SELECT phase, error_code AS code, error_message AS message FROM worker_commands WHERE command_id = ?').get(`cmd_bad_${w.workerId}`)).toEqual({
+    expect(workerCommands(t.cp, w.workerId).find((c) => c.commandId === `cmd_bad_${w.workerId}`)).toMatchObject({
       phase: 'FAILED',
-      code: 'UNDECODABLE',
-      message: 'stored command is not JSON',
+      errorCode: 'UNDECODABLE',
+      errorMessage: 'stored command is not JSON',
     });
   });
 
@@ -171,8 +168,7 @@ describe('protocol violations', () => {
     const { projectId } = seedProject(t.cp);
     const lost = seedSession(t.cp, { projectId, status: 'Starting', workerId: w.workerId });
     const waiting = seedSession(t.cp, { projectId, status: 'Starting', workerId: w.workerId });
-    const insert = t.cp.db.prepare('INSERT INTO worker_commands (worker_id, seq, command_id, kind, payload, phase, not_after, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, 0, 0)');
-    insert.run(w.workerId, 99, `cmd_lost_${w.workerId}`, 'startSession', `{"kind":"startSession","sessionId":"${lost}",`, 'PENDING');
+    seedWorkerCommand(t.cp, { workerId: w.workerId, commandId: `cmd_lost_${w.workerId}`, kind: 'startSession', payload: `{"kind":"startSession","sessionId":"${lost}",` });
     // The waiting session's start, stored as the session service stores it.
     t.cp.registry.sendCommand(w.workerId, {
       kind: 'startSession', sessionId: waiting, projectId, uploadId: '', streamingId: 'stream', playerId: '', codec: 'H264', minBitrateBps: 0, maxBitrateBps: 0,
@@ -182,7 +178,7 @@ describe('protocol violations', () => {
     // Only the decodable start is sent; the other session is over.
     expect(r.received.map((m) => m.msg?.$case)).toEqual(['welcome', 'command']);
     expect(r.received[1]?.msg).toMatchObject({ $case: 'command', value: { kind: { $case: 'startSession', value: { sessionId: waiting } } } });
-    const statusOf = (id: string) => (t.cp.db.prepare('SELECT status FROM sessions WHERE id = ?').get(id) as { status: string }).status;
+    const statusOf = (id: string) => sessionStatus(t.cp, id).status;
     expect(statusOf(lost)).not.toBe('Starting');
     expect(statusOf(waiting)).toBe('Starting');
   });
@@ -254,10 +250,7 @@ describe('a rogue Hello', () => {
     if (m.msg?.$case === 'hello') Object.assign(m.msg.value, fields);
     return m;
   };
-  const stopsOf = (workerId: string) =>
-    (t.cp.db.prepare("SELECT payload FROM worker_commands WHERE worker_id = ? AND kind = 'stopSession' ORDER BY seq").all(workerId) as { payload: string }[]).map(
-      (c) => (decodeStoredCommand(c.payload) as { sessionId: string }).sessionId,
-    );
+  const stopsOf = (workerId: string) => workerCommands(t.cp, workerId, 'stopSession').map((c) => (decodeStoredCommand(c.payload) as { sessionId: string }).sessionId);
 
   /** Sends a Hello on a new stream, waits for the Welcome (reconciling is done by then), then cancels the stream. */
   async function welcomed(token: string, message: agentV1.ConnectRequest): Promise<void> {
@@ -360,7 +353,10 @@ describe('a rogue Hello', () => {
         value: { seq: stop.seq, commandId: stop.commandId, phase: agentV1.CommandPhase.COMMAND_PHASE_FAILED, errorCode: 'C'.repeat(500), errorMessage: 'm'.repeat(100_000), progressPercent: 0 },
       },
     });
-    const stored = () => t.cp.db.prepare('SELECT phase, length(error_code) AS code, length(error_message) AS message FROM worker_commands WHERE command_id = ?').get(stop.commandId);
+    const stored = () => {
+      const c = workerCommands(t.cp, w.workerId).find((x) => x.commandId === stop.commandId);
+      return { phase: c?.phase, code: c?.errorCode?.length, message: c?.errorMessage?.length };
+    };
     await expect.poll(stored).toEqual({ phase: 'FAILED', code: 64, message: 1024 });
     // An ack for a command never sent is logged, with its id cut.
     call.write({ msg: { $case: 'ack', value: { seq: 999, commandId: 'x'.repeat(10_000), phase: agentV1.CommandPhase.COMMAND_PHASE_SUCCEEDED, errorCode: '', errorMessage: '', progressPercent: 0 } } });
@@ -369,7 +365,7 @@ describe('a rogue Hello', () => {
     call.cancel();
     await closed;
     expect(t.cp.registry.get(w.workerId).agentVersion).toBe('v'.repeat(64));
-    const event = t.cp.db.prepare("SELECT data FROM events WHERE type = 'worker.connected' AND worker_id = ?").get(w.workerId) as { data: string };
-    expect((JSON.parse(event.data) as { agentVersion: string }).agentVersion).toBe('v'.repeat(64));
+    const [event] = fleetEvents(t.cp, { type: 'worker.connected', workerId: w.workerId });
+    expect(event?.data.agentVersion).toBe('v'.repeat(64));
   });
 });

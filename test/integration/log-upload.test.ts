@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { agentV1 } from '@pixelfleet/proto';
 import { createAgentClient, LogUploadRefused, uploadSessionLog } from '@pixelfleet/agent/test-support';
 import { startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
-import { seedProject, seedSession } from '../support/seed';
+import { logFile, seedProject, seedSession } from '../support/seed';
 
 let t: TestControlPlane;
 let dir: string;
@@ -43,7 +43,7 @@ describe('uploadSessionLog', () => {
 
     const stored = await uploadSessionLog(client, worker.workerToken, sessionId, file);
     expect(stored.gzSize).toBe(gzipSync(text).length);
-    expect(t.cp.db.prepare('SELECT file_name, file_size, gz_size FROM log_files WHERE id = ?').get(stored.logFileId)).toEqual({ file_name: 'Game.log', file_size: text.length, gz_size: stored.gzSize });
+    expect(logFile(t.cp, stored.logFileId)).toMatchObject({ fileName: 'Game.log', fileSize: text.length, gzSize: stored.gzSize });
     const again = await uploadSessionLog(client, worker.workerToken, sessionId, file);
     expect(again.logFileId).toBe(stored.logFileId);
 

@@ -9,7 +9,7 @@ import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 import { FakePlayer } from '../support/fake-player';
-import { setProjectSettings } from '../support/seed';
+import { fleetEvents, sessionRecord, setProjectSettings, snapshotData, telemetryRows } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -37,13 +37,14 @@ describe('retention of session history', () => {
     await linkReaches(agent, 'connected');
     const wsUrl = `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
     const telemetryUrl = `${t.started.publicUrls.platform}/api/v1/telemetry`;
-    const count = (sql: string, ...params: unknown[]) => (t.cp.db.prepare(sql).get(...params) as { n: number }).n;
+    /** The rows stored of the session: its own (0 or 1), its snapshots, telemetry rows and fleet events. */
     const rowsOf = (sessionId: string) => ({
-      sessions: count('SELECT COUNT(*) AS n FROM sessions WHERE id = ?', sessionId),
-      snapshots: count('SELECT COUNT(*) AS n FROM session_snapshots WHERE session_id = ?', sessionId),
-      telemetry: count('SELECT COUNT(*) AS n FROM telemetry_rows WHERE session_id = ?', sessionId),
-      events: count('SELECT COUNT(*) AS n FROM events WHERE session_id = ?', sessionId),
+      sessions: sessionRecord(t.cp, sessionId) === undefined ? 0 : 1,
+      snapshots: snapshotData(t.cp, sessionId).length,
+      telemetry: telemetryRows(t.cp, sessionId).length,
+      events: fleetEvents(t.cp, { sessionId }).length,
     });
+    const workerConnectedEvents = () => fleetEvents(t.cp, { type: 'worker.connected' }).length;
 
     /** A viewer who gets a session, reports telemetry, and (unless told to stay) leaves. */
     const visit = async (stay = false) => {
@@ -73,8 +74,7 @@ describe('retention of session history', () => {
     expect(oldRows).toMatchObject({ sessions: 1, telemetry: 2 });
     expect(oldRows.snapshots).toBeGreaterThanOrEqual(3);
     expect(oldRows.events).toBeGreaterThanOrEqual(2);
-    const workerEvents = count("SELECT COUNT(*) AS n FROM events WHERE type = 'worker.connected'");
-    expect(workerEvents).toBeGreaterThan(0);
+    expect(workerConnectedEvents()).toBeGreaterThan(0);
 
     clock.advance(DAY_MS); // a day later, within the window
     const recent = await visit();
@@ -88,7 +88,7 @@ describe('retention of session history', () => {
     await expect.poll(() => rowsOf(old).sessions).toBe(0);
     await t.cp.retention.sweep(); // the hourly one has finished
     expect(rowsOf(old)).toEqual({ sessions: 0, snapshots: 0, telemetry: 0, events: 0 });
-    expect(count("SELECT COUNT(*) AS n FROM events WHERE type = 'worker.connected'")).toBe(0); // fleet events of that time too
+    expect(workerConnectedEvents()).toBe(0); // fleet events of that time too
     expect(rowsOf(recent)).toEqual(recentRows);
     const stillWatching = rowsOf(watching);
     expect(stillWatching).toMatchObject({ sessions: 1, telemetry: 0 });

@@ -8,12 +8,12 @@ import { readdirSync, readFileSync, rmSync, mkdtempSync, existsSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, startAgentProcess, type FleetProcess, type ServeProcess } from '../support/fleet-processes';
 import { restartServe, serveMockAppBuild, startStreamingFleet } from '../support/streaming-fleet';
 import { DEFAULT_PROJECT } from '../support/build-zips';
 import { WeriftViewer } from '../support/werift-viewer';
+import { logFilesInDatabaseFile } from '../support/seed';
 
 let build: Awaited<ReturnType<typeof serveMockAppBuild>>;
 const dirs: string[] = [];
@@ -32,22 +32,9 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-interface LogRow {
-  file_name: string;
-  file_size: number;
-  gz_size: number;
-  blob_sha256: string;
-}
-
-/** The session's log file records in the control plane's database (read beside the running process: WAL). */
-function logRows(dir: string, sessionId: string): LogRow[] {
-  const db = new Database(join(dir, 'cp', 'pixelfleet.sqlite'), { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare('SELECT file_name, file_size, gz_size, blob_sha256 FROM log_files WHERE session_id = ? ORDER BY file_name').all(sessionId) as LogRow[];
-  } finally {
-    db.close();
-  }
-}
+/** The session's log file records in the control plane's database, by file name (read beside the running process: WAL). */
+const logRows = (dir: string, sessionId: string) =>
+  logFilesInDatabaseFile(join(dir, 'cp', 'pixelfleet.sqlite'), sessionId).sort((a, b) => (a.fileName < b.fileName ? -1 : a.fileName > b.fileName ? 1 : 0));
 
 /** A stored log's gzip bytes, from the control plane's blob folder. */
 const blobOf = (dir: string, sha256: string): Buffer => readFileSync(join(dir, 'cp', 'blobs', 'sha256', sha256.slice(0, 2), sha256));
@@ -110,13 +97,13 @@ describe('engine logs survive a control plane outage and an agent restart', () =
     await expect.poll(() => logRows(dir, sessionId).length, { timeout: 60_000, interval: 250 }).toBe(3);
     await expect.poll(() => spooled(dir), { timeout: 10_000 }).toEqual([]);
 
-    const rows = new Map(logRows(dir, sessionId).map((r) => [r.file_name, r]));
+    const rows = new Map(logRows(dir, sessionId).map((r) => [r.fileName, r]));
     const contentOf = (name: string): Buffer => {
       const row = rows.get(name)!;
-      const gz = blobOf(dir, row.blob_sha256);
+      const gz = blobOf(dir, row.blobSha256);
       const bytes = gunzipSync(gz);
-      expect(row.gz_size).toBe(gz.length);
-      expect(row.file_size).toBe(bytes.length);
+      expect(row.gzSize).toBe(gz.length);
+      expect(row.fileSize).toBe(bytes.length);
       return bytes;
     };
     const engineLog = contentOf(`${DEFAULT_PROJECT}.log`).toString();
@@ -147,9 +134,9 @@ describe('engine logs survive a control plane outage and an agent restart', () =
     expect(logRows(dir, sessionId)).toEqual([]); // the agent that spooled it is gone
 
     const restarted = await startAgentProcess({ grpcAddress: again.grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'gpu-fleet', logLevel: 'debug' });
-    await expect.poll(() => logRows(dir, sessionId).map((r) => r.file_name), { timeout: 30_000, interval: 250 }).toEqual([`${DEFAULT_PROJECT}.log`, PLUGIN_LOG]);
-    const engine = logRows(dir, sessionId).find((r) => r.file_name === `${DEFAULT_PROJECT}.log`)!;
-    expect(gunzipSync(blobOf(dir, engine.blob_sha256)).toString()).toContain('LogExit: Exiting.');
+    await expect.poll(() => logRows(dir, sessionId).map((r) => r.fileName), { timeout: 30_000, interval: 250 }).toEqual([`${DEFAULT_PROJECT}.log`, PLUGIN_LOG]);
+    const engine = logRows(dir, sessionId).find((r) => r.fileName === `${DEFAULT_PROJECT}.log`)!;
+    expect(gunzipSync(blobOf(dir, engine.blobSha256)).toString()).toContain('LogExit: Exiting.');
     expect(spooled(dir)).toEqual([]);
     expect(restarted.text()).toContain('session log uploaded');
   });

@@ -9,7 +9,7 @@ import type { ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support'
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
-import { seedLiveBuild, setLiveUpload, setProjectEnabled, setProjectSettings, statusHistory } from '../support/seed';
+import { liveSessionCount, seedLiveBuild, setLiveUpload, setProjectEnabled, setProjectSettings, snapshotData, statusHistory } from '../support/seed';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -47,15 +47,13 @@ async function worker(w: World, slots = 1): Promise<{ agent: Agent; script: Scri
 
 const join = (w: World) => w.cp.sessions.create(w.cp.accounts.requireProject(w.projectId)).session;
 const status = (w: World, id: string) => w.cp.sessions.get(id).status;
-const snapshots = (w: World, id: string) =>
-  (w.cp.db.prepare('SELECT data FROM session_snapshots WHERE session_id = ? ORDER BY id').all(id) as { data: string }[]).map((r) => JSON.parse(r.data) as Record<string, unknown>);
+const snapshots = (w: World, id: string) => snapshotData(w.cp, id);
 
 describe('placement and the line', () => {
   it('keeps the live count it serves from memory equal to the table through every status change', async () => {
     const w = await world();
     const { script } = await worker(w);
-    const table = () =>
-      (w.cp.db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`).get(w.projectId) as { n: number }).n;
+    const table = () => liveSessionCount(w.cp, w.projectId);
     const agrees = () => expect(w.cp.sessions.counts(w.projectId).liveUser).toBe(table());
     agrees(); // the first read counts the table; later ones are kept by the status changes
     const first = join(w);

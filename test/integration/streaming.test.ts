@@ -11,7 +11,7 @@ import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand, textOf, uiInteraction } from '../support/mock-app';
 import { WeriftViewer } from '../support/werift-viewer';
 import { FakePlayer } from '../support/fake-player';
-import { setProjectSettings } from '../support/seed';
+import { logFilesOf, setProjectSettings } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -64,10 +64,10 @@ describe('a viewer watches and controls the app', () => {
     await viewer.close();
     await expect.poll(() => status(t, sessionId), { timeout: 15_000 }).toBe('Terminated');
     expect(t.cp.sessions.get(sessionId).endReason).toBe('viewer left');
-    const uploaded = () => (t.cp.db.prepare('SELECT file_name FROM log_files WHERE session_id = ? ORDER BY file_name').all(sessionId) as { file_name: string }[]).map((r) => r.file_name);
+    const uploaded = () => logFilesOf(t.cp, sessionId).map((r) => r.fileName);
     await expect.poll(uploaded, { timeout: 10_000 }).toContain('PixelfleetApp.log');
     // What the control plane stored is what the app wrote (the agent's copy went with its spool entry).
-    const { blob_sha256: sha256 } = t.cp.db.prepare("SELECT blob_sha256 FROM log_files WHERE session_id = ? AND file_name = 'PixelfleetApp.log'").get(sessionId) as { blob_sha256: string };
+    const { blobSha256: sha256 } = logFilesOf(t.cp, sessionId).find((r) => r.fileName === 'PixelfleetApp.log')!;
     const gz: Buffer[] = [];
     for await (const chunk of t.cp.blobs.read(sha256)) gz.push(chunk as Buffer);
     const engineLog = gunzipSync(Buffer.concat(gz)).toString();

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { telemetryRows } from '../support/seed';
 
 const clock = new ManualClock(Date.now());
 let t: TestControlPlane;
@@ -33,13 +34,13 @@ describe('POST /api/v1/telemetry', () => {
   it('stores event and statistics rows for the session (204)', async () => {
     const res = await post({ sessionId, rows: [eventRow, statsRow] }, { 'content-type': 'application/json', 'x-viewer-token': viewerToken });
     expect(res.status).toBe(204);
-    const stored = t.cp.db.prepare('SELECT log_type, event, row FROM telemetry_rows WHERE session_id = ? ORDER BY id').all(sessionId) as { log_type: string | null; event: string | null; row: string }[];
-    expect(stored.map((r) => [r.log_type, r.event])).toEqual([['Webrtc', 'sdpAnswer'], [null, null]]);
+    const stored = telemetryRows(t.cp, sessionId);
+    expect(stored.map((r) => [r.logType ?? null, r.event ?? null])).toEqual([['Webrtc', 'sdpAnswer'], [null, null]]);
     // Client details are the server's (this session, made without a share socket, has none): the
     // page's claims of browser, os and deviceType are not stored (viewer-enrichment.test.ts).
     const { browser: _b, os: _o, deviceType: _d, ...unclaimed } = eventRow;
-    expect(JSON.parse(stored[0]!.row)).toEqual({ ...unclaimed, sessionId });
-    expect(JSON.parse(stored[1]!.row)).toEqual({ ...statsRow, sessionId });
+    expect(stored[0]!.row).toEqual({ ...unclaimed, sessionId });
+    expect(stored[1]!.row).toEqual({ ...statsRow, sessionId });
   });
 
   it('accepts sendBeacon posts: text/plain JSON with the token in the body', async () => {
@@ -50,13 +51,13 @@ describe('POST /api/v1/telemetry', () => {
   it("refuses another session's viewer token with 403: it names a viewer, not this session's", async () => {
     const project = t.cp.accounts.requireProject(t.cp.sessions.get(sessionId).projectId);
     const other = t.cp.sessions.create(project);
-    const rowsOf = (id: string) => t.cp.db.prepare('SELECT COUNT(*) AS n FROM telemetry_rows WHERE session_id = ?').get(id) as { n: number };
+    const rowsOf = (id: string) => telemetryRows(t.cp, id).length;
     const before = rowsOf(sessionId);
     expect(await post({ sessionId, rows: [statsRow] }, { 'content-type': 'application/json', 'x-viewer-token': other.viewerToken }).then(statusAndBody)).toEqual([
       403,
       { message: 'Forbidden: the viewer token belongs to another session' },
     ]);
-    expect([rowsOf(sessionId), rowsOf(other.session.sessionId)]).toEqual([before, { n: 0 }]);
+    expect([rowsOf(sessionId), rowsOf(other.session.sessionId)]).toEqual([before, 0]);
   });
 
   it('refuses a wrong or missing viewer token with 401, an unknown session with 404', async () => {

@@ -7,6 +7,7 @@ import { SqliteSessionDimensionsRepository } from '@pixelfleet/control-plane/tes
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { startStreamingProject } from '../support/streaming-project';
 import { FakePlayer } from '../support/fake-player';
+import { sessionRecord, telemetryRows } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -28,7 +29,7 @@ async function setup(trustProxy: string[]) {
     const m = await p.next('pixelfleetSession');
     return { sessionId: m.sessionId as string, viewerToken: m.viewerToken as string };
   };
-  const client = (sessionId: string) => t.cp.db.prepare('SELECT browser, os, device_type, country, country_code, city FROM sessions WHERE id = ?').get(sessionId);
+  const client = (sessionId: string) => sessionRecord(t.cp, sessionId)?.client;
   return { t, projectId, view, client };
 }
 
@@ -39,11 +40,12 @@ describe('client dimensions of a new session', () => {
     const de = await view({ 'user-agent': SAFARI_IPHONE, 'x-forwarded-for': '198.51.100.7, 2a00:1450:4001:80b::200e' });
     const bot = await view({ 'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', 'x-forwarded-for': '10.20.30.40' });
 
-    expect(client(uk.sessionId)).toEqual({ browser: 'Chrome', os: 'Windows', device_type: 'desktop', country: 'United Kingdom', country_code: 'GB', city: 'London' });
+    expect(client(uk.sessionId)).toEqual({ browser: 'Chrome', os: 'Windows', deviceType: 'desktop', country: 'United Kingdom', countryCode: 'GB', city: 'London' });
     // The right-most address not a trusted proxy is the client (the left one is the client's claim).
-    expect(client(de.sessionId)).toEqual({ browser: 'Mobile Safari', os: 'iOS', device_type: 'mobile', country: 'Germany', country_code: 'DE', city: 'Frankfurt am Main' });
+    expect(client(de.sessionId)).toEqual({ browser: 'Mobile Safari', os: 'iOS', deviceType: 'mobile', country: 'Germany', countryCode: 'DE', city: 'Frankfurt am Main' });
     // A bot User-Agent and a private address: nothing known.
-    expect(client(bot.sessionId)).toEqual({ browser: null, os: null, device_type: null, country: null, country_code: null, city: null });
+    expect(sessionRecord(t.cp, bot.sessionId)).toBeDefined();
+    expect(client(bot.sessionId)).toBeUndefined();
 
     // The day's rollup counted them in the session's transaction.
     const dims = new SqliteSessionDimensionsRepository(t.cp.db);
@@ -55,7 +57,7 @@ describe('client dimensions of a new session', () => {
   it('ignore X-Forwarded-For from a peer that is not a trusted proxy (the peer is loopback: no geo)', async () => {
     const { view, client } = await setup([]);
     const s = await view({ 'user-agent': CHROME_WINDOWS, 'x-forwarded-for': '81.2.69.142' });
-    expect(client(s.sessionId)).toEqual({ browser: 'Chrome', os: 'Windows', device_type: 'desktop', country: null, country_code: null, city: null });
+    expect(client(s.sessionId)).toEqual({ browser: 'Chrome', os: 'Windows', deviceType: 'desktop' }); // no country, country code or city
   });
 });
 
@@ -74,7 +76,7 @@ describe('telemetry rows of an enriched session', () => {
     expect((await post([{ logType: 'Webrtc', event: 'sdpOffer', timestamp: '2026-11-21T06:00:00.000Z', ...claims }, { logType: 'Webrtc', event: 'sdpAnswer', timestamp: '2026-11-21T06:00:01.000Z' }, stats])).status).toBe(204);
     expect((await post([{ logType: 'Webrtc', event: 'connected', timestamp: '2026-11-21T06:00:02.000Z' }, { logType: 'Webrtc', event: 'videoInitialized', timestamp: '2026-11-21T06:00:03.000Z', os: 'Amiga' }, { ...stats, browser: 'x' }])).status).toBe(204);
 
-    const rows = (t.cp.db.prepare('SELECT row FROM telemetry_rows WHERE session_id = ? ORDER BY id').all(sessionId) as { row: string }[]).map((r) => JSON.parse(r.row) as Record<string, unknown>);
+    const rows = telemetryRows(t.cp, sessionId).map((r) => r.row);
     const server = { browser: 'Chrome', os: 'Windows', deviceType: 'desktop', geoData: { country: 'United Kingdom', countryCode: 'GB', city: 'London' } };
     // First batch: its event rows get the server's details; the page keeps domainUrl and embedded.
     expect(rows[0]).toEqual({ logType: 'Webrtc', event: 'sdpOffer', timestamp: '2026-11-21T06:00:00.000Z', sessionId, ...server, domainUrl: 'https://game.example.com', embedded: true });

@@ -10,7 +10,7 @@ import { startTestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 import { FakePlayer } from '../support/fake-player';
-import { seedLiveBuild, setProjectEnabled } from '../support/seed';
+import { seedLiveBuild, setProjectEnabled, storedSessionCount } from '../support/seed';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -39,7 +39,7 @@ async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides
     cleanups.push(() => p.socket.terminate());
     return p;
   };
-  const sessionCount = () => (t.cp.db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n;
+  const sessionCount = () => storedSessionCount(t.cp);
   /** Another worker of the region joins, its relay scripted too. */
   const addWorker = async (): Promise<ScriptedSessions> => {
     const more = new ScriptedSessions();

@@ -1,9 +1,10 @@
-// Analytics history written straight into a control plane's database: sessions with status
+// Analytics history written through a control plane's repositories: sessions with status
 // snapshots at chosen times, telemetry rows, and engine log files (gzip bytes in the real blob
 // store), for the analytics API's route tests.
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import type { ControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
+import type { ControlPlaneWithDb, SessionRecord, SnapshotData } from '@pixelfleet/control-plane/test-support';
+import { repositoriesOf } from './seed';
 
 let counter = 0;
 
@@ -17,47 +18,62 @@ export interface SeededSession {
   endReason?: string;
 }
 
-/** Inserts a session and one snapshot row per status, oldest first; returns its id. */
+/**
+ * Inserts a session and one snapshot row per status, oldest first (each received at its time);
+ * returns its id. The session row ends in the last status, updated at its time.
+ */
 export function seedSessionHistory(cp: ControlPlaneWithDb, s: SeededSession): string {
   counter += 1;
   const first = s.statuses[0];
-  const last = s.statuses[s.statuses.length - 1];
-  if (!first || !last) throw new Error('a seeded session needs a status');
+  if (!first) throw new Error('a seeded session needs a status');
   const sessionId = `session_${first[1]}_${100_000_000 + counter}`;
-  cp.db
-    .prepare(
-      `INSERT INTO sessions (id, project_id, region, status, assigned_worker, end_reason, created_at, updated_at)
-       VALUES (?, ?, 'europe', ?, ?, ?, ?, ?)`,
-    )
-    .run(sessionId, s.projectId, last[0], last[0] === 'Enqueued' ? null : (s.workerId ?? null), s.endReason ?? null, first[1], last[1]);
-  const insert = cp.db.prepare('INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, ?)');
-  for (const [status, at] of s.statuses) {
-    const data = { sessionId, projectId: s.projectId, status, region: 'Europe', ...(status === 'Enqueued' || s.workerId === undefined ? {} : { assignedWorker: s.workerId }) };
-    insert.run(sessionId, at, JSON.stringify(data));
-  }
+  const { sessions } = repositoriesOf(cp);
+  const stateAt = (status: Status, at: number): { session: SessionRecord; snapshot: SnapshotData } => {
+    const assignedWorker = status === 'Enqueued' ? undefined : s.workerId;
+    return {
+      session: {
+        sessionId,
+        projectId: s.projectId,
+        region: 'europe',
+        status,
+        assignedWorker,
+        streamingId: undefined,
+        playerId: undefined,
+        maxRunTime: undefined,
+        endReason: s.endReason,
+        createdAt: first[1],
+        updatedAt: at,
+      },
+      snapshot: { sessionId, projectId: s.projectId, status, region: 'Europe', ...(assignedWorker === undefined ? {} : { assignedWorker }) },
+    };
+  };
+  cp.db.transaction(() => {
+    const created = stateAt(...first);
+    sessions.insert(created.session, created.snapshot);
+    for (const [status, at] of s.statuses.slice(1)) {
+      const next = stateAt(status, at);
+      sessions.update(next.session, next.snapshot);
+    }
+  })();
   return sessionId;
 }
 
-/** Inserts telemetry rows of a session as the ingest route stores them (each row's own timestamp). */
+/** Inserts telemetry rows of a session as the ingest route stores them (each received at its own timestamp). */
 export function seedTelemetry(cp: ControlPlaneWithDb, sessionId: string, projectId: string, rows: Record<string, unknown>[]): void {
-  const insert = cp.db.prepare(
-    'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  cp.db.transaction(() => {
-    for (const row of rows) {
+  repositoriesOf(cp).telemetry.insertMany(
+    rows.map((row) => {
       const timestamp = row.timestamp as string;
-      insert.run(
+      return {
         sessionId,
         projectId,
-        typeof row.logType === 'string' ? row.logType : null,
-        typeof row.event === 'string' ? row.event : null,
+        logType: typeof row.logType === 'string' ? row.logType : undefined,
+        event: typeof row.event === 'string' ? row.event : undefined,
         timestamp,
-        Date.parse(timestamp),
-        Date.parse(timestamp),
-        JSON.stringify({ ...row, sessionId }),
-      );
-    }
-  })();
+        receivedAt: Date.parse(timestamp),
+        row: { ...row, sessionId },
+      };
+    }),
+  );
 }
 
 /** Stores `text` gzipped in the blob store and records it as a log file of the session; returns its id. */
@@ -66,11 +82,15 @@ export async function seedLogFile(cp: ControlPlaneWithDb, f: { sessionId: string
   const gz = gzipSync(Buffer.from(f.text, 'utf8'));
   const blob = await cp.blobs.write(Readable.from([gz]), gz.byteLength);
   const logFileId = `log_${String(counter).padStart(24, '0')}`;
-  cp.db
-    .prepare(
-      `INSERT INTO log_files (id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(logFileId, f.sessionId, f.projectId, f.fileName, Buffer.byteLength(f.text), blob.size, blob.sha256, f.uploadedAt);
+  repositoriesOf(cp).logFiles.insert({
+    logFileId,
+    sessionId: f.sessionId,
+    projectId: f.projectId,
+    fileName: f.fileName,
+    fileSize: Buffer.byteLength(f.text),
+    gzSize: blob.size,
+    blobSha256: blob.sha256,
+    uploadedAt: f.uploadedAt,
+  });
   return logFileId;
 }
