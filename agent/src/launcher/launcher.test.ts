@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, win32 } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LaunchError } from './launch-error';
@@ -224,6 +224,10 @@ describe('launchSession', () => {
       log: pino({ level: 'silent' }),
     });
     const exit = await launched.process.whenExited();
+    // The plan joins Windows paths: on this Linux host the output log is one file whose name has
+    // backslashes, in the working folder. Removed, so that a run leaves nothing in the clone.
+    expect(launched.outputLogPath).toBe(win32.join(sessionDir, APP_OUTPUT_LOG));
+    rmSync(launched.outputLogPath, { force: true });
     expect(exit.code).toBe(0);
     expect(exit.lastLines.map((l) => l.text)).toEqual([
       'account pixelfleet-app-2',
