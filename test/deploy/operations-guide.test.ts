@@ -14,8 +14,8 @@ import { loadAgentConfig } from '@pixelfleet/agent';
 import { AGENT_BIN, PIXELFLEET_BIN, REPO_ROOT, cleanEnv } from '../support/cli-process';
 
 const GUIDE = readFileSync(join(REPO_ROOT, 'docs/operations.md'), 'utf8');
-/** The folders whose log lines reach an operator (signaling/src and proto/src log nothing themselves). */
-const LOGGING_SOURCES = ['control-plane/src', 'agent/src'];
+/** The folders whose log lines reach an operator: the two processes and the shared package (SampledLog writes its callers' lines; signaling/src and proto/src log nothing themselves). */
+const LOGGING_SOURCES = ['control-plane/src', 'agent/src', 'common/src'];
 
 // ---------------------------------------------------------------------------------------------
 // Log messages
@@ -68,7 +68,7 @@ const INDIRECT: { file: string; call: RegExp; sources: string[]; messages?: RegE
   },
   { file: 'agent/src/bundle-main.ts', call: /^\.error\(err\)/, sources: [], why: "console.error: not a log line but the bundle's last-resort crash print to stderr" },
   {
-    file: 'control-plane/src/lib/sampled-log.ts',
+    file: 'common/src/sampled-log.ts',
     call: /^\.warn\(\{ \.\.\.fields, count/,
     sources: [],
     why: "SampledLog writes the messages of its callers' `.for(peer).warn(fields, 'message')` calls, each found where it is made",

@@ -269,7 +269,7 @@ describe('SessionRuntime toward the app', () => {
 
     const refusals = lines.filter((l) => l.msg === 'app signalling upgrade refused: the URL lacks the session secret (another process on this worker dialled the session port)');
     expect(refusals).toHaveLength(1);
-    expect(refusals[0]).toMatchObject({ level: 40, refused: 1 });
+    expect(refusals[0]).toMatchObject({ level: 40, count: 1 });
     const started = lines.find((l) => l.msg === 'app started');
     expect(JSON.stringify(started)).toContain(`127.0.0.1:${port}/<redacted>`);
     expect(JSON.stringify(lines)).not.toContain(secret);

@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DEFAULT_MAX_MESSAGE_BYTES, decodeViewerToRelay, StreamerEndpoint, type RelayToViewerSignal, type StreamerIdDecision } from '@pixelfleet/signaling';
-import { systemClock, type Clock, type TimerHandle } from '@pixelfleet/common';
+import { SampledLog, systemClock, type Clock, type TimerHandle } from '@pixelfleet/common';
 import type { RelayCounters, SessionEventKind, SignalEnvelope, StartSessionCommand } from '@pixelfleet/proto';
 import { unrealSavedDir } from '../build-cache/build-cache';
 import { CommandFailure } from '../commands/command';
@@ -29,9 +29,6 @@ import type { IceCandidateInit } from '@pixelfleet/signaling';
 
 /** The player id the agent uses toward the app (it is the app's only player). */
 export const RELAY_PLAYER_ID = 'pixelfleet-relay';
-
-/** Refused app signalling upgrades are logged at warn at most this often per session, with a count. */
-export const REFUSED_UPGRADE_LOG_INTERVAL_MS = 60_000;
 
 /** Close reasons (1008) for a streamer the session refuses (see decideStreamerId). */
 export const SECOND_STREAMER_REASON = 'this session already has a streamer';
@@ -116,13 +113,15 @@ export class SessionRuntime {
    * the worker (a rival customer's app) can find the port, not this. An upgrade without it is refused.
    */
   private readonly signallingSecret = randomBytes(32).toString('base64url');
-  private refusedUpgrades = { count: 0, loggedAt: undefined as number | undefined };
+  /** Refused upgrades: the first logged at warn, then one line a minute at most with the count since (a rival can dial at will). */
+  private readonly refusedUpgrades: ReturnType<SampledLog['for']>;
 
   constructor(private readonly options: SessionRuntimeOptions) {
     this.sessionId = options.command.sessionId;
     this.projectId = options.command.projectId;
     this.uploadId = options.command.uploadId;
     this.clock = options.clock ?? systemClock;
+    this.refusedUpgrades = new SampledLog(this.clock, options.log).for('app signalling port');
     this.startedAtMs = this.clock.now();
     this.identified = new Promise<void>((resolve, reject) => {
       this.resolveIdentified = resolve;
@@ -137,17 +136,6 @@ export class SessionRuntime {
     const given = Buffer.from(req.url ?? '');
     const expected = Buffer.from(`/${this.signallingSecret}`);
     return given.length === expected.length && timingSafeEqual(given, expected);
-  }
-
-  /** One warn line for the first refusal, then at most one per REFUSED_UPGRADE_LOG_INTERVAL_MS with the count since. */
-  private noteRefusedUpgrade(req: IncomingMessage): void {
-    const refused = this.refusedUpgrades;
-    refused.count += 1;
-    const now = this.clock.now();
-    if (refused.loggedAt !== undefined && now - refused.loggedAt < REFUSED_UPGRADE_LOG_INTERVAL_MS) return;
-    this.options.log.warn({ refused: refused.count, remotePort: req.socket.remotePort }, 'app signalling upgrade refused: the URL lacks the session secret (another process on this worker dialled the session port)');
-    refused.count = 0;
-    refused.loggedAt = now;
   }
 
   /** An app was launched: its exit, whenever it comes, ends in onFinished. */
@@ -197,7 +185,7 @@ export class SessionRuntime {
       // Before anything is read from the socket: a refused dialler never reaches the streamer slot.
       verifyClient: ({ req }, done) => {
         if (this.knowsSecret(req)) return done(true);
-        this.noteRefusedUpgrade(req);
+        this.refusedUpgrades.warn({ remotePort: req.socket.remotePort }, 'app signalling upgrade refused: the URL lacks the session secret (another process on this worker dialled the session port)');
         done(false, 401, 'Unauthorized');
       },
     });

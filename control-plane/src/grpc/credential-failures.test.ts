@@ -1,8 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@pixelfleet/common';
+import { ManualClock, SAMPLED_LOG_INTERVAL_MS } from '@pixelfleet/common';
 import { CREDENTIAL_FAILURE_BURST, CredentialFailures, TOO_MANY_FAILURES_MESSAGE, peerAddress } from './credential-failures';
-import { SAMPLED_LOG_INTERVAL_MS } from '../lib/sampled-log';
 
 const WRONG = 'Enroll refused: missing or invalid join token';
 

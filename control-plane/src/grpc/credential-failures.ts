@@ -6,10 +6,9 @@
 // warn line of a refusal is sampled per address and message (SampledLog: the first at once, then at
 // most one a minute with `count`), so a loop of wrong guesses cannot fill the disk with log.
 import type { Logger } from 'pino';
-import type { Clock } from '@pixelfleet/common';
+import { SampledLog, type Clock } from '@pixelfleet/common';
 import { AddressRateLimit } from '../lib/address-rate-limit';
 import { clientBlock } from '../lib/ip-address';
-import { SampledLog } from '../lib/sampled-log';
 
 /** Failed checks an address may make back to back. */
 export const CREDENTIAL_FAILURE_BURST = 10;

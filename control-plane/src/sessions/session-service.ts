@@ -6,10 +6,9 @@
 // the gateway hears of each change through on(). What workers report (and what a restart left)
 // is read in worker-events.ts, which asks this lifecycle to end, finish or run a session. Timers,
 // worker reconcile, live counts and snapshot shaping live in modules of their own beside this one.
-import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
-import { encodeRelayedSignal, type RelayToViewerSignal, type ViewerToRelaySignal } from '@pixelfleet/signaling';
-import { Listeners, type Clock } from '@pixelfleet/common';
+import type { RelayToViewerSignal, ViewerToRelaySignal } from '@pixelfleet/signaling';
+import { Listeners, SampledLog, type Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';
@@ -21,11 +20,10 @@ import { SNAPSHOT_STATUSES, canMoveSession, type SessionStatus } from './session
 import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';
 import { LiveCounts } from './live-counts';
-import { playerIdOf, snapshotOf, streamingIdOf } from './session-snapshots';
+import { playerIdOf, snapshotOf, startSessionCommand, streamingIdOf } from './session-snapshots';
 import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, SessionTimers } from './session-timers';
 import { WorkerEvents } from './worker-events';
 import { SignalRoutes } from './signal-routes';
-import { PendingViewerSignals } from './pending-viewer-signals';
 import { Scheduler } from './scheduler';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 
@@ -67,8 +65,7 @@ export class SessionService {
   private readonly listeners: Listeners<SessionEvents>;
   private readonly liveCounts: LiveCounts;
   private readonly timers: SessionTimers;
-  private readonly routes = new SignalRoutes();
-  private readonly pendingSignals: PendingViewerSignals;
+  private readonly routes: SignalRoutes;
   private readonly repo: SessionsRepository;
   private readonly registry: WorkerRegistry;
   private readonly events: EventLog;
@@ -85,7 +82,7 @@ export class SessionService {
     ({ projects: this.projects, connectTimeoutMs: this.connectTimeoutMs } = deps);
     this.listeners = new Listeners((event, err) => this.log.error({ err, event }, 'session listener failed'));
     this.liveCounts = new LiveCounts((projectId) => this.repo.countLive(projectId));
-    this.pendingSignals = new PendingViewerSignals(this.log);
+    this.routes = new SignalRoutes((workerId, envelope) => this.registry.signalToAgent(workerId, envelope), this.log);
     this.timers = new SessionTimers(this.clock, {
       sessionExpired: (sessionId, cause) => this.end(sessionId, cause),
       stopUnconfirmed: (sessionId) => this.workerEvents.onStopUnconfirmed(sessionId),
@@ -101,7 +98,6 @@ export class SessionService {
       queues: this.queues,
       timers: this.timers,
       routes: this.routes,
-      pendingSignals: this.pendingSignals,
       scheduler: this.scheduler,
       clock: this.clock,
       log: this.log,
@@ -193,42 +189,16 @@ export class SessionService {
     const placed = this.move({ ...s, assignedWorker: workerId, streamingId, placedAt: this.clock.now() }, 'Starting', undefined);
     // The slot is held from now on: the run time counts, and the viewer has the connect timeout to connect.
     this.timers.placed(sessionId, placed.maxRunTime, this.connectTimeoutMs);
-    const settings = project.settings;
-    this.registry.sendCommand(workerId, {
-      kind: 'startSession',
-      sessionId,
-      projectId: s.projectId,
-      uploadId: project.liveUploadId ?? '',
-      streamingId,
-      playerId: placed.playerId ?? '',
-      codec: settings.codec,
-      minBitrateBps: settings.minBitrate,
-      maxBitrateBps: settings.maxBitrate,
-      resX: settings.resX,
-      resY: settings.resY,
-      fps: settings.fps,
-      launchArgs: [...settings.launchArgs],
-      maxRunTimeMinutes: settings.maxRunTime,
-      startupTimeoutSeconds: settings.startupTimeoutSeconds,
-    });
+    this.registry.sendCommand(workerId, startSessionCommand(placed, project));
     this.log.info({ sessionId, workerId }, 'session placed');
     this.listeners.emit('queueChanged', s.projectId);
     this.listeners.emit('placed', placed);
     return placed;
   }
 
-  /**
-   * Relays a viewer's signalling message to the session's agent (routed in memory). While the
-   * worker's link is down (it has not redialled a control plane that restarted, or its network
-   * dropped) the message is held and sent, in order, once its Hello is accepted. False only when the
-   * session has no relay to go to (not placed yet, or ending).
-   */
+  /** Relays a viewer's signalling message to the session's relay (signal-routes.ts); false when it has none (not placed yet, or ending). */
   signalToAgent(sessionId: string, signal: ViewerToRelaySignal): boolean {
-    const route = this.routes.toRelay(sessionId);
-    if (route === undefined) return false;
-    const envelope = { sessionId, playerId: route.playerId, json: encodeRelayedSignal(signal) };
-    if (!this.registry.signalToAgent(route.workerId, envelope)) this.pendingSignals.hold(route.workerId, envelope);
-    return true;
+    return this.routes.toAgent(sessionId, signal);
   }
 
   /**
@@ -243,7 +213,6 @@ export class SessionService {
     const { endReason } = SESSION_END[cause];
     const close = viewerCloseFor(cause, detail);
     this.timers.clear(sessionId);
-    this.pendingSignals.forget(sessionId);
     let ended: SessionRecord;
     if (s.status === 'Enqueued' || s.assignedWorker === undefined) {
       this.queues.remove(s.projectId, sessionId);
@@ -319,7 +288,6 @@ export class SessionService {
   private finishOnWorker(s: SessionRecord, cause: SessionEndCause | undefined): void {
     if (s.status === 'Terminated') return;
     this.timers.clear(s.sessionId);
-    this.pendingSignals.forget(s.sessionId);
     const wasEnding = s.status === 'Terminating';
     const ended = this.move(s, 'Terminated', cause === undefined ? undefined : SESSION_END[cause].endReason);
     if (!wasEnding && cause !== undefined) this.listeners.emit('ended', ended, SESSION_END[cause].close);

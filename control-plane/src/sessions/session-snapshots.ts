@@ -1,6 +1,8 @@
-// What a session is called and how it is recorded: the ids derived from its session id (known from
-// the start, so every snapshot carries them) and the spec's snapshot `data`.
-import { isRegionCode, regionDisplayName } from '@pixelfleet/proto';
+// What a session is called, how it is recorded and what its worker is told: the ids derived from its
+// session id (known from the start, so every snapshot carries them), the spec's snapshot `data`,
+// and the StartSession command that launches its app with the project's settings.
+import { isRegionCode, regionDisplayName, type StartSessionCommand } from '@pixelfleet/proto';
+import type { Project } from '../repositories/projects';
 import type { SessionRecord, SnapshotData } from '../repositories/sessions';
 
 const SESSION_ID_PREFIX = 'session_';
@@ -28,4 +30,26 @@ export function snapshotOf(s: SessionRecord): SnapshotData {
   if (s.playerId !== undefined) data.playerId = s.playerId;
   if (s.maxRunTime !== undefined) data.maxRunTime = s.maxRunTime;
   return data;
+}
+
+/** What the worker a session was placed on is told: launch the project's live build with its settings. */
+export function startSessionCommand(placed: SessionRecord, project: Project): StartSessionCommand {
+  const settings = project.settings;
+  return {
+    kind: 'startSession',
+    sessionId: placed.sessionId,
+    projectId: placed.projectId,
+    uploadId: project.liveUploadId ?? '',
+    streamingId: placed.streamingId ?? streamingIdOf(placed.sessionId),
+    playerId: placed.playerId ?? '',
+    codec: settings.codec,
+    minBitrateBps: settings.minBitrate,
+    maxBitrateBps: settings.maxBitrate,
+    resX: settings.resX,
+    resY: settings.resY,
+    fps: settings.fps,
+    launchArgs: [...settings.launchArgs],
+    maxRunTimeMinutes: settings.maxRunTime,
+    startupTimeoutSeconds: settings.startupTimeoutSeconds,
+  };
 }

@@ -8,18 +8,16 @@ import type { Logger } from 'pino';
 import { decodeRelayToViewer } from '@pixelfleet/signaling';
 import type { Listeners } from '@pixelfleet/common';
 import type { AgentAck, AgentCommand, AgentSessionEvent, SessionActivity, SignalEnvelope } from '@pixelfleet/proto';
-import type { SampledLog } from '../lib/sampled-log';
 import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
 import type { ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
-import type { Clock } from '@pixelfleet/common';
+import type { Clock, SampledLog } from '@pixelfleet/common';
 import type { SessionEndCause } from './session-end';
 import type { SessionEvents } from './session-service';
 import type { SessionQueues } from './session-queue';
 import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, type SessionTimers } from './session-timers';
 import { reconcileWorker } from './worker-reconcile';
 import type { SignalRoutes } from './signal-routes';
-import type { PendingViewerSignals } from './pending-viewer-signals';
 import type { Scheduler } from './scheduler';
 
 /** What this room may ask of the lifecycle, which alone changes a session's status. */
@@ -40,7 +38,6 @@ export interface WorkerEventsDeps {
   queues: SessionQueues;
   timers: SessionTimers;
   routes: SignalRoutes;
-  pendingSignals: PendingViewerSignals;
   scheduler: Scheduler;
   clock: Clock;
   log: Logger;
@@ -187,10 +184,8 @@ export class WorkerEvents {
 
   /** The worker is connected again (its Hello reconciled): the viewer signals held for its sessions still negotiating go now. */
   private sendPendingSignals(workerId: string): void {
-    const { d } = this;
-    const pending = d.pendingSignals.takeFor(workerId).filter((signal) => d.routes.toRelay(signal.sessionId)?.workerId === workerId);
-    for (const signal of pending) d.registry.signalToAgent(workerId, signal);
-    if (pending.length > 0) d.log.info({ workerId, signals: pending.length }, 'viewer signals held while the worker was away sent');
+    const sent = this.d.routes.sendHeldFor(workerId);
+    if (sent > 0) this.d.log.info({ workerId, signals: sent }, 'viewer signals held while the worker was away sent');
   }
 
   /** A relay's signal for its viewer: only from the worker holding the session, and only the types a viewer may receive. */

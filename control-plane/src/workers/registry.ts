@@ -3,9 +3,8 @@
 // changes go through WORKER_LINK_TABLE; every change is a fleet event.
 // Longer than ~400 lines: the one writer of worker state, whose link table, live streams, leases
 // and command delivery all change the same rows; the link table and reconcile live beside it.
-import { SampledLog } from '../lib/sampled-log';
 import type { Logger } from 'pino';
-import { Listeners, type Clock, type TimerHandle } from '@pixelfleet/common';
+import { Listeners, SampledLog, type Clock, type TimerHandle } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex } from '../lib/secrets';
 import { DomainError, invalid, notFound } from '../errors';

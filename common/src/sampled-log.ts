@@ -3,7 +3,7 @@
 // with `count`, this occurrence and those not logged since. A loop of bad requests then costs a
 // line a minute, not a line each, and the log keeps saying that it goes on.
 import type { Logger } from 'pino';
-import type { Clock } from '@pixelfleet/common';
+import type { Clock } from './clock';
 
 /** One line per peer and message at most this often. */
 export const SAMPLED_LOG_INTERVAL_MS = 60_000;
