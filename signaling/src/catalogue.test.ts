@@ -32,7 +32,7 @@ import {
 } from './messages';
 import { ALLOWED_TYPES, parseSignallingMessage, type SenderRole } from './parser';
 import { MESSAGE_SCHEMAS } from './schemas';
-import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
+import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from '../../test/support/signaling/fixtures';
 
 /** Epic message types we do not support, and why. */
 const DELIBERATELY_UNSUPPORTED: Readonly<Record<string, string>> = {

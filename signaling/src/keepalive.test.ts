@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { WebSocket } from 'ws';
 import { DEFAULT_KEEPALIVE_INTERVAL_MS, DEFAULT_KEEPALIVE_TIMEOUT_MS, Keepalive } from './keepalive';
 import { ManualClock } from '@pixelfleet/common';
-import { openSocketPair, type SocketPair } from './test-support/socket-pair';
+import { openSocketPair, type SocketPair } from '../../test/support/signaling/socket-pair';
 
 let pair: SocketPair<WebSocket> | undefined;
 

@@ -27,7 +27,7 @@ import {
   SIGNALLING_PROTOCOL_VERSION,
 } from './messages';
 import { parseSignallingMessage, type SenderRole } from './parser';
-import { HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
+import { HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from '../../test/support/signaling/fixtures';
 
 describe('builders', () => {
   it('write the wire JSON of a Wilbur 5.5 session', () => {

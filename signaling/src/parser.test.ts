@@ -5,7 +5,7 @@ import { CLOSE_CODES, MAX_CLOSE_REASON_BYTES } from './close-codes';
 import { ALLOWED_TYPES, DEFAULT_MAX_MESSAGE_BYTES, parseSignallingMessage, type SenderRole } from './parser';
 import { PLAYER_EXTENSION_TYPES } from './messages';
 import { FIELD_LIMITS } from './schemas';
-import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
+import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from '../../test/support/signaling/fixtures';
 
 function parse(frame: unknown, role: SenderRole) {
   return parseSignallingMessage(typeof frame === 'string' ? frame : JSON.stringify(frame), role);

@@ -8,9 +8,9 @@ import type { ServerExtensionMessage } from './messages';
 import { DEFAULT_PLAYER_RATE_LIMIT, PlayerEndpoint, UNKNOWN_STREAMER_MESSAGE, type PlayerEndpointOptions } from './player-endpoint';
 import { ManualClock } from '@pixelfleet/common';
 import { SignallingJournal } from './signalling-journal';
-import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
-import { nextEvent, recordEvents } from './test-support/next-event';
-import { openSocketPair, sendJson, whenClosed, type SocketPair } from './test-support/socket-pair';
+import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from '../../test/support/signaling/fixtures';
+import { nextEvent, recordEvents } from '../../test/support/signaling/next-event';
+import { openSocketPair, sendJson, whenClosed, type SocketPair } from '../../test/support/signaling/socket-pair';
 
 let pair: SocketPair<PlayerEndpoint> | undefined;
 

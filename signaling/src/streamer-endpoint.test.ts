@@ -5,9 +5,9 @@ import type { WebSocket } from 'ws';
 import { SignallingUsageError } from './errors';
 import { ManualClock } from '@pixelfleet/common';
 import { StreamerEndpoint, type StreamerEndpointOptions } from './streamer-endpoint';
-import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from './test-support/fixtures';
-import { nextEvent, recordEvents } from './test-support/next-event';
-import { openSocketPair, sendJson, whenClosed, type SocketPair } from './test-support/socket-pair';
+import { BROWSER_ANSWER_SDP, HOST_CANDIDATE, RELAY_CANDIDATE, UE_OFFER_SDP } from '../../test/support/signaling/fixtures';
+import { nextEvent, recordEvents } from '../../test/support/signaling/next-event';
+import { openSocketPair, sendJson, whenClosed, type SocketPair } from '../../test/support/signaling/socket-pair';
 
 let pair: SocketPair<StreamerEndpoint> | undefined;
 
