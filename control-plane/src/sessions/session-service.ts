@@ -20,7 +20,7 @@ import { SNAPSHOT_STATUSES, canMoveSession, type SessionStatus } from './session
 import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } from './session-end';
 import { SessionQueues } from './session-queue';
 import { LiveCounts } from './live-counts';
-import { playerIdOf, snapshotOf, startSessionCommand, streamingIdOf } from './session-snapshots';
+import { enqueuedSession, snapshotOf, startSessionCommand, streamingIdOf } from './session-snapshots';
 import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, SessionTimers } from './session-timers';
 import { WorkerEvents } from './worker-events';
 import { SignalRoutes } from './signal-routes';
@@ -145,21 +145,7 @@ export class SessionService {
     const now = this.clock.now();
     const sessionId = this.ids.nextSessionId(now);
     const viewerToken = generateSecret('pfv');
-    const session: SessionRecord = {
-      sessionId,
-      projectId: project.projectId,
-      region: project.region,
-      status: 'Enqueued',
-      assignedWorker: undefined,
-      // Known from the start (the app is launched with it), so every snapshot carries it.
-      streamingId: streamingIdOf(sessionId),
-      playerId: playerIdOf(sessionId),
-      maxRunTime: project.settings.maxRunTime,
-      endReason: undefined,
-      createdAt: now,
-      updatedAt: now,
-      ...(client === undefined ? {} : { client }),
-    };
+    const session = enqueuedSession(sessionId, project, now, client);
     this.repo.insert(session, snapshotOf(session), sha256Hex(viewerToken));
     this.queues.enqueue(project.projectId, sessionId);
     this.timers.setAfkTimeout(sessionId, project.settings.afkTimeout);

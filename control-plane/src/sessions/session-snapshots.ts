@@ -1,8 +1,9 @@
 // What a session is called, how it is recorded and what its worker is told: the ids derived from its
-// session id (known from the start, so every snapshot carries them), the spec's snapshot `data`,
-// and the StartSession command that launches its app with the project's settings.
+// session id (known from the start, so every snapshot carries them), a new viewer's record, the
+// spec's snapshot `data`, and the StartSession command that launches its app with the project's settings.
 import { isRegionCode, regionDisplayName, type StartSessionCommand } from '@pixelfleet/proto';
 import type { Project } from '../repositories/projects';
+import type { ClientDimensions } from '../repositories/session-dimensions';
 import type { SessionRecord, SnapshotData } from '../repositories/sessions';
 
 const SESSION_ID_PREFIX = 'session_';
@@ -15,6 +16,25 @@ export function streamingIdOf(sessionId: string): string {
 /** The Pixel Streaming player id of a session's one viewer. */
 export function playerIdOf(sessionId: string): string {
   return `player_${sessionId.slice(SESSION_ID_PREFIX.length)}`;
+}
+
+/** A new viewer's session, Enqueued in the project's region with the project's run time. */
+export function enqueuedSession(sessionId: string, project: Project, now: number, client: ClientDimensions | undefined): SessionRecord {
+  return {
+    sessionId,
+    projectId: project.projectId,
+    region: project.region,
+    status: 'Enqueued',
+    assignedWorker: undefined,
+    // Known from the start (the app is launched with it), so every snapshot carries it.
+    streamingId: streamingIdOf(sessionId),
+    playerId: playerIdOf(sessionId),
+    maxRunTime: project.settings.maxRunTime,
+    endReason: undefined,
+    createdAt: now,
+    updatedAt: now,
+    ...(client === undefined ? {} : { client }),
+  };
 }
 
 /** The spec's snapshot `data` for a session in its current state. */
