@@ -40,6 +40,10 @@ import { startGrpcServer, type GrpcServerHandle } from './grpc/server';
 import { loadServerTls } from './grpc/server-tls';
 import { TELEMETRY_PATH } from './http/telemetry-routes';
 import { RetentionSweep } from './retention/retention-sweep';
+import { MailDelivery } from './mail/mail-delivery';
+import { smtpTransport } from './mail/smtp-transport';
+import { outboxFolderTransport } from './mail/outbox-folder-transport';
+import { SqliteMailOutboxRepository } from './repositories/mail-outbox';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
 import type { HostResolver } from './webhooks/url-policy';
@@ -83,6 +87,8 @@ export interface ControlPlane {
   readonly builds: BuildService;
   /** Deletes history older than retention.sessionDays (tests run a sweep with `retention.sweep()`). */
   readonly retention: RetentionSweep;
+  /** Mail to people, stored and sent in the background (SMTP, or the outbox folder without it). */
+  readonly mail: MailDelivery;
   /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
   registerLocalBuild(projectId: string): string;
   start(): Promise<StartedControlPlane>;
@@ -214,6 +220,14 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     telemetryDays: config.retention.telemetryDays,
     sweepIntervalMs: config.retention.sweepIntervalMinutes * 60_000,
   });
+  const mailLog = log.child({ component: 'mail' });
+  const mail = new MailDelivery({
+    outbox: new SqliteMailOutboxRepository(db),
+    transport: config.mail.smtp !== undefined ? smtpTransport(config.mail.smtp.url) : outboxFolderTransport(config.mail.outboxDir ?? join(config.dataDir, 'outbox'), mailLog),
+    from: config.mail.from,
+    clock,
+    log: mailLog,
+  });
   let grpc: GrpcServerHandle | undefined;
   let closing: Promise<void> | undefined;
   /** The one shutdown order, each wing's steps named where they fall. */
@@ -235,6 +249,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     ['build pipeline', () => buildService.pipeline?.close()],
     // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
     ['webhooks', () => webhooks.idle()],
+    // The mail being sent finishes; pending mail waits in the outbox for the next run.
+    ['mail', () => mail.close()],
     // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
     ['distribution', () => distribution.close()],
     ['worker streams', () => registry.close()],
@@ -261,6 +277,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     http,
     builds: buildService,
     retention,
+    mail,
     reloadTls() {
       // Both sets of files are read and checked before either listener changes.
       if (config.grpc.tls !== undefined) loadServerTls(config.grpc.tls);
@@ -300,6 +317,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       buildService.pipeline?.resumeUnfinished();
       distribution.resumeAtStart();
       retention.start();
+      mail.start();
+      mailLog.info({ destination: mail.destination }, 'mail delivery started');
       serving = true;
       const started: StartedControlPlane = {
         httpPort,

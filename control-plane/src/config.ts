@@ -41,6 +41,18 @@ const publicUrl = z
   .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
   .transform((u) => u.replace(/\/+$/, ''));
 
+/** An SMTP server's URL, credentials included; its text is never echoed back (it may carry a password). */
+const smtpUrl = z
+  .string()
+  .refine((u) => {
+    try {
+      const url = new URL(u);
+      return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'must be an smtp:// or smtps:// URL with a host');
+
 const schema = z
   .object({
     http: z
@@ -250,6 +262,22 @@ const schema = z
       })
       .strict()
       .optional(),
+    /**
+     * E-mail to people (invitations, password resets, a new API key). Mail is stored before it is
+     * sent and retried with backoff, so a restart or an SMTP outage loses none. Without smtp (the
+     * demo, tests) each mail is written to outboxDir as an .eml file instead.
+     */
+    mail: z
+      .object({
+        /** smtp://user:password@host:587 (STARTTLS when the server offers it) or smtps://user:password@host:465. Never logged. */
+        smtp: z.object({ url: smtpUrl }).strict().optional(),
+        /** The sender, as `Name <address>` or a bare address. */
+        from: z.string().min(3).max(320).default('Pixelfleet <pixelfleet@localhost>'),
+        /** Where mail goes without smtp, one .eml file per mail; default `<dataDir>/outbox`. */
+        outboxDir: z.string().min(1).optional(),
+      })
+      .strict()
+      .default({ from: 'Pixelfleet <pixelfleet@localhost>' }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict()
@@ -365,6 +393,9 @@ export const CONTROL_PLANE_ENV_LEAVES: Readonly<Record<string, EnvLeafKind>> = {
   'turn.secret': 'string',
   'turn.urls': 'json',
   'turn.ttlSeconds': 'number',
+  'mail.smtp.url': 'string',
+  'mail.from': 'string',
+  'mail.outboxDir': 'string',
   logLevel: 'string',
 };
 

@@ -24,3 +24,8 @@ export { ADMIN_COMMANDS } from './admin-cli/admin-commands';
 export { CREDENTIAL_FAILURE_BURST } from './grpc/credential-failures';
 export { maskFileUrl } from './http/api/build-routes';
 export { CONTROL_PLANE_ENV_LEAVES } from './config';
+export { openDatabase } from './db/database';
+export { MailDelivery, MAIL_MAX_ATTEMPTS, type MailTransport } from './mail/mail-delivery';
+export { smtpTransport } from './mail/smtp-transport';
+export { outboxFolderTransport } from './mail/outbox-folder-transport';
+export { SqliteMailOutboxRepository } from './repositories/mail-outbox';

@@ -207,6 +207,7 @@ const FULL_CONTROL_PLANE = {
   retention: { sessionDays: 100, logDays: 30, telemetryDays: 92, sweepIntervalMinutes: 60 },
   geoip: { enabled: false },
   turn: { secret: 'turn-0123456789abcdefghijklmnopqrstuv', urls: ['turn:turn.example.com:3478'], ttlSeconds: 86400 },
+  mail: { smtp: { url: 'smtps://pixelfleet:secret@mail.example.com:465' }, from: 'Pixelfleet <noreply@x.example>', outboxDir: '/var/lib/pixelfleet/outbox' },
   logLevel: 'info',
 };
 /** The agent's counterpart of FULL_CONTROL_PLANE. */

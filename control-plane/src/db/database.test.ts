@@ -12,6 +12,7 @@ const ALL_TABLES = [
   'builds',
   'events',
   'log_files',
+  'mail_outbox',
   'project_members',
   'projects',
   'schema_migrations',

@@ -395,4 +395,27 @@ ALTER TABLE sessions ADD COLUMN telemetry_bytes INTEGER NOT NULL DEFAULT 0;
 UPDATE sessions SET telemetry_bytes = (SELECT COALESCE(SUM(LENGTH(CAST(t.row AS BLOB))), 0) FROM telemetry_rows t WHERE t.session_id = sessions.id);
 `,
   },
+  {
+    version: 16,
+    name: 'the mail outbox',
+    sql: `
+-- Mail to people (invitations, password resets, new API keys) is written here before it is sent, so
+-- a restart or an SMTP outage loses none (mail/mail-delivery.ts). The body may hold a single-use
+-- link or a key: it is wiped (NULL) once the mail is delivered or given up, and the row stays as
+-- the delivery's record.
+CREATE TABLE mail_outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  to_address TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  body TEXT,
+  created_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  sent_at INTEGER,
+  failed_at INTEGER,
+  last_error TEXT
+);
+CREATE INDEX mail_outbox_due ON mail_outbox(next_attempt_at) WHERE sent_at IS NULL AND failed_at IS NULL;
+`,
+  },
 ];
