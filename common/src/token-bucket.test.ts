@@ -37,4 +37,17 @@ describe('TokenBucket', () => {
     expect(() => new TokenBucket({ burst: 1, perSecond: 0 }, clock)).toThrow(RangeError);
     expect(() => new TokenBucket({ burst: Number.NaN, perSecond: 1 }, clock)).toThrow(RangeError);
   });
+
+  it('says how long until the next take succeeds', () => {
+    const clock = new ManualClock();
+    const bucket = new TokenBucket({ burst: 2, perSecond: 0.5 }, clock);
+    expect(bucket.waitMs()).toBe(0);
+    expect(takeAll(bucket, 10)).toBe(2);
+    expect(bucket.waitMs()).toBe(2_000);
+    clock.advance(1_500);
+    expect(bucket.waitMs()).toBe(500);
+    clock.advance(500);
+    expect(bucket.waitMs()).toBe(0);
+    expect(bucket.take()).toBe(true);
+  });
 });

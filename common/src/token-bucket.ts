@@ -30,6 +30,13 @@ export class TokenBucket {
     return true;
   }
 
+  /** How long until take() would succeed, ms (0: now); takes nothing. */
+  waitMs(): number {
+    if (this.available()) return 0;
+    // Less a microsecond: the refill's floating point must not round 1000 ms up to 1001.
+    return Math.ceil(((1 - this.tokens) / this.options.perSecond) * 1000 - 1e-3);
+  }
+
   /** True when take() would succeed now; takes nothing. */
   available(): boolean {
     const now = this.time.now();

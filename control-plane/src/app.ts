@@ -44,6 +44,8 @@ import { MailDelivery } from './mail/mail-delivery';
 import { smtpTransport } from './mail/smtp-transport';
 import { outboxFolderTransport } from './mail/outbox-folder-transport';
 import { SqliteMailOutboxRepository } from './repositories/mail-outbox';
+import { SqliteSignInsRepository } from './repositories/sign-ins';
+import { PeopleService } from './people/people-service';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
 import type { HostResolver } from './webhooks/url-policy';
@@ -89,6 +91,8 @@ export interface ControlPlane {
   readonly retention: RetentionSweep;
   /** Mail to people, stored and sent in the background (SMTP, or the outbox folder without it). */
   readonly mail: MailDelivery;
+  /** People: invitations, passwords and dashboard sign-ins. */
+  readonly people: PeopleService;
   /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
   registerLocalBuild(projectId: string): string;
   start(): Promise<StartedControlPlane>;
@@ -151,6 +155,26 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   let geoIp: GeoIp | undefined;
   let serving = false;
 
+  // Mail to people, and the people it goes to (invitations, passwords, dashboard sign-ins).
+  const mailLog = log.child({ component: 'mail' });
+  const mail = new MailDelivery({
+    outbox: new SqliteMailOutboxRepository(db),
+    transport: config.mail.smtp !== undefined ? smtpTransport(config.mail.smtp.url) : outboxFolderTransport(config.mail.outboxDir ?? join(config.dataDir, 'outbox'), mailLog),
+    from: config.mail.from,
+    clock,
+    log: mailLog,
+  });
+  const people = new PeopleService({
+    users,
+    signIns: new SqliteSignInsRepository(db),
+    accounts,
+    mail,
+    events,
+    clock,
+    log: log.child({ component: 'people' }),
+    dashboardUrl: () => publicUrls?.dashboard ?? '',
+  });
+
   // The wings call each other by name through closures that run long after construction: a build
   // going live asks the scheduler to run, and the scheduler asks the distribution which workers
   // hold a build.
@@ -193,6 +217,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     log,
     events,
     accounts,
+    people,
     registry,
     users,
     projects,
@@ -219,14 +244,6 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     logDays: config.retention.logDays,
     telemetryDays: config.retention.telemetryDays,
     sweepIntervalMs: config.retention.sweepIntervalMinutes * 60_000,
-  });
-  const mailLog = log.child({ component: 'mail' });
-  const mail = new MailDelivery({
-    outbox: new SqliteMailOutboxRepository(db),
-    transport: config.mail.smtp !== undefined ? smtpTransport(config.mail.smtp.url) : outboxFolderTransport(config.mail.outboxDir ?? join(config.dataDir, 'outbox'), mailLog),
-    from: config.mail.from,
-    clock,
-    log: mailLog,
   });
   let grpc: GrpcServerHandle | undefined;
   let closing: Promise<void> | undefined;
@@ -278,6 +295,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     builds: buildService,
     retention,
     mail,
+    people,
     reloadTls() {
       // Both sets of files are read and checked before either listener changes.
       if (config.grpc.tls !== undefined) loadServerTls(config.grpc.tls);

@@ -94,6 +94,8 @@ const schema = z
         api: publicUrl.optional(),
         platform: publicUrl.optional(),
         share: publicUrl.optional(),
+        /** The dashboard's address, in links mailed to people; default `<origin>/dashboard`. */
+        dashboard: publicUrl.optional(),
         /**
          * The control plane's HTTP origin as agents reach it (archive download links); defaults to
          * platform, then to the listener's origin. Plain http:// to another machine needs http.insecure.
@@ -355,6 +357,7 @@ export const CONTROL_PLANE_ENV_LEAVES: Readonly<Record<string, EnvLeafKind>> = {
   'publicUrls.api': 'string',
   'publicUrls.platform': 'string',
   'publicUrls.share': 'string',
+  'publicUrls.dashboard': 'string',
   'publicUrls.agents': 'string',
   'network.allowPrivateUrls': 'boolean',
   'network.allowPrivateViewerCandidates': 'boolean',
@@ -420,6 +423,8 @@ export interface PublicUrls {
   api: string;
   platform: string;
   share: string;
+  /** The dashboard, as links mailed to people name it. */
+  dashboard: string;
   /** The HTTP origin agents download build archives from. */
   agents: string;
 }
@@ -432,6 +437,7 @@ export function resolvePublicUrls(config: ControlPlaneConfig, listeningOrigin: s
     api: config.publicUrls.api ?? `${origin}/api`,
     platform,
     share: config.publicUrls.share ?? `${origin}/share`,
+    dashboard: config.publicUrls.dashboard ?? `${origin}/dashboard`,
     agents: config.publicUrls.agents ?? platform,
   };
 }

@@ -75,7 +75,7 @@ describe('accounts', () => {
     expect(t.cp.accounts.requireProject(projectId).subscriptionStatus).toBe('expired');
 
     const human = await admin(['user', 'create', '--email', 'human@example.com']);
-    expect(human.stdout).toMatch(/^userId {2}usr_[0-9a-f]{24}\n$/);
+    expect(human.stdout).toMatch(/^userId {2}usr_[0-9a-f]{24}\nAn invitation to set a dashboard password goes to human@example\.com \(the link works once, for 72 hours\)\.\n$/);
   });
 
   it('refuses bad input with the server reason and exit code 1', async () => {

@@ -67,11 +67,13 @@ export const ADMIN_COMMANDS: readonly AdminCommandSpec[] = [
   {
     words: ['user', 'create'],
     args: '--email E',
-    about: 'adds a user account',
+    about: 'adds a user account and mails them an invitation to set their dashboard password',
     strings: ['email'],
     run: async ({ client, need, print }) => {
-      const r = await client.call<adminV1.CreateUserResponse>((c, md, o, cb) => c.createUser({ email: need('email') }, md, o, cb));
-      print({ userId: r.userId }, renderFields({ userId: r.userId }));
+      const email = need('email');
+      const r = await client.call<adminV1.CreateUserResponse>((c, md, o, cb) => c.createUser({ email }, md, o, cb));
+      const note = r.invitationMailed ? `An invitation to set a dashboard password goes to ${email} (the link works once, for 72 hours).\n` : '';
+      print({ userId: r.userId, invitationMailed: r.invitationMailed }, renderFields({ userId: r.userId }) + note);
     },
   },
   {

@@ -418,4 +418,34 @@ CREATE TABLE mail_outbox (
 CREATE INDEX mail_outbox_due ON mail_outbox(next_attempt_at) WHERE sent_at IS NULL AND failed_at IS NULL;
 `,
   },
+  {
+    version: 17,
+    name: 'passwords, single-use links and dashboard sign-ins',
+    sql: `
+-- People sign in to the dashboard with their e-mail address and a password (people/): only an
+-- scrypt hash of it is stored, NULL until the person has set one through their invitation.
+ALTER TABLE users ADD COLUMN password_hash TEXT;
+-- Single-use links mailed to a person (an invitation to set a password, a password reset): only
+-- the SHA-256 digest of the link's token is stored; a link works once, before it expires.
+CREATE TABLE user_links (
+  token_hash TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  purpose TEXT NOT NULL CHECK (purpose IN ('invitation', 'passwordReset')),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  used_at INTEGER
+);
+CREATE INDEX user_links_user ON user_links(user_id);
+-- Dashboard sign-ins: the SHA-256 digest of the cookie's token, ended by sign-out, by idleness
+-- (last_seen_at) or at expires_at, whichever comes first.
+CREATE TABLE dashboard_sessions (
+  token_hash TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX dashboard_sessions_user ON dashboard_sessions(user_id);
+`,
+  },
 ];

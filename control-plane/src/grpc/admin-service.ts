@@ -4,6 +4,7 @@ import { status, type Metadata, type ServerUnaryCall, type ServerWritableStream,
 import type { Logger } from 'pino';
 import type { adminV1 } from '@pixelfleet/proto';
 import { secretsEqual } from '../lib/secrets';
+import type { PeopleService } from '../people/people-service';
 import type { AccountService } from '../accounts/account-service';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
@@ -26,6 +27,8 @@ import { TOO_MANY_FAILURES_DETAILS, type CredentialFailures } from './credential
 export interface AdminServiceDeps {
   adminToken: string;
   accounts: AccountService;
+  /** Invitations by e-mail (a new user is invited to set a dashboard password). */
+  people: Pick<PeopleService, 'invite'>;
   registry: WorkerRegistry;
   sessions: SessionService;
   builds: BuildsRepository;
@@ -88,7 +91,10 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
   }
 
   const implementation: adminV1.AdminServiceServer = {
-    createUser: unary('CreateUser', (r: adminV1.CreateUserRequest) => ({ userId: deps.accounts.createUser(required(r.email, 'email')).userId })),
+    createUser: unary('CreateUser', (r: adminV1.CreateUserRequest) => {
+      const user = deps.accounts.createUser(required(r.email, 'email'));
+      return { userId: user.userId, invitationMailed: deps.people.invite(user.email).invited };
+    }),
     issueKey: unary('IssueKey', (r: adminV1.IssueKeyRequest) => ({ apiKey: deps.accounts.issueKey(required(r.userId, 'user_id')) })),
     createProject: unary('CreateProject', (r: adminV1.CreateProjectRequest) => ({
       projectId: deps.accounts.createProject(required(r.ownerUserId, 'owner_user_id'), required(r.name, 'name'), required(r.region, 'region')).projectId,

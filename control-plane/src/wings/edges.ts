@@ -11,6 +11,7 @@ import type { ControlPlaneConfig } from '../config';
 import type { Db } from '../db/database';
 import type { BlobStore } from '../blobs/blob-store';
 import type { EventLog } from '../events/event-log';
+import type { PeopleService } from '../people/people-service';
 import type { AccountService } from '../accounts/account-service';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SqliteUsersRepository } from '../repositories/users';
@@ -51,6 +52,7 @@ export interface EdgesInput {
   log: Logger;
   events: EventLog;
   accounts: AccountService;
+  people: PeopleService;
   registry: WorkerRegistry;
   users: SqliteUsersRepository;
   projects: SqliteProjectsRepository;
@@ -83,6 +85,7 @@ export function buildEdges(input: EdgesInput): Edges {
     adminToken: config.adminToken,
     credentialFailures,
     accounts: input.accounts,
+    people: input.people,
     registry,
     sessions,
     builds,

@@ -81,6 +81,8 @@ export interface CreateUserRequest {
 export interface CreateUserResponse {
   /** The user's id (`userId` in the REST API). */
   userId: string;
+  /** An invitation to set a dashboard password was mailed to the address (a link that works once, for 72 hours). */
+  invitationMailed: boolean;
 }
 
 /** IssueKeyRequest names the user who gets a new key. */
@@ -492,13 +494,16 @@ export const CreateUserRequest: MessageFns<CreateUserRequest> = {
 };
 
 function createBaseCreateUserResponse(): CreateUserResponse {
-  return { userId: "" };
+  return { userId: "", invitationMailed: false };
 }
 
 export const CreateUserResponse: MessageFns<CreateUserResponse> = {
   encode(message: CreateUserResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.userId !== "") {
       writer.uint32(10).string(message.userId);
+    }
+    if (message.invitationMailed !== false) {
+      writer.uint32(16).bool(message.invitationMailed);
     }
     return writer;
   },
@@ -524,6 +529,14 @@ export const CreateUserResponse: MessageFns<CreateUserResponse> = {
             message.userId = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.invitationMailed = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -543,6 +556,11 @@ export const CreateUserResponse: MessageFns<CreateUserResponse> = {
         : isSet(object.user_id)
         ? globalThis.String(object.user_id)
         : "",
+      invitationMailed: isSet(object.invitationMailed)
+        ? globalThis.Boolean(object.invitationMailed)
+        : isSet(object.invitation_mailed)
+        ? globalThis.Boolean(object.invitation_mailed)
+        : false,
     };
   },
 
@@ -550,6 +568,9 @@ export const CreateUserResponse: MessageFns<CreateUserResponse> = {
     const obj: any = {};
     if (message.userId !== "") {
       obj.userId = message.userId;
+    }
+    if (message.invitationMailed !== false) {
+      obj.invitationMailed = message.invitationMailed;
     }
     return obj;
   },
@@ -560,6 +581,7 @@ export const CreateUserResponse: MessageFns<CreateUserResponse> = {
   fromPartial<I extends Exact<DeepPartial<CreateUserResponse>, I>>(object: I): CreateUserResponse {
     const message = createBaseCreateUserResponse();
     message.userId = object.userId ?? "";
+    message.invitationMailed = object.invitationMailed ?? false;
     return message;
   },
 };
