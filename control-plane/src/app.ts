@@ -46,6 +46,7 @@ import { outboxFolderTransport } from './mail/outbox-folder-transport';
 import { SqliteMailOutboxRepository } from './repositories/mail-outbox';
 import { SqliteSignInsRepository } from './repositories/sign-ins';
 import { PeopleService } from './people/people-service';
+import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-routes';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
 import type { HostResolver } from './webhooks/url-policy';
@@ -323,6 +324,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         log.warn({ listener }, 'listening in plaintext on an address other machines can reach: tokens cross the network unencrypted (set TLS, see docs/deployment.md "TLS")');
       }
       await registerShareRoutes(http, { gateway, projects });
+      await registerDashboardAuthRoutes(http, { people, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();
       await listenOrExplain('http', config.http.host, config.http.port, () => http.listen({ host: config.http.host, port: config.http.port }));

@@ -85,6 +85,12 @@ export const HTTP_ERRORS = {
   archiveLinkOtherWorker: { status: 403, message: 'Archive link is for another worker' },
   buildHasNoArchive: { status: 404, message: 'Build has no archive' },
   rangeNotSatisfiable: { status: 416, message: 'Range not satisfiable' },
+  // The dashboard's sign-in routes (http/dashboard/): not in the spec.
+  dashboardSignInRefused: { status: 401, message: 'Wrong e-mail address or password' },
+  dashboardSignInThrottled: { status: 429, message: 'Too many failed sign-ins. Try again in {seconds} seconds.' },
+  dashboardNotSignedIn: { status: 401, message: 'Not signed in' },
+  dashboardCrossSite: { status: 403, message: 'Cross-site request refused' },
+  dashboardCsrfInvalid: { status: 403, message: 'Missing or invalid CSRF token' },
   // Analytics API: spec rows (Errors, analytics endpoints) and where the spec names the status but
   // not the message. These routes also write `code`, and `field` (plus e.g. `maxDays`) where given.
   analyticsInvalidDimension: { status: 400, message: 'Invalid dimension. Must be one of: country, city, browser, device, os', code: 'VALIDATION_FAILED' },

@@ -1,0 +1,183 @@
+// The dashboard's sign-in over real HTTP, as a browser's requests would be: the CSRF token and its
+// cookie, the session cookie's flags, sign-in refused alike for every wrong pair, throttled with a
+// wait, sign-out, a password set through the mailed invitation link (read from the outbox folder's
+// .eml file), and the requests of another site refused by Origin and by CSRF token.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { mailBody } from '../support/smtp-receiver';
+
+const PASSWORD = 'correct horse battery';
+let t: TestControlPlane;
+
+beforeAll(async () => {
+  t = await startTestControlPlane();
+});
+
+afterAll(async () => {
+  await t?.destroy();
+});
+
+/** A browser's cookie jar for one origin, and its requests. */
+class Browser {
+  readonly cookies = new Map<string, string>();
+  /** The Set-Cookie lines of the last response. */
+  lastSetCookie: string[] = [];
+  csrfToken = '';
+
+  constructor(private readonly origin: string) {}
+
+  async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+    const res = await fetch(`${t.started.httpOrigin}${path}`, {
+      method,
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(this.cookies.size > 0 ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+        origin: this.origin,
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    this.lastSetCookie = res.headers.getSetCookie();
+    for (const line of this.lastSetCookie) {
+      const [pair] = line.split(';');
+      const [name, value] = pair!.split('=');
+      if (value === '' || /Expires=Thu, 01 Jan 1970/.test(line)) this.cookies.delete(name!);
+      else this.cookies.set(name!, value!);
+    }
+    const text = await res.text();
+    return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>), headers: res.headers };
+  }
+
+  async fetchCsrf(): Promise<void> {
+    const r = await this.request('GET', '/dashboard/api/csrf');
+    expect(r.status).toBe(200);
+    this.csrfToken = r.json.csrfToken as string;
+  }
+
+  post(path: string, body?: unknown): ReturnType<Browser['request']> {
+    return this.request('POST', path, body ?? {}, { 'x-csrf-token': this.csrfToken });
+  }
+}
+
+/** Invites the address and sets its password through the link mailed to the outbox folder. */
+async function personWithPassword(email: string, browser: Browser): Promise<void> {
+  const { invited } = t.cp.people.invite(email);
+  expect(invited).toBe(true);
+  await t.cp.mail.idle();
+  const outbox = join(t.dataDir, 'outbox');
+  const newest = readdirSync(outbox).sort().at(-1)!;
+  const token = /set-password#token=(pfi_[A-Za-z0-9_-]+)/.exec(mailBody(readFileSync(join(outbox, newest), 'utf8')))?.[1];
+  expect(token).toBeDefined();
+  const set = await browser.post('/dashboard/api/set-password', { token, purpose: 'invitation', password: PASSWORD });
+  expect(set.status).toBe(200);
+  expect(set.json).toMatchObject({ email });
+  // The link worked once.
+  expect((await browser.post('/dashboard/api/set-password', { token, purpose: 'invitation', password: PASSWORD })).status).toBe(404);
+}
+
+describe('dashboard sign-in', () => {
+  it('signs in with the password set through the invitation: an HttpOnly, SameSite=Lax session cookie on the dashboard path; me, then sign-out', async () => {
+    const browser = new Browser(t.started.httpOrigin);
+    await browser.fetchCsrf();
+    expect(browser.lastSetCookie.join('\n')).toMatch(/^pf_csrf=[^;]+; Path=\/; HttpOnly; SameSite=Strict$/m);
+    await personWithPassword('ada@example.com', browser);
+
+    const signedIn = await browser.post('/dashboard/api/sign-in', { email: 'ada@example.com', password: PASSWORD });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.json).toEqual({ userId: expect.stringMatching(/^usr_/) as unknown, email: 'ada@example.com' });
+    expect(signedIn.headers.get('cache-control')).toBe('no-store');
+    const cookie = browser.lastSetCookie.find((line) => line.startsWith('pf_session='))!;
+    // Plain HTTP on loopback: not Secure (a browser would drop a Secure cookie here); everything else is set.
+    expect(cookie).toMatch(/^pf_session=pfs_[A-Za-z0-9_-]{43}; Max-Age=1209600; Path=\/dashboard; HttpOnly; SameSite=Lax$/);
+
+    expect((await browser.request('GET', '/dashboard/api/me')).json).toEqual(signedIn.json);
+    expect(await new Browser(t.started.httpOrigin).request('GET', '/dashboard/api/me')).toMatchObject({ status: 401, json: { message: 'Not signed in' } });
+
+    expect((await browser.post('/dashboard/api/sign-out')).status).toBe(204);
+    expect(browser.cookies.has('pf_session')).toBe(false);
+    const session = cookie.split(';')[0]!.split('=')[1]!;
+    // The token itself no longer works, whoever still holds it.
+    expect((await browser.request('GET', '/dashboard/api/me', undefined, { cookie: `pf_session=${session}` })).status).toBe(401);
+  });
+
+  it('refuses a wrong password and an unknown address alike, then throttles the account with the wait', async () => {
+    const browser = new Browser(t.started.httpOrigin);
+    await browser.fetchCsrf();
+    await personWithPassword('bob@example.com', browser);
+    const wrong = await browser.post('/dashboard/api/sign-in', { email: 'bob@example.com', password: 'not the password' });
+    const unknown = await browser.post('/dashboard/api/sign-in', { email: 'nobody@example.com', password: 'not the password' });
+    expect([wrong.status, wrong.json]).toEqual([401, { message: 'Wrong e-mail address or password' }]);
+    expect([unknown.status, unknown.json]).toEqual([401, { message: 'Wrong e-mail address or password' }]);
+    for (let i = 0; i < 4; i += 1) expect((await browser.post('/dashboard/api/sign-in', { email: 'bob@example.com', password: 'not the password' })).status).toBe(401);
+    const throttled = await browser.post('/dashboard/api/sign-in', { email: 'bob@example.com', password: PASSWORD });
+    expect(throttled.status).toBe(429);
+    expect(throttled.json.message).toMatch(/^Too many failed sign-ins\. Try again in (59|60) seconds\.$/);
+    expect(throttled.headers.get('retry-after')).toMatch(/^(59|60)$/);
+  });
+
+  it('answers a password reset request the same for any address', async () => {
+    const browser = new Browser(t.started.httpOrigin);
+    await browser.fetchCsrf();
+    const known = await browser.post('/dashboard/api/password-reset', { email: 'ada@example.com' });
+    const unknown = await browser.post('/dashboard/api/password-reset', { email: 'nobody@example.com' });
+    expect(known).toMatchObject({ status: 202 });
+    expect([unknown.status, unknown.json]).toEqual([known.status, known.json]);
+  });
+});
+
+describe('requests from another site', () => {
+  it('are refused by Origin, and without the CSRF token, before any password is checked', async () => {
+    const browser = new Browser(t.started.httpOrigin);
+    await browser.fetchCsrf();
+    const evil = new Browser('https://evil.example');
+    evil.cookies.set('pf_csrf', browser.cookies.get('pf_csrf')!);
+    evil.csrfToken = browser.csrfToken;
+    expect(await evil.post('/dashboard/api/sign-in', { email: 'ada@example.com', password: PASSWORD })).toMatchObject({ status: 403, json: { message: 'Cross-site request refused' } });
+
+    const noToken = await browser.request('POST', '/dashboard/api/sign-in', { email: 'ada@example.com', password: PASSWORD });
+    expect(noToken).toMatchObject({ status: 403, json: { message: 'Missing or invalid CSRF token' } });
+    const forged = await browser.request('POST', '/dashboard/api/sign-in', { email: 'ada@example.com', password: PASSWORD }, { 'x-csrf-token': 'forged' });
+    expect(forged).toMatchObject({ status: 403, json: { message: 'Missing or invalid CSRF token' } });
+    // A token without its secret cookie (another browser's token) is no token.
+    const stranger = new Browser(t.started.httpOrigin);
+    stranger.csrfToken = browser.csrfToken;
+    expect((await stranger.post('/dashboard/api/sign-in', { email: 'ada@example.com', password: PASSWORD })).status).toBe(403);
+  });
+});
+
+describe('a dashboard served over HTTPS', () => {
+  it('sets Secure on the session cookie, on the public path, and takes only its public origin', async () => {
+    const https = await startTestControlPlane({ overrides: { publicUrls: { dashboard: 'https://console.example.com/app' } } });
+    try {
+      const person = 'carol@example.com';
+      const browser = new Browser('https://console.example.com');
+      const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+        const res = await fetch(`${https.started.httpOrigin}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json', origin: 'https://console.example.com', cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '), ...headers },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        for (const line of res.headers.getSetCookie()) browser.cookies.set(line.split('=')[0]!, line.split(';')[0]!.split('=')[1]!);
+        return res;
+      };
+      const csrf = (await (await request('GET', '/dashboard/api/csrf')).json()) as { csrfToken: string };
+      https.cp.people.invite(person);
+      await https.cp.mail.idle();
+      const outbox = join(https.dataDir, 'outbox');
+      const raw = readFileSync(join(outbox, readdirSync(outbox)[0]!), 'utf8');
+      const token = /https:\/\/console\.example\.com\/app\/set-password#token=(pfi_[A-Za-z0-9_-]+)/.exec(mailBody(raw))?.[1];
+      expect(token).toBeDefined();
+      expect((await request('POST', '/dashboard/api/set-password', { token, purpose: 'invitation', password: PASSWORD }, { 'x-csrf-token': csrf.csrfToken })).status).toBe(200);
+      const signedIn = await request('POST', '/dashboard/api/sign-in', { email: person, password: PASSWORD }, { 'x-csrf-token': csrf.csrfToken });
+      expect(signedIn.status).toBe(200);
+      expect(signedIn.headers.getSetCookie().find((l) => l.startsWith('pf_session='))).toMatch(/; Path=\/app; HttpOnly; Secure; SameSite=Lax$/);
+      // The listener's own origin is not the dashboard's public one.
+      const direct = await request('POST', '/dashboard/api/sign-out', {}, { 'x-csrf-token': csrf.csrfToken, origin: https.started.httpOrigin });
+      expect(direct.status).toBe(403);
+    } finally {
+      await https.destroy();
+    }
+  });
+});
