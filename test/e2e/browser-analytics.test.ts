@@ -123,4 +123,32 @@ describe("a customer reads a viewer's session through the analytics API", () => 
     expect(download.text).toContain('LogPixelStreaming: Streamer identified as');
     expect(Buffer.byteLength(download.text)).toBe(engineLog!.fileSize);
   }, 150_000);
+
+  // What this case cannot show: whether the row came from the page's last statistics at pagehide
+  // (viewer.ts) or from its 5 s tick, which comes first depends on how soon the app's first frame
+  // follows the page's session. The page's statistics at pagehide are what makes it hold when the
+  // viewer leaves before the tick.
+  it('a viewer who leaves seconds after the first frame, before the page delivered any statistics: its statistics arrive as it goes, and the diagnosis is videoDelivered', async () => {
+    const page = await browser.context.newPage();
+    const before = new Set(t.cp.sessions.list({ limit: 100 }).map((s) => s.sessionId));
+    await page.goto(shareUrl);
+    await expect.poll(() => framesDecoded(page), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    const sessionId = t.cp.sessions.list({ limit: 100 }).find((s) => !before.has(s.sessionId))?.sessionId;
+    expect(sessionId).toBeDefined();
+    // The viewer watches for a moment (the point of the case: a deliberate wait, not one for an
+    // event), long enough for the library's statistics (every second) to see the frames, and leaves
+    // within the page's first statistics interval (5 s from its session), before the page's first
+    // delivery (10 s): so far the server holds no statistics row of this session.
+    await page.waitForTimeout(1_500);
+    const statisticsRows = async () => ((await read('/frontend-streaming-logs', { sessionId: sessionId!, projectId })).body.logs as Record<string, unknown>[]).filter((r) => r.logType === undefined);
+    expect(await statisticsRows()).toEqual([]);
+    await page.close({ runBeforeUnload: true });
+    await expect.poll(() => t.cp.sessions.get(sessionId!).status, { timeout: 15_000 }).toBe('Terminated');
+
+    await expect.poll(async () => (await statisticsRows()).length, { timeout: 10_000, interval: 250 }).toBeGreaterThan(0);
+    expect(Number((await statisticsRows())[0]!.framesDecoded)).toBeGreaterThan(0);
+    const window = { startDate: new Date(Date.now() - 3_600_000).toISOString(), endDate: new Date(Date.now() + 60_000).toISOString() };
+    const list = await read(`/projects/${projectId}/sessions`, window);
+    expect((list.body.sessions as Record<string, unknown>[]).find((s) => s.sessionId === sessionId)).toMatchObject({ diagnosis: 'videoDelivered' });
+  }, 90_000);
 });

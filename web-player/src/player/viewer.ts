@@ -220,7 +220,10 @@ export class Viewer {
     const doc = this.options.window.document;
     doc.addEventListener('visibilitychange', () => {
       this.record('visibilitychange', { visibility: doc.visibilityState });
-      if (doc.visibilityState === 'hidden') this.telemetry?.flushSoon();
+      if (doc.visibilityState !== 'hidden') return;
+      // A hidden page may never be shown again (a phone's tab switched away, then discarded).
+      this.recordLatestStats();
+      this.telemetry?.flushSoon();
     });
     this.options.window.addEventListener('pagehide', (event) => {
       // The socket's own close is not delivered to a page being unloaded: report the departure here.
@@ -228,6 +231,9 @@ export class Viewer {
         this.leaving = true;
         this.record('disconnected', { code: 1001, reasonName: 'goingAway' });
       }
+      // The statistics since the last row, or a viewer who leaves within the first interval leaves
+      // no statistics row at all and a session that showed video reads as connectedWithoutVideo.
+      this.recordLatestStats();
       this.telemetry?.flushWithBeacon();
     });
   }
@@ -259,11 +265,14 @@ export class Viewer {
       }),
     });
     this.telemetry.start();
-    this.statsTimer = setInterval(() => {
-      if (this.latestStats === undefined) return;
-      this.telemetry?.recordStats(this.latestStats);
-      this.latestStats = undefined;
-    }, STATS_INTERVAL_MS);
+    this.statsTimer = setInterval(() => this.recordLatestStats(), STATS_INTERVAL_MS);
+  }
+
+  /** The library's newest statistics, as a row, once (the next row is the next statistics it reports). */
+  private recordLatestStats(): void {
+    if (this.latestStats === undefined) return;
+    this.telemetry?.recordStats(this.latestStats);
+    this.latestStats = undefined;
   }
 
   private record(event: TelemetryEventName, details?: EventDetails): void {
