@@ -47,6 +47,7 @@ import { SqliteMailOutboxRepository } from './repositories/mail-outbox';
 import { SqliteSignInsRepository } from './repositories/sign-ins';
 import { PeopleService } from './people/people-service';
 import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-routes';
+import { registerDashboardRoutes } from './http/dashboard/dashboard-routes';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
 import type { HostResolver } from './webhooks/url-policy';
@@ -324,7 +325,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         log.warn({ listener }, 'listening in plaintext on an address other machines can reach: tokens cross the network unencrypted (set TLS, see docs/deployment.md "TLS")');
       }
       await registerShareRoutes(http, { gateway, projects });
-      await registerDashboardAuthRoutes(http, { people, dashboardUrl: () => publicUrls?.dashboard ?? '' });
+      const guards = await registerDashboardAuthRoutes(http, { people, dashboardUrl: () => publicUrls?.dashboard ?? '' });
+      registerDashboardRoutes(http, { guards, people, projects, sessions, shareUrl: () => publicUrls?.share ?? '' });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();
       await listenOrExplain('http', config.http.host, config.http.port, () => http.listen({ host: config.http.host, port: config.http.port }));

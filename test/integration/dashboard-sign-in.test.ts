@@ -181,3 +181,57 @@ describe('a dashboard served over HTTPS', () => {
     }
   });
 });
+
+describe('signed in', () => {
+  it('lists the projects the person owns or is a member of, with their access, live numbers and share link, and no other', async () => {
+    const browser = new Browser(t.started.httpOrigin);
+    await browser.fetchCsrf();
+    await personWithPassword('dora@example.com', browser);
+    expect((await browser.post('/dashboard/api/sign-in', { email: 'dora@example.com', password: PASSWORD })).status).toBe(200);
+    const dora = t.cp.people.userOfSession(browser.cookies.get('pf_session')!)!;
+    const someoneElse = t.cp.accounts.createUser('erin@example.com');
+    const own = t.cp.accounts.createProject(dora.userId, 'Zeta showroom', 'europe');
+    const shared = t.cp.accounts.createProject(someoneElse.userId, 'alpha configurator', 'asia-pacific');
+    t.cp.accounts.addMember(shared.projectId, dora.userId, 'READONLY');
+    t.cp.accounts.createProject(someoneElse.userId, 'Not shared', 'europe');
+
+    const listed = await browser.request('GET', '/dashboard/api/projects');
+    expect(listed.status).toBe(200);
+    expect(listed.json.projects).toEqual([
+      { projectId: shared.projectId, name: 'alpha configurator', region: 'asia-pacific', access: 'READONLY', enabled: true, subscriptionStatus: 'active', liveUploadId: null, liveUser: 0, queueUser: 0, shareUrl: `${t.started.publicUrls.share}/${shared.projectId}` },
+      { projectId: own.projectId, name: 'Zeta showroom', region: 'europe', access: 'owner', enabled: true, subscriptionStatus: 'active', liveUploadId: null, liveUser: 0, queueUser: 0, shareUrl: `${t.started.publicUrls.share}/${own.projectId}` },
+    ]);
+    // A member taken off sees the project no more, at once.
+    t.cp.accounts.removeMember(shared.projectId, dora.userId);
+    expect(((await browser.request('GET', '/dashboard/api/projects')).json.projects as { projectId: string }[]).map((p) => p.projectId)).toEqual([own.projectId]);
+    expect((await new Browser(t.started.httpOrigin).request('GET', '/dashboard/api/projects')).status).toBe(401);
+  });
+
+  it('requests a new API key: shown once, the same key mailed, the previous key refused by the REST API at once', async () => {
+    const browser = new Browser(t.started.httpOrigin);
+    await browser.fetchCsrf();
+    await personWithPassword('fay@example.com', browser);
+    expect((await browser.post('/dashboard/api/sign-in', { email: 'fay@example.com', password: PASSWORD })).status).toBe(200);
+    const userId = t.cp.people.userOfSession(browser.cookies.get('pf_session')!)!.userId;
+    const before = t.cp.accounts.issueKey(userId);
+    const status = (apikey: string) => fetch(`${t.started.publicUrls.api}/projects/projects-status?${new URLSearchParams({ userId, apikey }).toString()}`).then((r) => r.status);
+    expect(await status(before)).toBe(200);
+
+    // Not without the CSRF token.
+    expect((await browser.request('POST', '/dashboard/api/api-key', {})).status).toBe(403);
+    const issued = await browser.post('/dashboard/api/api-key');
+    expect(issued.status).toBe(200);
+    expect(issued.headers.get('cache-control')).toBe('no-store');
+    const apiKey = issued.json.apiKey as string;
+    expect(apiKey).toMatch(/^pfk_/);
+    expect(issued.json.userId).toBe(userId);
+
+    await t.cp.mail.idle();
+    const outbox = join(t.dataDir, 'outbox');
+    const mail = readFileSync(join(outbox, readdirSync(outbox).sort().at(-1)!), 'utf8');
+    expect(mailBody(mail)).toContain(apiKey);
+    expect(await status(apiKey)).toBe(200);
+    expect(await status(before)).toBe(401);
+  });
+});
+

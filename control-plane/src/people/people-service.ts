@@ -188,6 +188,28 @@ export class PeopleService {
     this.d.events.record('user.passwordSet', {}, { userId: user.userId, via: 'change' });
   }
 
+  /**
+   * A new API key for the signed-in person, shown once by the caller and mailed to their address
+   * (as the spec says); the previous key stops working at once.
+   */
+  issueApiKey(user: User): string {
+    const apiKey = this.d.accounts.issueKey(user.userId);
+    this.d.mail.send({
+      to: user.email,
+      subject: 'Your new Pixelfleet API key',
+      text: [
+        'A new API key was requested for your Pixelfleet account in the dashboard.',
+        '',
+        apiKey,
+        '',
+        `Use it with your user id ${user.userId}. Your previous key stopped working when this one was made.`,
+        'If you did not ask for it, sign in, change your password and request another key.',
+      ].join('\n'),
+    });
+    this.d.log.info({ userId: user.userId }, 'API key issued from the dashboard');
+    return apiKey;
+  }
+
   private issueLink(userId: string, purpose: LinkPurpose, ttlMs: number): string {
     const now = this.d.clock.now();
     // A newer link replaces the older ones: only the last mail works.

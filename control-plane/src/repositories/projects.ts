@@ -21,6 +21,8 @@ export interface ProjectsRepository {
   insert(project: Project): void;
   findById(projectId: string): Project | undefined;
   listByOwner(ownerUserId: string): Project[];
+  /** The projects the user owns or is a member of, with their access (`owner` for their own), by name. */
+  listAccessible(userId: string): { project: Project; access: 'owner' | MemberAccess }[];
   setSubscriptionStatus(projectId: string, status: string): void;
   setEnabled(projectId: string, enabled: boolean): void;
   setLiveUpload(projectId: string, uploadId: string | undefined): void;
@@ -82,6 +84,13 @@ export class SqliteProjectsRepository implements ProjectsRepository {
       ),
       byId: db.prepare(`SELECT ${COLUMNS} FROM projects WHERE id = ?`),
       byOwner: db.prepare(`SELECT ${COLUMNS} FROM projects WHERE owner_user_id = ? ORDER BY created_at, id`),
+      // Both halves read an index (projects' owner, project_members_user).
+      accessible: db.prepare(
+        `SELECT ${COLUMNS}, 'owner' AS access FROM projects WHERE owner_user_id = ?
+         UNION ALL
+         SELECT ${COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')}, m.access FROM project_members m JOIN projects p ON p.id = m.project_id WHERE m.user_id = ? AND p.owner_user_id <> m.user_id
+         ORDER BY name COLLATE NOCASE, id`,
+      ),
       setSubscription: db.prepare('UPDATE projects SET subscription_status = ? WHERE id = ?'),
       setEnabled: db.prepare('UPDATE projects SET enabled = ? WHERE id = ?'),
       setLive: db.prepare('UPDATE projects SET live_upload_id = ? WHERE id = ?'),
@@ -111,6 +120,10 @@ export class SqliteProjectsRepository implements ProjectsRepository {
 
   listByOwner(ownerUserId: string): Project[] {
     return (this.stmts.byOwner.all(ownerUserId) as ProjectRow[]).map(toProject);
+  }
+
+  listAccessible(userId: string): { project: Project; access: 'owner' | MemberAccess }[] {
+    return (this.stmts.accessible.all(userId, userId) as (ProjectRow & { access: 'owner' | MemberAccess })[]).map((r) => ({ project: toProject(r), access: r.access }));
   }
 
   setSubscriptionStatus(projectId: string, status: string): void {

@@ -42,7 +42,15 @@ function placeOf(dashboardUrl: string): DashboardPlace {
   return { origin: url.origin, path: url.pathname.replace(/\/+$/, '') || '/', secureCookies: url.protocol === 'https:' || !isLoopbackHost(url.hostname) };
 }
 
-export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: DashboardAuthDeps, basePath = '/dashboard'): Promise<void> {
+/** What every other dashboard route checks: a state-changing request is the dashboard's own, and who is signed in. */
+export interface DashboardGuards {
+  /** A preHandler: 403 for another site's Origin or a missing or wrong CSRF token. */
+  readonly sameSite: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** The signed-in person and their session token; 401 `Not signed in` otherwise. */
+  readonly signedInUser: (req: FastifyRequest) => { user: User; token: string };
+}
+
+export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: DashboardAuthDeps, basePath = '/dashboard'): Promise<DashboardGuards> {
   const place = (): DashboardPlace => placeOf(deps.dashboardUrl());
   await app.register(fastifyCookie);
   await app.register(fastifyCsrf, {
@@ -135,6 +143,8 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     await deps.people.changePassword(token, requiredString(body, 'currentPassword', MAX_PASSWORD_CHARS + 1), requiredString(body, 'newPassword', MAX_PASSWORD_CHARS + 1));
     return reply.status(204).send();
   });
+
+  return { sameSite, signedInUser };
 }
 
 function headerValue(req: FastifyRequest, name: string): string | undefined {
