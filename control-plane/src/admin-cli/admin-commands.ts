@@ -122,17 +122,23 @@ export const ADMIN_COMMANDS: readonly AdminCommandSpec[] = [
   },
   {
     words: ['member', 'add'],
-    args: '--project P --user U --access FULL|READONLY',
-    about: 'gives a user access to a project',
-    strings: ['project', 'user', 'access'],
-    run: async ({ client, need, print }) => {
+    args: '--project P (--user U | --email E) --access FULL|READONLY',
+    about: 'gives a user access to a project; a new e-mail address gets a user and an invitation',
+    strings: ['project', 'user', 'email', 'access'],
+    run: async ({ client, need, value, print }) => {
       const projectId = need('project');
-      const userId = need('user');
+      const user = value('user');
+      const email = value('email');
+      if ((user === undefined) === (email === undefined)) throw new CliUsageError('member add needs --user or --email (one of them)');
       const accessName = need('access');
       const access = ACCESS[accessName];
       if (access === undefined) throw new CliUsageError('--access must be FULL or READONLY');
-      await client.call<adminV1.AddMemberResponse>((c, md, o, cb) => c.addMember({ projectId, userId, access }, md, o, cb));
-      print({ projectId, userId, access: accessName }, renderFields({ projectId, userId, access: accessName }));
+      const r = await client.call<adminV1.AddMemberResponse>((c, md, o, cb) => c.addMember({ projectId, userId: user ?? '', email: email ?? '', access }, md, o, cb));
+      const note = r.invitationMailed ? `An invitation to set a dashboard password goes to ${email ?? ''} (the link works once, for 72 hours).\n` : '';
+      print(
+        { projectId, userId: r.userId, access: accessName, ...(email === undefined ? {} : { invitationMailed: r.invitationMailed }) },
+        renderFields({ projectId, userId: r.userId, access: accessName }) + note,
+      );
     },
   },
   {

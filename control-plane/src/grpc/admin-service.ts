@@ -100,8 +100,19 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       projectId: deps.accounts.createProject(required(r.ownerUserId, 'owner_user_id'), required(r.name, 'name'), required(r.region, 'region')).projectId,
     })),
     addMember: unary('AddMember', (r: adminV1.AddMemberRequest) => {
-      deps.accounts.addMember(required(r.projectId, 'project_id'), required(r.userId, 'user_id'), accessFromProto(r.access));
-      return {};
+      const projectId = required(r.projectId, 'project_id');
+      const access = accessFromProto(r.access);
+      if (r.email.trim() === '') {
+        const userId = required(r.userId, 'user_id');
+        deps.accounts.addMember(projectId, userId, access);
+        return { userId, invitationMailed: false };
+      }
+      if (r.userId.trim() !== '') throw invalid('give user_id or email, not both');
+      // No invitation goes out for a project that does not exist.
+      deps.accounts.requireProject(projectId);
+      const { user, invited } = deps.people.invite(r.email);
+      deps.accounts.addMember(projectId, user.userId, access);
+      return { userId: user.userId, invitationMailed: invited };
     }),
     removeMember: unary('RemoveMember', (r: adminV1.RemoveMemberRequest) => ({
       removed: deps.accounts.removeMember(required(r.projectId, 'project_id'), required(r.userId, 'user_id')),

@@ -117,14 +117,23 @@ export interface CreateProjectResponse {
 export interface AddMemberRequest {
   /** The project. */
   projectId: string;
-  /** The user who gets access. */
+  /** The user who gets access (or email). */
   userId: string;
   /** Access level. */
   access: MemberAccess;
+  /**
+   * Instead of user_id: the person's e-mail address. A new address gets a user, and an invitation
+   * to set a dashboard password is mailed to it.
+   */
+  email: string;
 }
 
 /** AddMemberResponse confirms the grant. */
 export interface AddMemberResponse {
+  /** The member (the user made for a new address, when email named one). */
+  userId: string;
+  /** An invitation to set a dashboard password was mailed (a new address, or a person with no password yet). */
+  invitationMailed: boolean;
 }
 
 /** RemoveMemberRequest revokes access. */
@@ -911,7 +920,7 @@ export const CreateProjectResponse: MessageFns<CreateProjectResponse> = {
 };
 
 function createBaseAddMemberRequest(): AddMemberRequest {
-  return { projectId: "", userId: "", access: 0 };
+  return { projectId: "", userId: "", access: 0, email: "" };
 }
 
 export const AddMemberRequest: MessageFns<AddMemberRequest> = {
@@ -924,6 +933,9 @@ export const AddMemberRequest: MessageFns<AddMemberRequest> = {
     }
     if (message.access !== 0) {
       writer.uint32(24).int32(message.access);
+    }
+    if (message.email !== "") {
+      writer.uint32(34).string(message.email);
     }
     return writer;
   },
@@ -965,6 +977,14 @@ export const AddMemberRequest: MessageFns<AddMemberRequest> = {
             message.access = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -990,6 +1010,7 @@ export const AddMemberRequest: MessageFns<AddMemberRequest> = {
         ? globalThis.String(object.user_id)
         : "",
       access: isSet(object.access) ? memberAccessFromJSON(object.access) : 0,
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
     };
   },
 
@@ -1004,6 +1025,9 @@ export const AddMemberRequest: MessageFns<AddMemberRequest> = {
     if (message.access !== 0) {
       obj.access = memberAccessToJSON(message.access);
     }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
     return obj;
   },
 
@@ -1015,16 +1039,23 @@ export const AddMemberRequest: MessageFns<AddMemberRequest> = {
     message.projectId = object.projectId ?? "";
     message.userId = object.userId ?? "";
     message.access = object.access ?? 0;
+    message.email = object.email ?? "";
     return message;
   },
 };
 
 function createBaseAddMemberResponse(): AddMemberResponse {
-  return {};
+  return { userId: "", invitationMailed: false };
 }
 
 export const AddMemberResponse: MessageFns<AddMemberResponse> = {
-  encode(_: AddMemberResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: AddMemberResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.userId !== "") {
+      writer.uint32(10).string(message.userId);
+    }
+    if (message.invitationMailed !== false) {
+      writer.uint32(16).bool(message.invitationMailed);
+    }
     return writer;
   },
 
@@ -1041,6 +1072,22 @@ export const AddMemberResponse: MessageFns<AddMemberResponse> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.invitationMailed = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1053,20 +1100,39 @@ export const AddMemberResponse: MessageFns<AddMemberResponse> = {
     }
   },
 
-  fromJSON(_: any): AddMemberResponse {
-    return {};
+  fromJSON(object: any): AddMemberResponse {
+    return {
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+      invitationMailed: isSet(object.invitationMailed)
+        ? globalThis.Boolean(object.invitationMailed)
+        : isSet(object.invitation_mailed)
+        ? globalThis.Boolean(object.invitation_mailed)
+        : false,
+    };
   },
 
-  toJSON(_: AddMemberResponse): unknown {
+  toJSON(message: AddMemberResponse): unknown {
     const obj: any = {};
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    if (message.invitationMailed !== false) {
+      obj.invitationMailed = message.invitationMailed;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<AddMemberResponse>, I>>(base?: I): AddMemberResponse {
     return AddMemberResponse.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<AddMemberResponse>, I>>(_: I): AddMemberResponse {
+  fromPartial<I extends Exact<DeepPartial<AddMemberResponse>, I>>(object: I): AddMemberResponse {
     const message = createBaseAddMemberResponse();
+    message.userId = object.userId ?? "";
+    message.invitationMailed = object.invitationMailed ?? false;
     return message;
   },
 };
