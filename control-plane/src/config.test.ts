@@ -358,6 +358,7 @@ describe('resolvePublicUrls', () => {
       api: 'http://127.0.0.1:8080/api',
       platform: 'http://127.0.0.1:8080',
       share: 'http://127.0.0.1:8080/share',
+      dashboard: 'http://127.0.0.1:8080/dashboard',
       agents: 'http://127.0.0.1:8080',
     });
   });
@@ -368,6 +369,7 @@ describe('resolvePublicUrls', () => {
       api: 'http://localhost:8080/api',
       platform: 'http://localhost:8080',
       share: 'http://localhost:8080/share',
+      dashboard: 'http://localhost:8080/dashboard',
       agents: 'http://localhost:8080',
     });
   });
@@ -381,21 +383,23 @@ describe('resolvePublicUrls', () => {
       api: 'https://api.example.com/v1',
       platform: 'http://127.0.0.1:8080',
       share: 'https://share.example.com',
+      dashboard: 'http://127.0.0.1:8080/dashboard',
       agents: 'http://127.0.0.1:8080',
     });
   });
 
-  it('uses all three configured URLs when every one is set', () => {
+  it('uses every configured URL when each one is set', () => {
     const c = loadControlPlaneConfig({
       overrides: {
         ...TOKENS,
-        publicUrls: { api: 'https://a.example.com', platform: 'https://p.example.com/', share: 'https://s.example.com' },
+        publicUrls: { api: 'https://a.example.com', platform: 'https://p.example.com/', share: 'https://s.example.com', dashboard: 'https://d.example.com/console/' },
       },
     });
     expect(resolvePublicUrls(c, 'http://127.0.0.1:1')).toEqual({
       api: 'https://a.example.com',
       platform: 'https://p.example.com',
       share: 'https://s.example.com',
+      dashboard: 'https://d.example.com/console',
       agents: 'https://p.example.com',
     });
   });

@@ -91,6 +91,7 @@ describe('HTTP', () => {
       api: `${t.started.httpOrigin}/api`,
       platform: t.started.httpOrigin,
       share: `${t.started.httpOrigin}/share`,
+      dashboard: `${t.started.httpOrigin}/dashboard`,
       agents: t.started.httpOrigin,
     });
   });
