@@ -45,6 +45,7 @@ import { smtpTransport } from './mail/smtp-transport';
 import { outboxFolderTransport } from './mail/outbox-folder-transport';
 import { SqliteMailOutboxRepository } from './repositories/mail-outbox';
 import { SqliteSignInsRepository } from './repositories/sign-ins';
+import { SqlitePeopleRetentionRepository } from './repositories/people-retention';
 import { PeopleService } from './people/people-service';
 import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-routes';
 import { registerDashboardRoutes } from './http/dashboard/dashboard-routes';
@@ -245,6 +246,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     blobs,
     logDays: config.retention.logDays,
     telemetryDays: config.retention.telemetryDays,
+    people: new SqlitePeopleRetentionRepository(db),
     sweepIntervalMs: config.retention.sweepIntervalMinutes * 60_000,
   });
   let grpc: GrpcServerHandle | undefined;

@@ -16,6 +16,10 @@ import { SqliteSessionDimensionsRepository } from '../repositories/session-dimen
 import { SqliteSessionRetentionRepository } from '../repositories/session-retention';
 import { SqliteLogRetentionRepository } from '../repositories/log-retention';
 import { LocalBlobStore } from '../blobs/blob-store';
+import { SqlitePeopleRetentionRepository } from '../repositories/people-retention';
+import { SqliteSignInsRepository } from '../repositories/sign-ins';
+import { SqliteMailOutboxRepository } from '../repositories/mail-outbox';
+import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../people/people-service';
 import { RetentionSweep, type RetentionSweepDeps } from './retention-sweep';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -318,3 +322,36 @@ describe('RetentionSweep', () => {
     });
   });
 });
+
+describe("people's rows", () => {
+  it('deletes sign-ins that are over, links no longer usable and mail records sent or given up before the cutoff; keeps the rest', async () => {
+    const now = clock.now();
+    const signIns = new SqliteSignInsRepository(db);
+    const session = (hash: string, lastSeenAt: number, expiresAt: number) => signIns.insertSession(hash, { userId: 'usr_1', createdAt: lastSeenAt, lastSeenAt, expiresAt });
+    session('live', now - 60_000, now + SESSION_MAX_MS);
+    session('idle', now - SESSION_IDLE_MS, now + DAY);
+    session('expired', now - 60_000, now);
+    const link = (hash: string, expiresAt: number) => signIns.insertLink({ tokenHash: hash, userId: 'usr_1', purpose: 'invitation', createdAt: now - DAY, expiresAt });
+    link('usable', now + DAY);
+    link('expired', now - 1);
+    link('used', now + DAY);
+    signIns.useLink('used', 'invitation', now);
+
+    const outbox = new SqliteMailOutboxRepository(db);
+    const mail = (at: number) => outbox.enqueue({ to: 'a@example.com', subject: 's', body: 'b' }, at);
+    const oldSent = mail(now - (DAYS + 1) * DAY);
+    outbox.markSent(oldSent, 1, now - (DAYS + 1) * DAY);
+    const oldFailed = mail(now - (DAYS + 1) * DAY);
+    outbox.markFailed(oldFailed, 10, now - (DAYS + 1) * DAY, 'refused');
+    const recentSent = mail(now - DAY);
+    outbox.markSent(recentSent, 1, now - DAY);
+    const oldPending = mail(now - (DAYS + 1) * DAY); // never sent: kept, whatever its age
+
+    const result = await sweeper({ people: new SqlitePeopleRetentionRepository(db) }).sweep();
+    expect(result).toMatchObject({ signIns: 2, links: 2, mails: 2 });
+    expect((db.prepare('SELECT token_hash FROM dashboard_sessions').all() as { token_hash: string }[]).map((r) => r.token_hash)).toEqual(['live']);
+    expect((db.prepare('SELECT token_hash FROM user_links').all() as { token_hash: string }[]).map((r) => r.token_hash)).toEqual(['usable']);
+    expect(outbox.list(10).map((m) => m.id).sort((a, b) => a - b)).toEqual([recentSent, oldPending]);
+  });
+});
+

@@ -11,7 +11,8 @@
 // is deleted too once no record names its digest (blobs are content-addressed: one may back
 // several records, or a build); the check and the deletion run in the same turn of the event
 // loop, and an upload stores its blob and inserts its record without yielding between the two, so
-// a blob an upload is about to name is never taken.
+// a blob an upload is about to name is never taken. People's dead rows go too: dashboard sign-ins
+// that are over, links that can no longer be used, and mail records older than the cutoff.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '@pixelfleet/common';
@@ -21,6 +22,8 @@ import { SESSION_CHILD_TABLES, type SessionChildTable, type SessionRetentionRepo
 import type { SessionDimensionsRepository } from '../repositories/session-dimensions';
 import type { LogRetentionRepository } from '../repositories/log-retention';
 import type { BlobStore } from '../blobs/blob-store';
+import type { PeopleRetentionRepository } from '../repositories/people-retention';
+import { SESSION_IDLE_MS } from '../people/people-service';
 
 /** Rows deleted by one statement: small enough to take a few milliseconds on a table of millions. */
 export const RETENTION_BATCH_ROWS = 1_000;
@@ -45,6 +48,8 @@ export interface RetentionSweepDeps {
   logDays: number;
   /** Days a telemetry row is kept from its receipt (≤ sessionDays). */
   telemetryDays: number;
+  /** Sign-ins, links and mail records (people-retention.ts). */
+  people?: PeopleRetentionRepository;
   /** Time between two sweeps, in ms. */
   sweepIntervalMs: number;
   /** Rows per statement (RETENTION_BATCH_ROWS). */
@@ -65,6 +70,10 @@ export interface SweepResult {
   commands: number;
   /** Rollup rows (session_dimension_days) of days before the cutoff. */
   dimensionDays: number;
+  /** Dashboard sign-ins that were over, links no longer usable, mail records sent or given up before the cutoff. */
+  signIns: number;
+  links: number;
+  mails: number;
   batches: number;
 }
 
@@ -132,7 +141,7 @@ export class RetentionSweep {
     const { sessions, events, commands, clock, log } = this.deps;
     const cutoff = clock.now() - this.deps.sessionDays * DAY_MS;
     const limit = this.batchRows;
-    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, logBlobs: 0, events: 0, commands: 0, dimensionDays: 0, batches: 0 };
+    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, logBlobs: 0, events: 0, commands: 0, dimensionDays: 0, signIns: 0, links: 0, mails: 0, batches: 0 };
     const logCutoff = clock.now() - this.deps.logDays * DAY_MS;
     const telemetryCutoff = clock.now() - this.deps.telemetryDays * DAY_MS;
     /** Deletes a batch of log file records, then the blobs no record names any more (same turn); returns the records deleted. */
@@ -180,11 +189,18 @@ export class RetentionSweep {
       if (dimensions !== undefined && (this.closed || !(await drain(() => dimensions.deleteDaysBefore(Math.floor(cutoff / DAY_MS), limit), (n) => (result.dimensionDays += n))))) break sweep;
       if (this.closed || !(await drain(() => events.deleteBefore(cutoff, limit), (n) => (result.events += n)))) break sweep;
       if (!(await drain(() => commands.deleteSettledCommandsBefore(cutoff, limit), (n) => (result.commands += n)))) break sweep;
+      const { people } = this.deps;
+      if (people !== undefined) {
+        const now = clock.now();
+        if (!(await drain(() => people.deleteEndedSignIns(now, now - SESSION_IDLE_MS, limit), (n) => (result.signIns += n)))) break sweep;
+        if (!(await drain(() => people.deleteDeadLinks(now, limit), (n) => (result.links += n)))) break sweep;
+        if (!(await drain(() => people.deleteEndedMailBefore(cutoff, limit), (n) => (result.mails += n)))) break sweep;
+      }
       // Shorter windows for the bulky rows, sessions ended or not.
       if (!(await drain(() => deleteLogs(() => this.deps.logs.deleteLogFilesBefore(logCutoff, limit)), (n) => (result.logFiles += n)))) break sweep;
       await drain(() => this.deps.logs.deleteTelemetryBefore(telemetryCutoff, limit), (n) => (result.telemetryRows += n));
     }
-    const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.dimensionDays + result.events + result.commands;
+    const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.dimensionDays + result.events + result.commands + result.signIns + result.links + result.mails;
     if (deleted > 0) {
       log.info(
         {
