@@ -213,7 +213,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     shareOrigin: () => (publicUrls ? new URL(publicUrls.share).origin : ''),
     clientOf: (origin) => clientDimensions(origin, geoIp),
   });
-  const { http, agentService, admin } = buildEdges({
+  const { http, agentService, admin, fairUse } = buildEdges({
     config,
     db,
     clock,
@@ -327,7 +327,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         log.warn({ listener }, 'listening in plaintext on an address other machines can reach: tokens cross the network unencrypted (set TLS, see docs/deployment.md "TLS")');
       }
       await registerShareRoutes(http, { gateway, projects });
-      const guards = await registerDashboardAuthRoutes(http, { people, dashboardUrl: () => publicUrls?.dashboard ?? '' });
+      const guards = await registerDashboardAuthRoutes(http, { people, fairUse, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       registerDashboardRoutes(http, { guards, people, projects, sessions, shareUrl: () => publicUrls?.share ?? '' });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();

@@ -235,3 +235,21 @@ describe('signed in', () => {
   });
 });
 
+describe('anonymous requests', () => {
+  it("take from the client address's fair-use budget, shared with the REST API: 429 with Retry-After once it is spent", async () => {
+    const limited = await startTestControlPlane({ overrides: { limits: { fairUseAddressBurst: 4, fairUseAddressPerSecond: 0.01 } } });
+    try {
+      const get = (path: string) => fetch(`${limited.started.httpOrigin}${path}`);
+      for (let i = 0; i < 3; i += 1) expect((await get('/dashboard/api/csrf')).status).toBe(200);
+      // The REST API's routes spend the same budget.
+      expect((await get('/api/projects/projects-status')).status).toBe(400);
+      const refused = await get('/dashboard/api/csrf');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await fetch(`${limited.started.httpOrigin}/dashboard/api/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(429);
+    } finally {
+      await limited.destroy();
+    }
+  });
+});
+

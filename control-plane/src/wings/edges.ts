@@ -70,6 +70,8 @@ export interface Edges {
   readonly http: FastifyInstance;
   readonly agentService: ReturnType<typeof createAgentService>;
   readonly admin: ReturnType<typeof createAdminService>;
+  /** The HTTP API's fair use per client address, which the dashboard's routes share (registered at start). */
+  readonly fairUse: FairUse;
 }
 
 export function buildEdges(input: EdgesInput): Edges {
@@ -153,5 +155,5 @@ export function buildEdges(input: EdgesInput): Edges {
     log: log.child({ component: 'analytics' }),
   });
   registerAgentArchiveRoutes(http, { links: archiveLinks, workerOfToken: (token) => registry.authenticate(token) });
-  return { http, agentService, admin };
+  return { http, agentService, admin, fairUse };
 }

@@ -16,6 +16,7 @@ import type { PeopleService } from '../../people/people-service';
 import { SESSION_MAX_MS } from '../../people/people-service';
 import { MAX_PASSWORD_CHARS } from '../../people/passwords';
 import { bodyObject, requiredString } from '../api/request-fields';
+import type { FairUse } from '../fair-use';
 
 /** The cookie that carries a dashboard sign-in's token. */
 export const SESSION_COOKIE = 'pf_session';
@@ -26,6 +27,8 @@ export const CSRF_HEADER = 'x-csrf-token';
 
 export interface DashboardAuthDeps {
   people: PeopleService;
+  /** The HTTP API's fair use per client address: every dashboard request takes from the same budget. */
+  fairUse: Pick<FairUse, 'onRequest'>;
   /** publicUrls.dashboard, once the server listens. */
   dashboardUrl: () => string;
 }
@@ -48,6 +51,8 @@ export interface DashboardGuards {
   readonly sameSite: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** The signed-in person and their session token; 401 `Not signed in` otherwise. */
   readonly signedInUser: (req: FastifyRequest) => { user: User; token: string };
+  /** An onRequest hook: the client address's fair-use budget (429 with Retry-After when spent). */
+  readonly limited: FairUse['onRequest'];
 }
 
 export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: DashboardAuthDeps, basePath = '/dashboard'): Promise<DashboardGuards> {
@@ -74,6 +79,9 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     if (!passed) throw new ApiError('dashboardCsrfInvalid');
   };
 
+  // Every dashboard request, signed in or not, takes from its client address's fair-use budget first.
+  const limited = deps.fairUse.onRequest;
+
   const sessionToken = (req: FastifyRequest): string | undefined => req.cookies[SESSION_COOKIE];
   const signedInUser = (req: FastifyRequest): { user: User; token: string } => {
     const token = sessionToken(req);
@@ -93,9 +101,9 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
   // Answers carry sign-in state: no cache keeps them.
   const noStore = (reply: FastifyReply): FastifyReply => reply.header('cache-control', 'no-store');
 
-  app.get(`${basePath}/api/csrf`, async (_req, reply) => noStore(reply).send({ csrfToken: reply.generateCsrf() }));
+  app.get(`${basePath}/api/csrf`, { onRequest: limited }, async (_req, reply) => noStore(reply).send({ csrfToken: reply.generateCsrf() }));
 
-  app.post(`${basePath}/api/sign-in`, { preHandler: sameSite }, async (req, reply) => {
+  app.post(`${basePath}/api/sign-in`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     const body = bodyObject(req.body);
     const email = requiredString(body, 'email', 254);
     const password = requiredString(body, 'password', MAX_PASSWORD_CHARS);
@@ -106,23 +114,23 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     return noStore(reply).send(me(outcome.user));
   });
 
-  app.get(`${basePath}/api/me`, async (req, reply) => noStore(reply).send(me(signedInUser(req).user)));
+  app.get(`${basePath}/api/me`, { onRequest: limited }, async (req, reply) => noStore(reply).send(me(signedInUser(req).user)));
 
-  app.post(`${basePath}/api/sign-out`, { preHandler: sameSite }, async (req, reply) => {
+  app.post(`${basePath}/api/sign-out`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     const token = sessionToken(req);
     if (token !== undefined) deps.people.signOut(token);
     clearSessionCookie(reply);
     return reply.status(204).send();
   });
 
-  app.post(`${basePath}/api/sign-out-everywhere`, { preHandler: sameSite }, async (req, reply) => {
+  app.post(`${basePath}/api/sign-out-everywhere`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     const { user } = signedInUser(req);
     const ended = deps.people.signOutEverywhere(user.userId);
     clearSessionCookie(reply);
     return noStore(reply).send({ signInsEnded: ended });
   });
 
-  app.post(`${basePath}/api/set-password`, { preHandler: sameSite }, async (req, reply) => {
+  app.post(`${basePath}/api/set-password`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     const body = bodyObject(req.body);
     const token = requiredString(body, 'token', 200);
     const purpose = requiredString(body, 'purpose');
@@ -131,20 +139,20 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     return noStore(reply).send(me(user));
   });
 
-  app.post(`${basePath}/api/password-reset`, { preHandler: sameSite }, async (req, reply) => {
+  app.post(`${basePath}/api/password-reset`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     deps.people.requestPasswordReset(requiredString(bodyObject(req.body), 'email', 254));
     // The same answer whether or not the address has an account.
     return reply.status(202).send({ message: 'If the address has an account, a link to reset its password is on its way.' });
   });
 
-  app.post(`${basePath}/api/password`, { preHandler: sameSite }, async (req, reply) => {
+  app.post(`${basePath}/api/password`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     const body = bodyObject(req.body);
     const { token } = signedInUser(req);
     await deps.people.changePassword(token, requiredString(body, 'currentPassword', MAX_PASSWORD_CHARS + 1), requiredString(body, 'newPassword', MAX_PASSWORD_CHARS + 1));
     return reply.status(204).send();
   });
 
-  return { sameSite, signedInUser };
+  return { sameSite, signedInUser, limited };
 }
 
 function headerValue(req: FastifyRequest, name: string): string | undefined {

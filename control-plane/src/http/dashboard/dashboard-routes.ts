@@ -35,7 +35,7 @@ export interface DashboardProject {
 export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardRoutesDeps, basePath = '/dashboard'): void {
   const { guards } = deps;
 
-  app.get(`${basePath}/api/projects`, async (req, reply) => {
+  app.get(`${basePath}/api/projects`, { onRequest: guards.limited }, async (req, reply) => {
     const { user } = guards.signedInUser(req);
     const projects: DashboardProject[] = deps.projects.listAccessible(user.userId).map(({ project, access }) => ({
       projectId: project.projectId,
@@ -51,7 +51,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardRou
     return reply.header('cache-control', 'no-store').send({ projects });
   });
 
-  app.post(`${basePath}/api/api-key`, { preHandler: guards.sameSite }, async (req, reply) => {
+  app.post(`${basePath}/api/api-key`, { onRequest: guards.limited, preHandler: guards.sameSite }, async (req, reply) => {
     const { user } = guards.signedInUser(req);
     return reply.header('cache-control', 'no-store').send({ userId: user.userId, apiKey: deps.people.issueApiKey(user) });
   });
