@@ -53,6 +53,10 @@ function streamRows(start: number, opts: { framesFrom: number; step: number; fps
 
 beforeAll(async () => {
   f = await startApiFixture({ clock });
+  // The sweep the control plane runs at start must be over before history older than
+  // retention.logDays is seeded below (its log files are from T0, a month before NOW), or it
+  // deletes them: this sweep starts once that one has ended.
+  await f.t.cp.retention.sweep();
   a = f.account();
   other = f.account();
   secondProject = f.t.cp.accounts.createProject(a.userId, 'Second', 'europe').projectId;
