@@ -5,7 +5,7 @@
 // answer is the same whether or not an address has an account: a refused sign-in, an unknown
 // address and a person without a password yet look alike, and take as long.
 import type { Logger } from 'pino';
-import { TokenBucket, type Clock } from '@pixelfleet/common';
+import type { Clock } from '@pixelfleet/common';
 import { generateSecret, sha256Hex } from '../lib/secrets';
 import { invalid, notFound } from '../errors';
 import type { AccountService } from '../accounts/account-service';
@@ -14,7 +14,7 @@ import type { User, UsersRepository } from '../repositories/users';
 import type { LinkPurpose, SignInsRepository } from '../repositories/sign-ins';
 import type { OutgoingMail } from '../mail/mail-delivery';
 import { hashPassword, passwordProblem, UNMATCHABLE_HASH, verifyPassword } from './passwords';
-import { SignInThrottle } from './sign-in-throttle';
+import { KeyedBuckets, SignInThrottle } from './sign-in-throttle';
 
 /** How long an invitation link works, and a password reset link. */
 export const INVITATION_TTL_MS = 72 * 3_600_000;
@@ -46,10 +46,11 @@ export interface PeopleServiceDeps {
 
 export class PeopleService {
   private readonly throttle: SignInThrottle;
-  private readonly resetMails = new Map<string, TokenBucket>();
+  private readonly resetMails: KeyedBuckets;
 
   constructor(private readonly d: PeopleServiceDeps) {
     this.throttle = new SignInThrottle(d.clock);
+    this.resetMails = new KeyedBuckets(RESET_MAILS, d.clock);
   }
 
   /**
@@ -109,7 +110,7 @@ export class PeopleService {
   requestPasswordReset(email: string): void {
     const user = this.d.users.findByEmail(email.trim());
     if (user === undefined) return;
-    if (!this.resetBucket(user.email).take()) {
+    if (!this.resetMails.get(user.email.toLowerCase()).take()) {
       this.d.log.info({ userId: user.userId }, 'password reset not mailed: too many asked for this address');
       return;
     }
@@ -217,17 +218,6 @@ export class PeopleService {
     const token = generateSecret(purpose === 'invitation' ? 'pfi' : 'pfr');
     this.d.signIns.insertLink({ tokenHash: sha256Hex(token), userId, purpose, createdAt: now, expiresAt: now + ttlMs });
     return token;
-  }
-
-  private resetBucket(email: string): TokenBucket {
-    const key = email.toLowerCase();
-    let bucket = this.resetMails.get(key);
-    if (bucket === undefined) {
-      if (this.resetMails.size >= 10_000) this.resetMails.delete(this.resetMails.keys().next().value!);
-      bucket = new TokenBucket(RESET_MAILS, this.d.clock);
-      this.resetMails.set(key, bucket);
-    }
-    return bucket;
   }
 }
 

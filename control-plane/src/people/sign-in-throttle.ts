@@ -13,31 +13,50 @@ export const ADDRESS_FAILURES: RateLimitOptions = { burst: 20, perSecond: 1 / 6 
 const MAX_TRACKED = 10_000;
 
 export class SignInThrottle {
-  private readonly accounts = new Map<string, TokenBucket>();
-  private readonly addresses = new Map<string, TokenBucket>();
+  private readonly accounts: KeyedBuckets;
+  private readonly addresses: KeyedBuckets;
 
-  constructor(private readonly clock: Pick<Clock, 'now'>) {}
+  constructor(clock: Pick<Clock, 'now'>) {
+    this.accounts = new KeyedBuckets(ACCOUNT_FAILURES, clock);
+    this.addresses = new KeyedBuckets(ADDRESS_FAILURES, clock);
+  }
 
   /** How long this account and network must wait before a sign-in is checked, ms (0: it may be tried now). */
   waitMs(email: string, network: string): number {
-    return Math.max(this.accounts.get(accountKey(email))?.waitMs() ?? 0, this.addresses.get(network)?.waitMs() ?? 0);
+    return Math.max(this.accounts.peek(accountKey(email))?.waitMs() ?? 0, this.addresses.peek(network)?.waitMs() ?? 0);
   }
 
   /** A failed sign-in for this account from this network. */
   failed(email: string, network: string): void {
-    this.bucket(this.accounts, accountKey(email), ACCOUNT_FAILURES).take();
-    this.bucket(this.addresses, network, ADDRESS_FAILURES).take();
+    this.accounts.get(accountKey(email)).take();
+    this.addresses.get(network).take();
+  }
+}
+
+/** A token bucket per key (an account, a network, an address), for the MAX_TRACKED most recently used keys. */
+export class KeyedBuckets {
+  private readonly buckets = new Map<string, TokenBucket>();
+
+  constructor(
+    private readonly options: RateLimitOptions,
+    private readonly clock: Pick<Clock, 'now'>,
+  ) {}
+
+  /** The key's bucket if it has one (a key never used has a full bucket). */
+  peek(key: string): TokenBucket | undefined {
+    return this.buckets.get(key);
   }
 
-  private bucket(buckets: Map<string, TokenBucket>, key: string, options: RateLimitOptions): TokenBucket {
-    let bucket = buckets.get(key);
+  /** The key's bucket, made full if it had none. */
+  get(key: string): TokenBucket {
+    let bucket = this.buckets.get(key);
     if (bucket === undefined) {
-      bucket = new TokenBucket(options, this.clock);
-      if (buckets.size >= MAX_TRACKED) buckets.delete(buckets.keys().next().value!);
+      bucket = new TokenBucket(this.options, this.clock);
+      if (this.buckets.size >= MAX_TRACKED) this.buckets.delete(this.buckets.keys().next().value!);
     } else {
-      buckets.delete(key); // re-inserted: the map's first key is the least recently failed
+      this.buckets.delete(key); // re-inserted: the map's first key is the least recently used
     }
-    buckets.set(key, bucket);
+    this.buckets.set(key, bucket);
     return bucket;
   }
 }
