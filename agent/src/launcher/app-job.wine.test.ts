@@ -36,6 +36,14 @@ let wineEnv: Record<string, string | undefined>;
 const running: { child: ChildProcess; mark: string }[] = [];
 let marks = 0;
 
+/**
+ * How long a run may take to print an awaited line: about half a second on an idle machine, a few
+ * seconds on a loaded one. Under the tree tests' own timeout, so the line's error is what a hang reports.
+ */
+const LINE_WAIT_MS = 20_000;
+/** The timeout of a test that awaits lines and then the end of a process tree (allGone: 15 s). */
+const TREE_TEST_MS = LINE_WAIT_MS + 20_000;
+
 /** The Windows path Wine gives a Linux path (drive Z: is the root). */
 const windowsPath = (path: string) => `Z:${path.replaceAll('/', '\\')}`;
 
@@ -43,7 +51,11 @@ interface WineRun {
   child: ChildProcess;
   mark: string;
   lines: string[];
-  /** Resolves with the first stdout or stderr line for which test is true. */
+  /**
+   * Resolves with the first stdout or stderr line for which test is true; rejects after
+   * LINE_WAIT_MS with the lines so far and the run's processes, so that a hang under Wine says
+   * where it stood instead of running into the test's timeout.
+   */
   line(test: (text: string) => boolean): Promise<string>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -72,7 +84,20 @@ function runWine(args: readonly string[], extraEnv: Record<string, string> = {})
     exited,
     line: (test) => {
       const seen = lines.find(test);
-      return seen !== undefined ? Promise.resolve(seen) : new Promise((resolve) => waiters.push({ test, resolve }));
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          const left = processesOf(mark);
+          reject(new Error(`no such line after ${LINE_WAIT_MS} ms; lines: ${JSON.stringify(lines)}; processes: ${JSON.stringify(kinds(left))}; exit: ${child.exitCode ?? child.signalCode ?? 'running'}`));
+        }, LINE_WAIT_MS);
+        waiters.push({
+          test,
+          resolve: (text) => {
+            clearTimeout(timer);
+            resolve(text);
+          },
+        });
+      });
     },
   };
 }
@@ -223,7 +248,7 @@ describe('app-job.exe under Wine', () => {
     run.child.kill('SIGKILL');
     await allGone(tree);
     expect(isProcessGone(grandchild)).toBe(true);
-  });
+  }, TREE_TEST_MS);
 
   it("ends the app's whole tree when the agent force-stops the launcher (taskkill /F; Wine 8's taskkill has no /T, which the job makes unneeded)", async () => {
     const { run, tree } = await treeRun(['app-job.exe', 'job-probe.exe', 'tree', '60']);
@@ -233,7 +258,7 @@ describe('app-job.exe under Wine', () => {
     const taskkill = await execa(wine, forced, { env: wineEnv, reject: false, stdin: 'ignore' });
     expect(taskkill.exitCode).toBe(0);
     await allGone(tree);
-  });
+  }, TREE_TEST_MS);
 
   describe('control: the same kills without the launcher leave the grandchild running (what the tests above would catch)', () => {
     it("the agent's own job (libuv's: silent breakaway) ends the app but not the app's child", async () => {
@@ -244,7 +269,7 @@ describe('app-job.exe under Wine', () => {
       // The grandchild says so once the app (its parent) is gone: killed with the agent's job.
       await run.line((t) => t === 'parent gone');
       expect(isProcessGone(grandchild)).toBe(false);
-    });
+    }, TREE_TEST_MS);
 
     it("killing the app's parent leaves its child", async () => {
       const { run } = await treeRun(['job-probe.exe', 'tree', '60']);
@@ -252,6 +277,6 @@ describe('app-job.exe under Wine', () => {
       run.child.kill('SIGKILL');
       await run.line((t) => t === 'parent gone');
       expect(isProcessGone(grandchild)).toBe(false);
-    });
+    }, TREE_TEST_MS);
   });
 });
