@@ -5,14 +5,14 @@ import importX from 'eslint-plugin-import-x';
 
 /** A relative import that climbs to a package folder and into its src/ (`../../agent/src/relay/x`). */
 const NO_DEEP_RELATIVE = {
-  regex: String.raw`^(\.\./)+(common|proto|signaling|build-archive|control-plane|agent|web-player)/src(/|$)`,
+  regex: String.raw`^(\.\./)+(common|proto|signaling|build-archive|control-plane|agent|web-player|dashboard)/src(/|$)`,
   message: "Import another package through its door (@pixelfleet/<name>, or its /test-support subpath), not its src/.",
 };
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', 'proto/src/gen/**', '**/dist/**', 'web-player/public/**'] },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,tsx}'],
     extends: [tseslint.configs.recommendedTypeChecked],
     plugins: { 'import-x': importX },
     languageOptions: {
@@ -20,9 +20,9 @@ export default tseslint.config(
     },
     settings: {
       // import-x must parse TypeScript itself to follow imports (no-cycle needs the graph).
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      'import-x/extensions': ['.ts', '.js', '.mjs'],
-      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.mjs'], conditionNames: ['source', 'default', 'module', 'import', 'require'] })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs'],
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.tsx', '.js', '.mjs'], conditionNames: ['source', 'default', 'module', 'import', 'require'] })],
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -38,7 +38,7 @@ export default tseslint.config(
   },
   {
     // Only the config modules read the environment (house style: parse config once).
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,tsx}'],
     ignores: ['**/config.ts', '**/src/main.ts', 'test/**', '**/*.test.ts', 'vitest.config.ts'],
     rules: {
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through config.ts.' }],
@@ -47,7 +47,7 @@ export default tseslint.config(
   {
     // No relative import reaches into another package's src/ (from test/ or across packages):
     // other code goes through the package's door (`@pixelfleet/agent`, its `/test-support` subpath).
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,tsx}'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [NO_DEEP_RELATIVE] }],
     },
@@ -86,6 +86,20 @@ export default tseslint.config(
     files: ['web-player/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '!@pixelfleet/signaling/viewer-closes', '!@pixelfleet/common/clock', '!@pixelfleet/signaling/signalling-journal'] }, NO_DEEP_RELATIVE] }],
+    },
+  },
+  {
+    // The dashboard's Node side (bundle, shell) takes common alone; its browser app takes nothing of
+    // the other packages or of Node: it talks to the control plane over HTTP only.
+    files: ['dashboard/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*/*', '@pixelfleet/*', '!@pixelfleet/common'] }, NO_DEEP_RELATIVE] }],
+    },
+  },
+  {
+    files: ['dashboard/src/app/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@pixelfleet/*', 'node:*'], message: 'Browser code: no workspace package, no Node module.' }] }],
     },
   },
 );

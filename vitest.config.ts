@@ -10,7 +10,7 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['source'] } },
   test: {
-    include: ['{common,proto,signaling,build-archive,control-plane,agent,web-player}/src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['{common,proto,signaling,build-archive,control-plane,agent,web-player,dashboard}/src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -21,12 +21,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const PACKAGES = ['common', 'proto', 'signaling', 'build-archive', 'control-plane', 'agent', 'web-player'];
+export const PACKAGES = ['common', 'proto', 'signaling', 'build-archive', 'control-plane', 'agent', 'web-player', 'dashboard'];
 
 const isTest = (name) => /\.test\.ts$/.test(name) || /\.d\.ts$/.test(name);
-// Browser code, bundled from its sources by esbuild when the viewer page is first served
-// (web-player/src/bundle.ts), so it has no place in dist.
-const SKIP_DIRS = [join('web-player', 'src', 'player')];
+// Browser code, bundled from its sources by esbuild when the viewer page or the dashboard is first
+// served (web-player/src/bundle.ts, dashboard/src/bundle.ts), so it has no place in dist.
+const SKIP_DIRS = [join('web-player', 'src', 'player'), join('dashboard', 'src', 'app')];
 
 function sourceFiles(dir, root) {
   const out = [];

@@ -6,6 +6,7 @@ export { chooseLogFormat, logDestination, type LogFormat } from './log-format';
 export { createLogger, createRequestLoggerFactory, redactSecrets, redactUrl, SECRET_KEYS, type Logger } from './logger';
 export { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 export { TokenBucket, type RateLimitOptions } from './token-bucket';
+export { escapeHtml } from './html-text';
 export { SampledLog, SAMPLED_LOG_INTERVAL_MS } from './sampled-log';
 export { weakSecretReason, MIN_SECRET_CHARS, MIN_SECRET_BITS, PLACEHOLDER_MARK, SECRET_ADVICE } from './secret-strength';
 export {

@@ -48,6 +48,7 @@ import { SqliteSignInsRepository } from './repositories/sign-ins';
 import { SqlitePeopleRetentionRepository } from './repositories/people-retention';
 import { PeopleService } from './people/people-service';
 import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-routes';
+import { registerDashboardPageRoutes } from './http/dashboard/dashboard-page-routes';
 import { registerDashboardRoutes } from './http/dashboard/dashboard-routes';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
@@ -329,6 +330,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       await registerShareRoutes(http, { gateway, projects });
       const guards = await registerDashboardAuthRoutes(http, { people, fairUse, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       registerDashboardRoutes(http, { guards, people, projects, sessions, shareUrl: () => publicUrls?.share ?? '' });
+      registerDashboardPageRoutes(http, { guards, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();
       await listenOrExplain('http', config.http.host, config.http.port, () => http.listen({ host: config.http.host, port: config.http.port }));

@@ -10,7 +10,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 function markdownFiles(): string[] {
   const files = [join(ROOT, 'README.md')];
   for (const name of readdirSync(join(ROOT, 'docs'))) if (name.endsWith('.md')) files.push(join(ROOT, 'docs', name));
-  for (const pkg of ['agent', 'control-plane', 'signaling', 'web-player', 'proto', 'test', 'agent/src/relay']) {
+  for (const pkg of ['agent', 'control-plane', 'signaling', 'web-player', 'dashboard', 'proto', 'test', 'agent/src/relay']) {
     const readme = join(ROOT, pkg, 'README.md');
     if (existsSync(readme)) files.push(readme);
   }

@@ -4,7 +4,7 @@
 // `@pixelfleet/signaling` (viewer-closes.ts); describeClose is how the page reads them.
 
 export { bundlePlayer, FRONTEND_LIBRARIES, FRONTEND_LIBRARY, type FrontendLibrary, type PlayerBundle } from './bundle';
-export { escapeHtml, playerContentSecurityPolicy, renderPlayerPage, type PlayerCspOptions, type PlayerPageOptions } from './page';
+export { playerContentSecurityPolicy, renderPlayerPage, type PlayerCspOptions, type PlayerPageOptions } from './page';
 export { describeClose, type CloseDescription, type ViewerCloseReasonName } from './close-codes';
 export {
   ExtensionMessageError,

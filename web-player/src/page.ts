@@ -1,5 +1,6 @@
 // The viewer page's HTML shell and the Content-Security-Policy it is meant to be served with.
 // No inline script or style: everything comes from player.js and player.css.
+import { escapeHtml } from '@pixelfleet/common';
 
 export interface PlayerPageOptions {
   readonly projectId: string;
@@ -9,13 +10,6 @@ export interface PlayerPageOptions {
   readonly assetBase: string;
   /** The project's embedOrigins: the only sites the page posts its events to and takes messages from; none = any site. */
   readonly embedOrigins?: readonly string[];
-}
-
-const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Escape text for HTML content and double- or single-quoted attributes. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
 }
 
 export function renderPlayerPage(options: PlayerPageOptions): string {

@@ -8,6 +8,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DashboardMe } from '@pixelfleet/dashboard';
 import { isLoopbackHost } from '@pixelfleet/common';
 import { ApiError } from '../../errors';
 import { clientBlock } from '../../lib/ip-address';
@@ -97,7 +98,7 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     const { path, secureCookies } = place();
     void reply.clearCookie(SESSION_COOKIE, { httpOnly: true, secure: secureCookies, sameSite: 'lax', path });
   };
-  const me = (user: User) => ({ userId: user.userId, email: user.email });
+  const me = (user: User): DashboardMe => ({ userId: user.userId, email: user.email });
   // Answers carry sign-in state: no cache keeps them.
   const noStore = (reply: FastifyReply): FastifyReply => reply.header('cache-control', 'no-store');
 

@@ -3,7 +3,8 @@
 // key (shown once, mailed to them). Access is the REST API's (auth/project-access.ts): the person
 // is a principal like an API key's owner, and reads see only their own and shared projects.
 import type { FastifyInstance } from 'fastify';
-import type { MemberAccess, ProjectsRepository } from '../../repositories/projects';
+import type { DashboardProject } from '@pixelfleet/dashboard';
+import type { ProjectsRepository } from '../../repositories/projects';
 import type { PeopleService } from '../../people/people-service';
 import type { SessionService } from '../../sessions/session-service';
 import type { DashboardGuards } from './dashboard-auth-routes';
@@ -15,21 +16,6 @@ export interface DashboardRoutesDeps {
   sessions: Pick<SessionService, 'counts'>;
   /** publicUrls.share, once the server listens. */
   shareUrl: () => string;
-}
-
-/** A project as the projects page lists it. */
-export interface DashboardProject {
-  projectId: string;
-  name: string;
-  region: string;
-  /** `owner` for the person's own projects, else their membership. */
-  access: 'owner' | MemberAccess;
-  enabled: boolean;
-  subscriptionStatus: string;
-  liveUploadId: string | null;
-  liveUser: number;
-  queueUser: number;
-  shareUrl: string;
 }
 
 export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardRoutesDeps, basePath = '/dashboard'): void {

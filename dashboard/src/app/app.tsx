@@ -1,0 +1,138 @@
+// The dashboard app: who is signed in (GET <base>/api/me), then the page the address names. A
+// person who is not signed in sees the sign-in page wherever they land, and the page they asked
+// for once they are in.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ApiFailure, describeFailure, DashboardApi } from './api';
+import { Dashboard, useDashboard, type Me } from './context';
+import { Link } from './parts/link';
+import { Notice } from './parts/notice';
+import { AccountPage } from './pages/account';
+import { ForgotPasswordPage } from './pages/forgot-password';
+import { ProjectsPage } from './pages/projects';
+import { SetPasswordPage } from './pages/set-password';
+import { SignInPage } from './pages/sign-in';
+import { Router, useRoutePath } from './router';
+
+/** Pages anyone may open, signed in or not. */
+const PUBLIC_PAGES = new Set(['/sign-in', '/forgot-password', '/set-password', '/reset-password']);
+
+export function App({ basePath }: { basePath: string }) {
+  const api = useMemo(() => new DashboardApi(basePath), [basePath]);
+  const router = useMemo(() => new Router(basePath), [basePath]);
+  // undefined: not known yet; null: nobody is signed in.
+  const [me, setMeState] = useState<Me | null | undefined>(undefined);
+  const [startError, setStartError] = useState<string | undefined>(undefined);
+  const [signInNote, setSignInNote] = useState<{ email: string; note: string } | undefined>(undefined);
+  const path = useRoutePath(router);
+
+  useEffect(() => {
+    api.get<Me>('/me').then(
+      (who) => setMeState(who),
+      (failure: unknown) => {
+        if (failure instanceof ApiFailure && failure.status === 401) setMeState(null);
+        else setStartError(describeFailure(failure));
+      },
+    );
+  }, [api]);
+
+  const context = useMemo(
+    () => ({
+      api,
+      router,
+      me: me ?? undefined,
+      setMe: (who: Me | undefined) => {
+        setMeState(who ?? null);
+        if (who === undefined) router.navigate('/sign-in', { replace: true });
+        else if (PUBLIC_PAGES.has(router.current())) router.navigate('/', { replace: true });
+      },
+    }),
+    [api, router, me],
+  );
+
+  let page;
+  if (startError !== undefined) page = <Notice kind="error">{startError}</Notice>;
+  else if (path === '/set-password' || path === '/reset-password') {
+    const purpose = path === '/set-password' ? 'invitation' : 'passwordReset';
+    page = (
+      <SetPasswordPage
+        purpose={purpose}
+        onDone={(who) => {
+          setSignInNote({ email: who.email, note: 'Your password is set. Sign in with it now.' });
+          setMeState(null);
+          router.navigate('/sign-in', { replace: true });
+        }}
+      />
+    );
+  } else if (path === '/forgot-password') page = <ForgotPasswordPage />;
+  else if (me === undefined) page = <p aria-busy="true">Loading…</p>;
+  else if (me === null) page = <SignInPage email={signInNote?.email} note={signInNote?.note} />;
+  else if (path === '/' || path === '/sign-in') page = <ProjectsPage />;
+  else if (path === '/account') page = <AccountPage />;
+  else page = <NotFound />;
+
+  return (
+    <Dashboard.Provider value={context}>
+      <Layout path={path}>{page}</Layout>
+    </Dashboard.Provider>
+  );
+}
+
+/** Page titles, for the tab and for screen readers told that the page changed. */
+const TITLES: Record<string, string> = { '/': 'Projects', '/account': 'Account', '/sign-in': 'Sign in', '/forgot-password': 'Reset your password', '/set-password': 'Choose your password', '/reset-password': 'Choose a new password' };
+
+function Layout({ path, children }: { path: string; children: ComponentChildren }) {
+  const { me, api, setMe } = useDashboard();
+  const [signOutError, setSignOutError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    document.title = `${TITLES[me === undefined && !PUBLIC_PAGES.has(path) ? '/sign-in' : path] ?? 'Not found'} · Pixelfleet`;
+  }, [path, me]);
+  return (
+    <>
+      <a class="skip-link" href="#main">
+        Skip to the page
+      </a>
+      <header class="top">
+        <span class="brand">Pixelfleet</span>
+        {me !== undefined && (
+          <nav aria-label="Dashboard">
+            <Link to="/" class={path === '/' ? 'current' : undefined}>
+              Projects
+            </Link>
+            <Link to="/account" class={path === '/account' ? 'current' : undefined}>
+              Account
+            </Link>
+            <button
+              type="button"
+              class="button-quiet"
+              onClick={() => {
+                setSignOutError(undefined);
+                api.post('/sign-out').then(
+                  () => setMe(undefined),
+                  (failure: unknown) => setSignOutError(`You are still signed in: ${describeFailure(failure)}`),
+                );
+              }}
+            >
+              Sign out
+            </button>
+          </nav>
+        )}
+      </header>
+      <main id="main" tabIndex={-1}>
+        {signOutError !== undefined && <Notice kind="error">{signOutError}</Notice>}
+        {children}
+      </main>
+    </>
+  );
+}
+
+function NotFound() {
+  return (
+    <>
+      <h1>Not found</h1>
+      <p>
+        There is no such page. <Link to="/">Your projects</Link>
+      </p>
+    </>
+  );
+}
