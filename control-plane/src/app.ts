@@ -49,6 +49,7 @@ import { SqlitePeopleRetentionRepository } from './repositories/people-retention
 import { PeopleService } from './people/people-service';
 import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-routes';
 import { registerDashboardPageRoutes } from './http/dashboard/dashboard-page-routes';
+import { registerDashboardProjectRoutes } from './http/dashboard/dashboard-project-routes';
 import { registerDashboardRoutes } from './http/dashboard/dashboard-routes';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
@@ -214,7 +215,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     shareOrigin: () => (publicUrls ? new URL(publicUrls.share).origin : ''),
     clientOf: (origin) => clientDimensions(origin, geoIp),
   });
-  const { http, agentService, admin, fairUse } = buildEdges({
+  const { http, agentService, admin, fairUse, dashboard } = buildEdges({
     config,
     db,
     clock,
@@ -330,6 +331,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       await registerShareRoutes(http, { gateway, projects });
       const guards = await registerDashboardAuthRoutes(http, { people, fairUse, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       registerDashboardRoutes(http, { guards, people, projects, sessions, shareUrl: () => publicUrls?.share ?? '' });
+      registerDashboardProjectRoutes(http, { guards, ...dashboard });
       registerDashboardPageRoutes(http, { guards, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();

@@ -3,4 +3,15 @@
 // (control-plane/src/http/dashboard/dashboard-page-routes.ts) beside the routes it calls.
 export { bundleDashboard, type DashboardBundle } from './bundle';
 export { dashboardAssetNames, dashboardContentSecurityPolicy, renderDashboardPage, type DashboardPageOptions } from './page';
-export type { DashboardAccess, DashboardMe, DashboardProject } from './wire';
+export type {
+  DashboardAccess,
+  DashboardBuild,
+  DashboardBuilds,
+  DashboardBuildStage,
+  DashboardMe,
+  DashboardProject,
+  DashboardProjectHeader,
+  DashboardSettings,
+  DashboardWebhookDelivery,
+  DashboardWebhookTest,
+} from './wire';

@@ -24,3 +24,90 @@ export interface DashboardProject {
   queueUser: number;
   shareUrl: string;
 }
+
+/** Who the person is on a project, as every project page's answer says it: what they may see and do. */
+export interface DashboardProjectHeader {
+  projectId: string;
+  name: string;
+  access: DashboardAccess;
+  /** Whether the server will take their writes: FULL access (or owner) and an active subscription. */
+  writable: boolean;
+  subscriptionStatus: string;
+  enabled: boolean;
+}
+
+/** A status a build entered, and when (epoch ms). */
+export interface DashboardBuildStage {
+  status: string;
+  enteredAt: number;
+}
+
+/** A build on the builds page: its stage timeline, and the pipeline's progress while it works on it. */
+export interface DashboardBuild {
+  uploadId: string;
+  /** READONLY members see it without query, fragment or userinfo (a presigned URL's signature is a credential). */
+  fileUrl: string | null;
+  status: string;
+  objection: string | null;
+  autoRelease: boolean;
+  live: boolean;
+  createdAt: number;
+  updatedAt: number;
+  stages: DashboardBuildStage[];
+  progress: { status: string; bytes: number; totalBytes: number | null; bytesPerSecond: number | null; etaSeconds: number | null } | null;
+  /** Whether Set Live and Distribute may start from its status (Ready, Approved, or already distributing). */
+  activatable: boolean;
+}
+
+/** `GET <base>/api/projects/:projectId/builds`. */
+export interface DashboardBuilds {
+  project: DashboardProjectHeader;
+  builds: DashboardBuild[];
+}
+
+/** `GET <base>/api/projects/:projectId/settings`: the REST API's settings answer, and who is asking. */
+export interface DashboardSettings {
+  project: DashboardProjectHeader;
+  settings: {
+    projectId: string;
+    region: string;
+    name: string;
+    webhookUrl: string | null;
+    webhookEvents: string[] | null;
+    codec: string;
+    minBitrate: number;
+    maxBitrate: number;
+    resX: number;
+    resY: number;
+    fps: number;
+    maxRunTime: number;
+    afkTimeout: number;
+    maxConcurrentSessions: number;
+    launchArgs: string[];
+    embedOrigins: string[];
+  };
+  /** Every webhook event a project may subscribe to, in the catalogue's order. */
+  webhookEventKinds: string[];
+  /** Every codec a project may stream with. */
+  codecs: string[];
+}
+
+/** `POST …/webhook-test`: the test delivery's outcome (the REST API's test-webhook answer). */
+export interface DashboardWebhookTest {
+  delivered: boolean;
+  statusCode: number | null;
+  /** The catalogue's sentence of a failure. */
+  error: string | null;
+  durationMs: number;
+}
+
+/** A recorded webhook delivery, newest first on the settings page. */
+export interface DashboardWebhookDelivery {
+  attemptedAt: number;
+  event: string;
+  uploadId: string | null;
+  statusCode: number | null;
+  /** The catalogue's sentence of a failure; null for a delivery the receiver took (2xx). */
+  error: string | null;
+  durationMs: number;
+}

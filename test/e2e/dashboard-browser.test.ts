@@ -1,8 +1,16 @@
 // The dashboard in Debian's Chromium, walked as a customer: the invitation mail (through a real
 // SMTP server) → its link → a password → sign-in → the projects page (live numbers, share link,
 // embed snippet, a hostile project name shown as text) → a new API key (the one displayed is the
-// one mailed; the old key gets 401 from the REST API). Each page is scanned for accessibility
-// (axe-core), nothing breaks its Content-Security-Policy, and its cookies carry their flags.
+// one mailed; the old key gets 401 from the REST API). Then a project's settings (a refusal beside
+// its field, the webhook saved and tested against a real receiver) and builds (a real zip from a
+// real HTTP server: its stages and download progress arrive without a reload; Set Live reaches the
+// receiver as `Distribute`), and a READONLY member who sees no write control and whose forged
+// writes are refused. Each page is scanned for accessibility (axe-core), nothing breaks its
+// Content-Security-Policy, and its cookies carry their flags.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
@@ -13,6 +21,9 @@ import { SmtpReceiver, mailBody } from '../support/smtp-receiver';
 import { seedLiveBuild } from '../support/seed';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
+import { writeBuildZip } from '../support/build-zips';
+import { listen, sendZip, type TestServer } from '../support/local-server';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 const PASSWORD = 'four unrelated words here';
 const XSS_NAME = '<img src=x onerror=alert(1)>';
@@ -21,15 +32,45 @@ let smtp: SmtpReceiver;
 let t: TestControlPlane;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let dashboardUrl: string;
+let zipDir: string | undefined;
+let zipFile: string;
+let storage: TestServer | undefined;
+let slowDownload: ServerResponse | undefined;
+const webhooks = new WebhookReceiver();
+const BUILD_CALL_WINDOW_SECONDS = 4;
 
 beforeAll(async () => {
   smtp = await SmtpReceiver.start();
-  t = await startTestControlPlane({ overrides: { mail: { smtp: { url: smtp.url }, from: 'Pixelfleet <noreply@pixelfleet.test>' } } });
+  // A short build-call window: a second call at once is refused as it would be within two minutes.
+  t = await startTestControlPlane({ overrides: { mail: { smtp: { url: smtp.url }, from: 'Pixelfleet <noreply@pixelfleet.test>' }, limits: { buildCallWindowSeconds: BUILD_CALL_WINDOW_SECONDS } } });
   browser = await launchChromium();
+  zipDir = mkdtempSync(join(tmpdir(), 'pf-dashboard-zip-'));
+  zipFile = await writeBuildZip(zipDir, 'windows-shipping', { pakBytes: 4 * 1024 * 1024 });
+  storage = await listen((req, res) => {
+    if (webhooks.handle(req, res)) return;
+    if (req.url === '/builds/slow.zip' && req.headers.range === undefined) {
+      // A slow storage host: 64 KiB every 300 ms until the test cuts the answer; the pipeline then
+      // resumes with a Range, answered at full speed.
+      const zip = readFileSync(zipFile);
+      res.writeHead(200, { 'content-type': 'application/zip', 'accept-ranges': 'bytes', 'content-length': zip.length });
+      let sent = 0;
+      const trickle = setInterval(() => {
+        if (sent >= zip.length - 64 * 1024) return; // never the last chunk: the cut ends it
+        res.write(zip.subarray(sent, sent + 64 * 1024));
+        sent += 64 * 1024;
+      }, 300);
+      res.on('close', () => clearInterval(trickle));
+      slowDownload = res;
+      return;
+    }
+    sendZip(req, res, zipFile);
+  });
   dashboardUrl = t.started.publicUrls.dashboard;
 }, 60_000);
 
 afterAll(async () => {
+  await storage?.close();
+  if (zipDir !== undefined) rmSync(zipDir, { recursive: true, force: true });
   await browser?.close();
   await t?.destroy();
   await smtp?.close();
@@ -40,10 +81,16 @@ async function openPage(context: BrowserContext): Promise<{ page: Page; problems
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {
-    // A 401 from /api/me is how the app learns nobody is signed in: the browser logs the status.
-    if (message.type() === 'error' && !/status of 401/.test(message.text())) problems.push(message.text());
+    // A refusal the app shows (401 from /api/me: nobody is signed in; a 400, 404 or 429 the test
+    // provokes) is logged by the browser as a failed load: not a problem. A CSP refusal or a
+    // script error is.
+    if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) problems.push(message.text());
   });
   page.on('pageerror', (error) => problems.push(error.message));
+  // Nothing from another origin (an air-gapped network has none); the share page a test opens is the control plane's own.
+  page.on('request', (request) => {
+    if (new URL(request.url()).origin !== new URL(dashboardUrl).origin) problems.push(`request to another origin: ${request.url()}`);
+  });
   page.on('dialog', (dialog) => {
     problems.push(`dialog: ${dialog.message()}`);
     void dialog.dismiss();
@@ -59,6 +106,23 @@ async function nthMailBody(n: number): Promise<string> {
 
 async function expectAccessible(page: Page): Promise<void> {
   expect(await seriousAccessibilityViolations(page)).toEqual([]);
+}
+
+/** A person invited by mail who set their password through the link (the pages of that are the first test's). */
+async function personWithPassword(email: string): Promise<string> {
+  const before = smtp.mails.length;
+  const { user } = t.cp.people.invite(email);
+  const token = /set-password#token=(pfi_[A-Za-z0-9_-]+)/.exec(await nthMailBody(before + 1))?.[1];
+  await t.cp.people.setPasswordWithLink(token!, 'invitation', PASSWORD);
+  return user.userId;
+}
+
+async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto(`${dashboardUrl}/sign-in`);
+  await page.getByLabel('E-mail address').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
 }
 
 describe('a customer in the dashboard', () => {
@@ -173,4 +237,117 @@ describe('a customer in the dashboard', () => {
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { message: string }).message).toBe(HTTP_ERRORS.routeNotFound.message);
   });
+
+  it("configures and tests the project's webhook, sees a refusal beside its field, and takes a build from URL to Set Live", async () => {
+    const ownerId = await personWithPassword('grace@example.com');
+    const project = t.cp.accounts.createProject(ownerId, 'Configurator', 'europe');
+    const { page, problems } = await openPage(browser.context);
+    await signIn(page, 'grace@example.com');
+    await page.getByRole('listitem').filter({ hasText: 'Configurator' }).getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Configurator: Settings' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`${new URL(dashboardUrl).pathname}/projects/${project.projectId}/settings`);
+    await expectAccessible(page);
+
+    // Test without a URL: the API's 404 sentence.
+    await page.getByRole('button', { name: 'Test', exact: true }).click();
+    await page.getByText('Webhook URL not configured: save a webhook URL first.').waitFor();
+
+    // A refusal beside its field: the input says it is invalid and is described by the server's sentence.
+    const width = page.getByLabel('Width (pixels)');
+    await width.fill('1281');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Invalid field: resX must be even').waitFor();
+    expect(await width.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = (await width.getAttribute('aria-describedby'))!.split(' ');
+    const descriptions = await Promise.all(describedBy.map((id) => page.locator(`[id="${id}"]`).textContent()));
+    expect(descriptions).toContain('Invalid field: resX must be even');
+    await expectAccessible(page);
+    await width.fill('1280');
+    await page.getByLabel('Frames per second').fill('60');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved. New sessions use them.').waitFor();
+    expect(t.cp.accounts.requireProject(project.projectId).settings.fps).toBe(60);
+
+    // The webhook: every event but the test's, saved, then tested against the real receiver.
+    await page.getByLabel('Webhook URL').fill(`${storage!.origin}/hook`);
+    await page.getByRole('checkbox', { name: 'build.ready' }).uncheck();
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText('Webhook saved.').waitFor();
+    await page.getByRole('button', { name: 'Test', exact: true }).click();
+    await page.getByText(/^Delivered: the receiver answered 204 in \d+ ms\.$/).waitFor();
+    expect(webhooks.deliveries.some((d) => d.event === 'webhook.test')).toBe(true);
+    const deliveryRow = page.getByRole('row').filter({ hasText: 'webhook.test' });
+    await deliveryRow.getByText('answered 204').waitFor();
+    await expectAccessible(page);
+
+    // Builds: a real zip from a slow host; the page shows the stage and its bytes, rate and time left as they come.
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Builds' }).click();
+    await page.getByRole('heading', { name: 'Configurator: Builds' }).waitFor();
+    await page.getByLabel("Download URL of the build's .zip").fill(`${storage!.origin}/builds/slow.zip`);
+    await page.getByRole('button', { name: 'Submit build' }).click();
+    const submitted = await page.getByText(/^Build upl_\w+ submitted: pending\.$/).textContent();
+    const uploadId = /(upl_\w+)/.exec(submitted!)![1]!;
+    // A second build call at once: refused with the wait.
+    await page.getByLabel("Download URL of the build's .zip").fill(`${storage!.origin}/builds/other.zip`);
+    await page.getByRole('button', { name: 'Submit build' }).click();
+    await page.getByText(/^Rate limit exceeded\. Try again in 1 minute\. You can try again in \d+ s\.$/).waitFor();
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: new RegExp(uploadId) }) });
+    await card.locator('.stage-current', { hasText: 'Downloading Files' }).waitFor({ timeout: 15_000 });
+    await card.getByTestId('build-progress').filter({ hasText: /^[\d.]+ (KiB|MiB) of [\d.]+ MiB · [\d.]+ KiB\/s · .+ left$/ }).waitFor({ timeout: 15_000 });
+    await expectAccessible(page);
+
+    slowDownload!.destroy();
+    await card.getByText('Ready', { exact: true }).first().waitFor({ timeout: 30_000 });
+    const stages = await card.locator('.stages .stage-name').allTextContents();
+    expect(stages).toEqual(['pending', 'Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Ready']);
+    expect(t.cp.builds.list(project.projectId).find((b) => b.uploadId === uploadId)?.status).toBe('Ready');
+
+    // Set Live: the receiver gets build.distributing with the status the spec gives Set Live.
+    await card.getByRole('button', { name: 'Set Live' }).click();
+    await card.getByText(/^Going live: Distributing to Servers\.$/).waitFor();
+    const delivered = await webhooks.until(uploadId, 'build.distributing');
+    expect(delivered.find((d) => d.event === 'build.distributing')?.status).toBe('Distribute');
+    // build.ready was left unchecked: the receiver never got it.
+    expect(webhooks.stages(uploadId)).not.toContain('build.ready Ready');
+    await card.locator('.stages .stage-name', { hasText: 'Distributing to Servers' }).waitFor();
+    expect(problems).toEqual([]);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+    // A READONLY member: the same pages with no write control, and writes forged with fetch refused.
+    const readerId = await personWithPassword('heidi@example.com');
+    t.cp.accounts.addMember(project.projectId, readerId, 'READONLY');
+    await signIn(page, 'heidi@example.com');
+    await page.goto(`${dashboardUrl}/projects/${project.projectId}/settings`);
+    await page.getByText('You have read-only access.').waitFor();
+    expect(await page.getByRole('button', { name: /Save|Test|Disable|Enable/ }).count()).toBe(0);
+    expect(await page.getByLabel('Webhook URL').inputValue()).toBe(`${storage!.origin}/…`);
+    expect(await page.getByLabel('Name').getAttribute('readonly')).not.toBeNull();
+    await expectAccessible(page);
+    await page.goto(`${dashboardUrl}/projects/${project.projectId}/builds`);
+    await page.getByRole('heading', { name: 'Configurator: Builds' }).waitFor();
+    await page.getByText(uploadId).first().waitFor();
+    expect(await page.getByRole('button', { name: /Set Live|Distribute|Submit build/ }).count()).toBe(0);
+    const forged = await page.evaluate(
+      async ({ base, projectId, upload }) => {
+        const { csrfToken } = (await (await fetch(`${base}/api/csrf`)).json()) as { csrfToken: string };
+        const headers = { 'content-type': 'application/json', 'x-csrf-token': csrfToken };
+        const answers = await Promise.all([
+          fetch(`${base}/api/projects/${projectId}/settings`, { method: 'PATCH', headers, body: JSON.stringify({ name: 'taken over' }) }),
+          fetch(`${base}/api/projects/${projectId}/builds/${upload}/set-live`, { method: 'POST', headers, body: '{}' }),
+          fetch(`${base}/api/projects/${projectId}/webhook-test`, { method: 'POST', headers, body: '{}' }),
+        ]);
+        return Promise.all(answers.map(async (r) => [r.status, ((await r.json()) as { message: string }).message]));
+      },
+      { base: new URL(dashboardUrl).pathname, projectId: project.projectId, upload: uploadId },
+    );
+    expect(forged).toEqual([
+      [403, 'Forbidden: read-only access'],
+      [403, 'Forbidden: read-only access'],
+      [403, 'Forbidden: read-only access'],
+    ]);
+    expect(t.cp.accounts.requireProject(project.projectId).name).toBe('Configurator');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { mailBody } from '../support/smtp-receiver';
+import { DashboardClient as Browser } from '../support/dashboard-client';
 
 const PASSWORD = 'correct horse battery';
 let t: TestControlPlane;
@@ -18,48 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.destroy();
 });
-
-/** A browser's cookie jar for one origin, and its requests. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  /** The Set-Cookie lines of the last response. */
-  lastSetCookie: string[] = [];
-  csrfToken = '';
-
-  constructor(private readonly origin: string) {}
-
-  async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
-    const res = await fetch(`${t.started.httpOrigin}${path}`, {
-      method,
-      headers: {
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(this.cookies.size > 0 ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
-        origin: this.origin,
-        ...headers,
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    this.lastSetCookie = res.headers.getSetCookie();
-    for (const line of this.lastSetCookie) {
-      const [pair] = line.split(';');
-      const [name, value] = pair!.split('=');
-      if (value === '' || /Expires=Thu, 01 Jan 1970/.test(line)) this.cookies.delete(name!);
-      else this.cookies.set(name!, value!);
-    }
-    const text = await res.text();
-    return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>), headers: res.headers };
-  }
-
-  async fetchCsrf(): Promise<void> {
-    const r = await this.request('GET', '/dashboard/api/csrf');
-    expect(r.status).toBe(200);
-    this.csrfToken = r.json.csrfToken as string;
-  }
-
-  post(path: string, body?: unknown): ReturnType<Browser['request']> {
-    return this.request('POST', path, body ?? {}, { 'x-csrf-token': this.csrfToken });
-  }
-}
 
 /** Invites the address and sets its password through the link mailed to the outbox folder. */
 async function personWithPassword(email: string, browser: Browser): Promise<void> {
@@ -131,7 +90,7 @@ describe('requests from another site', () => {
   it('are refused by Origin, and without the CSRF token, before any password is checked', async () => {
     const browser = new Browser(t.started.httpOrigin);
     await browser.fetchCsrf();
-    const evil = new Browser('https://evil.example');
+    const evil = new Browser('https://evil.example', t.started.httpOrigin);
     evil.cookies.set('pf_csrf', browser.cookies.get('pf_csrf')!);
     evil.csrfToken = browser.csrfToken;
     expect(await evil.post('/dashboard/api/sign-in', { email: 'ada@example.com', password: PASSWORD })).toMatchObject({ status: 403, json: { message: 'Cross-site request refused' } });
@@ -152,7 +111,7 @@ describe('a dashboard served over HTTPS', () => {
     const https = await startTestControlPlane({ overrides: { publicUrls: { dashboard: 'https://console.example.com/app' } } });
     try {
       const person = 'carol@example.com';
-      const browser = new Browser('https://console.example.com');
+      const browser = new Browser('https://console.example.com', t.started.httpOrigin);
       const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
         const res = await fetch(`${https.started.httpOrigin}${path}`, {
           method,

@@ -6,13 +6,13 @@ import { ApiError, conflict, notFound } from '../errors';
 import type { EventLog } from '../events/event-log';
 import type { Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
-import type { BuildRecord, BuildsRepository } from '../repositories/builds';
+import type { BuildRecord, BuildsRepository, BuildStageEntry } from '../repositories/builds';
 import { checkOutboundUrl, type UrlPolicyOptions } from '../webhooks/url-policy';
 import { buildEventEnvelope, type BuildEvent } from '../webhooks/webhook-envelope';
 import type { WebhookSender } from '../webhooks/webhook-sender';
 import type { BuildCallLimit } from './build-call-limit';
 import { BUILD_STAGES, DISTRIBUTING, INITIAL_BUILD_STATUS, requireBuildMove, type BuildMove, type BuildStatus } from './build-stages';
-import { BuildPipeline, type BuildPipelineOptions } from './build-pipeline';
+import { BuildPipeline, type BuildPipelineOptions, type BuildProgress } from './build-pipeline';
 
 /** `autoRelease` when the upload does not say (the spec leaves it open): stop at Ready. */
 export const DEFAULT_AUTO_RELEASE = false;
@@ -39,6 +39,14 @@ export interface SubmitBuild {
   projectId: string;
   fileUrl: string;
   autoRelease: boolean;
+}
+
+/** A build as the dashboard's builds page shows it. */
+export interface BuildTimeline {
+  build: BuildRecord;
+  stages: BuildStageEntry[];
+  /** Bytes, rate and time left of the stage the pipeline is working on; undefined when it is not. */
+  progress: BuildProgress | undefined;
 }
 
 export class BuildService {
@@ -81,12 +89,13 @@ export class BuildService {
    * distribute-file and set-active-build, after authorization: the project's upload (404 `Upload
    * not found`, also for another project's), a status an activation may start from (400), the
    * caller's build-call window (429), then `Distributing to Servers`; fires `build.distributing`.
+   * setLive: the dashboard's Set Live, whose webhook reports the status as `Distribute` (spec).
    */
-  activate(input: { userId: string; projectId: string; uploadId: string }): BuildRecord {
+  activate(input: { userId: string; projectId: string; uploadId: string; setLive?: boolean }): BuildRecord {
     const build = this.findOfProject(input.projectId, input.uploadId);
     requireBuildMove(build.uploadId, build.status, DISTRIBUTING, 'activation');
     this.deps.buildCalls.take(input.userId);
-    return this.move(build, DISTRIBUTING, 'activation', undefined, { uploadId: build.uploadId, by: input.userId });
+    return this.move(build, DISTRIBUTING, 'activation', undefined, { uploadId: build.uploadId, by: input.userId, ...(input.setLive ? { setLive: true } : {}) }, input.setLive === true);
   }
 
   /**
@@ -104,6 +113,12 @@ export class BuildService {
     return this.deps.builds.listByProject(projectId);
   }
 
+  /** A project's builds, newest first, each with the stages it entered and the pipeline's progress on it (while it works on it). */
+  timelines(projectId: string): BuildTimeline[] {
+    const stages = this.deps.builds.stagesByProject(projectId);
+    return this.list(projectId).map((build) => ({ build, stages: stages.get(build.uploadId) ?? [], progress: this.pipeline?.progressOf(build.uploadId) }));
+  }
+
   /** An upload of another project is as unknown as a missing one. */
   private findOfProject(projectId: string, uploadId: string): BuildRecord {
     const build = this.deps.builds.findById(uploadId);
@@ -111,7 +126,8 @@ export class BuildService {
     return build;
   }
 
-  private move(build: BuildRecord, to: BuildStatus, move: BuildMove, objection: string | undefined, data: Record<string, unknown>): BuildRecord {
+  /** setLive: the webhook reports the status the spec gives Set Live (the stage's setLiveStatus). */
+  private move(build: BuildRecord, to: BuildStatus, move: BuildMove, objection: string | undefined, data: Record<string, unknown>, setLive = false): BuildRecord {
     const stage = requireBuildMove(build.uploadId, build.status, to, move);
     const now = this.deps.clock.now();
     // Only from the status the table was asked about: a change that came in between is refused, not overwritten.
@@ -119,14 +135,14 @@ export class BuildService {
       throw conflict(`Build ${build.uploadId} changed status while moving to ${to}`);
     }
     const moved: BuildRecord = { ...build, status: to, objection, updatedAt: now };
-    this.fire(moved, stage.event, data);
+    this.fire(moved, stage.event, data, setLive ? stage.setLiveStatus : undefined);
     if (to === DISTRIBUTING) this.deps.distribution?.start(moved);
     return moved;
   }
 
   /** The fleet event and the webhook of a build that has entered its status (already committed). */
-  private fire(build: BuildRecord, event: BuildEvent, data: Record<string, unknown>): void {
+  private fire(build: BuildRecord, event: BuildEvent, data: Record<string, unknown>, reportedStatus: string = build.status): void {
     this.deps.events.record(event, { projectId: build.projectId }, data);
-    this.deps.webhooks.emit(build.projectId, buildEventEnvelope(event, build.status, build, this.deps.clock.now()));
+    this.deps.webhooks.emit(build.projectId, buildEventEnvelope(event, reportedStatus, build, this.deps.clock.now()));
   }
 }

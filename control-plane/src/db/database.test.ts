@@ -5,10 +5,12 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchemaTooNewError, migrate, openDatabase, type Db } from './database';
 import { MIGRATIONS, type Migration } from './migrations';
+import { SqliteBuildsRepository } from '../repositories/builds';
 
 const ALL_TABLES = [
   'api_keys',
   'build_copies',
+  'build_stages',
   'builds',
   'dashboard_sessions',
   'events',
@@ -241,6 +243,41 @@ describe('migration 15: telemetry bytes per session', () => {
       { id: 'session_1_1', bytes: Buffer.byteLength('{"a":"b"}') + Buffer.byteLength('{"note":"é€"}') },
       { id: 'session_2_2', bytes: 0 },
     ]);
+  });
+});
+
+describe('migration 18: build stages and webhook delivery failures', () => {
+  it('gives each older build its first stage and the one it is in; each repository move adds a stage with the status change', () => {
+    const path = join(dir, 'cp.sqlite');
+    const raw = new Database(path);
+    migrate(raw, MIGRATIONS.filter((m) => m.version < 18));
+    raw.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    raw.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+    const insert = raw.prepare('INSERT INTO builds (upload_id, project_id, file_url, status, objection, auto_release, created_at, updated_at) VALUES (?, ?, NULL, ?, NULL, 0, ?, ?)');
+    insert.run('upl_a', 'prj_1', 'pending', 10, 10);
+    insert.run('upl_b', 'prj_1', 'Ready', 30, 90);
+    raw.close();
+
+    const db = track(openDatabase(path));
+    const builds = new SqliteBuildsRepository(db);
+    expect(Object.fromEntries(builds.stagesByProject('prj_1'))).toEqual({
+      upl_a: [{ status: 'pending', enteredAt: 10 }],
+      upl_b: [
+        { status: 'pending', enteredAt: 30 },
+        { status: 'Ready', enteredAt: 90 },
+      ],
+    });
+    expect(builds.moveStatus('upl_a', 'pending', 'Downloading Files', undefined, 100)).toBe(true);
+    // A move from a status the build is no longer in changes nothing and adds no stage.
+    expect(builds.moveStatus('upl_a', 'pending', 'Downloading Files', undefined, 200)).toBe(false);
+    expect(builds.stagesByProject('prj_1').get('upl_a')).toEqual([
+      { status: 'pending', enteredAt: 10 },
+      { status: 'Downloading Files', enteredAt: 100 },
+    ]);
+    expect(() => db.prepare("INSERT INTO webhook_deliveries (project_id, event, url, failure, duration_ms, attempted_at) VALUES ('prj_1', 'webhook.test', 'https://x', 'exploded', 1, 1)").run()).toThrow(/CHECK constraint failed/);
+    // Deleting a build deletes its stages.
+    db.prepare("DELETE FROM projects WHERE id = 'prj_1'").run();
+    expect(db.prepare('SELECT COUNT(*) AS n FROM build_stages').get()).toEqual({ n: 0 });
   });
 });
 

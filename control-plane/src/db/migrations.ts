@@ -448,4 +448,26 @@ CREATE TABLE dashboard_sessions (
 CREATE INDEX dashboard_sessions_user ON dashboard_sessions(user_id);
 `,
   },
+  {
+    version: 18,
+    name: 'the stages each build entered, and why a webhook delivery failed',
+    sql: `
+-- Every status a build entered, with its time (repositories/builds.ts writes one row with each
+-- status change, in the same transaction): the dashboard's stage timeline. A build can enter a
+-- status twice (a distribution queued again), hence its own key.
+CREATE TABLE build_stages (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  upload_id TEXT NOT NULL REFERENCES builds(upload_id) ON DELETE CASCADE,
+  status TEXT NOT NULL,
+  entered_at INTEGER NOT NULL
+);
+CREATE INDEX build_stages_upload ON build_stages(upload_id, id);
+-- Builds from before: their first status when they were made, and the one they are in since their last change.
+INSERT INTO build_stages (upload_id, status, entered_at) SELECT upload_id, 'pending', created_at FROM builds ORDER BY created_at;
+INSERT INTO build_stages (upload_id, status, entered_at) SELECT upload_id, status, updated_at FROM builds WHERE status <> 'pending' ORDER BY updated_at;
+-- Why a delivery failed, as a kind the dashboard words from the catalogue (errors.ts
+-- WEBHOOK_DELIVERY_FAILURES): \`error\` is the detail, which can name internal addresses, for operators only.
+ALTER TABLE webhook_deliveries ADD COLUMN failure TEXT CHECK (failure IN ('refused', 'unreachable', 'timedOut', 'rejected'));
+`,
+  },
 ];

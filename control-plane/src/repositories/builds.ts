@@ -56,6 +56,14 @@ export interface BuildsRepository {
   listUnfinished(): BuildRecord[];
   /** Builds in `Distributing to Servers`, oldest first. */
   listDistributing(): BuildRecord[];
+  /** The stages each build of the project entered, in order, by upload id (insert and moveStatus write them). */
+  stagesByProject(projectId: string): Map<string, BuildStageEntry[]>;
+}
+
+/** A status a build entered, and when (epoch ms). */
+export interface BuildStageEntry {
+  status: BuildStatus;
+  enteredAt: number;
 }
 
 interface BuildRow {
@@ -90,7 +98,10 @@ const toBuild = (r: BuildRow): BuildRecord => ({
 export class SqliteBuildsRepository implements BuildsRepository {
   private readonly stmts;
 
+  private readonly inTransaction: <T>(work: () => T) => T;
+
   constructor(db: Db) {
+    this.inTransaction = (work) => db.transaction(work)();
     this.stmts = {
       insert: db.prepare(
         `INSERT INTO builds (upload_id, project_id, file_url, status, objection, auto_release, created_at, updated_at)
@@ -109,6 +120,11 @@ export class SqliteBuildsRepository implements BuildsRepository {
          WHERE b.upload_id = ?`,
       ),
       moveStatus: db.prepare('UPDATE builds SET status = ?, objection = ?, updated_at = ? WHERE upload_id = ? AND status = ?'),
+      insertStage: db.prepare('INSERT INTO build_stages (upload_id, status, entered_at) VALUES (?, ?, ?)'),
+      stagesByProject: db.prepare(
+        `SELECT s.upload_id, s.status, s.entered_at FROM build_stages s JOIN builds b ON b.upload_id = s.upload_id
+         WHERE b.project_id = ? ORDER BY s.upload_id, s.id`,
+      ),
       recordManifest: db.prepare('UPDATE builds SET manifest = ? WHERE upload_id = ?'),
       recordArchive: db.prepare('UPDATE builds SET archive_sha256 = ?, archive_bytes = ? WHERE upload_id = ?'),
       distributing: db.prepare(
@@ -127,7 +143,10 @@ export class SqliteBuildsRepository implements BuildsRepository {
   }
 
   insert(b: Omit<BuildRecord, 'live'>): void {
-    this.stmts.insert.run(b.uploadId, b.projectId, b.fileUrl ?? null, b.status, b.objection ?? null, b.autoRelease ? 1 : 0, b.createdAt, b.updatedAt);
+    this.inTransaction(() => {
+      this.stmts.insert.run(b.uploadId, b.projectId, b.fileUrl ?? null, b.status, b.objection ?? null, b.autoRelease ? 1 : 0, b.createdAt, b.updatedAt);
+      this.stmts.insertStage.run(b.uploadId, b.status, b.createdAt);
+    });
   }
 
   listByProject(projectId: string): BuildRecord[] {
@@ -140,7 +159,21 @@ export class SqliteBuildsRepository implements BuildsRepository {
   }
 
   moveStatus(uploadId: string, from: BuildStatus, to: BuildStatus, objection: string | undefined, nowMs: number): boolean {
-    return this.stmts.moveStatus.run(to, objection ?? null, nowMs, uploadId, from).changes === 1;
+    return this.inTransaction(() => {
+      if (this.stmts.moveStatus.run(to, objection ?? null, nowMs, uploadId, from).changes !== 1) return false;
+      this.stmts.insertStage.run(uploadId, to, nowMs);
+      return true;
+    });
+  }
+
+  stagesByProject(projectId: string): Map<string, BuildStageEntry[]> {
+    const stages = new Map<string, BuildStageEntry[]>();
+    for (const r of this.stmts.stagesByProject.all(projectId) as { upload_id: string; status: BuildStatus; entered_at: number }[]) {
+      let list = stages.get(r.upload_id);
+      if (list === undefined) stages.set(r.upload_id, (list = []));
+      list.push({ status: r.status, enteredAt: r.entered_at });
+    }
+    return stages;
   }
 
   recordManifest(uploadId: string, manifest: BuildManifest): void {

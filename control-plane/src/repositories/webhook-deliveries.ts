@@ -1,5 +1,6 @@
 // Webhook delivery attempts and their outcomes (one row per attempt; there are no retries).
 import type { Db } from '../db/database';
+import type { WebhookDeliveryFailure } from '../errors';
 
 export interface WebhookDelivery {
   projectId: string;
@@ -8,7 +9,9 @@ export interface WebhookDelivery {
   url: string;
   /** The receiver's HTTP status, when it answered. */
   statusCode: number | undefined;
-  /** Why the delivery failed (timeout, refused address, network error), when it did. */
+  /** Why the delivery failed, as a kind the catalogue words for customers (rows from before migration 18 have none). */
+  failure: WebhookDeliveryFailure | undefined;
+  /** Why the delivery failed in detail (timeout, refused address, network error), when it did: operators only, it can name internal addresses. */
   error: string | undefined;
   durationMs: number;
   attemptedAt: number;
@@ -26,6 +29,7 @@ interface DeliveryRow {
   upload_id: string | null;
   url: string;
   status_code: number | null;
+  failure: WebhookDeliveryFailure | null;
   error: string | null;
   duration_ms: number;
   attempted_at: number;
@@ -37,18 +41,18 @@ export class SqliteWebhookDeliveriesRepository implements WebhookDeliveriesRepos
   constructor(db: Db) {
     this.stmts = {
       insert: db.prepare(
-        `INSERT INTO webhook_deliveries (project_id, event, upload_id, url, status_code, error, duration_ms, attempted_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO webhook_deliveries (project_id, event, upload_id, url, status_code, failure, error, duration_ms, attempted_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       byProject: db.prepare(
-        `SELECT project_id, event, upload_id, url, status_code, error, duration_ms, attempted_at
+        `SELECT project_id, event, upload_id, url, status_code, failure, error, duration_ms, attempted_at
          FROM webhook_deliveries WHERE project_id = ? ORDER BY id DESC LIMIT ?`,
       ),
     };
   }
 
   insert(d: WebhookDelivery): void {
-    this.stmts.insert.run(d.projectId, d.event, d.uploadId ?? null, d.url, d.statusCode ?? null, d.error ?? null, d.durationMs, d.attemptedAt);
+    this.stmts.insert.run(d.projectId, d.event, d.uploadId ?? null, d.url, d.statusCode ?? null, d.failure ?? null, d.error ?? null, d.durationMs, d.attemptedAt);
   }
 
   listByProject(projectId: string, limit: number): WebhookDelivery[] {
@@ -58,6 +62,7 @@ export class SqliteWebhookDeliveriesRepository implements WebhookDeliveriesRepos
       uploadId: r.upload_id ?? undefined,
       url: r.url,
       statusCode: r.status_code ?? undefined,
+      failure: r.failure ?? undefined,
       error: r.error ?? undefined,
       durationMs: r.duration_ms,
       attemptedAt: r.attempted_at,

@@ -70,6 +70,7 @@ export class WebhookSender {
         uploadId: envelope.uploadId ?? undefined,
         url,
         statusCode: outcome.statusCode,
+        failure: outcome.failure,
         error: outcome.error,
         durationMs: outcome.durationMs,
         attemptedAt: this.options.clock.now() - outcome.durationMs,

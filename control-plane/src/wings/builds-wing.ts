@@ -15,7 +15,7 @@ import type { WorkerRegistry } from '../workers/registry';
 import type { SqliteBuildsRepository } from '../repositories/builds';
 import type { SqliteProjectsRepository } from '../repositories/projects';
 import { SqliteBuildCopiesRepository } from '../repositories/build-copies';
-import { SqliteWebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
+import { SqliteWebhookDeliveriesRepository, type WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
 import { ArchiveLinks, loadArchiveLinkKey } from '../builds/archive-links';
 import { BuildCallLimit } from '../builds/build-call-limit';
 import { BuildDistribution } from '../builds/build-distribution';
@@ -52,6 +52,8 @@ export interface BuildsWing {
   readonly distribution: BuildDistribution;
   readonly archiveLinks: ArchiveLinks;
   readonly webhooks: WebhookSender;
+  /** Every delivery attempt, as the dashboard's settings page lists them. */
+  readonly webhookDeliveries: WebhookDeliveriesRepository;
   /** What outbound URLs may name (a build's fileUrl, a project's webhook). */
   readonly urlPolicy: UrlPolicyOptions;
 }
@@ -59,7 +61,8 @@ export interface BuildsWing {
 export function buildBuildsWing(input: BuildsWingInput): BuildsWing {
   const { config, db, clock, ids, log, events, registry, projects, builds, blobs } = input;
   const urlPolicy: UrlPolicyOptions = { allowPrivateUrls: config.network.allowPrivateUrls, resolve: input.resolveHost ?? systemResolver };
-  const webhooks = new WebhookSender({ projects, deliveries: new SqliteWebhookDeliveriesRepository(db), clock, policy: urlPolicy, log: log.child({ component: 'webhooks' }) });
+  const webhookDeliveries = new SqliteWebhookDeliveriesRepository(db);
+  const webhooks = new WebhookSender({ projects, deliveries: webhookDeliveries, clock, policy: urlPolicy, log: log.child({ component: 'webhooks' }) });
   // Agents download build archives over HTTP with links signed by a key kept in the data dir.
   const archiveLinks = new ArchiveLinks({ key: loadArchiveLinkKey(config.dataDir), clock, linkTtlSeconds: config.distribution.linkTtlSeconds, agentsUrl: input.agentsUrl, builds, blobs });
   // Distribution and the build service call each other by name: the service starts a
@@ -100,5 +103,5 @@ export function buildBuildsWing(input: BuildsWingInput): BuildsWing {
           log: log.child({ component: 'pipeline' }),
         },
   });
-  return { buildService, distribution, archiveLinks, webhooks, urlPolicy };
+  return { buildService, distribution, archiveLinks, webhooks, webhookDeliveries, urlPolicy };
 }

@@ -42,6 +42,7 @@ import { ApiKeyAuth } from '../auth/api-key-auth';
 import { ProjectAccess } from '../auth/project-access';
 import { ProjectService } from '../projects/project-service';
 import { AnalyticsService } from '../analytics/analytics-service';
+import type { DashboardProjectDeps } from '../http/dashboard/dashboard-project-routes';
 import type { BuildsWing } from './builds-wing';
 import type { SessionsWing } from './sessions-wing';
 
@@ -72,6 +73,8 @@ export interface Edges {
   readonly admin: ReturnType<typeof createAdminService>;
   /** The HTTP API's fair use per client address, which the dashboard's routes share (registered at start). */
   readonly fairUse: FairUse;
+  /** What the dashboard's routes call, the same instances the REST API's routes call (registered at start). */
+  readonly dashboard: Omit<DashboardProjectDeps, 'guards'>;
 }
 
 export function buildEdges(input: EdgesInput): Edges {
@@ -125,11 +128,14 @@ export function buildEdges(input: EdgesInput): Edges {
     addressBurst: config.limits.fairUseAddressBurst,
     addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
   });
+  const projectAccess = new ProjectAccess(projects);
+  const accessFacts = new SqliteAccessFactsRepository(db);
+  const projectService = new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock });
   registerApiRoutes(http, {
     auth: new ApiKeyAuth(input.users),
-    access: new ProjectAccess(projects),
-    accessFacts: new SqliteAccessFactsRepository(db),
-    projects: new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock }),
+    access: projectAccess,
+    accessFacts,
+    projects: projectService,
     builds: buildService,
     sessions,
     fairUse,
@@ -155,5 +161,6 @@ export function buildEdges(input: EdgesInput): Edges {
     log: log.child({ component: 'analytics' }),
   });
   registerAgentArchiveRoutes(http, { links: archiveLinks, workerOfToken: (token) => registry.authenticate(token) });
-  return { http, agentService, admin, fairUse };
+  const dashboard = { access: projectAccess, accessFacts, projects: projectService, builds: buildService, deliveries: input.buildsWing.webhookDeliveries };
+  return { http, agentService, admin, fairUse, dashboard };
 }

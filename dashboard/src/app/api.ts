@@ -27,14 +27,22 @@ export class DashboardApi {
     return this.call<T>('GET', path);
   }
 
+  post<T>(path: string, body: unknown = {}): Promise<T> {
+    return this.change<T>('POST', path, body);
+  }
+
+  patch<T>(path: string, body: unknown): Promise<T> {
+    return this.change<T>('PATCH', path, body);
+  }
+
   /** A state-changing call, with the CSRF token; once more with a fresh token if the server refused it. */
-  async post<T>(path: string, body: unknown = {}): Promise<T> {
+  private async change<T>(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<T> {
     try {
-      return await this.call<T>('POST', path, body, await this.csrf());
+      return await this.call<T>(method, path, body, await this.csrf());
     } catch (error) {
       if (!(error instanceof ApiFailure) || error.status !== 403 || error.message !== CSRF_REFUSED) throw error;
       this.csrfToken = undefined;
-      return this.call<T>('POST', path, body, await this.csrf());
+      return this.call<T>(method, path, body, await this.csrf());
     }
   }
 
@@ -49,7 +57,7 @@ export class DashboardApi {
     return this.csrfToken;
   }
 
-  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, csrfToken?: string): Promise<T> {
+  private async call<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, csrfToken?: string): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (csrfToken !== undefined) headers['x-csrf-token'] = csrfToken;
@@ -78,6 +86,15 @@ export class DashboardApi {
 /** What a refused call tells a person: the server's sentence, with the wait of a 429 when it did not say it. */
 export function describeFailure(error: unknown): string {
   if (!(error instanceof ApiFailure)) return error instanceof Error ? error.message : String(error);
-  if (error.status === 429 && error.retryAfterSeconds !== undefined && !/\d+ seconds?/.test(error.message)) return `${error.message} Try again in ${error.retryAfterSeconds} s.`;
+  if (error.status === 429 && error.retryAfterSeconds !== undefined && !/\d+ seconds?/.test(error.message)) return `${error.message} You can try again in ${error.retryAfterSeconds} s.`;
   return error.message;
+}
+
+/**
+ * The setting a refusal names, for showing it beside its field: the catalogue words them
+ * `Invalid field: <name> …` (settings) or `Invalid <name>: …` (a URL the policy refused).
+ */
+export function fieldOfFailure(error: unknown): string | undefined {
+  if (!(error instanceof ApiFailure) || error.status !== 400) return undefined;
+  return /^Invalid (?:field: )?([A-Za-z]+)/.exec(error.message)?.[1];
 }

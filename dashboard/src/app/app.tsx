@@ -8,9 +8,11 @@ import { Dashboard, useDashboard, type Me } from './context';
 import { Link } from './parts/link';
 import { Notice } from './parts/notice';
 import { AccountPage } from './pages/account';
+import { BuildsPage } from './pages/builds';
 import { ForgotPasswordPage } from './pages/forgot-password';
 import { ProjectsPage } from './pages/projects';
 import { SetPasswordPage } from './pages/set-password';
+import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
 import { Router, useRoutePath } from './router';
 
@@ -69,7 +71,12 @@ export function App({ basePath }: { basePath: string }) {
   else if (me === null) page = <SignInPage email={signInNote?.email} note={signInNote?.note} />;
   else if (path === '/' || path === '/sign-in') page = <ProjectsPage />;
   else if (path === '/account') page = <AccountPage />;
-  else page = <NotFound />;
+  else {
+    const projectPage = /^\/projects\/([A-Za-z0-9_-]{1,64})\/(builds|settings)$/.exec(path);
+    if (projectPage === null) page = <NotFound />;
+    else if (projectPage[2] === 'builds') page = <BuildsPage key={projectPage[1]} projectId={projectPage[1]!} />;
+    else page = <SettingsPage key={projectPage[1]} projectId={projectPage[1]!} />;
+  }
 
   return (
     <Dashboard.Provider value={context}>
@@ -85,7 +92,9 @@ function Layout({ path, children }: { path: string; children: ComponentChildren 
   const { me, api, setMe } = useDashboard();
   const [signOutError, setSignOutError] = useState<string | undefined>(undefined);
   useEffect(() => {
-    document.title = `${TITLES[me === undefined && !PUBLIC_PAGES.has(path) ? '/sign-in' : path] ?? 'Not found'} · Pixelfleet`;
+    const projectTab = /^\/projects\/[^/]+\/(builds|settings)$/.exec(path)?.[1];
+    const title = me === undefined && !PUBLIC_PAGES.has(path) ? TITLES['/sign-in'] : projectTab === 'builds' ? 'Builds' : projectTab === 'settings' ? 'Settings' : TITLES[path];
+    document.title = `${title ?? 'Not found'} · Pixelfleet`;
   }, [path, me]);
   return (
     <>
@@ -96,10 +105,10 @@ function Layout({ path, children }: { path: string; children: ComponentChildren 
         <span class="brand">Pixelfleet</span>
         {me !== undefined && (
           <nav aria-label="Dashboard">
-            <Link to="/" class={path === '/' ? 'current' : undefined}>
+            <Link to="/" class={path === '/' || path.startsWith('/projects/') ? 'current' : undefined} current={path === '/'}>
               Projects
             </Link>
-            <Link to="/account" class={path === '/account' ? 'current' : undefined}>
+            <Link to="/account" class={path === '/account' ? 'current' : undefined} current={path === '/account'}>
               Account
             </Link>
             <button

@@ -1,6 +1,7 @@
 // Data a page shows and keeps fresh: read at once, then every intervalMs while the tab is visible
-// (a hidden tab reads nothing; it reads again the moment it is shown). A failed read keeps the last
-// data and says why.
+// (a hidden tab reads nothing; it reads again the moment it is shown), or only when asked (no
+// interval: a form is not read again under the person's hands). A failed read keeps the last data
+// and says why.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { describeFailure } from './api';
 
@@ -9,10 +10,10 @@ export interface Polled<T> {
   /** Why the last read failed; undefined after a good one. */
   error: string | undefined;
   /** Read again now (after a write the page made). */
-  refresh(): void;
+  refresh: () => void;
 }
 
-export function usePolled<T>(read: () => Promise<T>, intervalMs: number, deps: readonly unknown[] = []): Polled<T> {
+export function usePolled<T>(read: () => Promise<T>, intervalMs: number | undefined, deps: readonly unknown[] = []): Polled<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const readRef = useRef(read);
@@ -36,6 +37,11 @@ export function usePolled<T>(read: () => Promise<T>, intervalMs: number, deps: r
   useEffect(() => {
     setData(undefined);
     refresh();
+    if (intervalMs === undefined) {
+      return () => {
+        generation.current++;
+      };
+    }
     let timer: ReturnType<typeof setInterval> | undefined;
     const schedule = () => {
       clearInterval(timer);

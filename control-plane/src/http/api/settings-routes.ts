@@ -18,36 +18,37 @@ const settingsResponse = {
   required: ['projectId', 'region', ...SETTING_NAMES],
 } as const;
 
-export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  /** READONLY members see only the webhook URL's origin: the full URL is the receiver's secret. */
-  const view = ({ project, webhook }: { project: Project; webhook: ProjectWebhook }, access: MemberAccess = 'FULL') => {
-    const s = project.settings;
-    return {
-      projectId: project.projectId,
-      region: project.region,
-      name: project.name,
-      webhookUrl: webhook.url === undefined ? null : access === 'READONLY' ? maskWebhookUrl(webhook.url) : webhook.url,
-      webhookEvents: webhook.events ?? null,
-      codec: s.codec,
-      minBitrate: s.minBitrate,
-      maxBitrate: s.maxBitrate,
-      resX: s.resX,
-      resY: s.resY,
-      fps: s.fps,
-      maxRunTime: s.maxRunTime,
-      afkTimeout: s.afkTimeout,
-      maxConcurrentSessions: s.maxConcurrentSessions,
-      launchArgs: s.launchArgs,
-      embedOrigins: s.embedOrigins,
-    };
+/** A project's settings as the API answers them; READONLY members see only the webhook URL's origin: the full URL is the receiver's secret. */
+export function settingsView({ project, webhook }: { project: Project; webhook: ProjectWebhook }, access: MemberAccess = 'FULL') {
+  const s = project.settings;
+  return {
+    projectId: project.projectId,
+    region: project.region,
+    name: project.name,
+    webhookUrl: webhook.url === undefined ? null : access === 'READONLY' ? maskWebhookUrl(webhook.url) : webhook.url,
+    webhookEvents: webhook.events ?? null,
+    codec: s.codec,
+    minBitrate: s.minBitrate,
+    maxBitrate: s.maxBitrate,
+    resX: s.resX,
+    resY: s.resY,
+    fps: s.fps,
+    maxRunTime: s.maxRunTime,
+    afkTimeout: s.afkTimeout,
+    maxConcurrentSessions: s.maxConcurrentSessions,
+    launchArgs: s.launchArgs,
+    embedOrigins: s.embedOrigins,
   };
+}
+
+export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   app.get(
     '/projects/:projectId/settings',
     { logLevel: POLLED_ROUTE_LOG_LEVEL, schema: { tags: ['settings'], summary: "A project's settings", params: projectIdParams, querystring: queryAuth, response: { 200: settingsResponse, ...errorResponses } } },
     (req) => {
       const { projectId, access } = authorizeProjectRead(req, deps);
-      return view(deps.projects.settings(projectId), access);
+      return settingsView(deps.projects.settings(projectId), access);
     },
   );
 
@@ -59,7 +60,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
     },
     async (req) => {
       const { userId, project, input: patch } = authorizeProjectWrite(req, deps, parseSettingsPatch, queryParam(req.params, 'projectId') ?? '');
-      return view(await deps.projects.updateSettings(project, patch, userId));
+      return settingsView(await deps.projects.updateSettings(project, patch, userId));
     },
   );
 

@@ -2,6 +2,7 @@
 // viewers (read again every few seconds), the share link to copy and an embed snippet.
 import { useDashboard } from '../context';
 import { CopyButton } from '../parts/copy-button';
+import { Link } from '../parts/link';
 import { Notice } from '../parts/notice';
 import { usePolled } from '../polling';
 import type { DashboardProject } from '../../wire';
@@ -44,6 +45,9 @@ function ProjectCard({ project }: { project: DashboardProject }) {
   return (
     <li class="card project" aria-labelledby={`project-${project.projectId}`}>
       <h2 id={`project-${project.projectId}`}>{project.name}</h2>
+      <p class="project-links">
+        <Link to={`/projects/${project.projectId}/builds`}>Builds</Link> <Link to={`/projects/${project.projectId}/settings`}>Settings</Link>
+      </p>
       <p class="badges">
         <span class="badge">{ACCESS_LABELS[project.access]}</span>
         <span class={`badge ${project.enabled ? 'badge-good' : 'badge-bad'}`}>{project.enabled ? 'Active' : 'Disabled'}</span>

@@ -3,12 +3,13 @@
 import type { ComponentChildren } from 'preact';
 import { useDashboard } from '../context';
 
-export function Link({ to, children, class: className }: { to: string; children: ComponentChildren; class?: string }) {
+export function Link({ to, children, class: className, current }: { to: string; children: ComponentChildren; class?: string | undefined; current?: boolean }) {
   const { router } = useDashboard();
   return (
     <a
       href={router.href(to)}
       class={className}
+      aria-current={current ? 'page' : undefined}
       onClick={(event) => {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
         event.preventDefault();

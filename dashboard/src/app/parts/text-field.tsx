@@ -15,6 +15,7 @@ interface TextFieldProps {
   hint?: string;
   error?: string;
   readOnly?: boolean;
+  inputMode?: 'numeric' | 'text';
 }
 
 export function TextField(props: TextFieldProps) {
@@ -31,6 +32,7 @@ export function TextField(props: TextFieldProps) {
     minLength: props.minLength,
     maxLength: props.maxLength,
     readOnly: props.readOnly,
+    inputMode: props.inputMode,
     'aria-invalid': props.error === undefined ? undefined : 'true',
     'aria-describedby': described === '' ? undefined : described,
   } as InputHTMLAttributes<HTMLInputElement>;

@@ -1,0 +1,97 @@
+// The dashboard's project routes over real HTTP, as the app calls them: the same access rules as
+// the REST API for a signed-in person (404 for an unknown project, 403 `Access denied` for another
+// account's, READONLY reads only, an inactive subscription blocks writes, a member taken off is out
+// at once), 401 without a sign-in, 403 without the CSRF token, and Set Live's webhook status.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
+import { seedBuild, setProjectWebhook } from '../support/seed';
+import { listen, type TestServer } from '../support/local-server';
+import { WebhookReceiver } from '../support/webhook-receiver';
+
+const PASSWORD = 'correct horse battery';
+let t: TestControlPlane;
+let receiver: TestServer;
+const webhooks = new WebhookReceiver();
+
+beforeAll(async () => {
+  t = await startTestControlPlane({ withoutPipeline: true });
+  receiver = await listen((req, res) => {
+    if (!webhooks.handle(req, res)) res.writeHead(404).end();
+  });
+});
+
+afterAll(async () => {
+  await receiver?.close();
+  await t?.destroy();
+});
+
+/** A signed-in person's client, and their user id. */
+async function signedIn(email: string): Promise<{ client: DashboardClient; userId: string }> {
+  const client = new DashboardClient(t.started.httpOrigin);
+  await client.fetchCsrf();
+  const userId = await invitedWithPassword(t, email, PASSWORD);
+  expect((await client.post('/dashboard/api/sign-in', { email, password: PASSWORD })).status).toBe(200);
+  return { client, userId };
+}
+
+describe('a project of the dashboard', () => {
+  it('is read and written by its owner and FULL members; READONLY reads; others and strangers get the REST API answers', async () => {
+    const owner = await signedIn('olga@example.com');
+    const full = await signedIn('fred@example.com');
+    const reader = await signedIn('rita@example.com');
+    const outsider = await signedIn('otto@example.com');
+    const project = t.cp.accounts.createProject(owner.userId, 'Shared', 'europe');
+    t.cp.accounts.addMember(project.projectId, full.userId, 'FULL');
+    t.cp.accounts.addMember(project.projectId, reader.userId, 'READONLY');
+    const base = `/dashboard/api/projects/${project.projectId}`;
+
+    const settings = await owner.client.request('GET', `${base}/settings`);
+    expect(settings.status).toBe(200);
+    expect(settings.json.project).toEqual({ projectId: project.projectId, name: 'Shared', access: 'owner', writable: true, subscriptionStatus: 'active', enabled: true });
+    expect((await full.client.request('GET', `${base}/settings`)).json.project).toMatchObject({ access: 'FULL', writable: true });
+    expect((await reader.client.request('GET', `${base}/settings`)).json.project).toMatchObject({ access: 'READONLY', writable: false });
+    expect(await outsider.client.request('GET', `${base}/settings`)).toMatchObject({ status: 403, json: { message: 'Access denied' } });
+    expect(await owner.client.request('GET', '/dashboard/api/projects/prj_nope/builds')).toMatchObject({ status: 404, json: { message: 'Project not found' } });
+    expect(await new DashboardClient(t.started.httpOrigin).request('GET', `${base}/builds`)).toMatchObject({ status: 401, json: { message: 'Not signed in' } });
+
+    // Writes: FULL yes, READONLY and outsiders no, and nobody without the CSRF token.
+    expect((await full.client.patch(`${base}/settings`, { fps: 50 })).status).toBe(200);
+    expect(await reader.client.patch(`${base}/settings`, { fps: 40 })).toMatchObject({ status: 403, json: { message: 'Forbidden: read-only access' } });
+    expect(await outsider.client.patch(`${base}/settings`, { fps: 40 })).toMatchObject({ status: 403, json: { message: 'Forbidden' } });
+    expect(await owner.client.request('PATCH', `${base}/settings`, { fps: 40 })).toMatchObject({ status: 403, json: { message: 'Missing or invalid CSRF token' } });
+    expect(await owner.client.patch(`${base}/settings`, { resX: 1281 })).toMatchObject({ status: 400, json: { message: 'Invalid field: resX must be even' } });
+    expect(t.cp.accounts.requireProject(project.projectId).settings.fps).toBe(50);
+
+    // A member taken off is out at once; an inactive subscription blocks writes but not reads.
+    t.cp.accounts.removeMember(project.projectId, full.userId);
+    expect(await full.client.request('GET', `${base}/settings`)).toMatchObject({ status: 403, json: { message: 'Access denied' } });
+    t.cp.accounts.setSubscriptionStatus(project.projectId, 'past_due');
+    expect(await owner.client.post(`${base}/disable`)).toMatchObject({ status: 403, json: { message: 'Forbidden: subscription is not active' } });
+    expect((await owner.client.request('GET', `${base}/settings`)).json.project).toMatchObject({ writable: false, subscriptionStatus: 'past_due' });
+  });
+
+  it("Set Live moves a Ready build to distributing and the webhook reports `Distribute`; Distribute reports the stage's own status; one build call per window", async () => {
+    const { client, userId } = await signedIn('sam@example.com');
+    const project = t.cp.accounts.createProject(userId, 'Live', 'europe');
+    setProjectWebhook(t.cp, project.projectId, `${receiver.origin}/hook`);
+    seedBuild(t.cp, { uploadId: 'upl_setlive', projectId: project.projectId, status: 'Ready' });
+    const base = `/dashboard/api/projects/${project.projectId}`;
+
+    expect(await client.post(`${base}/builds/upl_setlive/set-live`)).toMatchObject({ status: 200, json: { uploadId: 'upl_setlive', status: 'Distributing to Servers' } });
+    expect((await webhooks.until('upl_setlive', 'build.distributing')).at(-1)).toMatchObject({ event: 'build.distributing', status: 'Distribute' });
+    const listed = await client.request('GET', `${base}/builds`);
+    // No streaming server here: the distribution is over at once (Approved).
+    expect((listed.json.builds as { uploadId: string; stages: { status: string }[] }[])[0]!.stages.map((s) => s.status)).toEqual(['Ready', 'Distributing to Servers', 'Approved']);
+
+    // One build call per window and person: the owner's second call is refused with the wait.
+    expect(await client.post(`${base}/builds/upl_setlive/distribute`)).toMatchObject({ status: 429 });
+    expect(await client.post(`${base}/builds/upl_other/distribute`)).toMatchObject({ status: 404, json: { message: 'Upload not found' } });
+    // A FULL member's Distribute, in their own window: the stage's own status.
+    const member = await signedIn('mia@example.com');
+    t.cp.accounts.addMember(project.projectId, member.userId, 'FULL');
+    expect(await member.client.post(`${base}/builds/upl_setlive/distribute`)).toMatchObject({ status: 200, json: { status: 'Distributing to Servers' } });
+    const deliveries = await webhooks.until('upl_setlive', 'build.distributing', { count: 2 });
+    expect(deliveries.filter((d) => d.event === 'build.distributing').map((d) => d.status)).toEqual(['Distribute', 'Distributing to Servers']);
+  });
+});
