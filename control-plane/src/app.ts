@@ -49,7 +49,8 @@ import { SqlitePeopleRetentionRepository } from './repositories/people-retention
 import { PeopleService } from './people/people-service';
 import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-routes';
 import { registerDashboardPageRoutes } from './http/dashboard/dashboard-page-routes';
-import { registerDashboardProjectRoutes } from './http/dashboard/dashboard-project-routes';
+import { DashboardProjectAccess, registerDashboardProjectRoutes } from './http/dashboard/dashboard-project-routes';
+import { registerDashboardSessionRoutes } from './http/dashboard/dashboard-session-routes';
 import { registerDashboardRoutes } from './http/dashboard/dashboard-routes';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
@@ -331,7 +332,9 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       await registerShareRoutes(http, { gateway, projects });
       const guards = await registerDashboardAuthRoutes(http, { people, fairUse, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       registerDashboardRoutes(http, { guards, people, projects, sessions, shareUrl: () => publicUrls?.share ?? '' });
-      registerDashboardProjectRoutes(http, { guards, ...dashboard });
+      const projectAccess = new DashboardProjectAccess({ guards, access: dashboard.access, accessFacts: dashboard.accessFacts, projects: dashboard.projects });
+      registerDashboardProjectRoutes(http, { guards, projectAccess, projects: dashboard.projects, builds: dashboard.builds, deliveries: dashboard.deliveries });
+      registerDashboardSessionRoutes(http, { guards, projectAccess, analytics: dashboard.analytics, sessions });
       registerDashboardPageRoutes(http, { guards, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();

@@ -5,13 +5,19 @@ export { bundleDashboard, type DashboardBundle } from './bundle';
 export { dashboardAssetNames, dashboardContentSecurityPolicy, renderDashboardPage, type DashboardPageOptions } from './page';
 export type {
   DashboardAccess,
+  DashboardAnalytics,
+  DashboardBreakdownEntry,
   DashboardBuild,
   DashboardBuilds,
   DashboardBuildStage,
   DashboardMe,
   DashboardProject,
   DashboardProjectHeader,
+  DashboardSession,
+  DashboardSessionDetail,
+  DashboardSessions,
   DashboardSettings,
+  DashboardStatsPoint,
   DashboardWebhookDelivery,
   DashboardWebhookTest,
 } from './wire';

@@ -111,3 +111,72 @@ export interface DashboardWebhookDelivery {
   error: string | null;
   durationMs: number;
 }
+
+/** A session as the sessions page lists it (times in epoch ms, durations in ms). */
+export interface DashboardSession {
+  sessionId: string;
+  status: string;
+  region: string;
+  endReason: string | null;
+  createdAt: number;
+  queueWaitMs: number | null;
+  startupMs: number | null;
+  lifetimeMs: number | null;
+  browser: string | null;
+  os: string | null;
+  deviceType: string | null;
+  country: string | null;
+  /** The plain-language verdict of what the viewer got (control-plane analytics/session-diagnosis.ts). */
+  diagnosis: string;
+}
+
+/** `GET <base>/api/projects/:projectId/sessions`: a page of the project's sessions, newest first. */
+export interface DashboardSessions {
+  project: DashboardProjectHeader;
+  total: number;
+  sessions: DashboardSession[];
+}
+
+/** One statistics row of the player's telemetry, as numbers (null: not measured yet). */
+export interface DashboardStatsPoint {
+  at: number;
+  fps: number | null;
+  bitrateKbps: number | null;
+  rttMs: number | null;
+  packetsLost: number | null;
+  framesDropped: number | null;
+}
+
+/** `GET <base>/api/projects/:projectId/sessions/:sessionId`: everything the session page shows. */
+export interface DashboardSessionDetail {
+  project: DashboardProjectHeader;
+  session: DashboardSession & { worker: string | null; city: string | null };
+  /** The status snapshots, in order. */
+  timeline: { status: string; at: number }[];
+  /** Statistics rows, oldest first: the most recent `statsLimit` of them. */
+  stats: DashboardStatsPoint[];
+  statsTotal: number;
+  statsLimit: number;
+  /** The page's events (sdpOffer, connected, disconnected…), oldest first. */
+  events: { at: number; event: string; detail: string | null }[];
+  logFiles: { logFileId: string; fileName: string; fileSize: number; uploadedAt: number }[];
+}
+
+/** One value of an audience breakdown: its sessions and their share of the window's total (%). */
+export interface DashboardBreakdownEntry {
+  value: string;
+  count: number;
+  percentage: number;
+}
+
+/** `GET <base>/api/projects/:projectId/analytics?from&to`: the five breakdowns of the sessions made in the window. */
+export interface DashboardAnalytics {
+  project: DashboardProjectHeader;
+  fromMs: number;
+  toMs: number;
+  /** Sessions made in the window. */
+  total: number;
+  breakdowns: Record<'country' | 'city' | 'browser' | 'os' | 'device', DashboardBreakdownEntry[]>;
+  /** The widest window, in days (the analytics API's). */
+  maxDays: number;
+}

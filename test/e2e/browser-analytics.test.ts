@@ -4,7 +4,8 @@
 // what, how well it streamed and why it ended: the session's snapshots, its telemetry rows (the
 // page's events, and statistics rows with framesDecoded rising), a breakdown that counts it, the
 // session list's diagnosis, and the engine log the agent uploaded when the app exited,
-// downloaded, holding the mock app's own lines.
+// downloaded, holding the mock app's own lines. Then the same session in the dashboard, in the
+// same browser: the list's verdict, the telemetry charts, the events and the engine log's end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
@@ -12,6 +13,9 @@ import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from 
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
 import { setProjectSettings } from '../support/seed';
+import { invitedWithPassword } from '../support/dashboard-client';
+import { seriousAccessibilityViolations } from '../support/accessibility';
+import { screenshotForDocs } from '../support/screenshots';
 
 /** A public address DB-IP places in a known country (Google's resolver: United States). */
 const VIEWER_ADDRESS = '8.8.8.8';
@@ -22,6 +26,8 @@ let browser: Awaited<ReturnType<typeof launchChromium>>;
 let projectId: string;
 let apiKey: string;
 let shareUrl: string;
+/** The first case's session: the dashboard case reads it too. */
+let watchedSessionId: string | undefined;
 
 printAgentOutputOnFailure();
 
@@ -77,6 +83,7 @@ describe("a customer reads a viewer's session through the analytics API", () => 
       .toBeGreaterThanOrEqual(2);
     await page.close({ runBeforeUnload: true });
     await expect.poll(() => t.cp.sessions.get(sessionId!).status, { timeout: 15_000 }).toBe('Terminated');
+    watchedSessionId = sessionId;
 
     // Why it ended, and when: the recorded statuses, oldest first.
     const snapshots = await read(`/sessions/${sessionId}`, { projectId });
@@ -151,4 +158,64 @@ describe("a customer reads a viewer's session through the analytics API", () => 
     const list = await read(`/projects/${projectId}/sessions`, window);
     expect((list.body.sessions as Record<string, unknown>[]).find((s) => s.sessionId === sessionId)).toMatchObject({ diagnosis: 'videoDelivered' });
   }, 90_000);
+
+  it("the customer sees the same session in the dashboard: the list's verdict, telemetry charts, events, the engine log and the audience", async () => {
+    expect(watchedSessionId).toBeDefined();
+    const password = 'four unrelated words here';
+    await invitedWithPassword(t, 'analytics@example.com', password);
+    const dashboard = t.started.publicUrls.dashboard;
+    const page = await browser.context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 401/.test(message.text())) problems.push(message.text());
+    });
+    await page.goto(`${dashboard}/projects/${projectId}/sessions`);
+    await page.getByLabel('E-mail address').fill('analytics@example.com');
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+
+    // The list: the viewer's session with its verdict, from the page the address named.
+    await page.getByRole('heading', { name: 'Analytics: Sessions' }).waitFor();
+    const row = page.getByRole('row').filter({ has: page.locator(`a[href$="/sessions/${watchedSessionId}"]`) });
+    await row.getByRole('cell', { name: 'Video delivered' }).waitFor();
+    expect(await row.getByRole('cell', { name: 'United States' }).count()).toBe(1);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+
+    // The session page: the charts of its statistics rows (frames per second above 0 at their highest), its events, its log.
+    await row.getByRole('link').click();
+    await page.getByRole('heading', { name: /^Session/ }).waitFor();
+    await page.getByText('Video delivered.').waitFor();
+    const fpsChart = page.getByRole('img', { name: /^Frames per second\. / });
+    await fpsChart.waitFor();
+    const fpsSummary = (await fpsChart.getAttribute('aria-label'))!;
+    expect(Number(/highest ([\d.]+) fps/.exec(fpsSummary)?.[1])).toBeGreaterThan(0);
+    expect(await page.locator('figure.chart canvas').count()).toBeGreaterThanOrEqual(4);
+    expect(await page.locator('.events-list').textContent()).toContain('connected');
+    expect(await page.getByRole('list', { name: 'Status timeline' }).locator('.stage-name').allTextContents()).toEqual(['Enqueued', 'Starting', 'Running', 'Terminated']);
+    const show = page.getByRole('button', { name: /^Show the end of .+\.log$/ });
+    await show.click();
+    await page.locator('pre.log-tail', { hasText: 'LogPixelStreaming: Streamer identified as' }).waitFor();
+    const download = page.getByRole('link', { name: /^Download .+\.log$/ });
+    const answer = await page.request.get(new URL((await download.getAttribute('href'))!, dashboard).toString());
+    expect(answer.status()).toBe(200);
+    expect(await answer.text()).toContain('LogInit: Display: Running engine for game:');
+    // An ended session offers no End session button.
+    expect(await page.getByRole('button', { name: 'End session' }).count()).toBe(0);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await screenshotForDocs(page, 'dashboard-session');
+
+    // The audience of the last 30 days counts the viewers, from where and on what.
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Audience' }).click();
+    await page.getByRole('heading', { name: 'Analytics: Audience' }).waitFor();
+    const total = Number(await page.getByTestId('analytics-total').textContent());
+    expect(total).toBeGreaterThanOrEqual(1);
+    const countries = page.getByRole('region', { name: 'Countries' });
+    await countries.getByText('United States').waitFor();
+    expect(await page.getByRole('region', { name: 'Operating systems' }).getByText('Linux').count()).toBe(1);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await screenshotForDocs(page, 'dashboard-audience');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 });

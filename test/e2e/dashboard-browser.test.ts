@@ -17,6 +17,7 @@ import { HTTP_ERRORS } from '@pixelfleet/control-plane';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { launchChromium } from '../support/chromium';
 import { seriousAccessibilityViolations } from '../support/accessibility';
+import { screenshotForDocs } from '../support/screenshots';
 import { SmtpReceiver, mailBody } from '../support/smtp-receiver';
 import { seedLiveBuild } from '../support/seed';
 import { linkReaches, startTestAgent } from '../support/agent';
@@ -167,6 +168,7 @@ describe('a customer in the dashboard', () => {
     expect(await card.locator('.snippet').textContent()).toBe(`<iframe src="${shareUrl}" allow="fullscreen; autoplay" width="1280" height="720"></iframe>`);
     expect(await card.getByTestId('live-viewers').textContent()).toBe('0');
     await expectAccessible(page);
+    await screenshotForDocs(page, 'dashboard-projects');
     // Dark, and on a phone's width: still accessible (contrast included), nothing wider than the screen.
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.setViewportSize({ width: 390, height: 844 });
@@ -279,6 +281,7 @@ describe('a customer in the dashboard', () => {
     const deliveryRow = page.getByRole('row').filter({ hasText: 'webhook.test' });
     await deliveryRow.getByText('answered 204').waitFor();
     await expectAccessible(page);
+    await screenshotForDocs(page, 'dashboard-settings');
 
     // Builds: a real zip from a slow host; the page shows the stage and its bytes, rate and time left as they come.
     await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Builds' }).click();
@@ -295,6 +298,7 @@ describe('a customer in the dashboard', () => {
     await card.locator('.stage-current', { hasText: 'Downloading Files' }).waitFor({ timeout: 15_000 });
     await card.getByTestId('build-progress').filter({ hasText: /^[\d.]+ (KiB|MiB) of [\d.]+ MiB · [\d.]+ KiB\/s · .+ left$/ }).waitFor({ timeout: 15_000 });
     await expectAccessible(page);
+    await screenshotForDocs(page, 'dashboard-builds');
 
     slowDownload!.destroy();
     await card.getByText('Ready', { exact: true }).first().waitFor({ timeout: 30_000 });

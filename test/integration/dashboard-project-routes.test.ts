@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
-import { seedBuild, setProjectWebhook } from '../support/seed';
+import { seedBuild, seedSession, setProjectWebhook } from '../support/seed';
 import { listen, type TestServer } from '../support/local-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -93,5 +93,37 @@ describe('a project of the dashboard', () => {
     expect(await member.client.post(`${base}/builds/upl_setlive/distribute`)).toMatchObject({ status: 200, json: { status: 'Distributing to Servers' } });
     const deliveries = await webhooks.until('upl_setlive', 'build.distributing', { count: 2 });
     expect(deliveries.filter((d) => d.event === 'build.distributing').map((d) => d.status)).toEqual(['Distribute', 'Distributing to Servers']);
+  });
+
+  it("lists a project's sessions and shows one; another project's session is not found; End session needs write access", async () => {
+    const owner = await signedIn('nora@example.com');
+    const reader = await signedIn('ralf@example.com');
+    const project = t.cp.accounts.createProject(owner.userId, 'Sessions', 'europe');
+    const other = t.cp.accounts.createProject(owner.userId, 'Other', 'europe');
+    t.cp.accounts.addMember(project.projectId, reader.userId, 'READONLY');
+    const running = seedSession(t.cp, { projectId: project.projectId, status: 'Running', workerId: 'wrk_x' });
+    const elsewhere = seedSession(t.cp, { projectId: other.projectId, status: 'Running', workerId: 'wrk_x' });
+    const base = `/dashboard/api/projects/${project.projectId}`;
+
+    const listed = await reader.client.request('GET', `${base}/sessions?from=0&to=${Date.now() + 60_000}`);
+    expect(listed.status).toBe(200);
+    expect(listed.json).toMatchObject({ total: 1, sessions: [{ sessionId: running, status: 'Running', diagnosis: 'neverReported' }] });
+    const badStatus = await reader.client.request('GET', `${base}/sessions?status=Sleeping`);
+    expect(badStatus.status).toBe(400);
+    expect(badStatus.json.message).toBe('Invalid field: status must be one of Enqueued, Starting, Running, Terminating, Terminated');
+    expect(await reader.client.request('GET', `${base}/sessions?limit=-1`)).toMatchObject({ status: 400 });
+
+    const shown = await reader.client.request('GET', `${base}/sessions/${running}`);
+    expect(shown.status).toBe(200);
+    expect(shown.json).toMatchObject({ session: { sessionId: running, worker: 'wrk_x' }, stats: [], events: [], logFiles: [], statsLimit: 1000 });
+    expect(await owner.client.request('GET', `${base}/sessions/${elsewhere}`)).toMatchObject({ status: 404, json: { message: 'Session not found' } });
+
+    expect(await reader.client.post(`${base}/sessions/${running}/end`)).toMatchObject({ status: 403, json: { message: 'Forbidden: read-only access' } });
+    expect(await owner.client.post(`${base}/sessions/${elsewhere}/end`)).toMatchObject({ status: 404, json: { message: 'Session not found' } });
+    expect(t.cp.sessions.get(elsewhere).status).toBe('Running');
+    // A session waiting in the line (a placed one would need its worker to be told).
+    const waiting = seedSession(t.cp, { projectId: project.projectId, status: 'Enqueued' });
+    expect(await owner.client.post(`${base}/sessions/${waiting}/end`)).toMatchObject({ status: 200, json: { sessionId: waiting, status: 'Terminated' } });
+    expect(t.cp.sessions.get(waiting).status).toBe('Terminated');
   });
 });

@@ -103,15 +103,23 @@ export class AnalyticsService {
    */
   sessionList(q: SessionListQuery): { total: number; sessions: SessionSummary[] } {
     const page = this.deps.history.list(q);
+    return { total: page.total, sessions: page.sessions.map((entry) => this.summaryOf(entry)) };
+  }
+
+  /** One session as the list shows it, from its snapshots (the dashboard's session page). */
+  sessionSummary(session: SessionRecord, snapshots: readonly SnapshotRecord[]): SessionSummary {
+    const statusTimes: SessionListEntry['statusTimes'] = {};
+    for (const snapshot of snapshots) statusTimes[snapshot.data.status] ??= snapshot.receivedAt;
+    return this.summaryOf({ session, statusTimes });
+  }
+
+  private summaryOf(entry: SessionListEntry): SessionSummary {
     return {
-      total: page.total,
-      sessions: page.sessions.map((entry) => ({
-        entry,
-        queueWaitMs: span(entry.statusTimes, 'Enqueued', 'Starting'),
-        startupMs: span(entry.statusTimes, 'Starting', 'Running'),
-        lifetimeMs: span(entry.statusTimes, 'Enqueued', 'Terminated'),
-        diagnosis: diagnose(this.deps.diagnosis.diagnosisFacts(entry.session.sessionId)),
-      })),
+      entry,
+      queueWaitMs: span(entry.statusTimes, 'Enqueued', 'Starting'),
+      startupMs: span(entry.statusTimes, 'Starting', 'Running'),
+      lifetimeMs: span(entry.statusTimes, 'Enqueued', 'Terminated'),
+      diagnosis: diagnose(this.deps.diagnosis.diagnosisFacts(entry.session.sessionId)),
     };
   }
 }

@@ -32,8 +32,8 @@ export function storedRowBytes(row: Record<string, unknown>): number {
 
 export interface TelemetryPageQuery {
   sessionId: string;
-  /** `Webrtc`: event rows only. */
-  logType?: 'Webrtc';
+  /** `Webrtc`: event rows only; `statistics`: the player's statistics rows only (the dashboard's charts). */
+  logType?: 'Webrtc' | 'statistics';
   /** Rows whose timestamp is at or after this time (ms since the epoch). */
   from?: number;
   /** Rows whose timestamp is at or before this time (ms since the epoch). */
@@ -95,11 +95,12 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
     // The page's filters, every combination spelled out so each statement is prepared once and
     // walks telemetry_rows_session_ts (session_id, ts, id, log_type) backwards: no sort, and the
     // count answered from the index alone.
-    const where = (webrtc: boolean) =>
-      `session_id = @sessionId AND ts >= @from AND ts <= @to${webrtc ? " AND log_type = 'Webrtc'" : ''}`;
-    const page = (webrtc: boolean) => ({
-      count: db.prepare(`SELECT COUNT(*) AS n FROM telemetry_rows WHERE ${where(webrtc)}`),
-      rows: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE ${where(webrtc)} ORDER BY ts DESC, id DESC LIMIT @limit OFFSET @skip`),
+    // Statistics rows alone walk telemetry_rows_session_statistics (log_type IS NULL) the same way.
+    const kinds = { all: '', webrtc: " AND log_type = 'Webrtc'", statistics: ' AND log_type IS NULL' };
+    const where = (kind: keyof typeof kinds) => `session_id = @sessionId AND ts >= @from AND ts <= @to${kinds[kind]}`;
+    const page = (kind: keyof typeof kinds) => ({
+      count: db.prepare(`SELECT COUNT(*) AS n FROM telemetry_rows WHERE ${where(kind)}`),
+      rows: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE ${where(kind)} ORDER BY ts DESC, id DESC LIMIT @limit OFFSET @skip`),
     });
     this.stmts = {
       insert: db.prepare(`${INSERT} (?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -107,8 +108,9 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
       addUsage: db.prepare('UPDATE sessions SET telemetry_count = telemetry_count + ?, telemetry_bytes = telemetry_bytes + ? WHERE id = ?'),
       usage: db.prepare('SELECT telemetry_count AS rows, telemetry_bytes AS bytes FROM sessions WHERE id = ?'),
       list: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE session_id = ? ORDER BY id`),
-      all: page(false),
-      webrtc: page(true),
+      all: page('all'),
+      webrtc: page('webrtc'),
+      statistics: page('statistics'),
     };
   }
 
@@ -143,7 +145,7 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
   }
 
   pageBySession(query: TelemetryPageQuery): { total: number; rows: StoredTelemetryRow[] } {
-    const stmts = query.logType === 'Webrtc' ? this.stmts.webrtc : this.stmts.all;
+    const stmts = query.logType === 'Webrtc' ? this.stmts.webrtc : query.logType === 'statistics' ? this.stmts.statistics : this.stmts.all;
     const params = {
       sessionId: query.sessionId,
       from: query.from ?? Number.MIN_SAFE_INTEGER,

@@ -42,7 +42,9 @@ import { ApiKeyAuth } from '../auth/api-key-auth';
 import { ProjectAccess } from '../auth/project-access';
 import { ProjectService } from '../projects/project-service';
 import { AnalyticsService } from '../analytics/analytics-service';
-import type { DashboardProjectDeps } from '../http/dashboard/dashboard-project-routes';
+import type { AccessFactsRepository } from '../repositories/access-facts';
+import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
+import type { BuildService } from '../builds/build-service';
 import type { BuildsWing } from './builds-wing';
 import type { SessionsWing } from './sessions-wing';
 
@@ -67,6 +69,16 @@ export interface EdgesInput {
   isServing: () => boolean;
 }
 
+/** The services behind the REST API that the dashboard's routes call too. */
+export interface DashboardServices {
+  access: ProjectAccess;
+  accessFacts: AccessFactsRepository;
+  projects: ProjectService;
+  builds: BuildService;
+  deliveries: WebhookDeliveriesRepository;
+  analytics: AnalyticsService;
+}
+
 export interface Edges {
   readonly http: FastifyInstance;
   readonly agentService: ReturnType<typeof createAgentService>;
@@ -74,7 +86,7 @@ export interface Edges {
   /** The HTTP API's fair use per client address, which the dashboard's routes share (registered at start). */
   readonly fairUse: FairUse;
   /** What the dashboard's routes call, the same instances the REST API's routes call (registered at start). */
-  readonly dashboard: Omit<DashboardProjectDeps, 'guards'>;
+  readonly dashboard: DashboardServices;
 }
 
 export function buildEdges(input: EdgesInput): Edges {
@@ -140,6 +152,15 @@ export function buildEdges(input: EdgesInput): Edges {
     sessions,
     fairUse,
   });
+  const analytics = new AnalyticsService({
+    sessions: input.sessionsRepo,
+    history: new SqliteSessionHistoryRepository(db),
+    telemetry: new SqliteTelemetryRepository(db),
+    diagnosis: new SqliteTelemetryDiagnosisRepository(db),
+    dimensions: new SqliteSessionDimensionsRepository(db),
+    logFiles: input.logFiles,
+    blobs,
+  });
   // The analytics API: the same key and access checks as the build API's reads, its own read limit.
   const analyticsReads = config.limits.analyticsReadsPerMinute;
   registerAnalyticsRoutes(http, {
@@ -148,19 +169,11 @@ export function buildEdges(input: EdgesInput): Edges {
     accessFacts: new SqliteAccessFactsRepository(db),
     readLimit: new FairUse(clock, { burst: analyticsReads, refillPerSecond: analyticsReads / 60, addressBurst: analyticsReads, addressRefillPerSecond: analyticsReads / 60 }),
     addressLimit: fairUse,
-    analytics: new AnalyticsService({
-      sessions: input.sessionsRepo,
-      history: new SqliteSessionHistoryRepository(db),
-      telemetry: new SqliteTelemetryRepository(db),
-      diagnosis: new SqliteTelemetryDiagnosisRepository(db),
-      dimensions: new SqliteSessionDimensionsRepository(db),
-      logFiles: input.logFiles,
-      blobs,
-    }),
+    analytics,
     clock,
     log: log.child({ component: 'analytics' }),
   });
   registerAgentArchiveRoutes(http, { links: archiveLinks, workerOfToken: (token) => registry.authenticate(token) });
-  const dashboard = { access: projectAccess, accessFacts, projects: projectService, builds: buildService, deliveries: input.buildsWing.webhookDeliveries };
+  const dashboard: DashboardServices = { access: projectAccess, accessFacts, projects: projectService, builds: buildService, deliveries: input.buildsWing.webhookDeliveries, analytics };
   return { http, agentService, admin, fairUse, dashboard };
 }

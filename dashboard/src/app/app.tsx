@@ -8,11 +8,14 @@ import { Dashboard, useDashboard, type Me } from './context';
 import { Link } from './parts/link';
 import { Notice } from './parts/notice';
 import { AccountPage } from './pages/account';
+import { AnalyticsPage } from './pages/analytics';
 import { BuildsPage } from './pages/builds';
 import { ForgotPasswordPage } from './pages/forgot-password';
 import { ProjectsPage } from './pages/projects';
 import { SetPasswordPage } from './pages/set-password';
 import { SettingsPage } from './pages/settings';
+import { SessionPage } from './pages/session';
+import { SessionsPage } from './pages/sessions';
 import { SignInPage } from './pages/sign-in';
 import { Router, useRoutePath } from './router';
 
@@ -72,10 +75,14 @@ export function App({ basePath }: { basePath: string }) {
   else if (path === '/' || path === '/sign-in') page = <ProjectsPage />;
   else if (path === '/account') page = <AccountPage />;
   else {
-    const projectPage = /^\/projects\/([A-Za-z0-9_-]{1,64})\/(builds|settings)$/.exec(path);
-    if (projectPage === null) page = <NotFound />;
-    else if (projectPage[2] === 'builds') page = <BuildsPage key={projectPage[1]} projectId={projectPage[1]!} />;
-    else page = <SettingsPage key={projectPage[1]} projectId={projectPage[1]!} />;
+    const projectPage = /^\/projects\/([A-Za-z0-9_-]{1,64})\/(builds|settings|sessions|analytics)(?:\/([A-Za-z0-9_-]{1,80}))?$/.exec(path);
+    const [, projectId = '', tab, sessionId] = projectPage ?? [];
+    if (projectPage === null || (sessionId !== undefined && tab !== 'sessions')) page = <NotFound />;
+    else if (tab === 'builds') page = <BuildsPage key={projectId} projectId={projectId} />;
+    else if (tab === 'settings') page = <SettingsPage key={projectId} projectId={projectId} />;
+    else if (tab === 'analytics') page = <AnalyticsPage key={projectId} projectId={projectId} />;
+    else if (sessionId === undefined) page = <SessionsPage key={projectId} projectId={projectId} />;
+    else page = <SessionPage key={sessionId} projectId={projectId} sessionId={sessionId} />;
   }
 
   return (
@@ -92,8 +99,9 @@ function Layout({ path, children }: { path: string; children: ComponentChildren 
   const { me, api, setMe } = useDashboard();
   const [signOutError, setSignOutError] = useState<string | undefined>(undefined);
   useEffect(() => {
-    const projectTab = /^\/projects\/[^/]+\/(builds|settings)$/.exec(path)?.[1];
-    const title = me === undefined && !PUBLIC_PAGES.has(path) ? TITLES['/sign-in'] : projectTab === 'builds' ? 'Builds' : projectTab === 'settings' ? 'Settings' : TITLES[path];
+    const projectTab = /^\/projects\/[^/]+\/(builds|settings|sessions|analytics)(\/[^/]+)?$/.exec(path);
+    const tabTitle = projectTab === null ? undefined : projectTab[2] !== undefined ? 'Session' : { builds: 'Builds', settings: 'Settings', sessions: 'Sessions', analytics: 'Audience' }[projectTab[1] as 'builds'];
+    const title = me === undefined && !PUBLIC_PAGES.has(path) ? TITLES['/sign-in'] : (tabTitle ?? TITLES[path]);
     document.title = `${title ?? 'Not found'} · Pixelfleet`;
   }, [path, me]);
   return (

@@ -32,3 +32,11 @@ export function formatSeconds(seconds: number): string {
   if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 === 0 ? '' : ` ${s % 60} s`}`;
   return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) === 0 ? '' : ` ${Math.floor((s % 3600) / 60)} min`}`;
 }
+
+/** A duration in ms as people read it, or a dash when there is none yet. */
+export function formatMs(ms: number | null): string {
+  if (ms === null) return '—';
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return formatSeconds(ms / 1000);
+}

@@ -81,7 +81,7 @@ export function acceptsGzip(header: string | undefined): boolean {
 }
 
 /** A Content-Disposition for a stored file name (names are checked at upload: letters, digits, ` ._()-`). */
-function attachment(fileName: string): string {
+export function attachment(fileName: string): string {
   return `attachment; filename="${fileName.replace(/["\\\r\n]/g, '_')}"`;
 }
 

@@ -24,10 +24,51 @@ import { settingsView } from '../api/settings-routes';
 import { bodyObject, optionalBoolean, requiredString } from '../api/request-fields';
 import type { DashboardGuards } from './dashboard-auth-routes';
 
+type ProjectParams = { Params: { projectId: string } };
+
+/**
+ * Who the signed-in person is on the project a dashboard route names: what every project route
+ * asks first, in the REST API's order (401 unless signed in, then 404, then 403).
+ */
+export class DashboardProjectAccess {
+  constructor(
+    private readonly d: { guards: Pick<DashboardGuards, 'signedInUser'>; access: ProjectAccess; accessFacts: AccessFactsRepository; projects: Pick<ProjectService, 'settings'> },
+  ) {}
+
+  /** A read: 404 for an unknown project, 403 `Access denied` for anyone who is neither owner nor member. */
+  readonly reader = (req: FastifyRequest<ProjectParams>): { userId: string; access: MemberAccess; project: Project } => {
+    const { user } = this.d.guards.signedInUser(req);
+    const access = this.d.access.checkRead(user.userId, this.d.accessFacts.read(user.userId, req.params.projectId).project);
+    return { userId: user.userId, access, project: this.d.projects.settings(req.params.projectId).project };
+  };
+
+  /** A read, with the header every project page shows. */
+  readonly read = (req: FastifyRequest<ProjectParams>): { userId: string; project: Project; header: DashboardProjectHeader } => {
+    const { userId, access, project } = this.reader(req);
+    return { userId, project, header: this.header(project, userId, access) };
+  };
+
+  /** A write: the REST API's 404 and 403s (another account, read-only, inactive subscription). */
+  readonly writer = (req: FastifyRequest<ProjectParams>): { userId: string; project: Project } => {
+    const { user } = this.d.guards.signedInUser(req);
+    return { userId: user.userId, project: this.d.access.requireWrite(user.userId, req.params.projectId) };
+  };
+
+  readonly write = this.writer;
+
+  readonly header = (project: Project, userId: string, access: MemberAccess): DashboardProjectHeader => ({
+    projectId: project.projectId,
+    name: project.name,
+    access: project.ownerUserId === userId ? 'owner' : access,
+    writable: access === 'FULL' && project.subscriptionStatus === ACTIVE_SUBSCRIPTION,
+    subscriptionStatus: project.subscriptionStatus,
+    enabled: project.enabled,
+  });
+}
+
 export interface DashboardProjectDeps {
   guards: DashboardGuards;
-  access: ProjectAccess;
-  accessFacts: AccessFactsRepository;
+  projectAccess: DashboardProjectAccess;
   projects: ProjectService;
   builds: BuildService;
   deliveries: WebhookDeliveriesRepository;
@@ -36,7 +77,6 @@ export interface DashboardProjectDeps {
 /** Deliveries the settings page lists, newest first. */
 export const DELIVERIES_SHOWN = 50;
 
-type ProjectParams = { Params: { projectId: string } };
 type BuildParams = { Params: { projectId: string; uploadId: string } };
 
 export function registerDashboardProjectRoutes(app: FastifyInstance, deps: DashboardProjectDeps, basePath = '/dashboard'): void {
@@ -45,25 +85,7 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
   const read = { onRequest: guards.limited };
   const write = { onRequest: guards.limited, preHandler: guards.sameSite };
 
-  /** A read: 401 unless signed in, then 404 for an unknown project and 403 for anyone who is neither owner nor member. */
-  const reader = (req: FastifyRequest<ProjectParams>): { userId: string; access: MemberAccess; project: Project } => {
-    const { user } = guards.signedInUser(req);
-    const access = deps.access.checkRead(user.userId, deps.accessFacts.read(user.userId, req.params.projectId).project);
-    return { userId: user.userId, access, project: deps.projects.settings(req.params.projectId).project };
-  };
-  /** A write: 401 unless signed in, then the REST API's 404 and 403s (another account, read-only, inactive subscription). */
-  const writer = (req: FastifyRequest<ProjectParams>): { userId: string; project: Project } => {
-    const { user } = guards.signedInUser(req);
-    return { userId: user.userId, project: deps.access.requireWrite(user.userId, req.params.projectId) };
-  };
-  const header = (project: Project, userId: string, access: MemberAccess): DashboardProjectHeader => ({
-    projectId: project.projectId,
-    name: project.name,
-    access: project.ownerUserId === userId ? 'owner' : access,
-    writable: access === 'FULL' && project.subscriptionStatus === ACTIVE_SUBSCRIPTION,
-    subscriptionStatus: project.subscriptionStatus,
-    enabled: project.enabled,
-  });
+  const { reader, writer, header } = deps.projectAccess;
 
   app.get<ProjectParams>(`${base}/builds`, read, async (req, reply) => {
     const { userId, access, project } = reader(req);

@@ -46,7 +46,8 @@ function ProjectCard({ project }: { project: DashboardProject }) {
     <li class="card project" aria-labelledby={`project-${project.projectId}`}>
       <h2 id={`project-${project.projectId}`}>{project.name}</h2>
       <p class="project-links">
-        <Link to={`/projects/${project.projectId}/builds`}>Builds</Link> <Link to={`/projects/${project.projectId}/settings`}>Settings</Link>
+        <Link to={`/projects/${project.projectId}/builds`}>Builds</Link> <Link to={`/projects/${project.projectId}/sessions`}>Sessions</Link>{' '}
+        <Link to={`/projects/${project.projectId}/settings`}>Settings</Link>
       </p>
       <p class="badges">
         <span class="badge">{ACCESS_LABELS[project.access]}</span>

@@ -5,11 +5,13 @@ import { Link } from './link';
 
 const ACCESS_WORDS: Record<DashboardProjectHeader['access'], string> = { owner: 'You own this project.', FULL: 'You have full access.', READONLY: 'You have read-only access.' };
 
-export type ProjectTab = 'builds' | 'settings';
+export type ProjectTab = 'builds' | 'sessions' | 'analytics' | 'settings';
 
 export function ProjectNav({ projectId, project, tab }: { projectId: string; project: DashboardProjectHeader | undefined; tab: ProjectTab }) {
   const tabs: { key: ProjectTab; label: string }[] = [
     { key: 'builds', label: 'Builds' },
+    { key: 'sessions', label: 'Sessions' },
+    { key: 'analytics', label: 'Audience' },
     { key: 'settings', label: 'Settings' },
   ];
   return (

@@ -1,0 +1,182 @@
+// The dashboard's session and audience routes of one project, for a signed-in person: a page of
+// its sessions (status and date window, newest first), the five audience breakdowns of a window,
+// one session with its snapshot timeline, the player's
+// telemetry as chartable numbers, the page's events, its diagnosis and engine log files (the tail
+// to read, the whole file to download), and End session for those who may write. Reads go
+// through the analytics API's service, End session through the session service; access is the
+// REST API's (dashboard-project-routes.ts says how).
+import { createGunzip } from 'node:zlib';
+import { pipeline } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { DashboardAnalytics, DashboardSession, DashboardSessionDetail, DashboardSessions, DashboardStatsPoint } from '@pixelfleet/dashboard';
+import type { AnalyticsService, SessionSummary } from '../../analytics/analytics-service';
+import { ANALYTICS_WINDOW_DAYS } from '../../analytics/analytics-window';
+import { ApiError } from '../../errors';
+import { BREAKDOWN_DIMENSIONS } from '../../repositories/session-dimensions';
+import { SESSION_STATUSES, type SessionStatus } from '../../sessions/session-status';
+import type { SessionService } from '../../sessions/session-service';
+import type { Project } from '../../repositories/projects';
+import type { StoredTelemetryRow } from '../../repositories/telemetry';
+import { attachment } from '../analytics/analytics-routes';
+import { queryParam } from '../api/request-fields';
+import type { DashboardGuards } from './dashboard-auth-routes';
+import type { DashboardProjectAccess } from './dashboard-project-routes';
+
+export interface DashboardSessionDeps {
+  guards: DashboardGuards;
+  projectAccess: DashboardProjectAccess;
+  analytics: AnalyticsService;
+  sessions: Pick<SessionService, 'end'>;
+}
+
+/** Sessions per page at most (the REST API's cap). */
+export const MAX_SESSIONS_PAGE = 100;
+/** Statistics rows the session page charts at most: the newest ones (a row every few seconds: over an hour). */
+export const STATS_SHOWN = 1000;
+/** Bytes of a log file's end the session page shows. */
+export const LOG_TAIL_BYTES = 64 * 1024;
+const DAY_MS = 86_400_000;
+
+type ProjectParams = { Params: { projectId: string } };
+type SessionParams = { Params: { projectId: string; sessionId: string } };
+type LogFileParams = { Params: { projectId: string; logFileId: string } };
+
+export function registerDashboardSessionRoutes(app: FastifyInstance, deps: DashboardSessionDeps, basePath = '/dashboard'): void {
+  const { guards, projectAccess } = deps;
+  const base = `${basePath}/api/projects/:projectId`;
+  const read = { onRequest: guards.limited };
+
+  app.get<ProjectParams>(`${base}/sessions`, read, async (req, reply) => {
+    const { header, project } = projectAccess.read(req);
+    const status = queryParam(req.query, 'status');
+    if (status !== undefined && !(SESSION_STATUSES as readonly string[]).includes(status)) throw new ApiError('invalidField', { detail: `Invalid field: status must be one of ${SESSION_STATUSES.join(', ')}` });
+    const toMs = numberParam(req, 'to') ?? Date.now();
+    const fromMs = numberParam(req, 'from') ?? toMs - 30 * DAY_MS;
+    const limit = Math.min(MAX_SESSIONS_PAGE, numberParam(req, 'limit') ?? 25);
+    const skip = numberParam(req, 'skip') ?? 0;
+    const page = deps.analytics.sessionList({ projectId: project.projectId, fromMs, toMs, ...(status === undefined ? {} : { status: status as SessionStatus }), limit, skip });
+    const answer: DashboardSessions = { project: header, total: page.total, sessions: page.sessions.map(listed) };
+    return reply.header('cache-control', 'no-store').send(answer);
+  });
+
+  /** The session, when it is this project's; another project's is as unknown as a missing one. */
+  const sessionOf = (project: Project, sessionId: string) => {
+    const session = deps.analytics.session(sessionId);
+    if (session.projectId !== project.projectId) throw new ApiError('sessionNotFound');
+    return session;
+  };
+
+  app.get<SessionParams>(`${base}/sessions/:sessionId`, read, async (req, reply) => {
+    const { header, project } = projectAccess.read(req);
+    const session = sessionOf(project, req.params.sessionId);
+    const snapshots = deps.analytics.snapshots(session.sessionId);
+    const summary = deps.analytics.sessionSummary(session, snapshots);
+    const statsPage = deps.analytics.telemetry({ sessionId: session.sessionId, logType: 'statistics', limit: STATS_SHOWN, skip: 0 });
+    const eventsPage = deps.analytics.telemetry({ sessionId: session.sessionId, logType: 'Webrtc', limit: STATS_SHOWN, skip: 0 });
+    const answer: DashboardSessionDetail = {
+      project: header,
+      session: { ...listed(summary), worker: session.assignedWorker ?? null, city: session.client?.city ?? null },
+      timeline: snapshots.map((s) => ({ status: s.data.status, at: s.receivedAt })),
+      stats: statsPage.rows.map(statsPoint).reverse(),
+      statsTotal: statsPage.total,
+      statsLimit: STATS_SHOWN,
+      events: eventsPage.rows.map(eventOf).reverse(),
+      logFiles: deps.analytics.logFiles(session.sessionId, 100, 0).logFiles.map((f) => ({ logFileId: f.logFileId, fileName: f.fileName, fileSize: f.fileSize, uploadedAt: f.uploadedAt })),
+    };
+    return reply.header('cache-control', 'no-store').send(answer);
+  });
+
+  app.post<SessionParams>(`${base}/sessions/:sessionId/end`, { onRequest: guards.limited, preHandler: guards.sameSite }, async (req, reply) => {
+    const { project } = projectAccess.write(req);
+    const session = sessionOf(project, req.params.sessionId);
+    const ended = deps.sessions.end(session.sessionId, 'ended');
+    return reply.send({ sessionId: session.sessionId, status: ended.status });
+  });
+
+  app.get<ProjectParams>(`${base}/analytics`, read, async (req, reply) => {
+    const { header, project } = projectAccess.read(req);
+    const toMs = numberParam(req, 'to') ?? Date.now();
+    const fromMs = numberParam(req, 'from') ?? toMs - 30 * DAY_MS;
+    if (fromMs > toMs) throw new ApiError('invalidField', { detail: 'Invalid field: from must be at or before to' });
+    if (toMs - fromMs > ANALYTICS_WINDOW_DAYS * DAY_MS) throw new ApiError('invalidField', { detail: `Invalid field: the window is at most ${ANALYTICS_WINDOW_DAYS} days` });
+    let total = 0;
+    const breakdowns = {} as DashboardAnalytics['breakdowns'];
+    for (const dimension of BREAKDOWN_DIMENSIONS) {
+      const answer = deps.analytics.breakdown({ projectId: project.projectId, dimension, from: fromMs, to: toMs });
+      total = answer.total;
+      breakdowns[dimension] = answer.entries.map((e) => ({ value: dimension === 'city' && e.country !== undefined ? `${e.value} (${e.country})` : e.value, count: e.count, percentage: e.percentage }));
+    }
+    const answer: DashboardAnalytics = { project: header, fromMs, toMs, total, breakdowns, maxDays: ANALYTICS_WINDOW_DAYS };
+    return reply.header('cache-control', 'no-store').send(answer);
+  });
+
+  // A log file: its last LOG_TAIL_BYTES as text (?tail), or the whole file to download.
+  app.get<LogFileParams>(`${base}/log-files/:logFileId`, read, async (req, reply) => {
+    const { project } = projectAccess.read(req);
+    const file = deps.analytics.logFile(req.params.logFileId);
+    if (file.projectId !== project.projectId) throw new ApiError('analyticsLogFileNotFound');
+    const text = pipeline(deps.analytics.logFileGzip(file), createGunzip(), () => undefined);
+    void reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
+    if (queryParam(req.query, 'tail') === undefined) {
+      return reply.type('text/plain; charset=utf-8').header('content-disposition', attachment(file.fileName)).send(text);
+    }
+    let tail = Buffer.alloc(0);
+    for await (const chunk of text as AsyncIterable<Buffer>) {
+      tail = Buffer.concat([tail, chunk]);
+      if (tail.length > 2 * LOG_TAIL_BYTES) tail = tail.subarray(tail.length - LOG_TAIL_BYTES);
+    }
+    const cut = tail.length > LOG_TAIL_BYTES;
+    if (cut) tail = tail.subarray(tail.length - LOG_TAIL_BYTES);
+    return reply.send({ fileName: file.fileName, fileSize: file.fileSize, truncated: cut || file.fileSize > tail.length, text: tail.toString('utf8').replace(/^[^\n]*\n/, cut ? '' : '$&') });
+  });
+}
+
+function numberParam(req: FastifyRequest, name: string): number | undefined {
+  const raw = queryParam(req.query, name);
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) throw new ApiError('invalidField', { detail: `Invalid field: ${name} must be a whole number of at least 0` });
+  return value;
+}
+
+function listed(s: SessionSummary): DashboardSession {
+  const session = s.entry.session;
+  return {
+    sessionId: session.sessionId,
+    status: session.status,
+    region: session.region,
+    endReason: session.endReason ?? null,
+    createdAt: session.createdAt,
+    queueWaitMs: s.queueWaitMs ?? null,
+    startupMs: s.startupMs ?? null,
+    lifetimeMs: s.lifetimeMs ?? null,
+    browser: session.client?.browser ?? null,
+    os: session.client?.os ?? null,
+    deviceType: session.client?.deviceType ?? null,
+    country: session.client?.country ?? null,
+    diagnosis: s.diagnosis,
+  };
+}
+
+/** A number from a row's string field ('' and anything unreadable: not measured). */
+function measured(row: Record<string, unknown>, field: string): number | null {
+  const value = row[field];
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value !== 'string' || value.trim() === '') return null;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : null;
+}
+
+function statsPoint(r: StoredTelemetryRow): DashboardStatsPoint {
+  return { at: r.ts, fps: measured(r.row, 'FPS'), bitrateKbps: measured(r.row, 'bitrate'), rttMs: measured(r.row, 'latency'), packetsLost: measured(r.row, 'packetLoss'), framesDropped: measured(r.row, 'framesDropped') };
+}
+
+function eventOf(r: StoredTelemetryRow): DashboardSessionDetail['events'][number] {
+  const scalar = (value: unknown): string | undefined => (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined);
+  const detail = ['iceConnectionState', 'reasonName', 'code']
+    .map((k) => [k, scalar(r.row[k])] as const)
+    .filter(([, value]) => value !== undefined)
+    .map(([k, value]) => `${k}: ${value}`)
+    .join(', ');
+  return { at: r.ts, event: r.event ?? scalar(r.row.event) ?? '', detail: detail === '' ? null : detail };
+}
