@@ -51,6 +51,7 @@ import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-rou
 import { registerDashboardPageRoutes } from './http/dashboard/dashboard-page-routes';
 import { DashboardProjectAccess, registerDashboardProjectRoutes } from './http/dashboard/dashboard-project-routes';
 import { registerDashboardSessionRoutes } from './http/dashboard/dashboard-session-routes';
+import { registerDashboardTeamRoutes } from './http/dashboard/dashboard-team-routes';
 import { registerDashboardRoutes } from './http/dashboard/dashboard-routes';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
@@ -335,6 +336,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       const projectAccess = new DashboardProjectAccess({ guards, access: dashboard.access, accessFacts: dashboard.accessFacts, projects: dashboard.projects });
       registerDashboardProjectRoutes(http, { guards, projectAccess, projects: dashboard.projects, builds: dashboard.builds, deliveries: dashboard.deliveries });
       registerDashboardSessionRoutes(http, { guards, projectAccess, analytics: dashboard.analytics, sessions });
+      registerDashboardTeamRoutes(http, { guards, projectAccess, accounts, people, projects });
       registerDashboardPageRoutes(http, { guards, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();

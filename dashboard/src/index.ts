@@ -18,6 +18,7 @@ export type {
   DashboardSessions,
   DashboardSettings,
   DashboardStatsPoint,
+  DashboardTeam,
   DashboardWebhookDelivery,
   DashboardWebhookTest,
 } from './wire';

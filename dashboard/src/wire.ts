@@ -180,3 +180,9 @@ export interface DashboardAnalytics {
   /** The widest window, in days (the analytics API's). */
   maxDays: number;
 }
+
+/** `GET <base>/api/projects/:projectId/members` (the owner only): the project's team. */
+export interface DashboardTeam {
+  project: DashboardProjectHeader;
+  members: { userId: string; email: string; access: 'FULL' | 'READONLY'; addedAt: number; joined: boolean }[];
+}

@@ -4,8 +4,8 @@
 // one mailed; the old key gets 401 from the REST API). Then a project's settings (a refusal beside
 // its field, the webhook saved and tested against a real receiver) and builds (a real zip from a
 // real HTTP server: its stages and download progress arrive without a reload; Set Live reaches the
-// receiver as `Distribute`), and a READONLY member who sees no write control and whose forged
-// writes are refused. Each page is scanned for accessibility (axe-core), nothing breaks its
+// receiver as `Distribute`), the team (a READONLY member added by e-mail, who sees no write
+// control, whose forged writes are refused, and whose key loses the project once removed). Each page is scanned for accessibility (axe-core), nothing breaks its
 // Content-Security-Policy, and its cookies carry their flags.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
@@ -116,6 +116,14 @@ async function personWithPassword(email: string): Promise<string> {
   const token = /set-password#token=(pfi_[A-Za-z0-9_-]+)/.exec(await nthMailBody(before + 1))?.[1];
   await t.cp.people.setPasswordWithLink(token!, 'invitation', PASSWORD);
   return user.userId;
+}
+
+/** Sets the password of an address through the invitation the SMTP server received n-th (1-based), as its page would. */
+async function passwordFromInvitation(email: string, n: number): Promise<string> {
+  const mail = (await smtp.received(n))[n - 1]!;
+  expect(mail.to).toEqual([email]);
+  const token = /set-password#token=(pfi_[A-Za-z0-9_-]+)/.exec(mailBody(mail.raw))?.[1];
+  return (await t.cp.people.setPasswordWithLink(token!, 'invitation', PASSWORD)).userId;
 }
 
 async function signIn(page: Page, email: string): Promise<void> {
@@ -314,13 +322,26 @@ describe('a customer in the dashboard', () => {
     // build.ready was left unchecked: the receiver never got it.
     expect(webhooks.stages(uploadId)).not.toContain('build.ready Ready');
     await card.locator('.stages .stage-name', { hasText: 'Distributing to Servers' }).waitFor();
+
+    // The team: the owner adds a new address as READONLY; it is invited by mail.
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Team' }).click();
+    await page.getByRole('heading', { name: 'Configurator: Team' }).waitFor();
+    const mailsBefore = smtp.mails.length;
+    await page.getByLabel('Their e-mail address').fill('heidi@example.com');
+    await page.getByLabel('Access', { exact: true }).selectOption('READONLY');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByText('heidi@example.com is a member now (read only).').waitFor();
+    await page.getByRole('row').filter({ hasText: 'heidi@example.com' }).getByText('invited').waitFor();
+    await expectAccessible(page);
+    const readerId = await passwordFromInvitation('heidi@example.com', mailsBefore + 1);
+    const readerKey = t.cp.accounts.issueKey(readerId);
+    const readerRest = () => fetch(`${t.started.publicUrls.api}/projects/${project.projectId}/settings?${new URLSearchParams({ userId: readerId, apikey: readerKey }).toString()}`).then((r) => r.status);
+    expect(await readerRest()).toBe(200);
     expect(problems).toEqual([]);
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 
-    // A READONLY member: the same pages with no write control, and writes forged with fetch refused.
-    const readerId = await personWithPassword('heidi@example.com');
-    t.cp.accounts.addMember(project.projectId, readerId, 'READONLY');
+    // The READONLY member: the same pages with no write control, and writes forged with fetch refused.
     await signIn(page, 'heidi@example.com');
     await page.goto(`${dashboardUrl}/projects/${project.projectId}/settings`);
     await page.getByText('You have read-only access.').waitFor();
@@ -351,6 +372,16 @@ describe('a customer in the dashboard', () => {
       [403, 'Forbidden: read-only access'],
     ]);
     expect(t.cp.accounts.requireProject(project.projectId).name).toBe('Configurator');
+    // No Team tab for a member: the team is the owner's.
+    expect(await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Team' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+
+    // The owner removes the member: their key is refused on the project at once.
+    await signIn(page, 'grace@example.com');
+    await page.goto(`${dashboardUrl}/projects/${project.projectId}/team`);
+    await page.getByRole('button', { name: 'Remove heidi@example.com' }).click();
+    await page.getByText('heidi@example.com is no longer a member.').waitFor();
+    expect(await readerRest()).toBe(403);
     expect(problems).toEqual([]);
     await page.close();
   }, 90_000);

@@ -126,4 +126,38 @@ describe('a project of the dashboard', () => {
     expect(await owner.client.post(`${base}/sessions/${waiting}/end`)).toMatchObject({ status: 200, json: { sessionId: waiting, status: 'Terminated' } });
     expect(t.cp.sessions.get(waiting).status).toBe('Terminated');
   });
+
+  it("keeps the team the owner's: members by e-mail, access changed, removal at once; FULL members may not touch it", async () => {
+    const owner = await signedIn('tess@example.com');
+    const full = await signedIn('uma@example.com');
+    const project = t.cp.accounts.createProject(owner.userId, 'Team', 'europe');
+    t.cp.accounts.addMember(project.projectId, full.userId, 'FULL');
+    const base = `/dashboard/api/projects/${project.projectId}/members`;
+
+    expect(await full.client.request('GET', base)).toMatchObject({ status: 403, json: { message: 'Forbidden' } });
+    expect(await full.client.post(base, { email: 'vic@example.com', access: 'FULL' })).toMatchObject({ status: 403, json: { message: 'Forbidden' } });
+    expect(await owner.client.post(base, { email: 'vic@example.com', access: 'ADMIN' })).toMatchObject({ status: 400, json: { message: 'Invalid field: access must be FULL or READONLY' } });
+    expect(await owner.client.request('POST', base, { email: 'vic@example.com', access: 'FULL' })).toMatchObject({ status: 403, json: { message: 'Missing or invalid CSRF token' } });
+
+    const added = await owner.client.post(base, { email: 'vic@example.com', access: 'READONLY' });
+    expect(added.status).toBe(201);
+    expect(added.json.invitationMailed).toBe(true);
+    const vic = added.json.userId as string;
+    expect((added.json.members as { email: string; access: string; joined: boolean }[]).map((m) => [m.email, m.access, m.joined])).toEqual([
+      ['uma@example.com', 'FULL', true],
+      ['vic@example.com', 'READONLY', false],
+    ]);
+    expect((await owner.client.patch(`${base}/${vic}`, { access: 'FULL' })).status).toBe(200);
+    const listed = (await owner.client.request('GET', base)).json.members as { userId: string; access: string }[];
+    expect(listed.find((m) => m.userId === vic)?.access).toBe('FULL');
+    expect(await owner.client.patch(`${base}/usr_nobody`, { access: 'FULL' })).toMatchObject({ status: 400 });
+
+    // Removed: the member's key and sign-in lose the project at their next request.
+    const key = t.cp.accounts.issueKey(full.userId);
+    const rest = () => fetch(`${t.started.publicUrls.api}/projects/${project.projectId}/settings?${new URLSearchParams({ userId: full.userId, apikey: key }).toString()}`).then((r) => r.status);
+    expect(await rest()).toBe(200);
+    expect((await owner.client.post(`${base}/${full.userId}/remove`)).status).toBe(200);
+    expect(await rest()).toBe(403);
+    expect(await full.client.request('GET', `/dashboard/api/projects/${project.projectId}/settings`)).toMatchObject({ status: 403, json: { message: 'Access denied' } });
+  });
 });

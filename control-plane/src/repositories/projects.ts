@@ -17,6 +17,16 @@ export interface Project {
   createdAt: number;
 }
 
+/** A member of a project's team, as its owner sees them. */
+export interface ProjectMember {
+  userId: string;
+  email: string;
+  access: MemberAccess;
+  addedAt: number;
+  /** Whether they have set a dashboard password (false: their invitation is still open). */
+  joined: boolean;
+}
+
 export interface ProjectsRepository {
   insert(project: Project): void;
   findById(projectId: string): Project | undefined;
@@ -35,6 +45,8 @@ export interface ProjectsRepository {
   /** Returns false when the user was not a member. */
   removeMember(projectId: string, userId: string): boolean;
   memberAccess(projectId: string, userId: string): MemberAccess | undefined;
+  /** The project's members (not its owner), by e-mail address; `joined`: they have set a password. */
+  listMembers(projectId: string): ProjectMember[];
   setName(projectId: string, name: string): void;
   /** The project's webhook receiver and event filter (undefined events = every event). */
   webhook(projectId: string): ProjectWebhook;
@@ -102,6 +114,10 @@ export class SqliteProjectsRepository implements ProjectsRepository {
       ),
       removeMember: db.prepare('DELETE FROM project_members WHERE project_id = ? AND user_id = ?'),
       memberAccess: db.prepare('SELECT access FROM project_members WHERE project_id = ? AND user_id = ?'),
+      listMembers: db.prepare(
+        `SELECT m.user_id AS userId, u.email AS email, m.access AS access, m.created_at AS addedAt, (u.password_hash IS NOT NULL) AS joined
+         FROM project_members m JOIN users u ON u.id = m.user_id WHERE m.project_id = ? ORDER BY u.email COLLATE NOCASE`,
+      ),
       setName: db.prepare('UPDATE projects SET name = ? WHERE id = ?'),
       webhook: db.prepare('SELECT webhook_url, webhook_events FROM projects WHERE id = ?'),
       setWebhook: db.prepare('UPDATE projects SET webhook_url = ?, webhook_events = ? WHERE id = ?'),
@@ -157,6 +173,10 @@ export class SqliteProjectsRepository implements ProjectsRepository {
   memberAccess(projectId: string, userId: string): MemberAccess | undefined {
     const r = this.stmts.memberAccess.get(projectId, userId) as { access: MemberAccess } | undefined;
     return r?.access;
+  }
+
+  listMembers(projectId: string): ProjectMember[] {
+    return (this.stmts.listMembers.all(projectId) as (Omit<ProjectMember, 'joined'> & { joined: number })[]).map((m) => ({ ...m, joined: m.joined === 1 }));
   }
 
   setName(projectId: string, name: string): void {

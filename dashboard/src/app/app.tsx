@@ -16,6 +16,7 @@ import { SetPasswordPage } from './pages/set-password';
 import { SettingsPage } from './pages/settings';
 import { SessionPage } from './pages/session';
 import { SessionsPage } from './pages/sessions';
+import { TeamPage } from './pages/team';
 import { SignInPage } from './pages/sign-in';
 import { Router, useRoutePath } from './router';
 
@@ -75,12 +76,13 @@ export function App({ basePath }: { basePath: string }) {
   else if (path === '/' || path === '/sign-in') page = <ProjectsPage />;
   else if (path === '/account') page = <AccountPage />;
   else {
-    const projectPage = /^\/projects\/([A-Za-z0-9_-]{1,64})\/(builds|settings|sessions|analytics)(?:\/([A-Za-z0-9_-]{1,80}))?$/.exec(path);
+    const projectPage = /^\/projects\/([A-Za-z0-9_-]{1,64})\/(builds|settings|sessions|analytics|team)(?:\/([A-Za-z0-9_-]{1,80}))?$/.exec(path);
     const [, projectId = '', tab, sessionId] = projectPage ?? [];
     if (projectPage === null || (sessionId !== undefined && tab !== 'sessions')) page = <NotFound />;
     else if (tab === 'builds') page = <BuildsPage key={projectId} projectId={projectId} />;
     else if (tab === 'settings') page = <SettingsPage key={projectId} projectId={projectId} />;
     else if (tab === 'analytics') page = <AnalyticsPage key={projectId} projectId={projectId} />;
+    else if (tab === 'team') page = <TeamPage key={projectId} projectId={projectId} />;
     else if (sessionId === undefined) page = <SessionsPage key={projectId} projectId={projectId} />;
     else page = <SessionPage key={sessionId} projectId={projectId} sessionId={sessionId} />;
   }
@@ -99,8 +101,8 @@ function Layout({ path, children }: { path: string; children: ComponentChildren 
   const { me, api, setMe } = useDashboard();
   const [signOutError, setSignOutError] = useState<string | undefined>(undefined);
   useEffect(() => {
-    const projectTab = /^\/projects\/[^/]+\/(builds|settings|sessions|analytics)(\/[^/]+)?$/.exec(path);
-    const tabTitle = projectTab === null ? undefined : projectTab[2] !== undefined ? 'Session' : { builds: 'Builds', settings: 'Settings', sessions: 'Sessions', analytics: 'Audience' }[projectTab[1] as 'builds'];
+    const projectTab = /^\/projects\/[^/]+\/(builds|settings|sessions|analytics|team)(\/[^/]+)?$/.exec(path);
+    const tabTitle = projectTab === null ? undefined : projectTab[2] !== undefined ? 'Session' : { builds: 'Builds', settings: 'Settings', sessions: 'Sessions', analytics: 'Audience', team: 'Team' }[projectTab[1] as 'builds'];
     const title = me === undefined && !PUBLIC_PAGES.has(path) ? TITLES['/sign-in'] : (tabTitle ?? TITLES[path]);
     document.title = `${title ?? 'Not found'} · Pixelfleet`;
   }, [path, me]);

@@ -5,7 +5,7 @@ import { Link } from './link';
 
 const ACCESS_WORDS: Record<DashboardProjectHeader['access'], string> = { owner: 'You own this project.', FULL: 'You have full access.', READONLY: 'You have read-only access.' };
 
-export type ProjectTab = 'builds' | 'sessions' | 'analytics' | 'settings';
+export type ProjectTab = 'builds' | 'sessions' | 'analytics' | 'settings' | 'team';
 
 export function ProjectNav({ projectId, project, tab }: { projectId: string; project: DashboardProjectHeader | undefined; tab: ProjectTab }) {
   const tabs: { key: ProjectTab; label: string }[] = [
@@ -13,6 +13,8 @@ export function ProjectNav({ projectId, project, tab }: { projectId: string; pro
     { key: 'sessions', label: 'Sessions' },
     { key: 'analytics', label: 'Audience' },
     { key: 'settings', label: 'Settings' },
+    // The team is the owner's to see and change.
+    ...(project?.access === 'owner' || tab === 'team' ? [{ key: 'team' as const, label: 'Team' }] : []),
   ];
   return (
     <>
