@@ -52,6 +52,9 @@ describe('npm start', () => {
     expect(output).toContain(`Pixelfleet demo is running (state in ${dataDir};`);
     expect(output).toContain(`${join(dataDir, 'agent', 'sessions')}/<sessionId>/`);
     expect(output).not.toContain('.data/demo');
+    // The dashboard, and the one-time link of the demo user's invitation (no password yet).
+    expect(output).toMatch(/The dashboard: +http:\/\/127\.0\.0\.1:\d+\/dashboard\n/);
+    expect(output).toMatch(/\n {4}http:\/\/127\.0\.0\.1:\d+\/dashboard\/set-password#token=pfi_[A-Za-z0-9_-]+\n/);
     expect(output.split('\n').filter((line) => line.startsWith('{"level"'))).toEqual([]);
   });
 

@@ -3,24 +3,28 @@
 // writes a Linux-packaged build whose binary is the mock Unreal app (test/mock-unreal), serves it
 // from a local HTTP server, submits it through the public API, prints each stage as its webhook
 // arrives, and once the build is Approved (distributed to the agent, which runs it from its build
-// cache) prints the share URL. State lives in .data/demo and survives restarts; Ctrl-C stops
+// cache) prints the share URL, and the dashboard's with a one-time link to choose the demo user's
+// password. State lives in .data/demo and survives restarts; Ctrl-C stops
 // everything (a second Ctrl-C forces).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, relative, resolve, sep } from 'node:path';
 import { buildControlPlane, loadControlPlaneConfig, type ControlPlane } from '@pixelfleet/control-plane';
 import { createLogger, logDestination } from '@pixelfleet/common';
 import { writeBuildZip } from '../support/build-zips';
+import { mailBody, mailHeader } from '../support/smtp-receiver';
 
 const root = resolve(import.meta.dirname, '../..');
 // PIXELFLEET_DEMO_DATA_DIR moves the demo's state elsewhere (the process test of `npm start` uses a temp folder).
 const dataDir = process.env.PIXELFLEET_DEMO_DATA_DIR ?? join(root, '.data', 'demo');
 /** The state folder as the banner names it: relative to the repository when inside it. */
-const shownDataDir = dataDir.startsWith(root + sep) ? relative(root, dataDir) : dataDir;
+const shownDataDir = shownOf(dataDir);
 const secretsFile = join(dataDir, 'secrets.json');
+/** The demo user's address: the dashboard's sign-in name. */
+const DEMO_EMAIL = 'demo@pixelfleet.local';
 const stateFile = join(dataDir, 'demo.json');
 
 interface DemoSecrets {
@@ -153,7 +157,7 @@ async function main(): Promise<void> {
   const state = existsSync(stateFile)
     ? (JSON.parse(readFileSync(stateFile, 'utf8')) as DemoState)
     : (() => {
-        const user = control.accounts.createUser('demo@pixelfleet.local');
+        const user = control.accounts.createUser(DEMO_EMAIL);
         const project = control.accounts.createProject(user.userId, 'Demo', 'europe');
         const apiKey = control.accounts.issueKey(user.userId);
         const created: DemoState = { userId: user.userId, projectId: project.projectId, apiKey };
@@ -174,6 +178,10 @@ async function main(): Promise<void> {
 
   await startAgent(started.grpcAddress, secrets.joinToken);
 
+  // The dashboard: until the demo user has a password, a fresh invitation (mailed to the outbox
+  // folder, as every mail is without SMTP) whose one-time link the banner prints.
+  const dashboardLine = await dashboardWelcome(control, config.mail.outboxDir ?? join(config.dataDir, 'outbox'));
+
   if (state.uploadId === undefined) {
     // The packaged Linux binary of the demo build starts the mock Unreal app with the arguments it gets.
     const binary = `#!/bin/sh\nexec '${process.execPath}' '${join(root, 'test/mock-unreal/bin/mock-unreal.mjs')}' "$@"\n`;
@@ -192,6 +200,8 @@ async function main(): Promise<void> {
 Pixelfleet demo is running (state in ${shownDataDir}; Ctrl-C stops it).
 
   Open this in a browser:  ${started.publicUrls.share}/${state.projectId}
+  The dashboard:           ${started.publicUrls.dashboard}
+  ${dashboardLine}
 
   Control plane  ${started.httpOrigin}   (gRPC ${started.grpcAddress})
   Demo user      ${state.userId}
@@ -234,3 +244,27 @@ main().catch((err: unknown) => {
   void cp?.close();
   process.exitCode = 1;
 });
+
+/**
+ * What the banner says of signing in to the dashboard: the one-time link of a fresh invitation
+ * while the demo user has no password (read from the mail in the outbox folder), else who to sign
+ * in as.
+ */
+async function dashboardWelcome(control: ControlPlane, outboxDir: string): Promise<string> {
+  const { invited } = control.people.invite(DEMO_EMAIL);
+  if (!invited) return `Sign in as ${DEMO_EMAIL} with the password you chose (forgot it? "Forgot your password?" mails a link to ${join(shownOf(outboxDir), '*.eml')}).`;
+  await control.mail.idle();
+  const newest = readdirSync(outboxDir)
+    .filter((name) => name.endsWith('.eml'))
+    .sort()
+    .map((name) => readFileSync(join(outboxDir, name), 'utf8'))
+    .findLast((raw) => mailHeader(raw, 'To') === DEMO_EMAIL);
+  const link = newest === undefined ? undefined : /(\S+\/set-password#token=\S+)/.exec(mailBody(newest))?.[1];
+  if (link === undefined) return `Sign in as ${DEMO_EMAIL}: its invitation is in ${shownOf(outboxDir)}.`;
+  return `First visit (a one-time link: choose the password of ${DEMO_EMAIL}, then sign in):\n    ${link}`;
+}
+
+/** A path as the banner names it: relative to the repository when inside it. */
+function shownOf(path: string): string {
+  return path.startsWith(root + sep) ? relative(root, path) : path;
+}
