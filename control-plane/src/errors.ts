@@ -88,6 +88,7 @@ export const HTTP_ERRORS = {
   // The dashboard's sign-in routes (http/dashboard/): not in the spec.
   dashboardSignInRefused: { status: 401, message: 'Wrong e-mail address or password' },
   dashboardSignInThrottled: { status: 429, message: 'Too many failed sign-ins. Try again in {seconds} seconds.' },
+  dashboardPasswordResetThrottled: { status: 429, message: 'Too many password reset requests from your network. Try again in {seconds} seconds.' },
   dashboardNotSignedIn: { status: 401, message: 'Not signed in' },
   dashboardCrossSite: { status: 403, message: 'Cross-site request refused' },
   dashboardCsrfInvalid: { status: 403, message: 'Missing or invalid CSRF token' },

@@ -14,7 +14,7 @@ import { openRepositoryTestDb, type RepositoryTestDb } from '../repositories/rep
 import { SqliteSignInsRepository } from '../repositories/sign-ins';
 import { SqliteUsersRepository } from '../repositories/users';
 import type { OutgoingMail } from '../mail/mail-delivery';
-import { INVITATION_TTL_MS, PASSWORD_RESET_TTL_MS, PeopleService, SESSION_IDLE_MS, SESSION_MAX_MS } from './people-service';
+import { INVITATION_TTL_MS, PASSWORD_RESET_TTL_MS, PeopleService, RESET_REQUESTS, SESSION_IDLE_MS, SESSION_MAX_MS } from './people-service';
 import { ACCOUNT_FAILURES, ADDRESS_FAILURES } from './sign-in-throttle';
 
 const PASSWORD = 'correct horse battery';
@@ -172,7 +172,7 @@ describe('dashboard sessions', () => {
     expect(people.userOfSession(elsewhere.token)).toBeUndefined();
     expect(await people.signIn('ada@example.com', PASSWORD, NETWORK)).toEqual({ kind: 'refused' });
 
-    people.requestPasswordReset('ada@example.com');
+    people.requestPasswordReset('ada@example.com', NETWORK);
     expect(mails.at(-1)).toMatchObject({ to: 'ada@example.com', subject: 'Reset your Pixelfleet password' });
     await people.setPasswordWithLink(lastLink('reset-password'), 'passwordReset', 'the third password');
     expect(people.userOfSession(here.token)).toBeUndefined();
@@ -184,18 +184,28 @@ describe('password reset', () => {
   it('mails an account only, expires after an hour, and mails one address three times, then once every ten minutes', async () => {
     await invitedWithPassword();
     const before = mails.length;
-    people.requestPasswordReset('nobody@example.com');
+    people.requestPasswordReset('nobody@example.com', NETWORK);
     expect(mails).toHaveLength(before);
 
-    people.requestPasswordReset('ada@example.com');
+    people.requestPasswordReset('ada@example.com', NETWORK);
     clock.advance(PASSWORD_RESET_TTL_MS);
     await expect(people.setPasswordWithLink(lastLink('reset-password'), 'passwordReset', 'the third password')).rejects.toMatchObject({ kind: 'not_found' });
     // Three back to back (the bucket refilled in the hour), a fourth not; ten minutes later, one more.
-    for (let i = 0; i < 4; i += 1) people.requestPasswordReset('ada@example.com');
+    for (let i = 0; i < 4; i += 1) people.requestPasswordReset('ada@example.com', `198.51.100.${i}`);
     expect(mails).toHaveLength(before + 4);
     clock.advance(600_000);
-    people.requestPasswordReset('ada@example.com');
-    people.requestPasswordReset('ada@example.com');
+    people.requestPasswordReset('ada@example.com', NETWORK);
+    people.requestPasswordReset('ada@example.com', NETWORK);
     expect(mails).toHaveLength(before + 5);
+  });
+
+  it('answers a network that asks too often with the wait, for any address, known or not', () => {
+    const asked = (email: string) => people.requestPasswordReset(email, '192.0.2.0');
+    for (let i = 0; i < RESET_REQUESTS.burst; i += 1) expect(asked(i % 2 === 0 ? 'nobody@example.com' : 'someone@example.com')).toEqual({ kind: 'accepted' });
+    expect(asked('nobody@example.com')).toEqual({ kind: 'throttled', retryAfterSeconds: 60 });
+    // Another network is not held back.
+    expect(people.requestPasswordReset('nobody@example.com', '192.0.2.1')).toEqual({ kind: 'accepted' });
+    clock.advance(60_000);
+    expect(asked('nobody@example.com')).toEqual({ kind: 'accepted' });
   });
 });

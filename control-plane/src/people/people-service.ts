@@ -26,6 +26,10 @@ export const SESSION_MAX_MS = 14 * 24 * 3_600_000;
 const TOUCH_EVERY_MS = 60_000;
 /** Password reset mails per address: three back to back, then one every ten minutes (no mailbox is flooded through us). */
 const RESET_MAILS = { burst: 3, perSecond: 1 / 600 };
+/** Password reset requests per client network, for any address: ten back to back, then one a minute (no address list is walked through us). */
+export const RESET_REQUESTS = { burst: 10, perSecond: 1 / 60 };
+
+export type PasswordResetOutcome = { readonly kind: 'accepted' } | { readonly kind: 'throttled'; readonly retryAfterSeconds: number };
 
 export type SignInOutcome =
   | { readonly kind: 'signedIn'; readonly token: string; readonly user: User; readonly expiresAt: number }
@@ -47,10 +51,12 @@ export interface PeopleServiceDeps {
 export class PeopleService {
   private readonly throttle: SignInThrottle;
   private readonly resetMails: KeyedBuckets;
+  private readonly resetRequests: KeyedBuckets;
 
   constructor(private readonly d: PeopleServiceDeps) {
     this.throttle = new SignInThrottle(d.clock);
     this.resetMails = new KeyedBuckets(RESET_MAILS, d.clock);
+    this.resetRequests = new KeyedBuckets(RESET_REQUESTS, d.clock);
   }
 
   /**
@@ -105,14 +111,17 @@ export class PeopleService {
 
   /**
    * Mails a password reset link to the address if it has an account; says nothing either way (the
-   * caller answers the same). At most RESET_MAILS per address.
+   * caller answers the same). At most RESET_MAILS per address, and RESET_REQUESTS per client
+   * network whatever the address (throttled: the wait; it tells nothing of any account).
    */
-  requestPasswordReset(email: string): void {
+  requestPasswordReset(email: string, network: string): PasswordResetOutcome {
+    const networkBucket = this.resetRequests.get(network);
+    if (!networkBucket.take()) return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil(networkBucket.waitMs() / 1000)) };
     const user = this.d.users.findByEmail(email.trim());
-    if (user === undefined) return;
+    if (user === undefined) return { kind: 'accepted' };
     if (!this.resetMails.get(user.email.toLowerCase()).take()) {
       this.d.log.info({ userId: user.userId }, 'password reset not mailed: too many asked for this address');
-      return;
+      return { kind: 'accepted' };
     }
     const link = this.issueLink(user.userId, 'passwordReset', PASSWORD_RESET_TTL_MS);
     this.d.mail.send({
@@ -127,6 +136,7 @@ export class PeopleService {
         'If it was not you, ignore this mail: your password stays as it is.',
       ].join('\n'),
     });
+    return { kind: 'accepted' };
   }
 
   /** Checks address and password; a sign-in gets a session token for the cookie. `network`: the client's address block. */

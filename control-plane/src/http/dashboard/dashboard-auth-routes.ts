@@ -141,7 +141,8 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
   });
 
   app.post(`${basePath}/api/password-reset`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
-    deps.people.requestPasswordReset(requiredString(bodyObject(req.body), 'email', 254));
+    const outcome = deps.people.requestPasswordReset(requiredString(bodyObject(req.body), 'email', 254), clientBlock(req.ip));
+    if (outcome.kind === 'throttled') throw new ApiError('dashboardPasswordResetThrottled', { seconds: outcome.retryAfterSeconds }, { 'retry-after': String(outcome.retryAfterSeconds) });
     // The same answer whether or not the address has an account.
     return reply.status(202).send({ message: 'If the address has an account, a link to reset its password is on its way.' });
   });
