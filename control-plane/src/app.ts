@@ -52,6 +52,7 @@ import { registerDashboardPageRoutes } from './http/dashboard/dashboard-page-rou
 import { DashboardProjectAccess, registerDashboardProjectRoutes } from './http/dashboard/dashboard-project-routes';
 import { registerDashboardSessionRoutes } from './http/dashboard/dashboard-session-routes';
 import { registerDashboardTeamRoutes } from './http/dashboard/dashboard-team-routes';
+import { registerDashboardFleetRoutes } from './http/dashboard/dashboard-fleet-routes';
 import { registerDashboardRoutes } from './http/dashboard/dashboard-routes';
 import { clientDimensions } from './enrichment/client-dimensions';
 import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
@@ -337,6 +338,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       registerDashboardProjectRoutes(http, { guards, projectAccess, projects: dashboard.projects, builds: dashboard.builds, deliveries: dashboard.deliveries });
       registerDashboardSessionRoutes(http, { guards, projectAccess, analytics: dashboard.analytics, sessions });
       registerDashboardTeamRoutes(http, { guards, projectAccess, accounts, people, projects });
+      registerDashboardFleetRoutes(http, { guards, people, registry, adminToken: config.adminToken, clock });
       registerDashboardPageRoutes(http, { guards, dashboardUrl: () => publicUrls?.dashboard ?? '' });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();

@@ -90,6 +90,9 @@ export const HTTP_ERRORS = {
   dashboardSignInThrottled: { status: 429, message: 'Too many failed sign-ins. Try again in {seconds} seconds.' },
   dashboardPasswordResetThrottled: { status: 429, message: 'Too many password reset requests from your network. Try again in {seconds} seconds.' },
   dashboardNotSignedIn: { status: 401, message: 'Not signed in' },
+  dashboardOperatorRefused: { status: 403, message: 'Wrong admin token' },
+  dashboardOperatorThrottled: { status: 429, message: 'Too many wrong admin tokens. Try again in {seconds} seconds.' },
+  dashboardOperatorOnly: { status: 403, message: 'Operators only: confirm the admin token on the Account page' },
   dashboardCrossSite: { status: 403, message: 'Cross-site request refused' },
   dashboardCsrfInvalid: { status: 403, message: 'Missing or invalid CSRF token' },
   // Analytics API: spec rows (Errors, analytics endpoints) and where the spec names the status but

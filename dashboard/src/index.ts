@@ -10,6 +10,7 @@ export type {
   DashboardBuild,
   DashboardBuilds,
   DashboardBuildStage,
+  DashboardFleet,
   DashboardMe,
   DashboardProject,
   DashboardProjectHeader,
@@ -21,4 +22,5 @@ export type {
   DashboardTeam,
   DashboardWebhookDelivery,
   DashboardWebhookTest,
+  DashboardWorker,
 } from './wire';

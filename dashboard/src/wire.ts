@@ -6,6 +6,8 @@
 export interface DashboardMe {
   userId: string;
   email: string;
+  /** Whether this sign-in may act as an operator now (it was shown the admin token). */
+  operator: boolean;
 }
 
 /** A project's access as the dashboard shows it: `owner` for the person's own projects, else their membership. */
@@ -185,4 +187,23 @@ export interface DashboardAnalytics {
 export interface DashboardTeam {
   project: DashboardProjectHeader;
   members: { userId: string; email: string; access: 'FULL' | 'READONLY'; addedAt: number; joined: boolean }[];
+}
+
+/** A streaming server as the operators' fleet page lists it. */
+export interface DashboardWorker {
+  workerId: string;
+  hostname: string;
+  region: string;
+  /** `connected`, `unreachable`, `lost`… or `draining` (the registry's word). */
+  status: string;
+  draining: boolean;
+  slots: number;
+  usedSlots: number;
+  agentVersion: string;
+  lastSeenAt: number | null;
+}
+
+/** `GET <base>/api/fleet` (operators only). */
+export interface DashboardFleet {
+  workers: DashboardWorker[];
 }

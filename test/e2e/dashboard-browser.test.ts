@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { HTTP_ERRORS } from '@pixelfleet/control-plane';
-import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
+import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { launchChromium } from '../support/chromium';
 import { seriousAccessibilityViolations } from '../support/accessibility';
 import { screenshotForDocs } from '../support/screenshots';
@@ -223,6 +223,22 @@ describe('a customer in the dashboard', () => {
     const status = (apikey: string) => fetch(`${t.started.publicUrls.api}/projects/projects-status?${new URLSearchParams({ userId: user.userId, apikey }).toString()}`).then((r) => r.status);
     expect(await status(shown)).toBe(200);
     expect(await status(oldKey)).toBe(401);
+
+    // An operator: the admin token shown once makes this sign-in see the fleet (the agent of the
+    // queue above, gone since); drain it.
+    await page.getByLabel('Admin token').fill('not the admin token');
+    await page.getByRole('button', { name: 'Confirm the admin token' }).click();
+    await page.getByText('Wrong admin token').waitFor();
+    expect(await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Fleet' }).count()).toBe(0);
+    await page.getByLabel('Admin token').fill(TEST_ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Confirm the admin token' }).click();
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    await page.getByRole('button', { name: /^Drain / }).first().click();
+    await page.getByText(/takes no new sessions; its running ones go on\.$/).waitFor();
+    expect(t.cp.registry.list().every((w) => w.draining)).toBe(true);
+    await page.getByRole('button', { name: /^Undrain / }).first().waitFor();
+    await expectAccessible(page);
 
     // Signing out ends the sign-in: the projects route refuses the old cookie.
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();

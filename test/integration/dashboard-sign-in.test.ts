@@ -45,7 +45,7 @@ describe('dashboard sign-in', () => {
 
     const signedIn = await browser.post('/dashboard/api/sign-in', { email: 'ada@example.com', password: PASSWORD });
     expect(signedIn.status).toBe(200);
-    expect(signedIn.json).toEqual({ userId: expect.stringMatching(/^usr_/) as unknown, email: 'ada@example.com' });
+    expect(signedIn.json).toEqual({ userId: expect.stringMatching(/^usr_/) as unknown, email: 'ada@example.com', operator: false });
     expect(signedIn.headers.get('cache-control')).toBe('no-store');
     const cookie = browser.lastSetCookie.find((line) => line.startsWith('pf_session='))!;
     // Plain HTTP on loopback: not Secure (a browser would drop a Secure cookie here); everything else is set.

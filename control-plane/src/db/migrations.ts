@@ -470,4 +470,13 @@ INSERT INTO build_stages (upload_id, status, entered_at) SELECT upload_id, statu
 ALTER TABLE webhook_deliveries ADD COLUMN failure TEXT CHECK (failure IN ('refused', 'unreachable', 'timedOut', 'rejected'));
 `,
   },
+  {
+    version: 19,
+    name: 'operator dashboard sign-ins',
+    sql: `
+-- An operator's dashboard sign-in: a person's sign-in that was shown the admin token, until this
+-- time (http/dashboard/dashboard-fleet-routes.ts). NULL: a customer's sign-in, which never sees the fleet.
+ALTER TABLE dashboard_sessions ADD COLUMN operator_until INTEGER;
+`,
+  },
 ];

@@ -26,6 +26,8 @@ export const SESSION_MAX_MS = 14 * 24 * 3_600_000;
 const TOUCH_EVERY_MS = 60_000;
 /** Password reset mails per address: three back to back, then one every ten minutes (no mailbox is flooded through us). */
 const RESET_MAILS = { burst: 3, perSecond: 1 / 600 };
+/** How long a sign-in shown the admin token may act as an operator (the fleet page). */
+export const OPERATOR_SESSION_MS = 60 * 60_000;
 /** Password reset requests per client network, for any address: ten back to back, then one a minute (no address list is walked through us). */
 export const RESET_REQUESTS = { burst: 10, perSecond: 1 / 60 };
 
@@ -172,6 +174,26 @@ export class PeopleService {
     }
     if (now - session.lastSeenAt >= TOUCH_EVERY_MS) this.d.signIns.touchSession(tokenHash, now);
     return this.d.users.findById(session.userId);
+  }
+
+  /** Whether the sign-in may act as an operator now (it was shown the admin token, not long ago). */
+  isOperatorSession(token: string): boolean {
+    const until = this.d.signIns.findSession(sha256Hex(token))?.operatorUntil;
+    return until !== undefined && this.d.clock.now() < until;
+  }
+
+  /**
+   * Lets a sign-in act as an operator for OPERATOR_SESSION_MS, never past the sign-in's own end.
+   * The caller has checked the admin token.
+   */
+  grantOperator(token: string): number {
+    const tokenHash = sha256Hex(token);
+    const session = this.d.signIns.findSession(tokenHash);
+    if (session === undefined) throw notFound('no such sign-in');
+    const until = Math.min(session.expiresAt, this.d.clock.now() + OPERATOR_SESSION_MS);
+    this.d.signIns.setOperatorUntil(tokenHash, until);
+    this.d.events.record('user.operatorSignIn', {}, { userId: session.userId, until });
+    return until;
   }
 
   signOut(token: string): void {

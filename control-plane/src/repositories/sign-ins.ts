@@ -10,6 +10,8 @@ export interface DashboardSessionRecord {
   createdAt: number;
   lastSeenAt: number;
   expiresAt: number;
+  /** Until when the sign-in may act as an operator (it was shown the admin token); undefined: never. */
+  operatorUntil?: number;
 }
 
 export interface SignInsRepository {
@@ -25,6 +27,8 @@ export interface SignInsRepository {
   insertSession(tokenHash: string, s: DashboardSessionRecord): void;
   findSession(tokenHash: string): DashboardSessionRecord | undefined;
   touchSession(tokenHash: string, nowMs: number): void;
+  /** Lets the sign-in act as an operator until untilMs. */
+  setOperatorUntil(tokenHash: string, untilMs: number): void;
   deleteSession(tokenHash: string): void;
   /** Ends every sign-in of the user, but `keep` (the one asking); returns how many ended. */
   deleteSessionsOf(userId: string, keep?: string): number;
@@ -35,6 +39,7 @@ interface SessionRow {
   created_at: number;
   last_seen_at: number;
   expires_at: number;
+  operator_until: number | null;
 }
 
 export class SqliteSignInsRepository implements SignInsRepository {
@@ -49,7 +54,8 @@ export class SqliteSignInsRepository implements SignInsRepository {
       useLink: db.prepare('UPDATE user_links SET used_at = ? WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ? RETURNING user_id'),
       retireLinks: db.prepare('UPDATE user_links SET used_at = ? WHERE user_id = ? AND purpose = ? AND used_at IS NULL'),
       insertSession: db.prepare('INSERT INTO dashboard_sessions (token_hash, user_id, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
-      findSession: db.prepare('SELECT user_id, created_at, last_seen_at, expires_at FROM dashboard_sessions WHERE token_hash = ?'),
+      findSession: db.prepare('SELECT user_id, created_at, last_seen_at, expires_at, operator_until FROM dashboard_sessions WHERE token_hash = ?'),
+      setOperatorUntil: db.prepare('UPDATE dashboard_sessions SET operator_until = ? WHERE token_hash = ?'),
       touchSession: db.prepare('UPDATE dashboard_sessions SET last_seen_at = ? WHERE token_hash = ?'),
       deleteSession: db.prepare('DELETE FROM dashboard_sessions WHERE token_hash = ?'),
       deleteSessionsOf: db.prepare('DELETE FROM dashboard_sessions WHERE user_id = ? AND token_hash IS NOT ?'),
@@ -86,7 +92,13 @@ export class SqliteSignInsRepository implements SignInsRepository {
 
   findSession(tokenHash: string): DashboardSessionRecord | undefined {
     const r = this.stmts.findSession.get(tokenHash) as SessionRow | undefined;
-    return r === undefined ? undefined : { userId: r.user_id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, expiresAt: r.expires_at };
+    return r === undefined
+      ? undefined
+      : { userId: r.user_id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, expiresAt: r.expires_at, ...(r.operator_until === null ? {} : { operatorUntil: r.operator_until }) };
+  }
+
+  setOperatorUntil(tokenHash: string, untilMs: number): void {
+    this.stmts.setOperatorUntil.run(untilMs, tokenHash);
   }
 
   touchSession(tokenHash: string, nowMs: number): void {

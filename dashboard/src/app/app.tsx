@@ -10,6 +10,7 @@ import { Notice } from './parts/notice';
 import { AccountPage } from './pages/account';
 import { AnalyticsPage } from './pages/analytics';
 import { BuildsPage } from './pages/builds';
+import { FleetPage } from './pages/fleet';
 import { ForgotPasswordPage } from './pages/forgot-password';
 import { ProjectsPage } from './pages/projects';
 import { SetPasswordPage } from './pages/set-password';
@@ -75,6 +76,7 @@ export function App({ basePath }: { basePath: string }) {
   else if (me === null) page = <SignInPage email={signInNote?.email} note={signInNote?.note} />;
   else if (path === '/' || path === '/sign-in') page = <ProjectsPage />;
   else if (path === '/account') page = <AccountPage />;
+  else if (path === '/fleet') page = <FleetPage />;
   else {
     const projectPage = /^\/projects\/([A-Za-z0-9_-]{1,64})\/(builds|settings|sessions|analytics|team)(?:\/([A-Za-z0-9_-]{1,80}))?$/.exec(path);
     const [, projectId = '', tab, sessionId] = projectPage ?? [];
@@ -95,7 +97,7 @@ export function App({ basePath }: { basePath: string }) {
 }
 
 /** Page titles, for the tab and for screen readers told that the page changed. */
-const TITLES: Record<string, string> = { '/': 'Projects', '/account': 'Account', '/sign-in': 'Sign in', '/forgot-password': 'Reset your password', '/set-password': 'Choose your password', '/reset-password': 'Choose a new password' };
+const TITLES: Record<string, string> = { '/': 'Projects', '/account': 'Account', '/fleet': 'Fleet', '/sign-in': 'Sign in', '/forgot-password': 'Reset your password', '/set-password': 'Choose your password', '/reset-password': 'Choose a new password' };
 
 function Layout({ path, children }: { path: string; children: ComponentChildren }) {
   const { me, api, setMe } = useDashboard();
@@ -118,6 +120,11 @@ function Layout({ path, children }: { path: string; children: ComponentChildren 
             <Link to="/" class={path === '/' || path.startsWith('/projects/') ? 'current' : undefined} current={path === '/'}>
               Projects
             </Link>
+            {me.operator && (
+              <Link to="/fleet" class={path === '/fleet' ? 'current' : undefined} current={path === '/fleet'}>
+                Fleet
+              </Link>
+            )}
             <Link to="/account" class={path === '/account' ? 'current' : undefined} current={path === '/account'}>
               Account
             </Link>

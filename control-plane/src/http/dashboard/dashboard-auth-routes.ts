@@ -98,7 +98,7 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     const { path, secureCookies } = place();
     void reply.clearCookie(SESSION_COOKIE, { httpOnly: true, secure: secureCookies, sameSite: 'lax', path });
   };
-  const me = (user: User): DashboardMe => ({ userId: user.userId, email: user.email });
+  const me = (user: User, token?: string): DashboardMe => ({ userId: user.userId, email: user.email, operator: token !== undefined && deps.people.isOperatorSession(token) });
   // Answers carry sign-in state: no cache keeps them.
   const noStore = (reply: FastifyReply): FastifyReply => reply.header('cache-control', 'no-store');
 
@@ -115,7 +115,10 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     return noStore(reply).send(me(outcome.user));
   });
 
-  app.get(`${basePath}/api/me`, { onRequest: limited }, async (req, reply) => noStore(reply).send(me(signedInUser(req).user)));
+  app.get(`${basePath}/api/me`, { onRequest: limited }, async (req, reply) => {
+    const { user, token } = signedInUser(req);
+    return noStore(reply).send(me(user, token));
+  });
 
   app.post(`${basePath}/api/sign-out`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     const token = sessionToken(req);

@@ -17,6 +17,7 @@ export function AccountPage() {
       </p>
       <ApiKeySection />
       <PasswordSection />
+      <OperatorSection />
       <SignOutEverywhereSection />
     </>
   );
@@ -130,6 +131,35 @@ function SignOutEverywhereSection() {
       >
         Sign out everywhere
       </button>
+    </section>
+  );
+}
+
+/** An operator shows the admin token once to see the fleet from this sign-in, for an hour. */
+function OperatorSection() {
+  const { api, me, setMe } = useDashboard();
+  const [adminToken, setAdminToken] = useState('');
+  const [outcome, setOutcome] = useState<{ kind: 'error' | 'success'; text: string } | undefined>(undefined);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    try {
+      const { operatorUntil } = await api.post<{ operatorUntil: number }>('/operator', { adminToken });
+      setAdminToken('');
+      setOutcome({ kind: 'success', text: `This sign-in sees the fleet until ${new Date(operatorUntil).toLocaleTimeString()}.` });
+      if (me !== undefined) setMe({ ...me, operator: true });
+    } catch (failure) {
+      setOutcome({ kind: 'error', text: describeFailure(failure) });
+    }
+  };
+  return (
+    <section class="card" aria-labelledby="operator-heading">
+      <h2 id="operator-heading">Operator</h2>
+      <p>Operators of this Pixelfleet: the admin token lets this sign-in see the fleet of streaming servers, for an hour. Pixelfleet does not keep it.</p>
+      <form onSubmit={(event) => void submit(event)}>
+        <TextField label="Admin token" type="password" autocomplete="off" required maxLength={1024} value={adminToken} onInput={setAdminToken} />
+        {outcome !== undefined && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
+        <button type="submit">Confirm the admin token</button>
+      </form>
     </section>
   );
 }
