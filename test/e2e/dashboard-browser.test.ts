@@ -240,6 +240,16 @@ describe('a customer in the dashboard', () => {
     await page.getByRole('button', { name: /^Undrain / }).first().waitFor();
     await expectAccessible(page);
 
+    // The sign-in ended elsewhere (sign out everywhere, from another browser): the page's next read
+    // is refused and it asks to sign in again, where it stands, and goes on from there.
+    t.cp.people.signOutEverywhere(user.userId);
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Projects' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('E-mail address').fill('ada@example.com');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+
     // Signing out ends the sign-in: the projects route refuses the old cookie.
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();

@@ -21,7 +21,11 @@ const CSRF_REFUSED = 'Missing or invalid CSRF token';
 export class DashboardApi {
   private csrfToken: Promise<string> | undefined;
 
-  constructor(private readonly basePath: string) {}
+  /** onSignedOut: a call was refused because the sign-in is over (expired, or ended elsewhere). */
+  constructor(
+    private readonly basePath: string,
+    private readonly onSignedOut: () => void = () => undefined,
+  ) {}
 
   get<T>(path: string): Promise<T> {
     return this.call<T>('GET', path);
@@ -75,6 +79,8 @@ export class DashboardApi {
       json = {};
     }
     if (!response.ok) {
+      // The sign-in ended under the page (idle, expired, signed out everywhere): back to sign-in, on this page.
+      if (response.status === 401 && path !== '/me' && path !== '/sign-in') this.onSignedOut();
       const message = typeof (json as { message?: unknown }).message === 'string' ? (json as { message: string }).message : `The control plane answered ${response.status}.`;
       const retryAfter = Number(response.headers.get('retry-after'));
       throw new ApiFailure(response.status, message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);

@@ -25,10 +25,10 @@ import { Router, useRoutePath } from './router';
 const PUBLIC_PAGES = new Set(['/sign-in', '/forgot-password', '/set-password', '/reset-password']);
 
 export function App({ basePath }: { basePath: string }) {
-  const api = useMemo(() => new DashboardApi(basePath), [basePath]);
-  const router = useMemo(() => new Router(basePath), [basePath]);
   // undefined: not known yet; null: nobody is signed in.
   const [me, setMeState] = useState<Me | null | undefined>(undefined);
+  const api = useMemo(() => new DashboardApi(basePath, () => setMeState(null)), [basePath]);
+  const router = useMemo(() => new Router(basePath), [basePath]);
   const [startError, setStartError] = useState<string | undefined>(undefined);
   const [signInNote, setSignInNote] = useState<{ email: string; note: string } | undefined>(undefined);
   const path = useRoutePath(router);

@@ -54,8 +54,6 @@ export class DashboardProjectAccess {
     return { userId: user.userId, project: this.d.access.requireWrite(user.userId, req.params.projectId) };
   };
 
-  readonly write = this.writer;
-
   readonly header = (project: Project, userId: string, access: MemberAccess): DashboardProjectHeader => ({
     projectId: project.projectId,
     name: project.name,

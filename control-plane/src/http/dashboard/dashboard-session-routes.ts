@@ -87,7 +87,7 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
   });
 
   app.post<SessionParams>(`${base}/sessions/:sessionId/end`, { onRequest: guards.limited, preHandler: guards.sameSite }, async (req, reply) => {
-    const { project } = projectAccess.write(req);
+    const { project } = projectAccess.writer(req);
     const session = sessionOf(project, req.params.sessionId);
     const ended = deps.sessions.end(session.sessionId, 'ended');
     return reply.send({ sessionId: session.sessionId, status: ended.status });

@@ -34,8 +34,8 @@ export function SessionsPage({ projectId }: { projectId: string }) {
   const [to, setTo] = useState(() => dayOf(Date.now()));
   const [skip, setSkip] = useState(0);
   const [query, setQuery] = useState({ status: '', from, to });
-  const window = windowOf(query.from, query.to);
-  const path = `/projects/${projectId}/sessions?${new URLSearchParams({ ...(query.status === '' ? {} : { status: query.status }), from: String(window.fromMs), to: String(window.toMs), skip: String(skip), limit: String(SESSIONS_PAGE_SIZE) }).toString()}`;
+  const span = windowOf(query.from, query.to);
+  const path = `/projects/${projectId}/sessions?${new URLSearchParams({ ...(query.status === '' ? {} : { status: query.status }), from: String(span.fromMs), to: String(span.toMs), skip: String(skip), limit: String(SESSIONS_PAGE_SIZE) }).toString()}`;
   const polled = usePolled(() => api.get<DashboardSessions>(path), 10_000, [path]);
   const data = polled.data;
 
