@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
 import { seedBuild, seedSession, setProjectWebhook } from '../support/seed';
+import { seedLogFile, seedSessionHistory } from '../support/analytics-seed';
 import { listen, type TestServer } from '../support/local-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -159,5 +160,32 @@ describe('a project of the dashboard', () => {
     expect((await owner.client.post(`${base}/${full.userId}/remove`)).status).toBe(200);
     expect(await rest()).toBe(403);
     expect(await full.client.request('GET', `/dashboard/api/projects/${project.projectId}/settings`)).toMatchObject({ status: 403, json: { message: 'Access denied' } });
+  });
+
+  it("shows the end of a session's engine log from its first whole line, and downloads all of it", async () => {
+    const { client, userId } = await signedIn('lena@example.com');
+    const project = t.cp.accounts.createProject(userId, 'Logs', 'europe');
+    const other = t.cp.accounts.createProject(userId, 'Other logs', 'europe');
+    const now = Date.now();
+    const sessionId = seedSessionHistory(t.cp, { projectId: project.projectId, statuses: [['Enqueued', now - 60_000], ['Terminated', now]] });
+    // 5,000 numbered lines, about 250 KB: far more than the 64 KiB shown.
+    const text = Array.from({ length: 5000 }, (_, i) => `[2026.11.29-12.00.00:000][  1]LogTemp: line ${i}`).join('\n') + '\n';
+    const logFileId = await seedLogFile(t.cp, { sessionId, projectId: project.projectId, fileName: 'App.log', text, uploadedAt: now });
+    const base = `/dashboard/api/projects/${project.projectId}`;
+
+    const tail = await client.request('GET', `${base}/log-files/${logFileId}?tail=1`);
+    expect(tail.status).toBe(200);
+    const shown = tail.json.text as string;
+    expect(tail.json).toMatchObject({ fileName: 'App.log', fileSize: Buffer.byteLength(text), truncated: true });
+    expect(Buffer.byteLength(shown)).toBeLessThanOrEqual(64 * 1024);
+    expect(shown).toMatch(/^\[2026\.11\.29-12\.00\.00:000\]\[  1\]LogTemp: line \d+\n/);
+    expect(shown.endsWith('LogTemp: line 4999\n')).toBe(true);
+    expect(text.endsWith(shown)).toBe(true);
+
+    const whole = await fetch(`${t.started.httpOrigin}${base}/log-files/${logFileId}`, { headers: { cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    expect(whole.headers.get('content-disposition')).toBe('attachment; filename="App.log"');
+    expect(await whole.text()).toBe(text);
+    // Another project's path to the same file: not found.
+    expect(await client.request('GET', `/dashboard/api/projects/${other.projectId}/log-files/${logFileId}?tail=1`)).toMatchObject({ status: 404, json: { message: 'Log file not found' } });
   });
 });

@@ -125,9 +125,11 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
       tail = Buffer.concat([tail, chunk]);
       if (tail.length > 2 * LOG_TAIL_BYTES) tail = tail.subarray(tail.length - LOG_TAIL_BYTES);
     }
-    const cut = tail.length > LOG_TAIL_BYTES;
-    if (cut) tail = tail.subarray(tail.length - LOG_TAIL_BYTES);
-    return reply.send({ fileName: file.fileName, fileSize: file.fileSize, truncated: cut || file.fileSize > tail.length, text: tail.toString('utf8').replace(/^[^\n]*\n/, cut ? '' : '$&') });
+    if (tail.length > LOG_TAIL_BYTES) tail = tail.subarray(tail.length - LOG_TAIL_BYTES);
+    const truncated = file.fileSize > tail.length;
+    // A cut file starts mid-line (maybe mid-character): from its first whole line.
+    const end = tail.toString('utf8');
+    return reply.send({ fileName: file.fileName, fileSize: file.fileSize, truncated, text: truncated ? end.slice(end.indexOf('\n') + 1) : end });
   });
 }
 
