@@ -2,9 +2,8 @@
 // Epic's newest published frontend library, or, for tests that prove the page on an earlier
 // generation, on that one instead (the same API, swapped in at bundle time).
 
-import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { bundleBrowserPage, type BrowserBundle } from '@pixelfleet/common/browser-bundle';
 
 // Named from the package root so that it is found both from src/ and from the compiled dist/.
 const ENTRY = fileURLToPath(new URL('../src/player/main.ts', import.meta.url));
@@ -21,11 +20,7 @@ export const FRONTEND_LIBRARIES = [FRONTEND_LIBRARY, '@epicgames-ps/lib-pixelstr
 export type FrontendLibrary = (typeof FRONTEND_LIBRARIES)[number];
 
 /** The page's two assets, served as `<assetBase>/player.js` and `<assetBase>/player.css`. */
-export interface PlayerBundle {
-  /** Minified IIFE, ES2020, ASCII only. */
-  readonly js: string;
-  readonly css: string;
-}
+export type PlayerBundle = BrowserBundle;
 
 const cached = new Map<FrontendLibrary, Promise<PlayerBundle>>();
 
@@ -45,24 +40,7 @@ export function bundlePlayer(library: FrontendLibrary = FRONTEND_LIBRARY): Promi
   return bundle;
 }
 
-async function buildPlayer(library: FrontendLibrary): Promise<PlayerBundle> {
-  const result = await build({
-    entryPoints: { player: ENTRY },
-    absWorkingDir: dirname(ENTRY),
-    outdir: 'pixelfleet-player', // nothing is written; names the in-memory outputs
-    write: false,
-    bundle: true,
-    minify: true,
-    format: 'iife',
-    platform: 'browser', // `ws` (re-exported by the library) resolves to its browser stub
-    conditions: ['source'], // workspace packages from their sources, built or not
-    target: 'es2020',
-    define: { 'process.env.NODE_ENV': '"production"' },
-    ...(library === FRONTEND_LIBRARY ? {} : { alias: { [FRONTEND_LIBRARY]: library } }),
-    logLevel: 'silent',
-  });
-  const js = result.outputFiles.find((file) => file.path.endsWith('.js'));
-  const css = result.outputFiles.find((file) => file.path.endsWith('.css'));
-  if (js === undefined || css === undefined) throw new Error('esbuild produced no player.js/player.css');
-  return { js: js.text, css: css.text };
+function buildPlayer(library: FrontendLibrary): Promise<PlayerBundle> {
+  // `ws`, re-exported by the library, resolves to its browser stub.
+  return bundleBrowserPage({ name: 'player', entry: ENTRY, ...(library === FRONTEND_LIBRARY ? {} : { alias: { [FRONTEND_LIBRARY]: library } }) });
 }
