@@ -4,6 +4,9 @@
  * tree, including the children the app started, which libuv's own job lets break away; and, when
  * the agent gives apps accounts of their own (`appAccounts`), runs the app as that account.
  *
+ * Longer than ~400 lines: one translation unit, built by one mingw-w64 command with no build system
+ * (agent/bin/build-app-job.mjs), so that the agent's packaging needs nothing but the compiler.
+ *
  * Usage:
  *   app-job.exe [--account <name>] <app command line>
  *   app-job.exe --prepare-account <name>

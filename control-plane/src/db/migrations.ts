@@ -1,5 +1,7 @@
 // Numbered schema migrations, applied in order at start, each in its own transaction.
 // Never edit a released migration: add the next number.
+// Longer than ~400 lines: the schema's whole history, append-only and read in order; a split by
+// number would hide which migration came after which.
 
 export interface Migration {
   version: number;

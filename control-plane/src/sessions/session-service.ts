@@ -7,7 +7,7 @@
 // is read in worker-events.ts, which asks this lifecycle to end, finish or run a session. Timers,
 // worker reconcile, live counts and snapshot shaping live in modules of their own beside this one.
 import type { Logger } from 'pino';
-import type { RelayToViewerSignal, ViewerToRelaySignal } from '@pixelfleet/signaling';
+import type { ViewerToRelaySignal } from '@pixelfleet/signaling';
 import { Listeners, SampledLog, type Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
@@ -17,7 +17,8 @@ import type { SessionRecord, SessionsRepository } from '../repositories/sessions
 import type { Project, ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import { SNAPSHOT_STATUSES, canMoveSession, type SessionStatus } from './session-status';
-import { SESSION_END, viewerCloseFor, type SessionEndCause, type ViewerClose } from './session-end';
+import { SESSION_END, viewerCloseFor, type SessionEndCause } from './session-end';
+import type { SessionEvents } from './session-events';
 import { SessionQueues } from './session-queue';
 import { LiveCounts } from './live-counts';
 import { enqueuedSession, snapshotOf, startSessionCommand, streamingIdOf } from './session-snapshots';
@@ -26,21 +27,6 @@ import { WorkerEvents } from './worker-events';
 import { SignalRoutes } from './signal-routes';
 import { Scheduler } from './scheduler';
 import type { ClientDimensions } from '../repositories/session-dimensions';
-
-/** What the viewer gateway hears about sessions: event → its listeners' arguments. */
-export type SessionEvents = {
-  /** The line of a project changed (someone joined, left or was placed). */
-  queueChanged: [projectId: string];
-  /** The session was placed on a worker. */
-  placed: [session: SessionRecord];
-  /** The app identified itself: viewers may subscribe to this streamer id. */
-  streamerReady: [session: SessionRecord, streamerId: string];
-  running: [session: SessionRecord];
-  /** The session is over for its viewer (it may still be Terminating on the worker). */
-  ended: [session: SessionRecord, close: ViewerClose];
-  /** A signalling message from the session's relay to its viewer, decoded and checked. */
-  signal: [sessionId: string, signal: RelayToViewerSignal];
-};
 
 export interface SessionServiceDeps {
   repo: SessionsRepository;

@@ -13,7 +13,7 @@ import type { ProjectsRepository } from '../repositories/projects';
 import type { WorkerRegistry } from '../workers/registry';
 import type { Clock, SampledLog } from '@pixelfleet/common';
 import type { SessionEndCause } from './session-end';
-import type { SessionEvents } from './session-service';
+import type { SessionEvents } from './session-events';
 import type { SessionQueues } from './session-queue';
 import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, type SessionTimers } from './session-timers';
 import { reconcileWorker } from './worker-reconcile';
