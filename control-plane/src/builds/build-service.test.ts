@@ -13,6 +13,7 @@ import { ManualClock } from '@pixelfleet/common';
 import { randomIds } from '../lib/ids';
 import { SqliteBuildsRepository, type BuildRecord } from '../repositories/builds';
 import { SqliteEventsRepository } from '../repositories/events';
+import { seedUser, seedProject } from '../repositories/repository-test-db';
 import type { WebhookEnvelope } from '../webhooks/webhook-envelope';
 import { BuildCallLimit } from './build-call-limit';
 import { BuildService } from './build-service';
@@ -35,8 +36,8 @@ const stored = (uploadId: string) => {
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'pf-build-service-'));
   db = openDatabase(join(dir, 'cp.sqlite'));
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-  for (const id of ['prj_1', 'prj_2']) db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES (?, 'usr_1', 'p', 'europe', 1)").run(id);
+  seedUser(db);
+  for (const id of ['prj_1', 'prj_2']) seedProject(db, id);
   clock = new ManualClock();
   builds = new SqliteBuildsRepository(db);
   fired = [];

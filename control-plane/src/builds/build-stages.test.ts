@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/database';
+import { seedUser, seedProject } from '../repositories/repository-test-db';
 import { DomainError } from '../errors';
 import { specSection, tableAfter } from '../lib/spec-sections';
 import { BUILD_EVENTS } from '../webhooks/webhook-envelope';
@@ -123,8 +124,9 @@ describe('builds.status CHECK (migration 5)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pf-stages-'));
     const db = openDatabase(join(dir, 'cp.sqlite'));
     try {
-      db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-      db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+      seedUser(db);
+      seedProject(db, 'prj_1');
+      // Raw on purpose: the CHECK constraint on builds.status is what is under test.
       const insert = db.prepare("INSERT INTO builds (upload_id, project_id, status, created_at, updated_at) VALUES (?, 'prj_1', ?, 1, 1)");
       BUILD_STATUSES.forEach((status, i) => insert.run(`upl_${i}`, status));
       for (const status of ['Distribute', 'test', 'Pending', 'Uploaded', '']) expect(() => insert.run(`upl_${status}`, status)).toThrow(/CHECK constraint failed/);

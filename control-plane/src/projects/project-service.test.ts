@@ -11,6 +11,7 @@ import { EventLog } from '../events/event-log';
 import { ManualClock } from '@pixelfleet/common';
 import { SqliteEventsRepository } from '../repositories/events';
 import { SqliteProjectsRepository } from '../repositories/projects';
+import { seedUser, seedProject } from '../repositories/repository-test-db';
 import type { DeliveryOutcome } from '../webhooks/webhook-sender';
 import type { WebhookEnvelope } from '../webhooks/webhook-envelope';
 import { ProjectService } from './project-service';
@@ -31,8 +32,8 @@ const project = () => projects.findById('prj_1')!;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'pf-project-service-'));
   db = openDatabase(join(dir, 'cp.sqlite'));
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-  db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+  seedUser(db);
+  seedProject(db, 'prj_1');
   projects = new SqliteProjectsRepository(db);
   ended = [];
   delivered = [];

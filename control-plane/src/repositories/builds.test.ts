@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteBuildsRepository, type BuildRecord } from './builds';
+import { seedProject, seedUser } from './repository-test-db';
 
 let dir: string;
 let db: Db;
@@ -28,10 +29,9 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'pf-builds-'));
   db = openDatabase(join(dir, 'cp.sqlite'));
   builds = new SqliteBuildsRepository(db);
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-  const project = db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES (?, 'usr_1', ?, 'europe', 1)");
-  project.run('prj_1', 'one');
-  project.run('prj_2', 'two');
+  seedUser(db);
+  seedProject(db, 'prj_1', { name: 'one' });
+  seedProject(db, 'prj_2', { name: 'two' });
 });
 
 afterEach(() => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteProjectsRepository, type Project } from './projects';
+import { seedUser } from './repository-test-db';
 import { DEFAULT_PROJECT_SETTINGS } from '../projects/project-settings';
 
 let dir: string;
@@ -27,9 +28,8 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'pf-projects-'));
   db = openDatabase(join(dir, 'cp.sqlite'));
   projects = new SqliteProjectsRepository(db);
-  const user = db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, 1)');
-  user.run('usr_1', 'one@example.com');
-  user.run('usr_2', 'two@example.com');
+  seedUser(db, 'usr_1', 'one@example.com');
+  seedUser(db, 'usr_2', 'two@example.com');
 });
 
 afterEach(() => {

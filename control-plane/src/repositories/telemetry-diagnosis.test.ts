@@ -4,21 +4,28 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { DIAGNOSIS_QUERIES, SqliteTelemetryDiagnosisRepository } from './telemetry-diagnosis';
+import { seedProject, seedSession, seedUser, sessionRecord } from './repository-test-db';
 
 let db: Db | undefined;
 afterEach(() => db?.close());
 
+/** A migrated in-memory database holding usr_1 and its project prj_1. */
+function openSeeded(): Db {
+  const d = openDatabase(':memory:');
+  seedUser(d);
+  seedProject(d, 'prj_1');
+  return d;
+}
+
 function seed(d: Db, sessionId: string, rows: { logType?: string; event?: string; ts: number; row: Record<string, string> }[]): void {
-  d.prepare("INSERT OR IGNORE INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 0)").run();
-  d.prepare("INSERT OR IGNORE INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'P', 'europe', 0)").run();
-  d.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', 'Running', 0, 0)").run(sessionId);
+  seedSession(d, sessionRecord(sessionId, 0, { status: 'Running' }));
   const insert = d.prepare("INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES (?, 'prj_1', ?, ?, ?, ?, 0, ?)");
   for (const r of rows) insert.run(sessionId, r.logType ?? null, r.event ?? null, new Date(r.ts).toISOString(), r.ts, JSON.stringify(r.row));
 }
 
 describe('SqliteTelemetryDiagnosisRepository', () => {
   it('reads whether events came and the oldest and newest statistics rows by their time', () => {
-    db = openDatabase(':memory:');
+    db = openSeeded();
     // Rows arrive out of order: the newest statistics row is the one with the latest ts.
     seed(db, 'session_1_1', [
       { logType: 'Webrtc', event: 'sdpAnswer', ts: 1_000, row: {} },

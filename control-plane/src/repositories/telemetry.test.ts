@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../db/database';
-import { openRepositoryTestDb, type RepositoryTestDb } from './repository-test-db';
+import { openRepositoryTestDb, seedSession, sessionRecord, type RepositoryTestDb } from './repository-test-db';
 import { SqliteTelemetryRepository, storedRowBytes, type TelemetryRowRecord } from './telemetry';
 
 let testDb: RepositoryTestDb;
@@ -23,9 +23,7 @@ beforeEach(() => {
   testDb = openRepositoryTestDb('pf-telemetry-');
   db = testDb.db;
   telemetry = new SqliteTelemetryRepository(db);
-  const session = db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', 'Running', 1, 1)");
-  session.run('session_1_1');
-  session.run('session_2_2');
+  for (const id of ['session_1_1', 'session_2_2']) seedSession(db, sessionRecord(id, 1, { status: 'Running' }));
 });
 
 afterEach(() => testDb.remove());

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteWorkersRepository, type WorkerRecord } from './workers';
+import { seedProject, seedSession, seedUser, sessionRecord } from './repository-test-db';
+import type { SessionRecord } from './sessions';
 
 let dir: string;
 let db: Db;
@@ -107,13 +109,13 @@ describe('SqliteWorkersRepository workers', () => {
   });
 
   it('counts used slots from sessions on the worker that have not ended', () => {
-    db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'u@example.com', 1)").run();
-    db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
-    const addSession = db.prepare("INSERT INTO sessions (id, project_id, region, status, assigned_worker, created_at, updated_at) VALUES (?, 'prj_1', 'europe', ?, ?, 1, 1)");
-    addSession.run('s1', 'Starting', 'wrk_a');
-    addSession.run('s2', 'Running', 'wrk_a');
-    addSession.run('s3', 'Terminated', 'wrk_a');
-    addSession.run('s4', 'Running', 'wrk_b');
+    seedUser(db);
+    seedProject(db, 'prj_1');
+    const addSession = (sessionId: string, status: SessionRecord['status'], assignedWorker: string) => seedSession(db, sessionRecord(sessionId, 1, { status, assignedWorker }));
+    addSession('s1', 'Starting', 'wrk_a');
+    addSession('s2', 'Running', 'wrk_a');
+    addSession('s3', 'Terminated', 'wrk_a');
+    addSession('s4', 'Running', 'wrk_b');
     expect(workers.usedSlots('wrk_a')).toBe(2);
     expect(workers.usedSlots('wrk_b')).toBe(1);
     expect(workers.usedSlots('wrk_none')).toBe(0);

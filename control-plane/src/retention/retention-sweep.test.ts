@@ -11,7 +11,13 @@ import pino from 'pino';
 import { ManualClock } from '@pixelfleet/common';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteEventsRepository } from '../repositories/events';
-import { SqliteWorkersRepository } from '../repositories/workers';
+import { SqliteWorkersRepository, type CommandPhase } from '../repositories/workers';
+import { SqliteBuildsRepository } from '../repositories/builds';
+import { SqliteSessionsRepository, type SessionRecord } from '../repositories/sessions';
+import { SqliteTelemetryRepository } from '../repositories/telemetry';
+import { SqliteLogFilesRepository } from '../repositories/log-files';
+import { snapshotOf } from '../sessions/session-snapshots';
+import { seedProject, seedSession, seedUser, seedWorker, sessionRecord } from '../repositories/repository-test-db';
 import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
 import { SqliteSessionRetentionRepository } from '../repositories/session-retention';
 import { SqliteLogRetentionRepository } from '../repositories/log-retention';
@@ -36,9 +42,9 @@ beforeEach(() => {
   db = openDatabase(join(dir, 'cp.sqlite'));
   blobs = new LocalBlobStore(join(dir, 'blobs'));
   clock = new ManualClock(Date.parse('2026-06-01T00:00:00Z'));
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 0)").run();
-  db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'P', 'europe', 0)").run();
-  db.prepare("INSERT INTO workers (id, hostname, region, slots, token_hash, agent_version, enrolled_at) VALUES ('wrk_1', 'h', 'europe', 4, 'th', '1', 0)").run();
+  seedUser(db);
+  seedProject(db, 'prj_1');
+  seedWorker(db, 'wrk_1', { slots: 4 });
 });
 
 afterEach(() => {
@@ -65,35 +71,39 @@ function sweeper(overrides: Partial<RetentionSweepDeps> = {}): RetentionSweep {
 }
 
 /** A session that last changed `ageDays` ago, with `children` rows in each table that hangs off it. */
-function seedSession(id: string, status: string, ageDays: number, children = 1): void {
+function seedAgedSession(id: string, status: SessionRecord['status'], ageDays: number, children = 1): void {
   const at = clock.now() - ageDays * DAY;
-  db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', ?, ?, ?)").run(id, status, at - 1000, at);
+  const session = sessionRecord(id, at - 1000, { status, updatedAt: at });
+  const sessions = new SqliteSessionsRepository(db);
+  seedSession(db, session); // with its first snapshot, received at `at`
   for (let i = 0; i < children; i++) {
-    db.prepare("INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, '{}')").run(id, at);
-    db.prepare("INSERT INTO telemetry_rows (session_id, project_id, timestamp, received_at, row) VALUES (?, 'prj_1', 't', ?, '{}')").run(id, at);
-    db.prepare("INSERT INTO log_files (id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at) VALUES (?, ?, 'prj_1', 'f', 1, 1, '0000000000000000000000000000000000000000000000000000000000000000', ?)").run(
-      `log_${id}_${i}`,
-      id,
-      at,
-    );
+    if (i > 0) sessions.update(session, snapshotOf(session)); // a further snapshot, also received at `at`
+    seedTelemetry(id, ageDays);
+    seedLog(`log_${id}_${i}`, id, ageDays);
   }
 }
 
+/** A telemetry row of the session received `ageDays` ago. */
+function seedTelemetry(sessionId: string, ageDays: number): void {
+  new SqliteTelemetryRepository(db).insertMany([{ sessionId, projectId: 'prj_1', logType: undefined, event: undefined, timestamp: 't', receivedAt: clock.now() - ageDays * DAY, row: {} }]);
+}
+
+/** A log file record of the session uploaded `ageDays` ago, naming the blob. */
+function seedLog(logFileId: string, sessionId: string, ageDays: number, blobSha256 = '0'.repeat(64)): void {
+  new SqliteLogFilesRepository(db).insert({ logFileId, sessionId, projectId: 'prj_1', fileName: `${logFileId}.log`, fileSize: 1, gzSize: 1, blobSha256, uploadedAt: clock.now() - ageDays * DAY });
+}
+
 function seedEvent(ageDays: number): void {
-  db.prepare("INSERT INTO events (type, occurred_at, data) VALUES ('session.ended', ?, '{}')").run(clock.now() - ageDays * DAY);
+  new SqliteEventsRepository(db).append({ type: 'session.ended', occurredAt: clock.now() - ageDays * DAY, workerId: undefined, sessionId: undefined, projectId: undefined, data: {} });
 }
 
 let seq = 0;
-function seedCommand(phase: string, ageDays: number): void {
+function seedCommand(phase: CommandPhase, ageDays: number): void {
   seq += 1;
   const at = clock.now() - ageDays * DAY;
-  db.prepare("INSERT INTO worker_commands (worker_id, seq, command_id, kind, payload, phase, created_at, updated_at) VALUES ('wrk_1', ?, ?, 'StopSession', '{}', ?, ?, ?)").run(
-    seq,
-    `cmd_${seq}`,
-    phase,
-    at,
-    at,
-  );
+  const workers = new SqliteWorkersRepository(db);
+  workers.enqueueCommand({ workerId: 'wrk_1', commandId: `cmd_${seq}`, kind: 'StopSession', payload: '{}', notAfter: undefined, nowMs: at });
+  if (phase !== 'PENDING') workers.setCommandPhase(`cmd_${seq}`, phase, undefined, undefined, at);
 }
 
 const count = (table: string, where = '1'): number => (db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get() as { n: number }).n;
@@ -102,11 +112,11 @@ const totalRows = (): number => TABLES.reduce((sum, t) => sum + count(t), 0);
 
 describe('RetentionSweep', () => {
   it('deletes exactly what is older than retention.sessionDays and keeps the rest and anything not ended', async () => {
-    seedSession('s_old', 'Terminated', DAYS + 1, 3);
-    seedSession('s_just_old', 'Terminated', DAYS + 0.001, 2);
-    seedSession('s_recent', 'Terminated', DAYS - 0.001, 2);
-    seedSession('s_old_running', 'Running', DAYS + 50, 2); // never ended (a bug elsewhere): its history stays
-    seedSession('s_old_terminating', 'Terminating', DAYS + 50, 1);
+    seedAgedSession('s_old', 'Terminated', DAYS + 1, 3);
+    seedAgedSession('s_just_old', 'Terminated', DAYS + 0.001, 2);
+    seedAgedSession('s_recent', 'Terminated', DAYS - 0.001, 2);
+    seedAgedSession('s_old_running', 'Running', DAYS + 50, 2); // never ended (a bug elsewhere): its history stays
+    seedAgedSession('s_old_terminating', 'Terminating', DAYS + 50, 1);
     seedEvent(DAYS + 1);
     seedEvent(DAYS + 0.001);
     seedEvent(DAYS - 0.001);
@@ -153,10 +163,10 @@ describe('RetentionSweep', () => {
   });
 
   it('deletes at most batchRows rows per statement, with a turn of the event loop between two', async () => {
-    for (let i = 0; i < 25; i++) seedSession(`s_${String(i).padStart(2, '0')}`, 'Terminated', DAYS + 1 + i, 3);
+    for (let i = 0; i < 25; i++) seedAgedSession(`s_${String(i).padStart(2, '0')}`, 'Terminated', DAYS + 1 + i, 3);
     for (let i = 0; i < 37; i++) seedEvent(DAYS + 1 + i);
     for (let i = 0; i < 12; i++) seedCommand('SUCCEEDED', DAYS + 1);
-    seedSession('s_keep', 'Terminated', 1, 3);
+    seedAgedSession('s_keep', 'Terminated', 1, 3);
     const before = totalRows();
     const steps: number[] = [];
     let last = before;
@@ -240,28 +250,16 @@ describe('RetentionSweep', () => {
       return (await blobs.write(Readable.from([Buffer.from(text)]), 1024)).sha256;
     }
 
-    function seedLog(id: string, sessionId: string, ageDays: number, sha256: string): void {
-      db.prepare("INSERT INTO log_files (id, session_id, project_id, file_name, file_size, gz_size, blob_sha256, uploaded_at) VALUES (?, ?, 'prj_1', ?, 1, 1, ?, ?)").run(
-        id,
-        sessionId,
-        `${id}.log`,
-        sha256,
-        clock.now() - ageDays * DAY,
-      );
-    }
-
-    function seedTelemetry(sessionId: string, ageDays: number): void {
-      db.prepare("INSERT INTO telemetry_rows (session_id, project_id, timestamp, received_at, row) VALUES (?, 'prj_1', 't', ?, '{}')").run(sessionId, clock.now() - ageDays * DAY);
-    }
-
     it('deletes log records older than logDays with the blobs nothing else names, and telemetry older than telemetryDays, sessions ended or not', async () => {
-      db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES ('s_ended', 'prj_1', 'europe', 'Terminated', 0, ?)").run(clock.now() - 40 * DAY);
-      db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES ('s_running', 'prj_1', 'europe', 'Running', 0, ?)").run(clock.now() - 95 * DAY);
+      seedSession(db, sessionRecord('s_ended', 0, { status: 'Terminated', updatedAt: clock.now() - 40 * DAY }));
+      seedSession(db, sessionRecord('s_running', 0, { status: 'Running', updatedAt: clock.now() - 95 * DAY }));
       const alone = await storeBlob('a log no one else has');
       const sharedWithOld = await storeBlob('a log uploaded twice, both long ago');
       const sharedWithRecent = await storeBlob('a log uploaded long ago and again lately');
       const sharedWithBuild = await storeBlob('bytes a build archive has too');
-      db.prepare("INSERT INTO builds (upload_id, project_id, status, auto_release, created_at, updated_at, archive_sha256, archive_bytes) VALUES ('upl_1', 'prj_1', 'Ready', 0, 0, 0, ?, 1)").run(sharedWithBuild);
+      const builds = new SqliteBuildsRepository(db);
+      builds.insert({ uploadId: 'upl_1', projectId: 'prj_1', fileUrl: undefined, status: 'Ready', objection: undefined, autoRelease: false, createdAt: 0, updatedAt: 0 });
+      builds.recordArchive('upl_1', { sha256: sharedWithBuild, bytes: 1 });
       seedLog('log_alone', 's_ended', LOG_DAYS + 1, alone);
       seedLog('log_old_a', 's_running', LOG_DAYS + 2, sharedWithOld);
       seedLog('log_old_b', 's_ended', LOG_DAYS + 0.001, sharedWithOld);
@@ -291,14 +289,14 @@ describe('RetentionSweep', () => {
 
     it('an ended session past sessionDays takes its log blobs along', async () => {
       const sha = await storeBlob('the log of a session long over');
-      db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES ('s_gone', 'prj_1', 'europe', 'Terminated', 0, ?)").run(clock.now() - (DAYS + 1) * DAY);
+      seedSession(db, sessionRecord('s_gone', 0, { status: 'Terminated', updatedAt: clock.now() - (DAYS + 1) * DAY }));
       seedLog('log_gone', 's_gone', 1, sha); // uploaded late (a spool drained after an outage): the session's age decides
       expect(await sweeper({ logDays: LOG_DAYS, telemetryDays: TELEMETRY_DAYS }).sweep()).toMatchObject({ sessions: 1, logFiles: 1, logBlobs: 1 });
       expect(blobs.has(sha)).toBe(false);
     });
 
     it('deletes logs and telemetry in batches of at most batchRows, a turn of the event loop between two', async () => {
-      db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES ('s_live', 'prj_1', 'europe', 'Running', 0, 0)").run();
+      seedSession(db, sessionRecord('s_live', 0, { status: 'Running' }));
       const sha = await storeBlob('one blob for many records');
       for (let i = 0; i < 23; i++) seedLog(`log_${String(i).padStart(2, '0')}`, 's_live', LOG_DAYS + 1 + i, sha);
       for (let i = 0; i < 31; i++) seedTelemetry('s_live', TELEMETRY_DAYS + 1 + i);

@@ -12,6 +12,7 @@ import { openDatabase, type Db } from '../db/database';
 import { LocalBlobStore } from '../blobs/blob-store';
 import { SqliteLogFilesRepository } from '../repositories/log-files';
 import { SqliteSessionsRepository } from '../repositories/sessions';
+import { seedUser, seedProject, seedSession, seedWorker, sessionRecord } from '../repositories/repository-test-db';
 import type { IdSource } from '../lib/ids';
 import { LogUploads, type LogUploadPart } from './log-uploads';
 
@@ -25,12 +26,10 @@ const ids: IdSource = { next: (prefix) => `${prefix}_${String(++n).padStart(24, 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'pf-log-uploads-'));
   db = openDatabase(join(dir, 'cp.sqlite'));
-  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 0)").run();
-  db.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'P', 'europe', 0)").run();
-  for (const w of ['wrk_1', 'wrk_2']) {
-    db.prepare("INSERT INTO workers (id, hostname, region, slots, token_hash, agent_version, enrolled_at) VALUES (?, 'h', 'europe', 1, ?, '1', 0)").run(w, `th_${w}`);
-  }
-  db.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at, assigned_worker) VALUES ('session_1_1', 'prj_1', 'europe', 'Terminated', 0, 0, 'wrk_1')").run();
+  seedUser(db);
+  seedProject(db, 'prj_1');
+  for (const w of ['wrk_1', 'wrk_2']) seedWorker(db, w);
+  seedSession(db, sessionRecord('session_1_1', 0, { status: 'Terminated', assignedWorker: 'wrk_1' }));
   uploads = new LogUploads(new SqliteSessionsRepository(db), new SqliteLogFilesRepository(db), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids);
 });
 
