@@ -58,23 +58,26 @@ export function seedProject(db: Db, projectId: string, extra: Partial<Project> =
   return project;
 }
 
-/** A disconnected worker in europe with 1 slot (token digest `th_<workerId>`), as enrolment stores one, with extra fields over it. */
+/** A disconnected worker in europe with 1 slot, as enrolment stores one, with extra fields over it. */
+export const workerRecord = (workerId: string, extra: Partial<WorkerRecord> = {}): WorkerRecord => ({
+  workerId,
+  hostname: `${workerId}.local`,
+  region: 'europe',
+  slots: 1,
+  agentVersion: '1',
+  link: 'disconnected',
+  draining: false,
+  connectionEpoch: 0,
+  lastAckedSeq: 0,
+  lastSeenAt: undefined,
+  leaseExpiresAt: undefined,
+  enrolledAt: 1,
+  ...extra,
+});
+
+/** Stores workerRecord(workerId, extra) with the token digest `th_<workerId>`. */
 export function seedWorker(db: Db, workerId: string, extra: Partial<WorkerRecord> = {}): WorkerRecord {
-  const worker: WorkerRecord = {
-    workerId,
-    hostname: `${workerId}.local`,
-    region: 'europe',
-    slots: 1,
-    agentVersion: '1',
-    link: 'disconnected',
-    draining: false,
-    connectionEpoch: 0,
-    lastAckedSeq: 0,
-    lastSeenAt: undefined,
-    leaseExpiresAt: undefined,
-    enrolledAt: 1,
-    ...extra,
-  };
+  const worker = workerRecord(workerId, extra);
   new SqliteWorkersRepository(db).insert(worker, `th_${workerId}`);
   return worker;
 }

@@ -4,28 +4,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { SqliteWorkersRepository, type WorkerRecord } from './workers';
-import { seedProject, seedSession, seedUser, sessionRecord } from './repository-test-db';
+import { seedProject, seedSession, seedUser, sessionRecord, workerRecord } from './repository-test-db';
 import type { SessionRecord } from './sessions';
 
 let dir: string;
 let db: Db;
 let workers: SqliteWorkersRepository;
 
-const worker = (workerId: string, extra: Partial<WorkerRecord> = {}): WorkerRecord => ({
-  workerId,
-  hostname: `${workerId}.local`,
-  region: 'europe',
-  slots: 2,
-  agentVersion: '0.1.0',
-  link: 'disconnected',
-  draining: false,
-  connectionEpoch: 0,
-  lastAckedSeq: 0,
-  lastSeenAt: undefined,
-  leaseExpiresAt: undefined,
-  enrolledAt: 1_000,
-  ...extra,
-});
+const worker = (workerId: string, extra: Partial<WorkerRecord> = {}): WorkerRecord => workerRecord(workerId, { slots: 2, agentVersion: '0.1.0', enrolledAt: 1_000, ...extra });
 
 const command = (workerId: string, commandId: string, notAfter: number | undefined = undefined) => ({
   workerId,
