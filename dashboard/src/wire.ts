@@ -135,7 +135,10 @@ export interface DashboardSession {
 /** `GET <base>/api/projects/:projectId/sessions`: a page of the project's sessions, newest first. */
 export interface DashboardSessions {
   project: DashboardProjectHeader;
+  /** Sessions matching, counted up to a cap (control-plane SESSIONS_COUNT_CAP, 10,000). */
   total: number;
+  /** False when the count stopped at the cap: more than `total` match, and pages stop there. */
+  totalExact: boolean;
   sessions: DashboardSession[];
 }
 

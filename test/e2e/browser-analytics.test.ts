@@ -5,7 +5,7 @@
 // page's events, and statistics rows with framesDecoded rising), a breakdown that counts it, the
 // session list's diagnosis, and the engine log the agent uploaded when the app exited,
 // downloaded, holding the mock app's own lines. Then the same session in the dashboard, in the
-// same browser: the list's verdict, the telemetry charts, the events and the engine log's end.
+// same browser: the list's verdict and its filters, the telemetry charts, the events and the engine log's end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
@@ -181,6 +181,17 @@ describe("a customer reads a viewer's session through the analytics API", () => 
     await row.getByRole('cell', { name: 'Video delivered' }).waitFor();
     expect(await row.getByRole('cell', { name: 'United States' }).count()).toBe(1);
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
+
+    // The filters: a verdict it did not get hides it; its own verdict and its country (a choice the
+    // window's audience offers) show it again.
+    await page.getByLabel('What the viewer got').selectOption('Media never connected');
+    await page.getByRole('button', { name: 'Show sessions' }).click();
+    await row.waitFor({ state: 'detached' });
+    await page.getByLabel('What the viewer got').selectOption('Video delivered');
+    await page.getByLabel('Country').selectOption('United States');
+    await page.getByRole('button', { name: 'Show sessions' }).click();
+    await row.getByRole('cell', { name: 'Video delivered' }).waitFor();
+    expect(await page.locator('.pager').textContent()).toMatch(/of \d+/);
 
     // The session page: the charts of its statistics rows (frames per second above 0 at their highest), its events, its log.
     await row.getByRole('link').click();

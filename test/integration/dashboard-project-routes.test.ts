@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
-import { seedBuild, seedSession, setProjectWebhook } from '../support/seed';
-import { seedLogFile, seedSessionHistory } from '../support/analytics-seed';
+import { seedBuild, seedEndedSessions, seedSession, setProjectWebhook } from '../support/seed';
+import { seedLogFile, seedSessionHistory, seedTelemetry } from '../support/analytics-seed';
 import { listen, type TestServer } from '../support/local-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -113,6 +113,35 @@ describe('a project of the dashboard', () => {
     expect(badStatus.status).toBe(400);
     expect(badStatus.json.message).toBe('Invalid field: status must be one of Enqueued, Starting, Running, Terminating, Terminated');
     expect(await reader.client.request('GET', `${base}/sessions?limit=-1`)).toMatchObject({ status: 400 });
+
+    // The filters: what the viewer got (stored with the telemetry as it arrives), country, browser.
+    const played = seedSession(t.cp, { projectId: project.projectId, status: 'Terminated', client: { browser: 'Firefox', os: 'Linux', country: 'France', countryCode: 'FR' } });
+    const now = new Date().toISOString();
+    seedTelemetry(t.cp, played, project.projectId, [
+      { logType: 'Webrtc', event: 'connected', timestamp: now },
+      { timestamp: now, framesDecoded: '240', FPS: '60' },
+    ]);
+    const window = `from=0&to=${Date.now() + 60_000}`;
+    const filtered = async (filters: string) => {
+      const answer = await reader.client.request('GET', `${base}/sessions?${window}&${filters}`);
+      expect(answer.status).toBe(200);
+      return { total: answer.json.total, totalExact: answer.json.totalExact, ids: (answer.json.sessions as { sessionId: string }[]).map((x) => x.sessionId) };
+    };
+    expect(await filtered('diagnosis=videoDelivered')).toEqual({ total: 1, totalExact: true, ids: [played] });
+    expect(await filtered('diagnosis=neverReported')).toEqual({ total: 1, totalExact: true, ids: [running] });
+    expect(await filtered('country=France&browser=Firefox')).toEqual({ total: 1, totalExact: true, ids: [played] });
+    expect(await filtered('browser=Chrome')).toEqual({ total: 0, totalExact: true, ids: [] });
+    expect(await filtered('status=Running&diagnosis=videoDelivered')).toEqual({ total: 0, totalExact: true, ids: [] });
+    const badDiagnosis = await reader.client.request('GET', `${base}/sessions?diagnosis=great`);
+    expect(badDiagnosis).toMatchObject({ status: 400, json: { message: 'Invalid field: diagnosis must be one of neverReported, telemetryExpired, mediaNeverConnected, connectedWithoutVideo, videoDelivered' } });
+    expect(await reader.client.request('GET', `${base}/sessions?country=${'x'.repeat(101)}`)).toMatchObject({ status: 400, json: { message: 'Invalid field: country must be at most 100 characters' } });
+    expect(await reader.client.request('GET', `${base}/sessions?skip=10000`)).toMatchObject({ status: 400, json: { message: 'Invalid field: skip must be under 10000: narrow the window or filter' } });
+    // Past 10,000 matches the count stops and says so; the pages go as far as it.
+    seedEndedSessions(t.cp, project.projectId, 10_000);
+    expect(await filtered('status=Terminated')).toMatchObject({ total: 10_000, totalExact: false });
+    // 10,001 ended: a page just under the cap reads on to the last of them.
+    expect((await filtered('status=Terminated&skip=9990&limit=25')).ids).toHaveLength(11);
+    expect(await filtered('browser=Firefox')).toEqual({ total: 1, totalExact: true, ids: [played] });
 
     const shown = await reader.client.request('GET', `${base}/sessions/${running}`);
     expect(shown.status).toBe(200);

@@ -18,6 +18,7 @@ import {
   type BuildCopy,
   type BuildRecord,
   type BuildStatus,
+  type ClientDimensions,
   type CommandPhase,
   type ControlPlaneWithDb,
   type Db,
@@ -75,7 +76,10 @@ let counter = 0;
 type SeededStatus = 'Enqueued' | 'Starting' | 'Running' | 'Terminated';
 
 /** A session row in europe and the snapshot the sessions repository records with it. */
-function europeSession(s: { sessionId: string; projectId: string; status: SeededStatus; workerId?: string; endReason?: string; at: number }): { session: SessionRecord; snapshot: SnapshotData } {
+function europeSession(s: { sessionId: string; projectId: string; status: SeededStatus; workerId?: string; endReason?: string; at: number; client?: ClientDimensions }): {
+  session: SessionRecord;
+  snapshot: SnapshotData;
+} {
   const session: SessionRecord = {
     sessionId: s.sessionId,
     projectId: s.projectId,
@@ -88,6 +92,7 @@ function europeSession(s: { sessionId: string; projectId: string; status: Seeded
     endReason: s.endReason,
     createdAt: s.at,
     updatedAt: s.at,
+    ...(s.client === undefined ? {} : { client: s.client }),
   };
   const snapshot: SnapshotData = {
     sessionId: s.sessionId,
@@ -103,10 +108,10 @@ function europeSession(s: { sessionId: string; projectId: string; status: Seeded
  * Inserts a session in the given status, assigned to a worker from Starting on (or ended on one),
  * with its one snapshot row (in that status: the statuses before it were never recorded).
  */
-export function seedSession(cp: ControlPlaneWithDb, s: { projectId: string; status: SeededStatus; workerId?: string }): string {
+export function seedSession(cp: ControlPlaneWithDb, s: { projectId: string; status: SeededStatus; workerId?: string; client?: ClientDimensions }): string {
   counter += 1;
   const sessionId = `session_${Date.now()}_${counter}`;
-  const { session, snapshot } = europeSession({ sessionId, projectId: s.projectId, status: s.status, workerId: s.workerId, at: Date.now() });
+  const { session, snapshot } = europeSession({ sessionId, projectId: s.projectId, status: s.status, workerId: s.workerId, at: Date.now(), ...(s.client === undefined ? {} : { client: s.client }) });
   repositoriesOf(cp).sessions.insert(session, snapshot);
   return sessionId;
 }

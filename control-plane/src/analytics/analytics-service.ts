@@ -7,11 +7,10 @@ import type { BlobStore } from '../blobs/blob-store';
 import type { LogFileRecord, LogFilesRepository } from '../repositories/log-files';
 import type { SessionHistoryRepository, SessionListEntry, SessionListQuery, SnapshotRecord } from '../repositories/session-history';
 import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
-import type { TelemetryDiagnosisRepository } from '../repositories/telemetry-diagnosis';
 import type { StoredTelemetryRow, TelemetryPageQuery, TelemetryRepository } from '../repositories/telemetry';
 import type { BreakdownEntry, BreakdownQuery, SessionDimensionsRepository } from '../repositories/session-dimensions';
 import type { SessionStatus } from '../sessions/session-status';
-import { diagnose, type Diagnosis } from './session-diagnosis';
+import type { Diagnosis } from './session-diagnosis';
 import { percentagesOf } from './breakdown-percentages';
 
 /** A session of the list, with its times and durations (ms) derived from its snapshots' receivedAt. */
@@ -35,7 +34,6 @@ export interface AnalyticsServiceDeps {
   sessions: Pick<SessionsRepository, 'findById'>;
   history: SessionHistoryRepository;
   telemetry: Pick<TelemetryRepository, 'pageBySession'>;
-  diagnosis: TelemetryDiagnosisRepository;
   dimensions: Pick<SessionDimensionsRepository, 'breakdown'>;
   logFiles: Pick<LogFilesRepository, 'pageBySession' | 'findById'>;
   blobs: Pick<BlobStore, 'has' | 'read'>;
@@ -98,19 +96,18 @@ export class AnalyticsService {
 
   /**
    * A page of the project's sessions, newest first. Per listed session: its status times (one
-   * indexed read of its snapshots) and its diagnosis (five index probes of its telemetry rows),
-   * never a scan of its rows.
+   * indexed read of its snapshots) and its stored diagnosis, never a scan of its rows.
    */
-  sessionList(q: SessionListQuery): { total: number; sessions: SessionSummary[] } {
+  sessionList(q: SessionListQuery): { total: number; totalExact: boolean; sessions: SessionSummary[] } {
     const page = this.deps.history.list(q);
-    return { total: page.total, sessions: page.sessions.map((entry) => this.summaryOf(entry)) };
+    return { total: page.total, totalExact: page.totalExact, sessions: page.sessions.map((entry) => this.summaryOf(entry)) };
   }
 
   /** One session as the list shows it, from its snapshots (the dashboard's session page). */
   sessionSummary(session: SessionRecord, snapshots: readonly SnapshotRecord[]): SessionSummary {
     const statusTimes: SessionListEntry['statusTimes'] = {};
     for (const snapshot of snapshots) statusTimes[snapshot.data.status] ??= snapshot.receivedAt;
-    return this.summaryOf({ session, statusTimes });
+    return this.summaryOf({ session, statusTimes, diagnosis: this.deps.history.diagnosisOf(session.sessionId) });
   }
 
   private summaryOf(entry: SessionListEntry): SessionSummary {
@@ -119,7 +116,7 @@ export class AnalyticsService {
       queueWaitMs: span(entry.statusTimes, 'Enqueued', 'Starting'),
       startupMs: span(entry.statusTimes, 'Starting', 'Running'),
       lifetimeMs: span(entry.statusTimes, 'Enqueued', 'Terminated'),
-      diagnosis: diagnose(this.deps.diagnosis.diagnosisFacts(entry.session.sessionId)),
+      diagnosis: entry.diagnosis,
     };
   }
 }

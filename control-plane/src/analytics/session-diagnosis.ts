@@ -6,7 +6,9 @@ import type { DiagnosisFacts } from '../repositories/telemetry-diagnosis';
  * What a session's telemetry says, in the spec's words:
  * - `neverReported`: no rows: the player never reported;
  * - `telemetryExpired`: the player reported, but its rows are older than `retention.telemetryDays`
- *   and were deleted (the session itself is kept longer): nothing left to read;
+ *   and were deleted (the session itself is kept longer): nothing left to read. Since the diagnosis
+ *   is stored with each batch (repositories/telemetry.ts, migration 20), only sessions whose rows
+ *   were gone before then keep this;
  * - `videoDelivered`: framesDecoded rising with FPS above 0;
  * - `mediaNeverConnected`: sdpAnswer without connected: the media connection never came up;
  * - `connectedWithoutVideo`: events but framesDecoded never above 0.

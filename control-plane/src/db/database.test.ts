@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchemaTooNewError, migrate, openDatabase, type Db } from './database';
 import { MIGRATIONS, type Migration } from './migrations';
 import { SqliteBuildsRepository } from '../repositories/builds';
+import { SqliteTelemetryDiagnosisRepository } from '../repositories/telemetry-diagnosis';
+import { DIAGNOSES, diagnose } from '../analytics/session-diagnosis';
 
 const ALL_TABLES = [
   'api_keys',
@@ -335,5 +337,59 @@ describe('migration 13: the weekly rollup of session dimensions', () => {
       { dimension: 'city', country_code: 'CA', value: 'Berlin', week: 100, country: 'Canada', sessions: 1 },
       { dimension: 'city', country_code: 'DE', value: 'Berlin', week: 100, country: 'Germany', sessions: 5 },
     ]);
+  });
+});
+
+describe('migration 20: the stored diagnosis and the session list filters', () => {
+  it("gives each older session the diagnosis its rows read by the rules, the same as diagnose(); telemetryExpired where they were already gone", () => {
+    const path = join(dir, 'cp.sqlite');
+    const raw = new Database(path);
+    migrate(raw, MIGRATIONS.filter((m) => m.version < 20));
+    raw.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    raw.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+    const session = raw.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at, telemetry_count) VALUES (?, 'prj_1', 'europe', 'Terminated', 1, 2, ?)");
+    const row = raw.prepare("INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES (?, 'prj_1', ?, ?, 't', ?, 1, ?)");
+    const stats = (id: string, ts: number, framesDecoded: number | string, fps: number | string) => row.run(id, null, null, ts, JSON.stringify({ framesDecoded, FPS: fps }));
+    const event = (id: string, name: string) => row.run(id, 'Webrtc', name, 1, JSON.stringify({ event: name }));
+    const expected: Record<string, string> = {
+      s_none: 'neverReported',
+      s_expired: 'telemetryExpired',
+      s_playing: 'videoDelivered',
+      s_one_row: 'videoDelivered',
+      s_rising_no_fps: 'videoDelivered',
+      s_frozen: 'connectedWithoutVideo',
+      s_no_frames: 'connectedWithoutVideo',
+      s_no_media: 'mediaNeverConnected',
+    };
+    for (const id of Object.keys(expected)) session.run(id, id === 's_none' ? 0 : 3);
+    event('s_playing', 'sdpAnswer');
+    event('s_playing', 'connected');
+    stats('s_playing', 10, '0', '0'); // the player's numbers are strings
+    stats('s_playing', 20, '120', '30');
+    stats('s_one_row', 10, 50, 30);
+    stats('s_rising_no_fps', 10, 10, 0);
+    stats('s_rising_no_fps', 20, 90, 0);
+    event('s_frozen', 'sdpAnswer');
+    event('s_frozen', 'connected');
+    stats('s_frozen', 10, 100, 0);
+    stats('s_frozen', 20, 100, 0);
+    event('s_no_frames', 'connected');
+    stats('s_no_frames', 10, 0, 0);
+    event('s_no_media', 'sdpAnswer');
+    raw.close();
+
+    const db = track(openDatabase(path));
+    const stored = Object.fromEntries((db.prepare('SELECT id, diagnosis FROM sessions').all() as { id: string; diagnosis: string }[]).map((r) => [r.id, r.diagnosis]));
+    expect(stored).toEqual(expected);
+    // The migration's SQL and the rules in TypeScript agree on every session whose rows are there.
+    const facts = new SqliteTelemetryDiagnosisRepository(db);
+    for (const id of Object.keys(expected).filter((i) => i !== 's_expired')) expect(diagnose(facts.diagnosisFacts(id)), id).toBe(stored[id]);
+  });
+
+  it('holds the column to the diagnoses the rules name', () => {
+    const db = track(openDatabase(join(dir, 'cp.sqlite')));
+    const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").get() as { sql: string }).sql;
+    const listed = /diagnosis IN \(([^)]*)\)/.exec(sql)?.[1]?.split(',').map((v) => v.trim().replace(/'/g, ''));
+    expect(listed).toEqual([...DIAGNOSES]);
   });
 });

@@ -481,4 +481,49 @@ ALTER TABLE webhook_deliveries ADD COLUMN failure TEXT CHECK (failure IN ('refus
 ALTER TABLE dashboard_sessions ADD COLUMN operator_until INTEGER;
 `,
   },
+  {
+    version: 20,
+    name: "a session's diagnosis stored, and the session list's filters",
+    sql: `
+-- The dashboard lists a project's sessions by status, diagnosis, country and browser over millions
+-- of sessions, so the diagnosis is a column: written with each batch of telemetry, in its
+-- transaction (repositories/telemetry.ts, by the rules of analytics/session-diagnosis.ts), and kept
+-- when retention later deletes the rows it was read from. Sessions before this migration get it here,
+-- by the same rules in SQL (a row whose counters are not plain numbers may read otherwise: the
+-- player sends numbers or numeric strings); telemetryExpired is a session whose rows were already gone.
+ALTER TABLE sessions ADD COLUMN diagnosis TEXT NOT NULL DEFAULT 'neverReported'
+  CHECK (diagnosis IN ('neverReported', 'telemetryExpired', 'mediaNeverConnected', 'connectedWithoutVideo', 'videoDelivered'));
+UPDATE sessions SET diagnosis = 'telemetryExpired'
+  WHERE telemetry_count > 0 AND NOT EXISTS (SELECT 1 FROM telemetry_rows t WHERE t.session_id = sessions.id);
+UPDATE sessions SET diagnosis = CASE
+    WHEN f.newest_frames > 0 AND (f.newest_fps > 0 OR f.newest_frames > f.oldest_frames) THEN 'videoDelivered'
+    WHEN f.sdp_answer AND NOT f.connected THEN 'mediaNeverConnected'
+    ELSE 'connectedWithoutVideo'
+  END
+  FROM (
+    SELECT s.id AS session_id,
+      COALESCE((SELECT CAST(json_extract(t.row, '$.framesDecoded') AS REAL) FROM telemetry_rows t WHERE t.session_id = s.id AND t.log_type IS NULL ORDER BY t.ts DESC, t.id DESC LIMIT 1), 0) AS newest_frames,
+      COALESCE((SELECT CAST(json_extract(t.row, '$.FPS') AS REAL) FROM telemetry_rows t WHERE t.session_id = s.id AND t.log_type IS NULL ORDER BY t.ts DESC, t.id DESC LIMIT 1), 0) AS newest_fps,
+      COALESCE((SELECT CAST(json_extract(t.row, '$.framesDecoded') AS REAL) FROM telemetry_rows t WHERE t.session_id = s.id AND t.log_type IS NULL ORDER BY t.ts, t.id LIMIT 1), 0) AS oldest_frames,
+      EXISTS (SELECT 1 FROM telemetry_rows t WHERE t.session_id = s.id AND t.event = 'sdpAnswer' AND t.log_type IS NOT NULL) AS sdp_answer,
+      EXISTS (SELECT 1 FROM telemetry_rows t WHERE t.session_id = s.id AND t.event = 'connected' AND t.log_type IS NOT NULL) AS connected
+    FROM sessions s WHERE EXISTS (SELECT 1 FROM telemetry_rows t WHERE t.session_id = s.id)
+  ) AS f
+  WHERE sessions.id = f.session_id;
+-- One index per filter, each walked newest first within the project's window, the id breaking ties
+-- as the list orders them (so no sort step, and a count reads the index alone); an unfiltered list
+-- walks sessions_project_created, which gains the id for the same reason. Read by
+-- repositories/session-history.ts.
+DROP INDEX sessions_project_created;
+CREATE INDEX sessions_project_created ON sessions(project_id, created_at DESC, id DESC);
+-- The id here too, or a project's live sessions (oldest first, then by id) would be read along the
+-- index above, through every session the project ever had, rather than this partial one.
+DROP INDEX sessions_project_not_terminated;
+CREATE INDEX sessions_project_not_terminated ON sessions(project_id, created_at, id) WHERE status <> 'Terminated';
+CREATE INDEX sessions_project_status ON sessions(project_id, status, created_at DESC, id DESC);
+CREATE INDEX sessions_project_diagnosis ON sessions(project_id, diagnosis, created_at DESC, id DESC);
+CREATE INDEX sessions_project_country ON sessions(project_id, country, created_at DESC, id DESC);
+CREATE INDEX sessions_project_browser ON sessions(project_id, browser, created_at DESC, id DESC);
+`,
+  },
 ];

@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../db/database';
 import { openRepositoryTestDb, seedSession, sessionRecord, type RepositoryTestDb } from './repository-test-db';
 import { SqliteTelemetryRepository, storedRowBytes, type TelemetryRowRecord } from './telemetry';
+import { SqliteSessionHistoryRepository } from './session-history';
+import { SqliteLogRetentionRepository } from './log-retention';
 
 let testDb: RepositoryTestDb;
 let db: Db;
@@ -49,6 +51,23 @@ describe('SqliteTelemetryRepository', () => {
     expect(stored.map(({ id: _id, ts: _ts, ...r }) => r)).toEqual(batch);
     expect(stored.map((r) => r.ts)).toEqual(batch.map((_, i) => T0 + i));
     expect([telemetry.usageBySession('session_1_1').rows, telemetry.usageBySession('session_2_2').rows]).toEqual([62, 61]);
+  });
+
+  it("keeps the session's diagnosis as its rows read after each batch, and keeps it when the rows are deleted", () => {
+    const history = new SqliteSessionHistoryRepository(db);
+    const stats = (at: number, framesDecoded: string, fps: string): TelemetryRowRecord => ({ ...row('session_1_1', at), row: { timestamp: iso(at), framesDecoded, FPS: fps } });
+    expect(history.diagnosisOf('session_1_1')).toBe('neverReported');
+    telemetry.insertMany([row('session_1_1', T0, 'sdpAnswer')]);
+    expect(history.diagnosisOf('session_1_1')).toBe('mediaNeverConnected');
+    telemetry.insertMany([row('session_1_1', T0 + 1, 'connected'), stats(T0 + 2, '0', '0')]);
+    expect(history.diagnosisOf('session_1_1')).toBe('connectedWithoutVideo');
+    telemetry.insertMany([stats(T0 + 3, '240', '60')]);
+    expect(history.diagnosisOf('session_1_1')).toBe('videoDelivered');
+    expect(history.diagnosisOf('session_2_2')).toBe('neverReported'); // untouched by another session's rows
+    // Retention deletes the rows (all were received at T0 + 60 s); what they said stays with the session.
+    expect(new SqliteLogRetentionRepository(db).deleteTelemetryBefore(T0 + 60_001, 100)).toBe(4);
+    expect(telemetry.listBySession('session_1_1')).toEqual([]);
+    expect(history.diagnosisOf('session_1_1')).toBe('videoDelivered');
   });
 
   it('stores a batch in one transaction: a failing row stores none of it', () => {

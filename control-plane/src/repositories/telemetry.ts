@@ -1,5 +1,8 @@
-// Telemetry rows reported by viewers' players, stored as received (the analytics API reads them).
+// Telemetry rows reported by viewers' players, stored as received (the analytics API reads them);
+// each batch also brings its sessions' stored diagnosis up to date, in the same transaction.
 import type { Db } from '../db/database';
+import { diagnose } from '../analytics/session-diagnosis';
+import { SqliteTelemetryDiagnosisRepository } from './telemetry-diagnosis';
 
 export interface TelemetryRowRecord {
   sessionId: string;
@@ -44,7 +47,10 @@ export interface TelemetryPageQuery {
 }
 
 export interface TelemetryRepository {
-  /** Stores one batch in one transaction, and adds its rows and bytes to the session's totals. */
+  /**
+   * Stores one batch in one transaction, adds its rows and bytes to the session's totals and
+   * writes the session's diagnosis as its rows now read (sessions.diagnosis, migration 20).
+   */
   insertMany(rows: readonly TelemetryRowRecord[]): void;
   /** Rows and stored bytes ever accepted for the session (sessions.telemetry_count / telemetry_bytes: one row read). */
   usageBySession(sessionId: string): TelemetryUsage;
@@ -91,7 +97,11 @@ const toRow = (r: Row): StoredTelemetryRow => ({
 export class SqliteTelemetryRepository implements TelemetryRepository {
   private readonly stmts;
 
+  /** Reads the facts a diagnosis needs inside insertMany's transaction. */
+  private readonly diagnosisFacts: SqliteTelemetryDiagnosisRepository;
+
   constructor(private readonly db: Db) {
+    this.diagnosisFacts = new SqliteTelemetryDiagnosisRepository(db);
     // The page's filters, every combination spelled out so each statement is prepared once and
     // walks telemetry_rows_session_ts (session_id, ts, id, log_type) backwards: no sort, and the
     // count answered from the index alone.
@@ -106,6 +116,7 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
       insert: db.prepare(`${INSERT} (?, ?, ?, ?, ?, ?, ?, ?)`),
       insertChunk: db.prepare(`${INSERT} ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`),
       addUsage: db.prepare('UPDATE sessions SET telemetry_count = telemetry_count + ?, telemetry_bytes = telemetry_bytes + ? WHERE id = ?'),
+      setDiagnosis: db.prepare('UPDATE sessions SET diagnosis = ? WHERE id = ? AND diagnosis <> ?'),
       usage: db.prepare('SELECT telemetry_count AS rows, telemetry_bytes AS bytes FROM sessions WHERE id = ?'),
       list: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE session_id = ? ORDER BY id`),
       all: page('all'),
@@ -131,7 +142,12 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
       let at = 0;
       for (; at + INSERT_CHUNK <= rows.length; at += INSERT_CHUNK) this.stmts.insertChunk.run(params.slice(at * 8, (at + INSERT_CHUNK) * 8));
       for (; at < rows.length; at += 1) this.stmts.insert.run(params.slice(at * 8, at * 8 + 8));
-      for (const [sessionId, usage] of perSession) this.stmts.addUsage.run(usage.rows, usage.bytes, sessionId);
+      for (const [sessionId, usage] of perSession) {
+        this.stmts.addUsage.run(usage.rows, usage.bytes, sessionId);
+        // Five index probes, whatever the session's row count (telemetry-diagnosis.ts).
+        const diagnosis = diagnose(this.diagnosisFacts.diagnosisFacts(sessionId));
+        this.stmts.setDiagnosis.run(diagnosis, sessionId, diagnosis);
+      }
     })();
   }
 

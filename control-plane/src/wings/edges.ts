@@ -23,7 +23,6 @@ import { SqliteTelemetryRepository } from '../repositories/telemetry';
 import { SqliteAccessFactsRepository } from '../repositories/access-facts';
 import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
 import { SqliteSessionHistoryRepository } from '../repositories/session-history';
-import { SqliteTelemetryDiagnosisRepository } from '../repositories/telemetry-diagnosis';
 import { OnlineBackups } from '../db/online-backup';
 import { createAgentService } from '../grpc/agent-service';
 import { CredentialFailures } from '../grpc/credential-failures';
@@ -156,7 +155,6 @@ export function buildEdges(input: EdgesInput): Edges {
     sessions: input.sessionsRepo,
     history: new SqliteSessionHistoryRepository(db),
     telemetry: new SqliteTelemetryRepository(db),
-    diagnosis: new SqliteTelemetryDiagnosisRepository(db),
     dimensions: new SqliteSessionDimensionsRepository(db),
     logFiles: input.logFiles,
     blobs,

@@ -5,7 +5,7 @@ export const DIAGNOSIS_WORDS: Record<string, { label: string; tone: 'good' | 'ba
   connectedWithoutVideo: { label: 'Connected, no video', tone: 'bad', explanation: 'The player reported events but decoded no frame: the media connection carried no picture.' },
   mediaNeverConnected: { label: 'Media never connected', tone: 'bad', explanation: 'The player answered the stream but its media connection never came up (often a firewall or a TURN server missing).' },
   neverReported: { label: 'Never reported', tone: 'neutral', explanation: 'The player sent no telemetry: the viewer left before the page reported, or blocked it.' },
-  telemetryExpired: { label: 'Telemetry expired', tone: 'neutral', explanation: "The player's telemetry is older than the retention period and was deleted." },
+  telemetryExpired: { label: 'Telemetry expired', tone: 'neutral', explanation: "The player's telemetry was deleted (past the retention period) before a verdict was kept with the session." },
 };
 
 export function diagnosisWords(diagnosis: string): { label: string; tone: 'good' | 'bad' | 'neutral'; explanation: string } {

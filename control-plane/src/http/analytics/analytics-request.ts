@@ -17,8 +17,8 @@ export const LOG_FILE_PAGE_DEFAULT = 50;
 export const SESSION_PAGE_DEFAULT = 50;
 export const MAX_PAGE_LIMIT = 1_000;
 /**
- * The session list's largest page: each entry costs six index probes (its status times and its
- * diagnosis) on the event loop, so 1,000 entries would hold it for tens of milliseconds.
+ * The session list's largest page: each entry costs an index read of its snapshots (its status
+ * times) on the event loop, so 1,000 entries would hold it for many milliseconds.
  */
 export const MAX_SESSION_PAGE_LIMIT = 200;
 

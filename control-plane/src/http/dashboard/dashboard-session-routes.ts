@@ -1,5 +1,7 @@
 // The dashboard's session and audience routes of one project, for a signed-in person: a page of
-// its sessions (status and date window, newest first), the five audience breakdowns of a window,
+// its sessions (newest first, filtered by date window, status, diagnosis, country and browser, and
+// counted up to SESSIONS_COUNT_CAP so a page stays one bounded read over millions), the five
+// audience breakdowns of a window,
 // one session with its snapshot timeline, the player's
 // telemetry as chartable numbers, the page's events, its diagnosis and engine log files (the tail
 // to read, the whole file to download), and End session for those who may write. Reads go
@@ -13,7 +15,8 @@ import type { AnalyticsService, SessionSummary } from '../../analytics/analytics
 import { ANALYTICS_WINDOW_DAYS } from '../../analytics/analytics-window';
 import { ApiError } from '../../errors';
 import { BREAKDOWN_DIMENSIONS } from '../../repositories/session-dimensions';
-import { SESSION_STATUSES, type SessionStatus } from '../../sessions/session-status';
+import { DIAGNOSES } from '../../analytics/session-diagnosis';
+import { SESSION_STATUSES } from '../../sessions/session-status';
 import type { SessionService } from '../../sessions/session-service';
 import type { Project } from '../../repositories/projects';
 import type { StoredTelemetryRow } from '../../repositories/telemetry';
@@ -31,6 +34,13 @@ export interface DashboardSessionDeps {
 
 /** Sessions per page at most (the REST API's cap). */
 export const MAX_SESSIONS_PAGE = 100;
+/**
+ * Matching sessions counted at most: past it the page says "more than 10,000" and pages no
+ * further (narrow the window or filter), so neither the count nor the skip walks millions.
+ */
+export const SESSIONS_COUNT_CAP = 10_000;
+/** Characters of a country or browser filter at most (the longest stored names are far shorter). */
+const MAX_FILTER_CHARS = 100;
 /** Statistics rows the session page charts at most: the newest ones (a row every few seconds: over an hour). */
 export const STATS_SHOWN = 1000;
 /** Bytes of a log file's end the session page shows. */
@@ -48,14 +58,18 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
 
   app.get<ProjectParams>(`${base}/sessions`, read, async (req, reply) => {
     const { header, project } = projectAccess.read(req);
-    const status = queryParam(req.query, 'status');
-    if (status !== undefined && !(SESSION_STATUSES as readonly string[]).includes(status)) throw new ApiError('invalidField', { detail: `Invalid field: status must be one of ${SESSION_STATUSES.join(', ')}` });
+    const status = oneOfParam(req, 'status', SESSION_STATUSES);
+    const diagnosis = oneOfParam(req, 'diagnosis', DIAGNOSES);
+    const country = textParam(req, 'country');
+    const browser = textParam(req, 'browser');
     const toMs = numberParam(req, 'to') ?? Date.now();
     const fromMs = numberParam(req, 'from') ?? toMs - 30 * DAY_MS;
     const limit = Math.min(MAX_SESSIONS_PAGE, numberParam(req, 'limit') ?? 25);
     const skip = numberParam(req, 'skip') ?? 0;
-    const page = deps.analytics.sessionList({ projectId: project.projectId, fromMs, toMs, ...(status === undefined ? {} : { status: status as SessionStatus }), limit, skip });
-    const answer: DashboardSessions = { project: header, total: page.total, sessions: page.sessions.map(listed) };
+    if (skip >= SESSIONS_COUNT_CAP) throw new ApiError('invalidField', { detail: `Invalid field: skip must be under ${SESSIONS_COUNT_CAP}: narrow the window or filter` });
+    const filters = { ...(status === undefined ? {} : { status }), ...(diagnosis === undefined ? {} : { diagnosis }), ...(country === undefined ? {} : { country }), ...(browser === undefined ? {} : { browser }) };
+    const page = deps.analytics.sessionList({ projectId: project.projectId, fromMs, toMs, ...filters, limit, skip, countCap: SESSIONS_COUNT_CAP });
+    const answer: DashboardSessions = { project: header, total: page.total, totalExact: page.totalExact, sessions: page.sessions.map(listed) };
     return reply.header('cache-control', 'no-store').send(answer);
   });
 
@@ -131,6 +145,21 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
     const end = tail.toString('utf8');
     return reply.send({ fileName: file.fileName, fileSize: file.fileSize, truncated, text: truncated ? end.slice(end.indexOf('\n') + 1) : end });
   });
+}
+
+/** A query parameter that must be one of the values listed (undefined: not given). */
+function oneOfParam<T extends string>(req: FastifyRequest, name: string, values: readonly T[]): T | undefined {
+  const raw = queryParam(req.query, name);
+  if (raw === undefined) return undefined;
+  if (!(values as readonly string[]).includes(raw)) throw new ApiError('invalidField', { detail: `Invalid field: ${name} must be one of ${values.join(', ')}` });
+  return raw as T;
+}
+
+/** A free-text filter (a country or browser name as the breakdowns show it), bounded in length. */
+function textParam(req: FastifyRequest, name: string): string | undefined {
+  const raw = queryParam(req.query, name);
+  if (raw !== undefined && raw.length > MAX_FILTER_CHARS) throw new ApiError('invalidField', { detail: `Invalid field: ${name} must be at most ${MAX_FILTER_CHARS} characters` });
+  return raw;
 }
 
 function numberParam(req: FastifyRequest, name: string): number | undefined {

@@ -1,18 +1,32 @@
-// A project's sessions, newest first: status and date window filters, a page at a time, each
-// with its times and what the viewer got (the diagnosis); the session page from each.
+// A project's sessions, newest first: filters by date window, status, what the viewer got (the
+// diagnosis), country and browser (the choices are the window's audience, from the analytics
+// route), a page at a time, each with its times; the session page from each. Past 10,000 matches
+// the count says "more than" and the pages stop: the filters narrow it.
 import { useState } from 'preact/hooks';
 import { useDashboard } from '../context';
-import { diagnosisWords } from '../diagnosis';
+import { DIAGNOSIS_WORDS, diagnosisWords } from '../diagnosis';
 import { formatMs, formatTime, isoTime } from '../format';
 import { Link } from '../parts/link';
 import { Notice } from '../parts/notice';
 import { ProjectNav } from '../parts/project-nav';
 import { usePolled } from '../polling';
-import type { DashboardSessions } from '../../wire';
+import type { DashboardAnalytics, DashboardSessions } from '../../wire';
 
 const STATUSES = ['Enqueued', 'Starting', 'Running', 'Terminating', 'Terminated'];
 export const SESSIONS_PAGE_SIZE = 25;
 const DAY_MS = 86_400_000;
+
+/** The list's filters as the form holds them ('' : any). */
+interface Filters {
+  status: string;
+  diagnosis: string;
+  country: string;
+  browser: string;
+  from: string;
+  to: string;
+}
+const FILTER_NAMES = ['status', 'diagnosis', 'country', 'browser'] as const;
+const NO_FILTERS = { status: '', diagnosis: '', country: '', browser: '' };
 
 /** A date input's value (the viewer's own day) for an instant. */
 function dayOf(ms: number): string {
@@ -29,15 +43,23 @@ function windowOf(from: string, to: string): { fromMs: number; toMs: number } {
 
 export function SessionsPage({ projectId }: { projectId: string }) {
   const { api } = useDashboard();
-  const [status, setStatus] = useState('');
-  const [from, setFrom] = useState(() => dayOf(Date.now() - 29 * DAY_MS));
-  const [to, setTo] = useState(() => dayOf(Date.now()));
+  const [draft, setDraft] = useState<Filters>(() => ({ ...NO_FILTERS, from: dayOf(Date.now() - 29 * DAY_MS), to: dayOf(Date.now()) }));
   const [skip, setSkip] = useState(0);
-  const [query, setQuery] = useState({ status: '', from, to });
+  const [query, setQuery] = useState(draft);
   const span = windowOf(query.from, query.to);
-  const path = `/projects/${projectId}/sessions?${new URLSearchParams({ ...(query.status === '' ? {} : { status: query.status }), from: String(span.fromMs), to: String(span.toMs), skip: String(skip), limit: String(SESSIONS_PAGE_SIZE) }).toString()}`;
+  const chosen = Object.fromEntries(FILTER_NAMES.filter((name) => query[name] !== '').map((name) => [name, query[name]]));
+  const path = `/projects/${projectId}/sessions?${new URLSearchParams({ ...chosen, from: String(span.fromMs), to: String(span.toMs), skip: String(skip), limit: String(SESSIONS_PAGE_SIZE) }).toString()}`;
   const polled = usePolled(() => api.get<DashboardSessions>(path), 10_000, [path]);
   const data = polled.data;
+  // The countries and browsers of the chosen window, for their filters (read once per window).
+  const audiencePath = `/projects/${projectId}/analytics?${new URLSearchParams({ from: String(span.fromMs), to: String(span.toMs) }).toString()}`;
+  const audience = usePolled(() => api.get<DashboardAnalytics>(audiencePath), undefined, [audiencePath]).data;
+  const choicesOf = (dimension: 'country' | 'browser') => {
+    const values = (audience?.breakdowns[dimension] ?? []).map((e) => e.value);
+    return draft[dimension] === '' || values.includes(draft[dimension]) ? values : [draft[dimension], ...values];
+  };
+  const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [name]: event.currentTarget.value });
+  const lastShown = skip + (data?.sessions.length ?? 0);
 
   return (
     <>
@@ -47,12 +69,12 @@ export function SessionsPage({ projectId }: { projectId: string }) {
         onSubmit={(event) => {
           event.preventDefault();
           setSkip(0);
-          setQuery({ status, from, to });
+          setQuery(draft);
         }}
       >
         <div class="field">
           <label for="filter-status">Status</label>
-          <select id="filter-status" value={status} onChange={(event) => setStatus(event.currentTarget.value)}>
+          <select id="filter-status" value={draft.status} onChange={set('status')}>
             <option value="">Any</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -62,18 +84,51 @@ export function SessionsPage({ projectId }: { projectId: string }) {
           </select>
         </div>
         <div class="field">
+          <label for="filter-diagnosis">What the viewer got</label>
+          <select id="filter-diagnosis" value={draft.diagnosis} onChange={set('diagnosis')}>
+            <option value="">Anything</option>
+            {Object.entries(DIAGNOSIS_WORDS).map(([value, words]) => (
+              <option key={value} value={value}>
+                {words.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="filter-country">Country</label>
+          <select id="filter-country" value={draft.country} onChange={set('country')}>
+            <option value="">Any</option>
+            {choicesOf('country').map((value) => (
+              <option key={value} value={value}>
+                {value}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="filter-browser">Browser</label>
+          <select id="filter-browser" value={draft.browser} onChange={set('browser')}>
+            <option value="">Any</option>
+            {choicesOf('browser').map((value) => (
+              <option key={value} value={value}>
+                {value}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
           <label for="filter-from">From</label>
-          <input id="filter-from" type="date" value={from} max={to} onInput={(event) => setFrom(event.currentTarget.value)} required />
+          <input id="filter-from" type="date" value={draft.from} max={draft.to} onInput={set('from')} required />
         </div>
         <div class="field">
           <label for="filter-to">To</label>
-          <input id="filter-to" type="date" value={to} min={from} onInput={(event) => setTo(event.currentTarget.value)} required />
+          <input id="filter-to" type="date" value={draft.to} min={draft.from} onInput={set('to')} required />
         </div>
         <button type="submit">Show sessions</button>
       </form>
       {polled.error !== undefined && <Notice kind="error">{polled.error}</Notice>}
       {data === undefined && polled.error === undefined && <p aria-busy="true">Loading the sessions…</p>}
-      {data !== undefined && data.total === 0 && <p>No sessions in this window.</p>}
+      {data !== undefined && data.total === 0 && <p>No sessions match in this window.</p>}
       {data !== undefined && data.total > 0 && (
         <>
           <div class="table-scroll">
@@ -119,12 +174,13 @@ export function SessionsPage({ projectId }: { projectId: string }) {
               Newer
             </button>
             <span>
-              {skip + 1}–{skip + data.sessions.length} of {data.total}
+              {skip + 1}–{lastShown} of {data.totalExact ? data.total.toLocaleString() : `more than ${data.total.toLocaleString()}`}
             </span>
-            <button type="button" class="button-quiet" disabled={skip + data.sessions.length >= data.total} onClick={() => setSkip(skip + SESSIONS_PAGE_SIZE)}>
+            <button type="button" class="button-quiet" disabled={lastShown >= data.total} onClick={() => setSkip(skip + SESSIONS_PAGE_SIZE)}>
               Older
             </button>
           </nav>
+          {!data.totalExact && lastShown >= data.total && <p class="muted">The list stops here: narrow the window or add a filter to see older sessions.</p>}
         </>
       )}
     </>
