@@ -24,6 +24,7 @@ import { SqliteLogFilesRepository } from './repositories/log-files';
 import { SqliteSessionRetentionRepository } from './repositories/session-retention';
 import { SqliteLogRetentionRepository } from './repositories/log-retention';
 import { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
+import { SqliteSessionDailyRepository } from './repositories/session-daily';
 import { LocalBlobStore, type BlobStore } from './blobs/blob-store';
 import { EventLog } from './events/event-log';
 import type { WatchCounters } from './events/event-watch';
@@ -244,6 +245,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     events: eventsRepo,
     commands: workersRepo,
     dimensions: new SqliteSessionDimensionsRepository(db),
+    daily: new SqliteSessionDailyRepository(db),
     clock,
     log: log.child({ component: 'retention' }),
     sessionDays: config.retention.sessionDays,

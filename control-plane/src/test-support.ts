@@ -6,6 +6,7 @@ export { buildControlPlaneWithDb, type ControlPlaneWithDb } from './app';
 export type { Db } from './db/database';
 export { MAX_ICE_CANDIDATES_PER_SESSION } from './share/viewer-gateway';
 export { SqliteSessionDimensionsRepository, type ClientDimensions } from './repositories/session-dimensions';
+export { SqliteSessionDailyRepository } from './repositories/session-daily';
 export { SqliteTelemetryRepository } from './repositories/telemetry';
 export { SqliteProjectsRepository } from './repositories/projects';
 export type { ProjectSettings } from './projects/project-settings';

@@ -182,8 +182,19 @@ export interface DashboardAnalytics {
   /** Sessions made in the window. */
   total: number;
   breakdowns: Record<'country' | 'city' | 'browser' | 'os' | 'device', DashboardBreakdownEntry[]>;
+  /** Each UTC day the window touches that had sessions, oldest first (control-plane repositories/session-daily.ts). */
+  days: DashboardDay[];
   /** The widest window, in days (the analytics API's). */
   maxDays: number;
+}
+
+/** One UTC day of a project: sessions created, how many reached Running, and their median start-up. */
+export interface DashboardDay {
+  dayStartMs: number;
+  sessions: number;
+  started: number;
+  /** Milliseconds (within 2.5 %); null when no session of the day started. */
+  medianStartupMs: number | null;
 }
 
 /** `GET <base>/api/projects/:projectId/members` (the owner only): the project's team. */

@@ -2,7 +2,7 @@
 // that read it (bench:analytics, bench:dashboard): sessions spread evenly over 90 days in one
 // project, each with its client dimensions, their day and week rollups and four status snapshots,
 // and telemetry rows in long sessions of 2,000 rows (an event row every 20, statistics between).
-import type { Db } from '@pixelfleet/control-plane/test-support';
+import { SqliteSessionDailyRepository, type Db } from '@pixelfleet/control-plane/test-support';
 
 /** Telemetry rows of each long session (the rest of the sessions have none). */
 export const ROWS_PER_LONG_SESSION = 2_000;
@@ -126,6 +126,8 @@ export function seedAnalyticsStore(db: Db, options: AnalyticsStoreOptions): Anal
   const insertRow = db.prepare(
     'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
+  // The daily rollups through their repository, as the session's insert and its move to Running write them.
+  const daily = new SqliteSessionDailyRepository(db);
   const longEvery = Math.max(1, Math.floor(sessionCount / Math.max(1, Math.ceil(telemetryCount / ROWS_PER_LONG_SESSION))));
   const longSessions: string[] = [];
   let rowsLeft = telemetryCount;
@@ -161,7 +163,11 @@ export function seedAnalyticsStore(db: Db, options: AnalyticsStoreOptions): Anal
           insertSnapshot.run(id, at, JSON.stringify({ sessionId: id, projectId, status, region: 'Europe', ...(worker ? { assignedWorker: 'wrk_bench' } : {}), streamingId: `streamer_${i}`, playerId: `player_${i}`, maxRunTime: 60 }));
         snap('Enqueued', createdAt, false);
         snap('Starting', createdAt + 2_000, true);
-        snap('Running', createdAt + 9_000, true);
+        // Start-ups of 5 to 30 s, as packaged apps take (drawn from the index: no draw from rand).
+        const startupMs = 5_000 + ((i * 7_919) % 25_000);
+        snap('Running', createdAt + 2_000 + startupMs, true);
+        daily.recordCreated(projectId, createdAt);
+        daily.recordStartup(projectId, createdAt, startupMs);
         snap('Terminated', endedAt, true);
         if (rows > 0) {
           longSessions.push(id);

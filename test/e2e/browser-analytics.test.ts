@@ -5,7 +5,8 @@
 // page's events, and statistics rows with framesDecoded rising), a breakdown that counts it, the
 // session list's diagnosis, and the engine log the agent uploaded when the app exited,
 // downloaded, holding the mock app's own lines. Then the same session in the dashboard, in the
-// same browser: the list's verdict and its filters, the telemetry charts, the events and the engine log's end.
+// same browser: the list's verdict and its filters, the telemetry charts, the events, the engine log's
+// end, and the audience with its sessions and median start-up per day.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
@@ -224,6 +225,18 @@ describe("a customer reads a viewer's session through the analytics API", () => 
     const countries = page.getByRole('region', { name: 'Countries' });
     await countries.getByText('United States').waitFor();
     expect(await page.getByRole('region', { name: 'Operating systems' }).getByText('Linux').count()).toBe(1);
+    // Per day: today's sessions (this file's viewers, every one of today's) and their median start-up, a real one.
+    const perDay = (await page.getByRole('img', { name: /^Sessions per day/ }).getAttribute('aria-label'))!;
+    const todays = Number(/last (\d+) sessions/.exec(perDay)?.[1]);
+    expect(todays).toBeGreaterThanOrEqual(1);
+    expect(todays).toBeLessThanOrEqual(total);
+    // Every session of the window is in one of its days (whichever side of a UTC midnight this ran).
+    const audience = (await (await page.request.get(`${dashboard}/api/projects/${projectId}/analytics`)).json()) as { days: { sessions: number }[] };
+    expect(audience.days.reduce((n, d) => n + d.sessions, 0)).toBe(total);
+    const startups = (await page.getByRole('img', { name: /^Median start-up per day/ }).getAttribute('aria-label'))!;
+    const todaysMedian = Number(/last ([\d.]+) s\./.exec(startups)?.[1]);
+    expect(todaysMedian).toBeGreaterThan(0);
+    expect(todaysMedian).toBeLessThan(30);
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await screenshotForDocs(page, 'dashboard-audience');
     expect(problems).toEqual([]);

@@ -28,6 +28,8 @@ export function seedSessionHistory(cp: ControlPlaneWithDb, s: SeededSession): st
   if (!first) throw new Error('a seeded session needs a status');
   const sessionId = `session_${first[1]}_${100_000_000 + counter}`;
   const { sessions } = repositoriesOf(cp);
+  // Placed when it entered Starting, as the scheduler records it.
+  const placedAt = s.statuses.find(([status]) => status === 'Starting')?.[1];
   const stateAt = (status: Status, at: number): { session: SessionRecord; snapshot: SnapshotData } => {
     const assignedWorker = status === 'Enqueued' ? undefined : s.workerId;
     return {
@@ -41,6 +43,7 @@ export function seedSessionHistory(cp: ControlPlaneWithDb, s: SeededSession): st
         playerId: undefined,
         maxRunTime: undefined,
         endReason: s.endReason,
+        ...(placedAt === undefined || status === 'Enqueued' ? {} : { placedAt }),
         createdAt: first[1],
         updatedAt: at,
       },

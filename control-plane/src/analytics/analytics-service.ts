@@ -9,6 +9,7 @@ import type { SessionHistoryRepository, SessionListEntry, SessionListQuery, Snap
 import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
 import type { StoredTelemetryRow, TelemetryPageQuery, TelemetryRepository } from '../repositories/telemetry';
 import type { BreakdownEntry, BreakdownQuery, SessionDimensionsRepository } from '../repositories/session-dimensions';
+import type { SessionDailyRepository, SessionDay } from '../repositories/session-daily';
 import type { SessionStatus } from '../sessions/session-status';
 import type { Diagnosis } from './session-diagnosis';
 import { percentagesOf } from './breakdown-percentages';
@@ -35,6 +36,7 @@ export interface AnalyticsServiceDeps {
   history: SessionHistoryRepository;
   telemetry: Pick<TelemetryRepository, 'pageBySession'>;
   dimensions: Pick<SessionDimensionsRepository, 'breakdown'>;
+  daily: Pick<SessionDailyRepository, 'days'>;
   logFiles: Pick<LogFilesRepository, 'pageBySession' | 'findById'>;
   blobs: Pick<BlobStore, 'has' | 'read'>;
 }
@@ -76,6 +78,11 @@ export class AnalyticsService {
       total,
     );
     return { total, entries: entries.map((e, i) => ({ ...e, percentage: shares[i] ?? 0 })) };
+  }
+
+  /** The project's sessions and median start-up per UTC day, for each day [fromMs, toMs] touches (from the daily rollups). */
+  days(projectId: string, fromMs: number, toMs: number): SessionDay[] {
+    return this.deps.daily.days(projectId, fromMs, toMs);
   }
 
   logFiles(sessionId: string, limit: number, skip: number): { total: number; logFiles: LogFileRecord[] } {

@@ -8,6 +8,7 @@ import { MIGRATIONS, type Migration } from './migrations';
 import { SqliteBuildsRepository } from '../repositories/builds';
 import { SqliteTelemetryDiagnosisRepository } from '../repositories/telemetry-diagnosis';
 import { DIAGNOSES, diagnose } from '../analytics/session-diagnosis';
+import { startupBucket } from '../repositories/session-daily';
 
 const ALL_TABLES = [
   'api_keys',
@@ -21,9 +22,11 @@ const ALL_TABLES = [
   'project_members',
   'projects',
   'schema_migrations',
+  'session_days',
   'session_dimension_days',
   'session_dimension_weeks',
   'session_snapshots',
+  'session_startup_days',
   'sessions',
   'telemetry_rows',
   'user_links',
@@ -391,5 +394,43 @@ describe('migration 20: the stored diagnosis and the session list filters', () =
     const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").get() as { sql: string }).sql;
     const listed = /diagnosis IN \(([^)]*)\)/.exec(sql)?.[1]?.split(',').map((v) => v.trim().replace(/'/g, ''));
     expect(listed).toEqual([...DIAGNOSES]);
+  });
+});
+
+describe('migration 21: sessions and start-ups per day', () => {
+  it("counts older sessions by their creation day and their start-ups (snapshots' Starting → Running) in the buckets startupBucket() computes", () => {
+    const path = join(dir, 'cp.sqlite');
+    const raw = new Database(path);
+    migrate(raw, MIGRATIONS.filter((m) => m.version < 21));
+    raw.prepare("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)").run();
+    raw.prepare("INSERT INTO projects (id, owner_user_id, name, region, created_at) VALUES ('prj_1', 'usr_1', 'p', 'europe', 1)").run();
+    const session = raw.prepare("INSERT INTO sessions (id, project_id, region, status, created_at, updated_at) VALUES (?, 'prj_1', 'europe', 'Terminated', ?, ?)");
+    const snapshot = raw.prepare('INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, ?)');
+    const day = 20_000 * 86_400_000;
+    const startups = { s_1: 7_300, s_2: 7_350, s_3: 41_000, s_4: 1, s_5: undefined } as Record<string, number | undefined>;
+    Object.entries(startups).forEach(([id, startup], i) => {
+      const at = day + i * 1_000 + (id === 's_3' ? 86_400_000 : 0);
+      session.run(id, at, at + 100_000);
+      snapshot.run(id, at, JSON.stringify({ status: 'Enqueued' }));
+      if (startup === undefined) return; // never placed
+      snapshot.run(id, at + 500, JSON.stringify({ status: 'Starting' }));
+      snapshot.run(id, at + 500 + startup, JSON.stringify({ status: 'Running' }));
+      snapshot.run(id, at + 90_000, JSON.stringify({ status: 'Terminated' }));
+    });
+    raw.close();
+
+    const db = track(openDatabase(path));
+    expect(db.prepare('SELECT day, sessions FROM session_days ORDER BY day').all()).toEqual([
+      { day: 20_000, sessions: 4 },
+      { day: 20_001, sessions: 1 },
+    ]);
+    const expected = new Map<string, number>();
+    for (const [id, startup] of Object.entries(startups)) {
+      if (startup === undefined) continue;
+      const key = `${id === 's_3' ? 20_001 : 20_000}:${startupBucket(startup)}`;
+      expected.set(key, (expected.get(key) ?? 0) + 1);
+    }
+    const stored = db.prepare('SELECT day, bucket, sessions FROM session_startup_days ORDER BY day, bucket').all() as { day: number; bucket: number; sessions: number }[];
+    expect(new Map(stored.map((r) => [`${r.day}:${r.bucket}`, r.sessions]))).toEqual(expected);
   });
 });

@@ -526,4 +526,44 @@ CREATE INDEX sessions_project_country ON sessions(project_id, country, created_a
 CREATE INDEX sessions_project_browser ON sessions(project_id, browser, created_at DESC, id DESC);
 `,
   },
+  {
+    version: 21,
+    name: 'sessions and start-up times per day',
+    sql: `
+-- The audience page's daily charts over up to 92 days, from rollups kept current in the
+-- transactions that create a session and move it to Running (repositories/session-daily.ts), never
+-- from the sessions themselves: sessions per UTC day of creation, and the start-ups (Starting →
+-- Running) of each day's sessions counted in buckets 5 % wide (bucket b holds [1.05^b, 1.05^(b+1))
+-- ms), from which the day's median is read. Older sessions are counted here, their start-ups timed
+-- by their snapshots as the session list times them. The retention sweep deletes days before its cutoff.
+CREATE TABLE session_days (
+  project_id TEXT NOT NULL,
+  day INTEGER NOT NULL,
+  sessions INTEGER NOT NULL,
+  PRIMARY KEY (project_id, day)
+) WITHOUT ROWID;
+CREATE TABLE session_startup_days (
+  project_id TEXT NOT NULL,
+  day INTEGER NOT NULL,
+  bucket INTEGER NOT NULL,
+  sessions INTEGER NOT NULL,
+  PRIMARY KEY (project_id, day, bucket)
+) WITHOUT ROWID;
+CREATE INDEX session_days_day ON session_days(day);
+CREATE INDEX session_startup_days_day ON session_startup_days(day);
+INSERT INTO session_days (project_id, day, sessions)
+  SELECT project_id, created_at / 86400000, COUNT(*) FROM sessions GROUP BY 1, 2;
+INSERT INTO session_startup_days (project_id, day, bucket, sessions)
+  SELECT project_id, day, bucket, COUNT(*) FROM (
+    SELECT s.project_id, s.created_at / 86400000 AS day, CAST(floor(ln(max(1, t.running - t.starting)) / ln(1.05)) AS INTEGER) AS bucket
+    FROM (
+      SELECT session_id,
+        MIN(CASE WHEN json_extract(data, '$.status') = 'Starting' THEN received_at END) AS starting,
+        MIN(CASE WHEN json_extract(data, '$.status') = 'Running' THEN received_at END) AS running
+      FROM session_snapshots GROUP BY session_id
+    ) AS t JOIN sessions s ON s.id = t.session_id
+    WHERE t.starting IS NOT NULL AND t.running IS NOT NULL
+  ) GROUP BY 1, 2, 3;
+`,
+  },
 ];

@@ -2,6 +2,7 @@
 import type { Db } from '../db/database';
 import type { SessionStatus } from '../sessions/session-status';
 import { SqliteSessionDimensionsRepository, type ClientDimensions } from './session-dimensions';
+import { SqliteSessionDailyRepository } from './session-daily';
 
 export interface SessionRecord {
   sessionId: string;
@@ -129,9 +130,11 @@ const toParams = (s: SessionRecord) => ({
 export class SqliteSessionsRepository implements SessionsRepository {
   private readonly stmts;
   private readonly dimensions: SqliteSessionDimensionsRepository;
+  private readonly daily: SqliteSessionDailyRepository;
 
   constructor(private readonly db: Db) {
     this.dimensions = new SqliteSessionDimensionsRepository(db);
+    this.daily = new SqliteSessionDailyRepository(db);
     this.stmts = {
       insert: db.prepare(
         `INSERT INTO sessions (${COLUMNS}, ${CLIENT_COLUMNS}, viewer_token_hash) VALUES (@id, @projectId, @region, @status, @assignedWorker, @streamingId,
@@ -173,8 +176,9 @@ export class SqliteSessionsRepository implements SessionsRepository {
         viewerTokenHash: viewerTokenHash ?? null,
       });
       this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
-      // The day's rollup counts the session in the same transaction (session-dimensions.ts).
+      // The day's rollups count the session in the same transaction (session-dimensions.ts, session-daily.ts).
       if (s.client !== undefined) this.dimensions.record(s.projectId, s.createdAt, s.client);
+      this.daily.recordCreated(s.projectId, s.createdAt);
     })();
   }
 
@@ -219,6 +223,8 @@ export class SqliteSessionsRepository implements SessionsRepository {
     this.db.transaction(() => {
       this.stmts.update.run(toParams(s));
       if (snapshot !== undefined) this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
+      // Its start-up (Starting → Running, as the list's snapshots time it) counted in its creation day.
+      if (snapshot?.status === 'Running' && s.placedAt !== undefined) this.daily.recordStartup(s.projectId, s.createdAt, s.updatedAt - s.placedAt);
     })();
   }
 }

@@ -19,6 +19,7 @@ import { SqliteLogFilesRepository } from '../repositories/log-files';
 import { snapshotOf } from '../sessions/session-snapshots';
 import { seedProject, seedSession, seedUser, seedWorker, sessionRecord } from '../repositories/repository-test-db';
 import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
+import { SqliteSessionDailyRepository } from '../repositories/session-daily';
 import { SqliteSessionRetentionRepository } from '../repositories/session-retention';
 import { SqliteLogRetentionRepository } from '../repositories/log-retention';
 import { LocalBlobStore } from '../blobs/blob-store';
@@ -160,6 +161,29 @@ describe('RetentionSweep', () => {
     expect(weeks()).toEqual([...new Set([Math.floor(cutoffDay / 7), Math.floor(clock.now() / DAY / 7)])]);
     expect(result.dimensionDays).toBe(before - rows());
     expect(result.dimensionDays).toBeGreaterThanOrEqual(4); // 2 days x browser and os, and their ended weeks
+  });
+
+  it("deletes the daily sessions and start-up rollups' whole days before the cutoff, keeping the day the cutoff falls in", async () => {
+    const daily = new SqliteSessionDailyRepository(db);
+    const cutoff = clock.now() - DAYS * DAY;
+    const cutoffDay = Math.floor(cutoff / DAY);
+    for (const at of [cutoff - 3 * DAY, cutoffDay * DAY - 1, cutoffDay * DAY, clock.now()]) {
+      daily.recordCreated('prj_9', at);
+      daily.recordStartup('prj_9', at, 8_000);
+    }
+    const days = (table: string) => (db.prepare(`SELECT DISTINCT day FROM ${table} WHERE project_id = 'prj_9' ORDER BY day`).all() as { day: number }[]).map((r) => r.day);
+    const today = Math.floor(clock.now() / DAY);
+    expect(days('session_days')).toEqual([cutoffDay - 3, cutoffDay - 1, cutoffDay, today]);
+
+    const result = await sweeper({ daily, batchRows: 1 }).sweep();
+
+    expect(days('session_days')).toEqual([cutoffDay, today]);
+    expect(days('session_startup_days')).toEqual([cutoffDay, today]);
+    expect(result.dailyRows).toBe(4);
+    expect(daily.days('prj_9', cutoffDay * DAY, clock.now())).toEqual([
+      { dayStartMs: cutoffDay * DAY, sessions: 1, started: 1, medianStartupMs: expect.closeTo(8_000, -3) as number },
+      { dayStartMs: today * DAY, sessions: 1, started: 1, medianStartupMs: expect.closeTo(8_000, -3) as number },
+    ]);
   });
 
   it('deletes at most batchRows rows per statement, with a turn of the event loop between two', async () => {

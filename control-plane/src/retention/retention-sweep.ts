@@ -20,6 +20,7 @@ import type { EventsRepository } from '../repositories/events';
 import type { WorkersRepository } from '../repositories/workers';
 import { SESSION_CHILD_TABLES, type SessionChildTable, type SessionRetentionRepository } from '../repositories/session-retention';
 import type { SessionDimensionsRepository } from '../repositories/session-dimensions';
+import type { SessionDailyRepository } from '../repositories/session-daily';
 import type { LogRetentionRepository } from '../repositories/log-retention';
 import type { BlobStore } from '../blobs/blob-store';
 import type { PeopleRetentionRepository } from '../repositories/people-retention';
@@ -36,6 +37,8 @@ export interface RetentionSweepDeps {
   commands: Pick<WorkersRepository, 'deleteSettledCommandsBefore'>;
   /** The per-day rollup of session dimensions: its whole UTC days before the cutoff go with the sessions. */
   dimensions?: Pick<SessionDimensionsRepository, 'deleteDaysBefore'>;
+  /** The daily sessions and start-up rollups: their whole UTC days before the cutoff go too. */
+  daily?: Pick<SessionDailyRepository, 'deleteDaysBefore'>;
   clock: Clock;
   log: Logger;
   /** Days an ended session, a fleet event and a settled command are kept. */
@@ -70,6 +73,8 @@ export interface SweepResult {
   commands: number;
   /** Rollup rows (session_dimension_days) of days before the cutoff. */
   dimensionDays: number;
+  /** Daily rollup rows (session_days, session_startup_days) of days before the cutoff. */
+  dailyRows: number;
   /** Dashboard sign-ins that were over, links no longer usable, mail records sent or given up before the cutoff. */
   signIns: number;
   links: number;
@@ -141,7 +146,7 @@ export class RetentionSweep {
     const { sessions, events, commands, clock, log } = this.deps;
     const cutoff = clock.now() - this.deps.sessionDays * DAY_MS;
     const limit = this.batchRows;
-    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, logBlobs: 0, events: 0, commands: 0, dimensionDays: 0, signIns: 0, links: 0, mails: 0, batches: 0 };
+    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, logBlobs: 0, events: 0, commands: 0, dimensionDays: 0, dailyRows: 0, signIns: 0, links: 0, mails: 0, batches: 0 };
     const logCutoff = clock.now() - this.deps.logDays * DAY_MS;
     const telemetryCutoff = clock.now() - this.deps.telemetryDays * DAY_MS;
     /** Deletes a batch of log file records, then the blobs no record names any more (same turn); returns the records deleted. */
@@ -187,6 +192,8 @@ export class RetentionSweep {
       // Whole days ending at or before the cutoff (day numbers: floor(ms / DAY_MS)).
       const { dimensions } = this.deps;
       if (dimensions !== undefined && (this.closed || !(await drain(() => dimensions.deleteDaysBefore(Math.floor(cutoff / DAY_MS), limit), (n) => (result.dimensionDays += n))))) break sweep;
+      const { daily } = this.deps;
+      if (daily !== undefined && (this.closed || !(await drain(() => daily.deleteDaysBefore(Math.floor(cutoff / DAY_MS), limit), (n) => (result.dailyRows += n))))) break sweep;
       if (this.closed || !(await drain(() => events.deleteBefore(cutoff, limit), (n) => (result.events += n)))) break sweep;
       if (!(await drain(() => commands.deleteSettledCommandsBefore(cutoff, limit), (n) => (result.commands += n)))) break sweep;
       const { people } = this.deps;
@@ -200,7 +207,7 @@ export class RetentionSweep {
       if (!(await drain(() => deleteLogs(() => this.deps.logs.deleteLogFilesBefore(logCutoff, limit)), (n) => (result.logFiles += n)))) break sweep;
       await drain(() => this.deps.logs.deleteTelemetryBefore(telemetryCutoff, limit), (n) => (result.telemetryRows += n));
     }
-    const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.dimensionDays + result.events + result.commands + result.signIns + result.links + result.mails;
+    const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.dimensionDays + result.dailyRows + result.events + result.commands + result.signIns + result.links + result.mails;
     if (deleted > 0) {
       log.info(
         {

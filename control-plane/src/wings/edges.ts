@@ -22,6 +22,7 @@ import type { SqliteLogFilesRepository } from '../repositories/log-files';
 import { SqliteTelemetryRepository } from '../repositories/telemetry';
 import { SqliteAccessFactsRepository } from '../repositories/access-facts';
 import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
+import { SqliteSessionDailyRepository } from '../repositories/session-daily';
 import { SqliteSessionHistoryRepository } from '../repositories/session-history';
 import { OnlineBackups } from '../db/online-backup';
 import { createAgentService } from '../grpc/agent-service';
@@ -156,6 +157,7 @@ export function buildEdges(input: EdgesInput): Edges {
     history: new SqliteSessionHistoryRepository(db),
     telemetry: new SqliteTelemetryRepository(db),
     dimensions: new SqliteSessionDimensionsRepository(db),
+    daily: new SqliteSessionDailyRepository(db),
     logFiles: input.logFiles,
     blobs,
   });

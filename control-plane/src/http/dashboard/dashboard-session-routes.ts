@@ -1,7 +1,7 @@
 // The dashboard's session and audience routes of one project, for a signed-in person: a page of
 // its sessions (newest first, filtered by date window, status, diagnosis, country and browser, and
 // counted up to SESSIONS_COUNT_CAP so a page stays one bounded read over millions), the five
-// audience breakdowns of a window,
+// audience breakdowns of a window with its sessions and median start-up per day,
 // one session with its snapshot timeline, the player's
 // telemetry as chartable numbers, the page's events, its diagnosis and engine log files (the tail
 // to read, the whole file to download), and End session for those who may write. Reads go
@@ -120,7 +120,8 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
       total = answer.total;
       breakdowns[dimension] = answer.entries.map((e) => ({ value: dimension === 'city' && e.country !== undefined ? `${e.value} (${e.country})` : e.value, count: e.count, percentage: e.percentage }));
     }
-    const answer: DashboardAnalytics = { project: header, fromMs, toMs, total, breakdowns, maxDays: ANALYTICS_WINDOW_DAYS };
+    const days = deps.analytics.days(project.projectId, fromMs, toMs);
+    const answer: DashboardAnalytics = { project: header, fromMs, toMs, total, breakdowns, days, maxDays: ANALYTICS_WINDOW_DAYS };
     return reply.header('cache-control', 'no-store').send(answer);
   });
 

@@ -1,11 +1,13 @@
 // A project's audience over a date window (at most the analytics API's 92 days): how many
-// sessions, and from where, on what browser, system and device, as bars with their numbers.
+// sessions, sessions and median start-up per day (UTC days, as the daily rollups count them) as
+// charts, and from where, on what browser, system and device, as bars with their numbers.
 import { useState } from 'preact/hooks';
 import { useDashboard } from '../context';
 import { Notice } from '../parts/notice';
 import { ProjectNav } from '../parts/project-nav';
+import { TimeChart } from '../parts/time-chart';
 import { usePolled } from '../polling';
-import type { DashboardAnalytics, DashboardBreakdownEntry } from '../../wire';
+import type { DashboardAnalytics, DashboardBreakdownEntry, DashboardDay } from '../../wire';
 
 const DAY_MS = 86_400_000;
 const TITLES: Record<keyof DashboardAnalytics['breakdowns'], string> = { country: 'Countries', city: 'Cities', browser: 'Browsers', os: 'Operating systems', device: 'Devices' };
@@ -54,6 +56,7 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
           <p class="total">
             <strong data-testid="analytics-total">{data.total}</strong> {data.total === 1 ? 'session' : 'sessions'} in this window (at most {data.maxDays} days).
           </p>
+          <DailyCharts days={data.days} fromMs={data.fromMs} toMs={data.toMs} />
           <div class="breakdowns">
             {(Object.keys(TITLES) as (keyof DashboardAnalytics['breakdowns'])[]).map((dimension) => (
               <Breakdown key={dimension} title={TITLES[dimension]} entries={data.breakdowns[dimension]} total={data.total} />
@@ -62,6 +65,25 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
         </>
       )}
     </>
+  );
+}
+
+/** Sessions and median start-up for every UTC day of the window (a day without sessions: 0 and no start-up). */
+function DailyCharts({ days, fromMs, toMs }: { days: DashboardDay[]; fromMs: number; toMs: number }) {
+  const byDay = new Map(days.map((d) => [d.dayStartMs, d]));
+  const times: number[] = [];
+  for (let day = Math.floor(fromMs / DAY_MS) * DAY_MS; day <= toMs; day += DAY_MS) times.push(day);
+  const sessions = { label: 'Sessions', values: times.map((t) => byDay.get(t)?.sessions ?? 0) };
+  const startupSeconds = (t: number) => {
+    const ms = byDay.get(t)?.medianStartupMs ?? null;
+    return ms === null ? null : ms / 1000;
+  };
+  const startup = { label: 'Median start-up', values: times.map(startupSeconds) };
+  return (
+    <div class="charts">
+      <TimeChart title="Sessions per day (UTC days)" unit="sessions" times={times} series={[sessions]} />
+      <TimeChart title="Median start-up per day (UTC days)" unit="s" times={times} series={[startup]} />
+    </div>
   );
 }
 
