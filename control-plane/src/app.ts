@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
+import fastifyCompress from '@fastify/compress';
 import { crossesNetworkInPlaintext, systemClock, type Clock, createLogger } from '@pixelfleet/common';
 import { insecureListeners, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { randomIds, type IdSource } from './lib/ids';
@@ -116,6 +117,8 @@ export interface ControlPlane {
 
 /** How long gRPC calls may take to finish at shutdown before they are cut. */
 const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
+/** Dashboard answers shorter than this go as they are: a gzip header and a CPU turn save nothing on them. */
+const DASHBOARD_COMPRESS_MIN_BYTES = 1024;
 
 /** The app and its raw database handle, for tests and benches that seed or read rows (`@pixelfleet/control-plane/test-support`). */
 export interface ControlPlaneWithDb extends ControlPlane {
@@ -334,14 +337,20 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
         log.warn({ listener }, 'listening in plaintext on an address other machines can reach: tokens cross the network unencrypted (set TLS, see docs/deployment.md "TLS")');
       }
       await registerShareRoutes(http, { gateway, projects });
-      const guards = await registerDashboardAuthRoutes(http, { people, fairUse, dashboardUrl: () => publicUrls?.dashboard ?? '' });
-      registerDashboardRoutes(http, { guards, people, projects, sessions, shareUrl: () => publicUrls?.share ?? '' });
-      const projectAccess = new DashboardProjectAccess({ guards, access: dashboard.access, accessFacts: dashboard.accessFacts, projects: dashboard.projects });
-      registerDashboardProjectRoutes(http, { guards, projectAccess, projects: dashboard.projects, builds: dashboard.builds, deliveries: dashboard.deliveries });
-      registerDashboardSessionRoutes(http, { guards, projectAccess, analytics: dashboard.analytics, sessions });
-      registerDashboardTeamRoutes(http, { guards, projectAccess, accounts, people, projects });
-      registerDashboardFleetRoutes(http, { guards, people, registry, adminToken: config.adminToken, clock });
-      registerDashboardPageRoutes(http, { guards, dashboardUrl: () => publicUrls?.dashboard ?? '' });
+      // The dashboard in a scope of its own, so that what it sends (its bundle, pages of JSON up to
+      // a few hundred KB) goes gzipped to browsers that accept it, while the REST API, the share
+      // page and the viewers' sockets answer as they always have.
+      await http.register(async (scope) => {
+        await scope.register(fastifyCompress, { encodings: ['gzip'], threshold: DASHBOARD_COMPRESS_MIN_BYTES });
+        const guards = await registerDashboardAuthRoutes(scope, { people, fairUse, dashboardUrl: () => publicUrls?.dashboard ?? '' });
+        registerDashboardRoutes(scope, { guards, people, projects, sessions, shareUrl: () => publicUrls?.share ?? '' });
+        const projectAccess = new DashboardProjectAccess({ guards, access: dashboard.access, accessFacts: dashboard.accessFacts, projects: dashboard.projects });
+        registerDashboardProjectRoutes(scope, { guards, projectAccess, projects: dashboard.projects, builds: dashboard.builds, deliveries: dashboard.deliveries });
+        registerDashboardSessionRoutes(scope, { guards, projectAccess, analytics: dashboard.analytics, sessions });
+        registerDashboardTeamRoutes(scope, { guards, projectAccess, accounts, people, projects });
+        registerDashboardFleetRoutes(scope, { guards, people, registry, adminToken: config.adminToken, clock });
+        registerDashboardPageRoutes(scope, { guards, dashboardUrl: () => publicUrls?.dashboard ?? '' });
+      });
       // Read before the first viewer can arrive (once per process; config geoip.enabled).
       if (config.geoip.enabled) geoIp = await loadDbIpCity();
       await listenOrExplain('http', config.http.host, config.http.port, () => http.listen({ host: config.http.host, port: config.http.port }));

@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { get } from 'node:http';
 import { bundleDashboard } from '@pixelfleet/dashboard';
 import { createLogger, loadControlPlaneConfig } from '@pixelfleet/control-plane';
 import { buildControlPlaneWithDb } from '@pixelfleet/control-plane/test-support';
@@ -103,6 +103,18 @@ async function compare(dashboard: (i: number) => Read[], rest: (i: number) => Re
     }
   }
   return out;
+}
+
+/** The bytes a GET with Accept-Encoding: gzip receives (fetch would hide them, decoding), and how they were encoded. */
+function wireBytes(url: string): Promise<{ name: string; bytes: number; encoding: string }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => resolve({ name: new URL(url).pathname.split('/').pop()!, bytes, encoding: res.headers['content-encoding'] ?? 'identity' }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
 }
 
 const kb = (chars: number) => `${f(chars / 1000, 1)} KB`;
@@ -199,14 +211,16 @@ try {
     ),
   );
 
-  // ---- The first page's assets, gzipped. ----
+  // ---- The first page's assets as they cross the wire to a browser that accepts gzip. ----
+  const shellHtml = await (await fetch(`${dashboardUrl}/`)).text();
+  const assetUrls = [...shellHtml.matchAll(/(?:src|href)="([^"]+\/assets\/[^"]+)"/g)].map((m) => new URL(m[1]!, dashboardUrl).toString());
+  const sent = await Promise.all(assetUrls.map((url) => wireBytes(url)));
+  const wire = sent.reduce((n, a) => n + a.bytes, 0);
   const bundle = await bundleDashboard();
-  const jsGz = gzipSync(bundle.js).length;
-  const cssGz = gzipSync(bundle.css).length;
   table.push({
-    measure: 'first page, script + style gzipped',
-    figures: `${kb(jsGz + cssGz)} (script ${jsGz} B, style ${cssGz} B)`,
-    target: `<= ${FIRST_PAGE_TARGET_BYTES / 1000} KB: ${verdict(jsGz + cssGz <= FIRST_PAGE_TARGET_BYTES)}`,
+    measure: 'first page, script + style as sent (Accept-Encoding: gzip)',
+    figures: `${kb(wire)} (${sent.map((a) => `${a.name} ${a.bytes} B ${a.encoding}`).join(', ')}; ${kb(bundle.js.length + bundle.css.length)} unpacked)`,
+    target: `<= ${FIRST_PAGE_TARGET_BYTES / 1000} KB: ${verdict(wire <= FIRST_PAGE_TARGET_BYTES && sent.every((a) => a.encoding === 'gzip'))}`,
   });
 
   // ---- Chromium: navigation to the projects page drawn, signed in, the bundle built. ----

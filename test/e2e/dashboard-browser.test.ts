@@ -8,7 +8,8 @@
 // control, whose forged writes are refused, and whose key loses the project once removed). Each page is scanned for accessibility (axe-core), nothing breaks its
 // Content-Security-Policy, and its cookies carry their flags.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
+import { get, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -258,6 +259,22 @@ describe('a customer in the dashboard', () => {
     await page.close();
   });
 
+  it('sends its bundle gzipped to a browser that accepts it, as is to one that does not (and short answers as they are)', async () => {
+    const html = await (await fetch(`${dashboardUrl}/account`)).text();
+    const script = new URL(/<script src="([^"]+)"/.exec(html)![1]!, dashboardUrl).toString();
+    const zipped = await rawGet(script, 'gzip');
+    const plain = await rawGet(script, 'identity');
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers.vary).toMatch(/accept-encoding/i);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+    expect(zipped.body.length).toBeLessThan(plain.body.length / 2);
+    // A JSON answer too: the projects list of a signed-out browser is a short 401, sent as it is.
+    const refused = await rawGet(`${dashboardUrl}/api/projects`, 'gzip');
+    expect(refused.status).toBe(401);
+    expect(refused.headers['content-encoding']).toBeUndefined();
+  });
+
   it('is served with its policy on every page path, its assets cached for good, and unknown API paths as 404s', async () => {
     const shell = await fetch(`${dashboardUrl}/account`);
     expect(shell.status).toBe(200);
@@ -412,3 +429,15 @@ describe('a customer in the dashboard', () => {
     await page.close();
   }, 90_000);
 });
+
+/** A GET with this Accept-Encoding, its body as the bytes that crossed the wire (fetch would decode them). */
+function rawGet(url: string, acceptEncoding: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { 'accept-encoding': acceptEncoding } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
