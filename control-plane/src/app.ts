@@ -26,6 +26,7 @@ import { SqliteSessionRetentionRepository } from './repositories/session-retenti
 import { SqliteLogRetentionRepository } from './repositories/log-retention';
 import { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
 import { SqliteSessionDailyRepository } from './repositories/session-daily';
+import { SessionDiagnosisStore } from './repositories/session-diagnosis-store';
 import { LocalBlobStore, type BlobStore } from './blobs/blob-store';
 import { EventLog } from './events/event-log';
 import type { WatchCounters } from './events/event-watch';
@@ -216,6 +217,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     projects,
     sessionsRepo,
     logFiles,
+    diagnoses: new SessionDiagnosisStore(db),
     blobs,
     canRunBuild: (workerId, uploadId) => buildsWing.distribution.canRun(workerId, uploadId),
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,

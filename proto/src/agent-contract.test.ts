@@ -76,7 +76,7 @@ const FROM_AGENT: Record<Exclude<NonNullable<agentV1.ConnectRequest['msg']>['$ca
     {
       type: 'heartbeat', sentAtMs: AT, runningSessions: 2,
       activity: [
-        { sessionId: 'session_1_1', lastInputAtMs: AT - 5, relay: { keyframeRequestsMade: 1, keyframeRequestsToApp: 2, keyframeRequestsCoalesced: 3, ingestPacketsMissing: 4, ingestPacketsAbandoned: 5, viewerPacketsResent: 6, viewerNackMisses: 7, rembBps: 8_000_000 } },
+        { sessionId: 'session_1_1', lastInputAtMs: AT - 5, relay: { keyframeRequestsMade: 1, keyframeRequestsToApp: 2, keyframeRequestsCoalesced: 3, ingestPacketsMissing: 4, ingestPacketsAbandoned: 5, viewerPacketsResent: 6, viewerNackMisses: 7, rembBps: 8_000_000, viewersShownVideo: 9 } },
         { sessionId: 'session_1_2', lastInputAtMs: undefined, relay: undefined },
       ],
     },

@@ -50,7 +50,9 @@ export type SessionEventKind =
   | 'appExited'
   | 'appStopped'
   /** The app sent `disconnectPlayer` for the viewer's player; message is its reason ('' for none). */
-  | 'appDisconnectedViewer';
+  | 'appDisconnectedViewer'
+  /** Video reached the viewer: its receiver reports acknowledged a whole keyframe (once per session). */
+  | 'videoShown';
 
 export interface AgentSessionEvent {
   sessionId: string;
@@ -173,6 +175,7 @@ const EVENT_TO_PROTO: Record<SessionEventKind, agentV1.SessionEventKind> = {
   appExited: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_EXITED,
   appStopped: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_STOPPED,
   appDisconnectedViewer: agentV1.SessionEventKind.SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER,
+  videoShown: agentV1.SessionEventKind.SESSION_EVENT_KIND_VIDEO_SHOWN,
 };
 
 function inverse<K extends string, V extends number>(table: Record<K, V>): Partial<Record<V, K>> {

@@ -6,7 +6,8 @@
 // session list's diagnosis, and the engine log the agent uploaded when the app exited,
 // downloaded, holding the mock app's own lines. Then the same session in the dashboard, in the
 // same browser: the list's verdict and its filters, the telemetry charts, the events, the engine log's
-// end, and the audience with its sessions and median start-up per day.
+// end, and the audience with its sessions and median start-up per day. Last, a viewer whose page
+// never reports: the relay's own witness (the viewer's receiver reports) gives its verdict.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
@@ -242,4 +243,29 @@ describe("a customer reads a viewer's session through the analytics API", () => 
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);
+
+  // The relay as the second witness: this viewer's page never delivers a row (its telemetry posts
+  // and beacons are refused on the way), and it leaves 2 s after its first frame. What Chromium's
+  // receiver reports told the relay (the first keyframe arrived whole) is all the server has.
+  it("a viewer whose player never reports and who leaves after 2 s: the relay's witness makes it videoDelivered", async () => {
+    const page = await browser.context.newPage();
+    // Blocked in Chromium's network stack (page.route sees fetches but not the pagehide beacon).
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setBlockedURLs', { urls: ['*/api/v1/telemetry*'] });
+    const before = new Set(t.cp.sessions.list({ limit: 100 }).map((s) => s.sessionId));
+    await page.goto(shareUrl);
+    await expect.poll(() => framesDecoded(page), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    const sessionId = t.cp.sessions.list({ limit: 100 }).find((s) => !before.has(s.sessionId))?.sessionId;
+    expect(sessionId).toBeDefined();
+    await page.waitForTimeout(2_000); // the viewer watches for 2 s (the case's point, not a wait for an event)
+    await page.close({ runBeforeUnload: true });
+    await expect.poll(() => t.cp.sessions.get(sessionId!).status, { timeout: 15_000 }).toBe('Terminated');
+
+    const window = { startDate: new Date(Date.now() - 3_600_000).toISOString(), endDate: new Date(Date.now() + 60_000).toISOString() };
+    const entry = async () => ((await read(`/projects/${projectId}/sessions`, window)).body.sessions as Record<string, unknown>[]).find((s) => s.sessionId === sessionId);
+    await expect.poll(async () => (await entry())?.diagnosis, { timeout: 10_000, interval: 250 }).toBe('videoDelivered');
+    // Not one row reached the server: the verdict is the relay's alone.
+    expect((await read('/frontend-streaming-logs', { sessionId: sessionId!, projectId })).body.logs).toEqual([]);
+  }, 90_000);
 });

@@ -308,7 +308,7 @@ describe('a rogue Hello', () => {
       return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
     };
     const before = await metric('pixelfleet_relay_keyframe_requests_total');
-    const relay = { keyframeRequestsMade: 1_000_000, keyframeRequestsToApp: 0, keyframeRequestsCoalesced: 0, ingestPacketsMissing: 0, ingestPacketsAbandoned: 0, viewerPacketsResent: 0, viewerNackMisses: 0, rembBps: 0 };
+    const relay = { keyframeRequestsMade: 1_000_000, keyframeRequestsToApp: 0, keyframeRequestsCoalesced: 0, ingestPacketsMissing: 0, ingestPacketsAbandoned: 0, viewerPacketsResent: 0, viewerNackMisses: 0, rembBps: 0, viewersShownVideo: 0 };
     const activity = [theirs, 'session_1700000000000_100000001', 'session_1700000000000_100000002'].map((sessionId) => ({ sessionId, relay }));
     const heartbeat: agentV1.ConnectRequest = { msg: { $case: 'heartbeat', value: { sentAt: new Date(), runningSessions: 0, sessionActivity: activity } } };
     const ack: agentV1.ConnectRequest = { msg: { $case: 'ack', value: { commandId: 'cmd_not_sent', seq: 999, phase: agentV1.CommandPhase.COMMAND_PHASE_SUCCEEDED, errorCode: '', errorMessage: '', progressPercent: 0 } } };

@@ -54,6 +54,8 @@ export interface SessionRelayEvents extends Record<string, unknown[]> {
   ingestFailed: [reason: string];
   /** The viewer's media AND data channel are up. */
   viewerConnected: [playerId: string];
+  /** Video reached a viewer for the first time in this session (viewer-leg.ts: its receiver reports acknowledged a whole keyframe). */
+  videoShown: [playerId: string];
   /**
    * The viewer went away on its own (ICE/DTLS failed, peer or channel closed); it is already
    * released. Not fired for removeViewer() or close().
@@ -109,6 +111,8 @@ export interface RelayStats {
   viewerNackMisses: number;
   /** Last REMB value sent to the app, bits per second (0 before the first). */
   rembBps: number;
+  /** Viewers whose receiver reports acknowledged a whole keyframe: video reached them. */
+  viewersShownVideo: number;
   /** The bitrate policy's phase in its last period (bitrate-policy.ts). */
   bitratePhase: BitratePhase;
 }
@@ -161,6 +165,7 @@ export class SessionRelay {
     viewerPacketsResent: 0,
     viewerNackMisses: 0,
     rembBps: 0,
+    viewersShownVideo: 0,
   };
 
   constructor(private readonly options: RelayOptions) {
@@ -294,6 +299,9 @@ export class SessionRelay {
         connected: () => {
           this.log.info({ playerId }, 'viewer connected');
           this.listeners.emit('viewerConnected', playerId);
+        },
+        videoShown: () => {
+          if (this.counters.viewersShownVideo++ === 0) this.listeners.emit('videoShown', playerId);
         },
         disconnected: (reason) => this.onViewerLost(leg, reason),
         candidate: (c) => this.emitViewerCandidate(playerId, c),

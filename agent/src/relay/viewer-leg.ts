@@ -9,6 +9,8 @@ import {
   ReceiverEstimatedMaxBitrate,
   RTCPeerConnection,
   RtcpPayloadSpecificFeedback,
+  RtcpRrPacket,
+  RtcpSrPacket,
   RtcpTransportLayerFeedback,
   uint16Add,
   uint32Add,
@@ -23,6 +25,7 @@ import { ChannelOutbox, type ChannelPayload, type OutboxLimits } from './channel
 import { RelayError } from './relay-error';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
 import { SendHistory } from './send-history';
+import { VideoShownWitness } from './video-shown';
 import { growSocketBuffers, VIEWER_SEND_BUFFER_BYTES, type SocketBufferSizes } from './socket-buffers';
 
 /** Pixel Streaming's channel label (the app's channel has the same one). */
@@ -75,6 +78,8 @@ export interface ViewerLegHooks {
   /** DTLS is up: packets written from now on reach the viewer. */
   mediaReady(): void;
   connected(): void;
+  /** Video reached this viewer: its receiver reports acknowledged a whole keyframe (video-shown.ts). Once. */
+  videoShown(): void;
   disconnected(reason: string): void;
   /** A local candidate gathered after the offer was returned (earlier ones are in the offer). */
   candidate(candidate: RelayIceCandidate): void;
@@ -94,6 +99,7 @@ export class ViewerLeg {
   private readonly outputs: Record<MediaKind, Output>;
   /** Video packets as this viewer got them, to answer its NACKs (audio is not NACKed). */
   private readonly history = new SendHistory();
+  private readonly videoShown = new VideoShownWitness();
   private mediaReady = false;
   private offerReturned = false;
   /** The answer applied (or being applied): the same one read again (a page resending it to a control plane that restarted) is ignored. */
@@ -249,6 +255,7 @@ export class ViewerLeg {
     // the viewer gets it. It returns early, unchanged, when werift's DTLS is not up: not sent.
     if (kind === 'video' && packet.header.ssrc === output.sender.ssrc) {
       this.history.put(packet);
+      this.videoShown.sent(packet.header.sequenceNumber, packet.header.marker, packet.payload);
       this.counts.forwarded++;
       this.counts.bytes += packet.payload.length + RTP_HEADER_BYTES;
     }
@@ -322,9 +329,15 @@ export class ViewerLeg {
   }
 
   private onRtcp(packet: RtcpPacket): void {
+    const videoSsrc = this.outputs.video.sender.ssrc;
+    if (packet instanceof RtcpRrPacket || packet instanceof RtcpSrPacket) {
+      for (const block of packet.reports) {
+        if (block.ssrc === videoSsrc && this.videoShown.report(block.highestSequence, block.packetsLost)) this.hooks.videoShown();
+      }
+      return;
+    }
     if (!(packet instanceof RtcpPayloadSpecificFeedback)) return;
     const { feedback } = packet;
-    const videoSsrc = this.outputs.video.sender.ssrc;
     if (feedback instanceof ReceiverEstimatedMaxBitrate) {
       this.hooks.estimate(Number(feedback.bitrate));
     } else if (feedback instanceof PictureLossIndication) {

@@ -171,6 +171,8 @@ export class SessionRuntime {
       log: log.child({ component: 'relay' }),
     });
     this.relay.on('viewerConnected', () => this.options.report('viewerConnected'));
+    // The relay's own witness that video reached a viewer, for the session's diagnosis (sent once).
+    this.relay.on('videoShown', () => this.options.report('videoShown'));
     this.relay.on('viewerDisconnected', (_id, reason) => this.options.report('viewerDisconnected', { message: reason }));
     this.relay.on('ingestFailed', (reason) => log.warn({ reason }, 'ingest from the app failed'));
     this.relay.onStreamerCandidate((candidate) => this.streamer?.sendIceCandidate(RELAY_PLAYER_ID, toIceCandidateInit(candidate)));
@@ -262,8 +264,8 @@ export class SessionRuntime {
   relayCounters(): RelayCounters | undefined {
     const stats = this.relay?.stats();
     if (stats === undefined) return undefined;
-    const { keyframeRequestsMade, keyframeRequestsToApp, keyframeRequestsCoalesced, ingestPacketsMissing, ingestPacketsAbandoned, viewerPacketsResent, viewerNackMisses, rembBps } = stats;
-    return { keyframeRequestsMade, keyframeRequestsToApp, keyframeRequestsCoalesced, ingestPacketsMissing, ingestPacketsAbandoned, viewerPacketsResent, viewerNackMisses, rembBps };
+    const { keyframeRequestsMade, keyframeRequestsToApp, keyframeRequestsCoalesced, ingestPacketsMissing, ingestPacketsAbandoned, viewerPacketsResent, viewerNackMisses, rembBps, viewersShownVideo } = stats;
+    return { keyframeRequestsMade, keyframeRequestsToApp, keyframeRequestsCoalesced, ingestPacketsMissing, ingestPacketsAbandoned, viewerPacketsResent, viewerNackMisses, rembBps, viewersShownVideo };
   }
 
   /**

@@ -5,7 +5,7 @@ import { percentagesOf } from './breakdown-percentages';
 import { diagnose } from './session-diagnosis';
 import type { DiagnosisFacts } from '../repositories/telemetry-diagnosis';
 
-const facts = (f: Partial<DiagnosisFacts>): DiagnosisFacts => ({ hasRows: true, rowsEverAccepted: 1, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined, ...f });
+const facts = (f: Partial<DiagnosisFacts>): DiagnosisFacts => ({ hasRows: true, rowsEverAccepted: 1, videoShown: false, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined, ...f });
 
 describe('diagnose', () => {
   it('applies the reading rules in order', () => {
@@ -21,6 +21,16 @@ describe('diagnose', () => {
     expect(diagnose(facts({ connected: true, oldestStatistics: { framesDecoded: 5, fps: 0 }, newestStatistics: { framesDecoded: 5, fps: 0 } }))).toBe('connectedWithoutVideo');
     // Only statistics, never above 0: events or not, no video.
     expect(diagnose(facts({ oldestStatistics: { framesDecoded: 0, fps: 0 }, newestStatistics: { framesDecoded: 0, fps: 0 } }))).toBe('connectedWithoutVideo');
+  });
+
+  it("takes the relay's witness of video shown where the player's statistics say nothing, never against them", () => {
+    const shown = { videoShown: true };
+    // A viewer who left before its player reported: nothing at all, or events only.
+    expect(diagnose(facts({ ...shown, hasRows: false, rowsEverAccepted: 0 }))).toBe('videoDelivered');
+    expect(diagnose(facts({ ...shown, sdpAnswer: true, connected: true }))).toBe('videoDelivered');
+    expect(diagnose(facts({ ...shown, sdpAnswer: true }))).toBe('videoDelivered');
+    // Statistics that show no frame decoded outrank it: the packets arrived, the picture did not.
+    expect(diagnose(facts({ ...shown, connected: true, oldestStatistics: { framesDecoded: 0, fps: 0 }, newestStatistics: { framesDecoded: 0, fps: 0 } }))).toBe('connectedWithoutVideo');
   });
 });
 

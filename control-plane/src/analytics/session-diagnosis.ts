@@ -9,7 +9,9 @@ import type { DiagnosisFacts } from '../repositories/telemetry-diagnosis';
  *   and were deleted (the session itself is kept longer): nothing left to read. Since the diagnosis
  *   is stored with each batch (repositories/telemetry.ts, migration 20), only sessions whose rows
  *   were gone before then keep this;
- * - `videoDelivered`: framesDecoded rising with FPS above 0;
+ * - `videoDelivered`: framesDecoded rising with FPS above 0; or, with no statistics row to say
+ *   otherwise, the relay's witness that video reached the viewer (its receiver reports acknowledged
+ *   a whole keyframe: agent relay/video-shown.ts), for a viewer who left before its player reported;
  * - `mediaNeverConnected`: sdpAnswer without connected: the media connection never came up;
  * - `connectedWithoutVideo`: events but framesDecoded never above 0.
  */
@@ -23,12 +25,14 @@ export type Diagnosis = (typeof DIAGNOSES)[number];
  * the oldest and the newest).
  */
 export function diagnose(facts: DiagnosisFacts): Diagnosis {
-  if (!facts.hasRows) return facts.rowsEverAccepted > 0 ? 'telemetryExpired' : 'neverReported';
+  if (!facts.hasRows) return facts.videoShown ? 'videoDelivered' : facts.rowsEverAccepted > 0 ? 'telemetryExpired' : 'neverReported';
   const newest = facts.newestStatistics;
   const oldest = facts.oldestStatistics;
   if (newest !== undefined && newest.framesDecoded > 0 && (newest.fps > 0 || (oldest !== undefined && newest.framesDecoded > oldest.framesDecoded))) {
     return 'videoDelivered';
   }
+  // The player's statistics, when there are any, outrank the relay: they saw whether frames decoded.
+  if (newest === undefined && facts.videoShown) return 'videoDelivered';
   if (facts.sdpAnswer && !facts.connected) return 'mediaNeverConnected';
   return 'connectedWithoutVideo';
 }

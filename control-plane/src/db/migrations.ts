@@ -491,6 +491,9 @@ ALTER TABLE dashboard_sessions ADD COLUMN operator_until INTEGER;
 -- when retention later deletes the rows it was read from. Sessions before this migration get it here,
 -- by the same rules in SQL (a row whose counters are not plain numbers may read otherwise: the
 -- player sends numbers or numeric strings); telemetryExpired is a session whose rows were already gone.
+-- video_shown_at: when the relay saw video reach the viewer (the agent's videoShown event: the
+-- viewer's receiver reports acknowledged a whole keyframe), a second witness for the diagnosis.
+ALTER TABLE sessions ADD COLUMN video_shown_at INTEGER;
 ALTER TABLE sessions ADD COLUMN diagnosis TEXT NOT NULL DEFAULT 'neverReported'
   CHECK (diagnosis IN ('neverReported', 'telemetryExpired', 'mediaNeverConnected', 'connectedWithoutVideo', 'videoDelivered'));
 UPDATE sessions SET diagnosis = 'telemetryExpired'

@@ -21,6 +21,7 @@ const counters = (over: Partial<RelayCounters> = {}): RelayCounters => ({
   viewerPacketsResent: 0,
   viewerNackMisses: 0,
   rembBps: 0,
+  viewersShownVideo: 0,
   ...over,
 });
 

@@ -55,6 +55,7 @@ const RELAY_COUNTERS: Readonly<Record<string, { help: string; from: keyof RelayC
   pixelfleet_relay_ingest_packets_abandoned_total: { help: 'Missing video packets apps could not resend', from: 'ingestPacketsAbandoned' },
   pixelfleet_relay_viewer_packets_resent_total: { help: 'Packets resent to viewers from relay send histories', from: 'viewerPacketsResent' },
   pixelfleet_relay_viewer_nack_misses_total: { help: 'Packets viewers asked for that a relay no longer held', from: 'viewerNackMisses' },
+  pixelfleet_relay_viewers_shown_video_total: { help: 'Viewers whose receiver reports acknowledged a whole keyframe', from: 'viewersShownVideo' },
 };
 
 /**

@@ -38,12 +38,13 @@ describe('SqliteTelemetryDiagnosisRepository', () => {
     expect(repo.diagnosisFacts('session_1_1')).toEqual({
       hasRows: true,
       rowsEverAccepted: 0, // seeded straight into the table: the count is the ingest's
+      videoShown: false,
       sdpAnswer: true,
       connected: false,
       oldestStatistics: { framesDecoded: 0, fps: 0 },
       newestStatistics: { framesDecoded: 540, fps: 60 },
     });
-    expect(repo.diagnosisFacts('session_2_2')).toEqual({ hasRows: false, rowsEverAccepted: 0, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined });
+    expect(repo.diagnosisFacts('session_2_2')).toEqual({ hasRows: false, rowsEverAccepted: 0, videoShown: false, sdpAnswer: false, connected: false, oldestStatistics: undefined, newestStatistics: undefined });
   });
 
   it('answers every statement through an index, without a scan or a sort', () => {

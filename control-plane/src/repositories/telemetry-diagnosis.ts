@@ -13,6 +13,8 @@ export interface DiagnosisFacts {
   hasRows: boolean;
   /** Rows the session ever had accepted (sessions.telemetry_count; retention never lowers it). */
   rowsEverAccepted: number;
+  /** The relay saw video reach the viewer (sessions.video_shown_at: its receiver reports acknowledged a whole keyframe). */
+  videoShown: boolean;
   sdpAnswer: boolean;
   connected: boolean;
   /** The oldest and newest statistics rows (framesDecoded is cumulative: the newest holds the most). */
@@ -30,7 +32,7 @@ export interface TelemetryDiagnosisRepository {
  */
 export const DIAGNOSIS_QUERIES = {
   hasRows: 'SELECT EXISTS (SELECT 1 FROM telemetry_rows WHERE session_id = ?) AS yes',
-  rowsEverAccepted: 'SELECT telemetry_count AS n FROM sessions WHERE id = ?',
+  rowsEverAccepted: 'SELECT telemetry_count AS n, video_shown_at IS NOT NULL AS shown FROM sessions WHERE id = ?',
   hasEvent: 'SELECT EXISTS (SELECT 1 FROM telemetry_rows WHERE session_id = ? AND event = ? AND log_type IS NOT NULL) AS yes',
   oldestStatistics: 'SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts, id LIMIT 1',
   newestStatistics: 'SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts DESC, id DESC LIMIT 1',
@@ -62,9 +64,11 @@ export class SqliteTelemetryDiagnosisRepository implements TelemetryDiagnosisRep
   diagnosisFacts(sessionId: string): DiagnosisFacts {
     const yes = (r: unknown) => (r as { yes: number }).yes === 1;
     const rowOf = (r: unknown) => (r as { row: string } | undefined)?.row;
+    const session = this.stmts.rowsEverAccepted.get(sessionId) as { n: number; shown: number } | undefined;
     return {
       hasRows: yes(this.stmts.hasRows.get(sessionId)),
-      rowsEverAccepted: (this.stmts.rowsEverAccepted.get(sessionId) as { n: number } | undefined)?.n ?? 0,
+      rowsEverAccepted: session?.n ?? 0,
+      videoShown: session?.shown === 1,
       sdpAnswer: yes(this.stmts.hasEvent.get(sessionId, 'sdpAnswer')),
       connected: yes(this.stmts.hasEvent.get(sessionId, 'connected')),
       oldestStatistics: sample(rowOf(this.stmts.oldestStatistics.get(sessionId))),

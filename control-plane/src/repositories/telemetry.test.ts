@@ -4,6 +4,7 @@ import { openRepositoryTestDb, seedSession, sessionRecord, type RepositoryTestDb
 import { SqliteTelemetryRepository, storedRowBytes, type TelemetryRowRecord } from './telemetry';
 import { SqliteSessionHistoryRepository } from './session-history';
 import { SqliteLogRetentionRepository } from './log-retention';
+import { SessionDiagnosisStore } from './session-diagnosis-store';
 
 let testDb: RepositoryTestDb;
 let db: Db;
@@ -68,6 +69,22 @@ describe('SqliteTelemetryRepository', () => {
     expect(new SqliteLogRetentionRepository(db).deleteTelemetryBefore(T0 + 60_001, 100)).toBe(4);
     expect(telemetry.listBySession('session_1_1')).toEqual([]);
     expect(history.diagnosisOf('session_1_1')).toBe('videoDelivered');
+  });
+
+  it("takes the relay's witness of video shown into the diagnosis, once, unless the player's statistics say otherwise", () => {
+    const history = new SqliteSessionHistoryRepository(db);
+    const store = new SessionDiagnosisStore(db);
+    // A viewer who left before its player reported anything.
+    expect(store.videoShown('session_1_1', T0)).toBe(true);
+    expect(store.videoShown('session_1_1', T0 + 5)).toBe(false);
+    expect(history.diagnosisOf('session_1_1')).toBe('videoDelivered');
+    // Its events arrive late (pagehide): still delivered, the statistics being silent.
+    telemetry.insertMany([row('session_1_1', T0, 'connected')]);
+    expect(history.diagnosisOf('session_1_1')).toBe('videoDelivered');
+    // Statistics that decoded nothing outrank the relay.
+    telemetry.insertMany([{ ...row('session_2_2', T0), row: { timestamp: iso(T0), framesDecoded: '0', FPS: '0' } }]);
+    store.videoShown('session_2_2', T0);
+    expect(history.diagnosisOf('session_2_2')).toBe('connectedWithoutVideo');
   });
 
   it('stores a batch in one transaction: a failing row stores none of it', () => {

@@ -1,8 +1,7 @@
 // Telemetry rows reported by viewers' players, stored as received (the analytics API reads them);
 // each batch also brings its sessions' stored diagnosis up to date, in the same transaction.
 import type { Db } from '../db/database';
-import { diagnose } from '../analytics/session-diagnosis';
-import { SqliteTelemetryDiagnosisRepository } from './telemetry-diagnosis';
+import { SessionDiagnosisStore } from './session-diagnosis-store';
 
 export interface TelemetryRowRecord {
   sessionId: string;
@@ -97,11 +96,11 @@ const toRow = (r: Row): StoredTelemetryRow => ({
 export class SqliteTelemetryRepository implements TelemetryRepository {
   private readonly stmts;
 
-  /** Reads the facts a diagnosis needs inside insertMany's transaction. */
-  private readonly diagnosisFacts: SqliteTelemetryDiagnosisRepository;
+  /** Brings each batch's sessions' diagnoses up to date inside insertMany's transaction. */
+  private readonly diagnoses: SessionDiagnosisStore;
 
   constructor(private readonly db: Db) {
-    this.diagnosisFacts = new SqliteTelemetryDiagnosisRepository(db);
+    this.diagnoses = new SessionDiagnosisStore(db);
     // The page's filters, every combination spelled out so each statement is prepared once and
     // walks telemetry_rows_session_ts (session_id, ts, id, log_type) backwards: no sort, and the
     // count answered from the index alone.
@@ -116,7 +115,6 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
       insert: db.prepare(`${INSERT} (?, ?, ?, ?, ?, ?, ?, ?)`),
       insertChunk: db.prepare(`${INSERT} ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`),
       addUsage: db.prepare('UPDATE sessions SET telemetry_count = telemetry_count + ?, telemetry_bytes = telemetry_bytes + ? WHERE id = ?'),
-      setDiagnosis: db.prepare('UPDATE sessions SET diagnosis = ? WHERE id = ? AND diagnosis <> ?'),
       usage: db.prepare('SELECT telemetry_count AS rows, telemetry_bytes AS bytes FROM sessions WHERE id = ?'),
       list: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE session_id = ? ORDER BY id`),
       all: page('all'),
@@ -144,9 +142,7 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
       for (; at < rows.length; at += 1) this.stmts.insert.run(params.slice(at * 8, at * 8 + 8));
       for (const [sessionId, usage] of perSession) {
         this.stmts.addUsage.run(usage.rows, usage.bytes, sessionId);
-        // Five index probes, whatever the session's row count (telemetry-diagnosis.ts).
-        const diagnosis = diagnose(this.diagnosisFacts.diagnosisFacts(sessionId));
-        this.stmts.setDiagnosis.run(diagnosis, sessionId, diagnosis);
+        this.diagnoses.refresh(sessionId);
       }
     })();
   }

@@ -27,6 +27,7 @@ import { WorkerEvents } from './worker-events';
 import { SignalRoutes } from './signal-routes';
 import { Scheduler } from './scheduler';
 import type { ClientDimensions } from '../repositories/session-dimensions';
+import type { SessionDiagnosisStore } from '../repositories/session-diagnosis-store';
 
 export interface SessionServiceDeps {
   repo: SessionsRepository;
@@ -38,6 +39,8 @@ export interface SessionServiceDeps {
   log: Logger;
   /** True when the worker may run sessions of that live build (it holds it, or it is a local build). */
   canRunBuild?: (workerId: string, uploadId: string) => boolean;
+  /** Takes the relay's witness that video reached a session's viewer into its diagnosis. */
+  diagnoses: Pick<SessionDiagnosisStore, 'videoShown'>;
   /** From placed (Starting) to the viewer's peer connection up; past it the session ends (`sessions.connectTimeoutSeconds`; 0: none). */
   connectTimeoutMs: number;
   /** How long a Running session whose media legs dropped waits for its viewer to renegotiate (`viewers.resumeGraceSeconds`). */
@@ -88,6 +91,7 @@ export class SessionService {
       clock: this.clock,
       log: this.log,
       agentWarnings: new SampledLog(this.clock, this.log),
+      diagnoses: deps.diagnoses,
       connectTimeoutMs: deps.connectTimeoutMs,
       resumeGraceMs: deps.resumeGraceMs,
     });

@@ -14,6 +14,7 @@ import type { WorkerRegistry } from '../workers/registry';
 import type { Clock, SampledLog } from '@pixelfleet/common';
 import type { SessionEndCause } from './session-end';
 import type { SessionEvents } from './session-events';
+import type { SessionDiagnosisStore } from '../repositories/session-diagnosis-store';
 import type { SessionQueues } from './session-queue';
 import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, type SessionTimers } from './session-timers';
 import { reconcileWorker } from './worker-reconcile';
@@ -43,6 +44,7 @@ export interface WorkerEventsDeps {
   log: Logger;
   /** Warn lines an agent can cause at will (reports about sessions it does not hold), sampled per worker. */
   agentWarnings: SampledLog;
+  diagnoses: Pick<SessionDiagnosisStore, 'videoShown'>;
   connectTimeoutMs: number;
   resumeGraceMs: number;
 }
@@ -166,6 +168,11 @@ export class WorkerEvents {
         break;
       case 'appExited':
         d.lifecycle.finishOnWorker(s, 'appExited');
+        break;
+      case 'videoShown':
+        // Whatever the session's status: it may have ended already (a viewer who left at once), and
+        // its diagnosis is about what happened while it ran.
+        if (d.diagnoses.videoShown(s.sessionId, d.clock.now())) d.log.info({ sessionId: s.sessionId }, 'the relay saw video reach the viewer');
         break;
       case 'appStopped':
         if (s.status !== 'Terminated') d.lifecycle.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'appExited');

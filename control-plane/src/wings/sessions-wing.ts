@@ -11,6 +11,7 @@ import type { WorkerRegistry } from '../workers/registry';
 import type { SqliteProjectsRepository } from '../repositories/projects';
 import type { SqliteSessionsRepository } from '../repositories/sessions';
 import type { SqliteLogFilesRepository } from '../repositories/log-files';
+import type { SessionDiagnosisStore } from '../repositories/session-diagnosis-store';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
 import { SessionService } from '../sessions/session-service';
@@ -27,6 +28,8 @@ export interface SessionsWingInput {
   projects: SqliteProjectsRepository;
   sessionsRepo: SqliteSessionsRepository;
   logFiles: SqliteLogFilesRepository;
+  /** Where the relay's witness of video shown goes into the session's diagnosis. */
+  diagnoses: SessionDiagnosisStore;
   blobs: BlobStore;
   /** True when the worker may run sessions of that live build (the builds wing's distribution). */
   canRunBuild: (workerId: string, uploadId: string) => boolean;
@@ -55,6 +58,7 @@ export function buildSessionsWing(input: SessionsWingInput): SessionsWing {
     ids,
     log: log.child({ component: 'sessions' }),
     canRunBuild: input.canRunBuild,
+    diagnoses: input.diagnoses,
     connectTimeoutMs: config.sessions.connectTimeoutSeconds * 1000,
     resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
   });

@@ -167,6 +167,11 @@ export enum SessionEventKind {
    * app's reason, empty when it gave none.
    */
   SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER = 8,
+  /**
+   * SESSION_EVENT_KIND_VIDEO_SHOWN - Video reached the viewer: its receiver reports acknowledged every packet up to the end of
+   * the first keyframe the relay sent it, none missing. Sent once per session, when it first holds.
+   */
+  SESSION_EVENT_KIND_VIDEO_SHOWN = 9,
   UNRECOGNIZED = -1,
 }
 
@@ -199,6 +204,9 @@ export function sessionEventKindFromJSON(object: any): SessionEventKind {
     case 8:
     case "SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER":
       return SessionEventKind.SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER;
+    case 9:
+    case "SESSION_EVENT_KIND_VIDEO_SHOWN":
+      return SessionEventKind.SESSION_EVENT_KIND_VIDEO_SHOWN;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -226,6 +234,8 @@ export function sessionEventKindToJSON(object: SessionEventKind): string {
       return "SESSION_EVENT_KIND_APP_STOPPED";
     case SessionEventKind.SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER:
       return "SESSION_EVENT_KIND_APP_DISCONNECTED_VIEWER";
+    case SessionEventKind.SESSION_EVENT_KIND_VIDEO_SHOWN:
+      return "SESSION_EVENT_KIND_VIDEO_SHOWN";
     case SessionEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -373,6 +383,8 @@ export interface RelayCounters {
   viewerNackMisses: number;
   /** The bitrate last told the app (REMB), bits per second. */
   rembBps: number;
+  /** Viewers whose receiver reports acknowledged a whole keyframe (see SESSION_EVENT_KIND_VIDEO_SHOWN). */
+  viewersShownVideo: number;
 }
 
 /** Welcome accepts a stream and tells the agent how to behave on it. */
@@ -1742,6 +1754,7 @@ function createBaseRelayCounters(): RelayCounters {
     viewerPacketsResent: 0,
     viewerNackMisses: 0,
     rembBps: 0,
+    viewersShownVideo: 0,
   };
 }
 
@@ -1770,6 +1783,9 @@ export const RelayCounters: MessageFns<RelayCounters> = {
     }
     if (message.rembBps !== 0) {
       writer.uint32(64).uint64(message.rembBps);
+    }
+    if (message.viewersShownVideo !== 0) {
+      writer.uint32(72).uint64(message.viewersShownVideo);
     }
     return writer;
   },
@@ -1851,6 +1867,14 @@ export const RelayCounters: MessageFns<RelayCounters> = {
             message.rembBps = longToNumber(reader.uint64());
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.viewersShownVideo = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1905,6 +1929,11 @@ export const RelayCounters: MessageFns<RelayCounters> = {
         : isSet(object.remb_bps)
         ? globalThis.Number(object.remb_bps)
         : 0,
+      viewersShownVideo: isSet(object.viewersShownVideo)
+        ? globalThis.Number(object.viewersShownVideo)
+        : isSet(object.viewers_shown_video)
+        ? globalThis.Number(object.viewers_shown_video)
+        : 0,
     };
   },
 
@@ -1934,6 +1963,9 @@ export const RelayCounters: MessageFns<RelayCounters> = {
     if (message.rembBps !== 0) {
       obj.rembBps = Math.round(message.rembBps);
     }
+    if (message.viewersShownVideo !== 0) {
+      obj.viewersShownVideo = Math.round(message.viewersShownVideo);
+    }
     return obj;
   },
 
@@ -1950,6 +1982,7 @@ export const RelayCounters: MessageFns<RelayCounters> = {
     message.viewerPacketsResent = object.viewerPacketsResent ?? 0;
     message.viewerNackMisses = object.viewerNackMisses ?? 0;
     message.rembBps = object.rembBps ?? 0;
+    message.viewersShownVideo = object.viewersShownVideo ?? 0;
     return message;
   },
 };
