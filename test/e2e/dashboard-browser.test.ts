@@ -20,6 +20,7 @@ import { launchChromium } from '../support/chromium';
 import { seriousAccessibilityViolations } from '../support/accessibility';
 import { screenshotForDocs } from '../support/screenshots';
 import { SmtpReceiver, mailBody } from '../support/smtp-receiver';
+import { DashboardClient } from '../support/dashboard-client';
 import { seedLiveBuild } from '../support/seed';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
@@ -255,6 +256,58 @@ describe('a customer in the dashboard', () => {
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect((await page.request.get(`${dashboardUrl}/api/projects`)).status()).toBe(401);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('resets a forgotten password from the sign-in page: the mailed link, a new password, a sign-in with it; the old password and the used link no longer work', async () => {
+    const email = 'ivan@example.com';
+    await personWithPassword(email);
+    const mailsBefore = smtp.mails.length;
+    const { page, problems } = await openPage(browser.context);
+    await page.goto(`${dashboardUrl}/sign-in`);
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
+    await expectAccessible(page);
+    await page.getByLabel('E-mail address').fill(email);
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await page.locator('.notice-success').waitFor();
+    // The same answer for an address with no account (it never says which).
+    const accepted = await page.locator('.notice-success').textContent();
+    await page.getByLabel('E-mail address').fill('nobody@example.com');
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await expect.poll(() => page.locator('.notice-success').textContent()).toBe(accepted);
+
+    const reset = (await smtp.received(mailsBefore + 1))[mailsBefore]!;
+    expect(reset.to).toEqual([email]);
+    const link = /(http\S+\/reset-password#token=pfr_[A-Za-z0-9_-]+)/.exec(mailBody(reset.raw))?.[1];
+    expect(link?.startsWith(`${dashboardUrl}/reset-password#token=`)).toBe(true);
+    await page.goto(link!);
+    await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    expect(new URL(page.url()).hash).toBe(''); // the token leaves the address bar at once
+    await expectAccessible(page);
+    const newPassword = 'a brand new passphrase';
+    await page.getByLabel('New password').fill(newPassword);
+    await page.getByLabel('The same password again').fill(newPassword);
+    await page.getByRole('button', { name: 'Set the password' }).click();
+    // A reset signs nobody in: the page asks for the new password.
+    await page.getByText('Your password is set. Sign in with it now.').waitFor();
+    await page.getByLabel('E-mail address').fill(email);
+    await page.getByLabel('Password').fill(newPassword);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+
+    // The old password is refused, the new one signs in, and the link does not work twice.
+    const client = new DashboardClient(new URL(dashboardUrl).origin);
+    await client.fetchCsrf();
+    const base = new URL(dashboardUrl).pathname;
+    expect((await client.post(`${base}/api/sign-in`, { email, password: PASSWORD })).status).toBe(401);
+    expect((await client.post(`${base}/api/sign-in`, { email, password: newPassword })).status).toBe(200);
+    const token = new URL(link!).hash.replace('#token=', '');
+    expect((await client.post(`${base}/api/set-password`, { token, purpose: 'passwordReset', password: 'yet another passphrase' })).status).toBe(404);
+    // The browser's context is the next tests' too: leave it signed out.
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(problems).toEqual([]);
     await page.close();
   });
