@@ -64,6 +64,8 @@ export interface DashboardBuild {
 /** `GET <base>/api/projects/:projectId/builds`. */
 export interface DashboardBuilds {
   project: DashboardProjectHeader;
+  /** Builds the project has; `builds` is one page of them, newest first. */
+  total: number;
   builds: DashboardBuild[];
 }
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
-import { seedBuild, seedEndedSessions, seedSession, setProjectWebhook } from '../support/seed';
+import { seedBuild, seedEndedSessions, seedSession, setBuildStatus, setProjectWebhook } from '../support/seed';
 import { seedLogFile, seedSessionHistory, seedTelemetry } from '../support/analytics-seed';
 import { listen, type TestServer } from '../support/local-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -94,6 +94,31 @@ describe('a project of the dashboard', () => {
     expect(await member.client.post(`${base}/builds/upl_setlive/distribute`)).toMatchObject({ status: 200, json: { status: 'Distributing to Servers' } });
     const deliveries = await webhooks.until('upl_setlive', 'build.distributing', { count: 2 });
     expect(deliveries.filter((d) => d.event === 'build.distributing').map((d) => d.status)).toEqual(['Distribute', 'Distributing to Servers']);
+  });
+
+  it('pages the builds, newest first, 20 unless asked for another number (at most 100), each page with its own builds\' stages', async () => {
+    const { client, userId } = await signedIn('paula@example.com');
+    const project = t.cp.accounts.createProject(userId, 'Many builds', 'europe');
+    for (let i = 1; i <= 25; i++) seedBuild(t.cp, { uploadId: `upl_page_${String(i).padStart(2, '0')}`, projectId: project.projectId, status: 'Ready', createdAt: 1_000 + i });
+    setBuildStatus(t.cp, 'upl_page_03', 'Approved');
+    const base = `/dashboard/api/projects/${project.projectId}/builds`;
+    const page = async (query: string) => {
+      const answer = await client.request('GET', `${base}${query}`);
+      expect(answer.status).toBe(200);
+      const builds = answer.json.builds as { uploadId: string; stages: { status: string }[] }[];
+      return { total: answer.json.total as number, ids: builds.map((b) => b.uploadId.replace('upl_page_', '')), stages: Object.fromEntries(builds.map((b) => [b.uploadId.replace('upl_page_', ''), b.stages.map((s) => s.status)])) };
+    };
+    const first = await page('');
+    expect(first.total).toBe(25);
+    expect(first.ids).toEqual(Array.from({ length: 20 }, (_, i) => String(25 - i).padStart(2, '0')));
+    const second = await page('?skip=20');
+    expect(second.ids).toEqual(['05', '04', '03', '02', '01']);
+    expect(second.stages['03']).toEqual(['Ready', 'Approved']);
+    expect(second.stages['04']).toEqual(['Ready']);
+    expect((await page('?skip=25')).ids).toEqual([]);
+    expect((await page('?limit=500')).ids).toHaveLength(25); // capped at 100, which all 25 are under
+    expect((await page('?limit=3&skip=1')).ids).toEqual(['24', '23', '22']);
+    expect(await client.request('GET', `${base}?limit=-1`)).toMatchObject({ status: 400, json: { message: 'Invalid field: limit must be a whole number of at least 0' } });
   });
 
   it("lists a project's sessions and shows one; another project's session is not found; End session needs write access", async () => {

@@ -113,10 +113,14 @@ export class BuildService {
     return this.deps.builds.listByProject(projectId);
   }
 
-  /** A project's builds, newest first, each with the stages it entered and the pipeline's progress on it (while it works on it). */
-  timelines(projectId: string): BuildTimeline[] {
-    const stages = this.deps.builds.stagesByProject(projectId);
-    return this.list(projectId).map((build) => ({ build, stages: stages.get(build.uploadId) ?? [], progress: this.pipeline?.progressOf(build.uploadId) }));
+  /**
+   * A page of a project's builds, newest first, each with the stages it entered and the pipeline's
+   * progress on it (while it works on it), and how many builds the project has.
+   */
+  timelines(projectId: string, page: { limit: number; skip: number }): { total: number; timelines: BuildTimeline[] } {
+    const { total, builds } = this.deps.builds.pageByProject(projectId, page.limit, page.skip);
+    const stages = this.deps.builds.stagesOf(builds.map((b) => b.uploadId));
+    return { total, timelines: builds.map((build) => ({ build, stages: stages.get(build.uploadId) ?? [], progress: this.pipeline?.progressOf(build.uploadId) })) };
   }
 
   /** An upload of another project is as unknown as a missing one. */

@@ -44,6 +44,8 @@ export interface BuildsRepository {
   insert(b: Omit<BuildRecord, 'live' | 'manifest' | 'archive'>): void;
   /** Newest first; `live` is true for the project's live build. */
   listByProject(projectId: string): BuildRecord[];
+  /** One page of listByProject, and how many builds the project has. */
+  pageByProject(projectId: string, limit: number, skip: number): { total: number; builds: BuildRecord[] };
   findById(uploadId: string): BuildRecord | undefined;
   /**
    * Moves the build from `from` to `to` with `objection` (cleared when undefined) and
@@ -58,6 +60,8 @@ export interface BuildsRepository {
   listDistributing(): BuildRecord[];
   /** The stages each build of the project entered, in order, by upload id (insert and moveStatus write them). */
   stagesByProject(projectId: string): Map<string, BuildStageEntry[]>;
+  /** The stages of these builds, in order, by upload id. */
+  stagesOf(uploadIds: readonly string[]): Map<string, BuildStageEntry[]>;
 }
 
 /** A status a build entered, and when (epoch ms). */
@@ -113,6 +117,14 @@ export class SqliteBuildsRepository implements BuildsRepository {
          FROM builds b JOIN projects p ON p.id = b.project_id
          WHERE b.project_id = ? ORDER BY b.created_at DESC, b.upload_id DESC`,
       ),
+      pageByProject: db.prepare(
+        `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.manifest, b.archive_sha256, b.archive_bytes, b.created_at, b.updated_at,
+           (p.live_upload_id IS b.upload_id) AS live
+         FROM builds b JOIN projects p ON p.id = b.project_id
+         WHERE b.project_id = ? ORDER BY b.created_at DESC, b.upload_id DESC LIMIT ? OFFSET ?`,
+      ),
+      countByProject: db.prepare('SELECT COUNT(*) AS n FROM builds WHERE project_id = ?'),
+      stagesOf: db.prepare('SELECT upload_id, status, entered_at FROM build_stages WHERE upload_id IN (SELECT value FROM json_each(?)) ORDER BY upload_id, id'),
       byId: db.prepare(
         `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.manifest, b.archive_sha256, b.archive_bytes, b.created_at, b.updated_at,
            (p.live_upload_id IS b.upload_id) AS live
@@ -153,6 +165,12 @@ export class SqliteBuildsRepository implements BuildsRepository {
     return (this.stmts.byProject.all(projectId) as BuildRow[]).map(toBuild);
   }
 
+  pageByProject(projectId: string, limit: number, skip: number): { total: number; builds: BuildRecord[] } {
+    const total = (this.stmts.countByProject.get(projectId) as { n: number }).n;
+    const builds = skip >= total || limit === 0 ? [] : (this.stmts.pageByProject.all(projectId, limit, skip) as BuildRow[]).map(toBuild);
+    return { total, builds };
+  }
+
   findById(uploadId: string): BuildRecord | undefined {
     const r = this.stmts.byId.get(uploadId) as BuildRow | undefined;
     return r && toBuild(r);
@@ -167,14 +185,13 @@ export class SqliteBuildsRepository implements BuildsRepository {
   }
 
   stagesByProject(projectId: string): Map<string, BuildStageEntry[]> {
-    const stages = new Map<string, BuildStageEntry[]>();
-    for (const r of this.stmts.stagesByProject.all(projectId) as { upload_id: string; status: BuildStatus; entered_at: number }[]) {
-      let list = stages.get(r.upload_id);
-      if (list === undefined) stages.set(r.upload_id, (list = []));
-      list.push({ status: r.status, enteredAt: r.entered_at });
-    }
-    return stages;
+    return stagesByUpload(this.stmts.stagesByProject.all(projectId) as StageRow[]);
   }
+
+  stagesOf(uploadIds: readonly string[]): Map<string, BuildStageEntry[]> {
+    return stagesByUpload(this.stmts.stagesOf.all(JSON.stringify(uploadIds)) as StageRow[]);
+  }
+
 
   recordManifest(uploadId: string, manifest: BuildManifest): void {
     this.stmts.recordManifest.run(JSON.stringify(manifest), uploadId);
@@ -191,4 +208,17 @@ export class SqliteBuildsRepository implements BuildsRepository {
   listDistributing(): BuildRecord[] {
     return (this.stmts.distributing.all() as BuildRow[]).map(toBuild);
   }
+}
+
+type StageRow = { upload_id: string; status: BuildStatus; entered_at: number };
+
+/** Stage rows (ordered by upload id, then entry) grouped by upload id. */
+function stagesByUpload(rows: readonly StageRow[]): Map<string, BuildStageEntry[]> {
+  const stages = new Map<string, BuildStageEntry[]>();
+  for (const r of rows) {
+    let list = stages.get(r.upload_id);
+    if (list === undefined) stages.set(r.upload_id, (list = []));
+    list.push({ status: r.status, enteredAt: r.entered_at });
+  }
+  return stages;
 }

@@ -26,6 +26,15 @@ export function queryParam(query: unknown, name: string): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/** A query parameter that must be a whole number of at least 0 (the dashboard's `skip`, `limit`, `from`, `to`); undefined when not given. */
+export function wholeNumberParam(query: unknown, name: string): number | undefined {
+  const raw = queryParam(query, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) throw new ApiError('invalidField', { detail: `Invalid field: ${name} must be a whole number of at least 0` });
+  return value;
+}
+
 /**
  * `projectId`, `userId` and `apikey` of a project read route, all required, in the spec's
  * precedence: 400 `projectId, userId and apikey are required` before any other check.

@@ -21,7 +21,7 @@ import { MAX_URL_CHARS } from '../../webhooks/url-policy';
 import { WEBHOOK_EVENTS } from '../../webhooks/webhook-envelope';
 import { maskFileUrl } from '../api/build-routes';
 import { settingsView } from '../api/settings-routes';
-import { bodyObject, optionalBoolean, requiredString } from '../api/request-fields';
+import { bodyObject, optionalBoolean, requiredString, wholeNumberParam } from '../api/request-fields';
 import type { DashboardGuards } from './dashboard-auth-routes';
 
 type ProjectParams = { Params: { projectId: string } };
@@ -74,6 +74,9 @@ export interface DashboardProjectDeps {
 
 /** Deliveries the settings page lists, newest first. */
 export const DELIVERIES_SHOWN = 50;
+/** Builds a page shows unless it asks for another number, and at most (each carries its stages). */
+export const DEFAULT_BUILDS_PAGE = 20;
+export const MAX_BUILDS_PAGE = 100;
 
 type BuildParams = { Params: { projectId: string; uploadId: string } };
 
@@ -87,7 +90,10 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
 
   app.get<ProjectParams>(`${base}/builds`, read, async (req, reply) => {
     const { userId, access, project } = reader(req);
-    const builds: DashboardBuild[] = deps.builds.timelines(project.projectId).map(({ build, stages, progress }) => ({
+    const limit = Math.min(MAX_BUILDS_PAGE, wholeNumberParam(req.query, 'limit') ?? DEFAULT_BUILDS_PAGE);
+    const skip = wholeNumberParam(req.query, 'skip') ?? 0;
+    const page = deps.builds.timelines(project.projectId, { limit, skip });
+    const builds: DashboardBuild[] = page.timelines.map(({ build, stages, progress }) => ({
       uploadId: build.uploadId,
       fileUrl: build.fileUrl === undefined ? null : access === 'READONLY' ? maskFileUrl(build.fileUrl) : build.fileUrl,
       status: build.status,
@@ -103,7 +109,7 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
           : { status: progress.status, bytes: progress.bytes, totalBytes: progress.totalBytes ?? null, bytesPerSecond: progress.bytesPerSecond ?? null, etaSeconds: progress.etaSeconds ?? null },
       activatable: BUILD_STAGES[build.status].activatable,
     }));
-    const answer: DashboardBuilds = { project: header(project, userId, access), builds };
+    const answer: DashboardBuilds = { project: header(project, userId, access), total: page.total, builds };
     return reply.header('cache-control', 'no-store').send(answer);
   });
 

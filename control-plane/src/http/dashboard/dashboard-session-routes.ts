@@ -21,7 +21,7 @@ import type { SessionService } from '../../sessions/session-service';
 import type { Project } from '../../repositories/projects';
 import type { StoredTelemetryRow } from '../../repositories/telemetry';
 import { attachment } from '../analytics/analytics-routes';
-import { queryParam } from '../api/request-fields';
+import { queryParam, wholeNumberParam } from '../api/request-fields';
 import type { DashboardGuards } from './dashboard-auth-routes';
 import type { DashboardProjectAccess } from './dashboard-project-routes';
 
@@ -62,10 +62,10 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
     const diagnosis = oneOfParam(req, 'diagnosis', DIAGNOSES);
     const country = textParam(req, 'country');
     const browser = textParam(req, 'browser');
-    const toMs = numberParam(req, 'to') ?? Date.now();
-    const fromMs = numberParam(req, 'from') ?? toMs - 30 * DAY_MS;
-    const limit = Math.min(MAX_SESSIONS_PAGE, numberParam(req, 'limit') ?? 25);
-    const skip = numberParam(req, 'skip') ?? 0;
+    const toMs = wholeNumberParam(req.query, 'to') ?? Date.now();
+    const fromMs = wholeNumberParam(req.query, 'from') ?? toMs - 30 * DAY_MS;
+    const limit = Math.min(MAX_SESSIONS_PAGE, wholeNumberParam(req.query, 'limit') ?? 25);
+    const skip = wholeNumberParam(req.query, 'skip') ?? 0;
     if (skip >= SESSIONS_COUNT_CAP) throw new ApiError('invalidField', { detail: `Invalid field: skip must be under ${SESSIONS_COUNT_CAP}: narrow the window or filter` });
     const filters = { ...(status === undefined ? {} : { status }), ...(diagnosis === undefined ? {} : { diagnosis }), ...(country === undefined ? {} : { country }), ...(browser === undefined ? {} : { browser }) };
     const page = deps.analytics.sessionList({ projectId: project.projectId, fromMs, toMs, ...filters, limit, skip, countCap: SESSIONS_COUNT_CAP });
@@ -109,8 +109,8 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
 
   app.get<ProjectParams>(`${base}/analytics`, read, async (req, reply) => {
     const { header, project } = projectAccess.read(req);
-    const toMs = numberParam(req, 'to') ?? Date.now();
-    const fromMs = numberParam(req, 'from') ?? toMs - 30 * DAY_MS;
+    const toMs = wholeNumberParam(req.query, 'to') ?? Date.now();
+    const fromMs = wholeNumberParam(req.query, 'from') ?? toMs - 30 * DAY_MS;
     if (fromMs > toMs) throw new ApiError('invalidField', { detail: 'Invalid field: from must be at or before to' });
     if (toMs - fromMs > ANALYTICS_WINDOW_DAYS * DAY_MS) throw new ApiError('invalidField', { detail: `Invalid field: the window is at most ${ANALYTICS_WINDOW_DAYS} days` });
     let total = 0;
@@ -161,14 +161,6 @@ function textParam(req: FastifyRequest, name: string): string | undefined {
   const raw = queryParam(req.query, name);
   if (raw !== undefined && raw.length > MAX_FILTER_CHARS) throw new ApiError('invalidField', { detail: `Invalid field: ${name} must be at most ${MAX_FILTER_CHARS} characters` });
   return raw;
-}
-
-function numberParam(req: FastifyRequest, name: string): number | undefined {
-  const raw = queryParam(req.query, name);
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) throw new ApiError('invalidField', { detail: `Invalid field: ${name} must be a whole number of at least 0` });
-  return value;
 }
 
 function listed(s: SessionSummary): DashboardSession {

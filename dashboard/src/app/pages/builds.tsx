@@ -1,4 +1,4 @@
-// A project's builds, newest first: each with its stage timeline (the time each stage was
+// A project's builds, newest first, 20 a page: each with its stage timeline (the time each stage was
 // entered), the pipeline's progress on the stage it is in (bytes, rate, time left), the objection
 // in full, the live build marked; New build from URL, Set Live and Distribute for those who may
 // write. Read again every few seconds while shown: stages arrive without a reload.
@@ -15,18 +15,33 @@ import type { DashboardBuild, DashboardBuilds } from '../../wire';
 /** How often the builds are read while the page is shown: a stage lasts seconds to minutes. */
 export const BUILDS_REFRESH_MS = 2000;
 
+/** Builds a page shows (the route's default page). */
+export const BUILDS_PAGE_SIZE = 20;
+
 /** Statuses a build ends in; the pipeline works on the others. */
 const SETTLED = new Set(['Ready', 'Approved', 'Reject', 'Download Failed']);
 
 export function BuildsPage({ projectId }: { projectId: string }) {
   const { api } = useDashboard();
-  const polled = usePolled(() => api.get<DashboardBuilds>(`/projects/${projectId}/builds`), BUILDS_REFRESH_MS, [projectId]);
+  const [skip, setSkip] = useState(0);
+  const path = `/projects/${projectId}/builds?skip=${skip}&limit=${BUILDS_PAGE_SIZE}`;
+  const polled = usePolled(() => api.get<DashboardBuilds>(path), BUILDS_REFRESH_MS, [path]);
   const project = polled.data?.project;
+  const shown = polled.data?.builds.length ?? 0;
   return (
     <>
       <ProjectNav projectId={projectId} project={project} tab="builds" />
       {polled.error !== undefined && <Notice kind="error">{polled.error}</Notice>}
-      {project?.writable === true && <NewBuildForm projectId={projectId} onSubmitted={polled.refresh} />}
+      {project?.writable === true && (
+        <NewBuildForm
+          projectId={projectId}
+          onSubmitted={() => {
+            // The new build is the newest: show the first page.
+            if (skip === 0) polled.refresh();
+            else setSkip(0);
+          }}
+        />
+      )}
       {polled.data === undefined && polled.error === undefined && <p aria-busy="true">Loading the builds…</p>}
       {polled.data !== undefined && polled.data.builds.length === 0 && <p>No builds yet.</p>}
       {polled.data !== undefined && polled.data.builds.length > 0 && (
@@ -35,6 +50,19 @@ export function BuildsPage({ projectId }: { projectId: string }) {
             <BuildCard key={build.uploadId} projectId={projectId} build={build} writable={project?.writable === true} onChanged={polled.refresh} />
           ))}
         </ol>
+      )}
+      {polled.data !== undefined && polled.data.total > BUILDS_PAGE_SIZE && (
+        <nav class="pager" aria-label="Pages of builds">
+          <button type="button" class="button-quiet" disabled={skip === 0} onClick={() => setSkip(Math.max(0, skip - BUILDS_PAGE_SIZE))}>
+            Newer
+          </button>
+          <span>
+            {skip + 1}–{skip + shown} of {polled.data.total}
+          </span>
+          <button type="button" class="button-quiet" disabled={skip + shown >= polled.data.total} onClick={() => setSkip(skip + BUILDS_PAGE_SIZE)}>
+            Older
+          </button>
+        </nav>
       )}
     </>
   );
