@@ -370,6 +370,19 @@ describe('a customer in the dashboard', () => {
     await expectAccessible(page);
     await width.fill('1280');
     await page.getByLabel('Frames per second').fill('60');
+    // The page reads the settings again after a save. That answer is held here until the webhook
+    // below is typed, as a slow network would: its arrival must not wipe what is being typed.
+    let releaseReread: () => void = () => undefined;
+    const rereadHeld = new Promise<void>((resolve) => (releaseReread = resolve));
+    let reread = false;
+    const settingsPath = `**/api/projects/${project.projectId}/settings`;
+    await page.route(settingsPath, async (route) => {
+      if (route.request().method() === 'GET') {
+        reread = true;
+        await rereadHeld;
+      }
+      await route.continue();
+    });
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved. New sessions use them.').waitFor();
     expect(t.cp.accounts.requireProject(project.projectId).settings.fps).toBe(60);
@@ -377,6 +390,14 @@ describe('a customer in the dashboard', () => {
     // The webhook: every event but the test's, saved, then tested against the real receiver.
     await page.getByLabel('Webhook URL').fill(`${storage!.origin}/hook`);
     await page.getByRole('checkbox', { name: 'build.ready' }).uncheck();
+    await expect.poll(() => reread).toBe(true);
+    const rereadAnswered = page.waitForResponse((response) => response.url().endsWith(`/api/projects/${project.projectId}/settings`) && response.request().method() === 'GET');
+    releaseReread();
+    await rereadAnswered;
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))); // the answer drawn
+    await page.unroute(settingsPath);
+    expect(await page.getByLabel('Webhook URL').inputValue()).toBe(`${storage!.origin}/hook`);
+    expect(await page.getByRole('checkbox', { name: 'build.ready' }).isChecked()).toBe(false);
     await page.getByRole('button', { name: 'Save webhook' }).click();
     await page.getByText('Webhook saved.').waitFor();
     await page.getByRole('button', { name: 'Test', exact: true }).click();

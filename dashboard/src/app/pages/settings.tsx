@@ -74,7 +74,10 @@ function StreamSettings({ projectId, data, onSaved }: { projectId: string; data:
   const [draft, setDraft] = useState(() => draftOf(data.settings));
   const [outcome, setOutcome] = useState<Outcome | undefined>(undefined);
   const writable = data.project.writable;
-  useEffect(() => setDraft(draftOf(data.settings)), [data.settings]);
+  // Taken again only when the stored values changed (this form saved, or someone else did): a
+  // re-read after the webhook form saved must not wipe what is being typed here.
+  const stored = JSON.stringify(draftOf(data.settings));
+  useEffect(() => setDraft(JSON.parse(stored) as Draft), [stored]);
   const set = (key: string) => (value: string) => setDraft((d) => ({ ...d, [key]: value }));
   const fieldError = (key: string) => (outcome?.kind === 'error' && outcome.field === key ? outcome.text : undefined);
 
@@ -165,10 +168,14 @@ function WebhookSettings({ projectId, data, onSaved }: { projectId: string; data
   const [test, setTest] = useState<{ kind: 'error' | 'success'; text: string } | undefined>(undefined);
   const [testing, setTesting] = useState(false);
   const deliveries = usePolled(() => api.get<{ deliveries: DashboardWebhookDelivery[] }>(`/projects/${projectId}/webhook-deliveries`), 10_000, [projectId]);
+  // As above: only a change of the stored webhook resets the form, never a re-read of the page
+  // (the stream settings saved above while a URL is being typed here).
+  const storedUrl = data.settings.webhookUrl ?? '';
+  const storedEvents = (data.settings.webhookEvents ?? data.webhookEventKinds).join('\n');
   useEffect(() => {
-    setUrl(data.settings.webhookUrl ?? '');
-    setEvents(new Set(data.settings.webhookEvents ?? data.webhookEventKinds));
-  }, [data]);
+    setUrl(storedUrl);
+    setEvents(new Set(storedEvents === '' ? [] : storedEvents.split('\n')));
+  }, [storedUrl, storedEvents]);
 
   const save = async (event: Event) => {
     event.preventDefault();
