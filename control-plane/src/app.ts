@@ -8,7 +8,6 @@ import { mkdirSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import fastifyCompress from '@fastify/compress';
 import { crossesNetworkInPlaintext, systemClock, type Clock, createLogger } from '@pixelfleet/common';
 import { insecureListeners, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { randomIds, type IdSource } from './lib/ids';
@@ -51,6 +50,7 @@ import { SqliteSignInsRepository } from './repositories/sign-ins';
 import { SqlitePeopleRetentionRepository } from './repositories/people-retention';
 import { PeopleService } from './people/people-service';
 import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-routes';
+import { registerDashboardCompression } from './http/dashboard/dashboard-compression';
 import { registerDashboardPageRoutes } from './http/dashboard/dashboard-page-routes';
 import { DashboardProjectAccess, registerDashboardProjectRoutes } from './http/dashboard/dashboard-project-routes';
 import { registerDashboardSessionRoutes } from './http/dashboard/dashboard-session-routes';
@@ -118,8 +118,6 @@ export interface ControlPlane {
 
 /** How long gRPC calls may take to finish at shutdown before they are cut. */
 const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
-/** Dashboard answers shorter than this go as they are: a gzip header and a CPU turn save nothing on them. */
-const DASHBOARD_COMPRESS_MIN_BYTES = 1024;
 
 /** The app and its raw database handle, for tests and benches that seed or read rows (`@pixelfleet/control-plane/test-support`). */
 export interface ControlPlaneWithDb extends ControlPlane {
@@ -343,7 +341,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       // a few hundred KB) goes gzipped to browsers that accept it, while the REST API, the share
       // page and the viewers' sockets answer as they always have.
       await http.register(async (scope) => {
-        await scope.register(fastifyCompress, { encodings: ['gzip'], threshold: DASHBOARD_COMPRESS_MIN_BYTES });
+        registerDashboardCompression(scope);
         const guards = await registerDashboardAuthRoutes(scope, { people, fairUse, dashboardUrl: () => publicUrls?.dashboard ?? '' });
         registerDashboardRoutes(scope, { guards, people, projects, sessions, shareUrl: () => publicUrls?.share ?? '' });
         const projectAccess = new DashboardProjectAccess({ guards, access: dashboard.access, accessFacts: dashboard.accessFacts, projects: dashboard.projects });
