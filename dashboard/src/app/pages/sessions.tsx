@@ -72,50 +72,17 @@ export function SessionsPage({ projectId }: { projectId: string }) {
           setQuery(draft);
         }}
       >
-        <div class="field">
-          <label for="filter-status">Status</label>
-          <select id="filter-status" value={draft.status} onChange={set('status')}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="filter-diagnosis">What the viewer got</label>
-          <select id="filter-diagnosis" value={draft.diagnosis} onChange={set('diagnosis')}>
-            <option value="">Anything</option>
-            {Object.entries(DIAGNOSIS_WORDS).map(([value, words]) => (
-              <option key={value} value={value}>
-                {words.label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="filter-country">Country</label>
-          <select id="filter-country" value={draft.country} onChange={set('country')}>
-            <option value="">Any</option>
-            {choicesOf('country').map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="filter-browser">Browser</label>
-          <select id="filter-browser" value={draft.browser} onChange={set('browser')}>
-            <option value="">Any</option>
-            {choicesOf('browser').map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="filter-status" label="Status" any="Any" value={draft.status} onChange={set('status')} choices={STATUSES.map((value) => ({ value, label: value }))} />
+        <FilterSelect
+          id="filter-diagnosis"
+          label="What the viewer got"
+          any="Anything"
+          value={draft.diagnosis}
+          onChange={set('diagnosis')}
+          choices={Object.entries(DIAGNOSIS_WORDS).map(([value, words]) => ({ value, label: words.label }))}
+        />
+        <FilterSelect id="filter-country" label="Country" any="Any" value={draft.country} onChange={set('country')} choices={choicesOf('country').map((value) => ({ value, label: value }))} />
+        <FilterSelect id="filter-browser" label="Browser" any="Any" value={draft.browser} onChange={set('browser')} choices={choicesOf('browser').map((value) => ({ value, label: value }))} />
         <div class="field">
           <label for="filter-from">From</label>
           <input id="filter-from" type="date" value={draft.from} max={draft.to} onInput={set('from')} required />
@@ -184,5 +151,22 @@ export function SessionsPage({ projectId }: { projectId: string }) {
         </>
       )}
     </>
+  );
+}
+
+/** One filter of the list: a labelled select whose first choice ('') is "any". */
+function FilterSelect(props: { id: string; label: string; any: string; value: string; onChange: (event: { currentTarget: { value: string } }) => void; choices: { value: string; label: string }[] }) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value} onChange={props.onChange}>
+        <option value="">{props.any}</option>
+        {props.choices.map((choice) => (
+          <option key={choice.value} value={choice.value}>
+            {choice.label}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }
