@@ -265,7 +265,7 @@ describe('migration 18: build stages and webhook delivery failures', () => {
 
     const db = track(openDatabase(path));
     const builds = new SqliteBuildsRepository(db);
-    expect(Object.fromEntries(builds.stagesByProject('prj_1'))).toEqual({
+    expect(Object.fromEntries(builds.stagesOf(['upl_a', 'upl_b']))).toEqual({
       upl_a: [{ status: 'pending', enteredAt: 10 }],
       upl_b: [
         { status: 'pending', enteredAt: 30 },
@@ -275,7 +275,7 @@ describe('migration 18: build stages and webhook delivery failures', () => {
     expect(builds.moveStatus('upl_a', 'pending', 'Downloading Files', undefined, 100)).toBe(true);
     // A move from a status the build is no longer in changes nothing and adds no stage.
     expect(builds.moveStatus('upl_a', 'pending', 'Downloading Files', undefined, 200)).toBe(false);
-    expect(builds.stagesByProject('prj_1').get('upl_a')).toEqual([
+    expect(builds.stagesOf(['upl_a']).get('upl_a')).toEqual([
       { status: 'pending', enteredAt: 10 },
       { status: 'Downloading Files', enteredAt: 100 },
     ]);

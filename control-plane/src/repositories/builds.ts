@@ -58,9 +58,7 @@ export interface BuildsRepository {
   listUnfinished(): BuildRecord[];
   /** Builds in `Distributing to Servers`, oldest first. */
   listDistributing(): BuildRecord[];
-  /** The stages each build of the project entered, in order, by upload id (insert and moveStatus write them). */
-  stagesByProject(projectId: string): Map<string, BuildStageEntry[]>;
-  /** The stages of these builds, in order, by upload id. */
+  /** The stages these builds entered, in order, by upload id (insert and moveStatus write them). */
   stagesOf(uploadIds: readonly string[]): Map<string, BuildStageEntry[]>;
 }
 
@@ -133,10 +131,6 @@ export class SqliteBuildsRepository implements BuildsRepository {
       ),
       moveStatus: db.prepare('UPDATE builds SET status = ?, objection = ?, updated_at = ? WHERE upload_id = ? AND status = ?'),
       insertStage: db.prepare('INSERT INTO build_stages (upload_id, status, entered_at) VALUES (?, ?, ?)'),
-      stagesByProject: db.prepare(
-        `SELECT s.upload_id, s.status, s.entered_at FROM build_stages s JOIN builds b ON b.upload_id = s.upload_id
-         WHERE b.project_id = ? ORDER BY s.upload_id, s.id`,
-      ),
       recordManifest: db.prepare('UPDATE builds SET manifest = ? WHERE upload_id = ?'),
       recordArchive: db.prepare('UPDATE builds SET archive_sha256 = ?, archive_bytes = ? WHERE upload_id = ?'),
       distributing: db.prepare(
@@ -184,14 +178,9 @@ export class SqliteBuildsRepository implements BuildsRepository {
     });
   }
 
-  stagesByProject(projectId: string): Map<string, BuildStageEntry[]> {
-    return stagesByUpload(this.stmts.stagesByProject.all(projectId) as StageRow[]);
-  }
-
   stagesOf(uploadIds: readonly string[]): Map<string, BuildStageEntry[]> {
     return stagesByUpload(this.stmts.stagesOf.all(JSON.stringify(uploadIds)) as StageRow[]);
   }
-
 
   recordManifest(uploadId: string, manifest: BuildManifest): void {
     this.stmts.recordManifest.run(JSON.stringify(manifest), uploadId);
