@@ -118,7 +118,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
     backoff,
     log: log.child({ component: 'log-spool' }),
   });
-  // Windows rules on Windows (taskkill, the build folder's sweep in PowerShell), POSIX elsewhere.
+  // Windows rules on Windows (taskkill, the build folder's sweep by app-job.exe), POSIX elsewhere.
   const processControl = processControlFor(process.platform);
   // Each app under an account of its own, reaching only its folders (main.ts checks the host):
   // Linux as root, a uid each; Windows, a local account each, logged on by app-job.exe.

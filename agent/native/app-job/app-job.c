@@ -11,6 +11,7 @@
  *   app-job.exe [--account <name>] <app command line>
  *   app-job.exe --prepare-account <name>
  *   app-job.exe --remove-account <name>
+ *   app-job.exe --sweep <folder>
  * Everything after this program's own name (and --account <name>) on its command line is the
  * app's command line, passed to CreateProcessW unchanged (Unreal parses its command line itself;
  * see agent/src/launcher/app-job.ts, which builds it). The app inherits the launcher's standard
@@ -37,6 +38,15 @@
  * other logon (interactive, remote desktop, network, service). --remove-account <name> deletes it
  * and its rights. Both exit 0 on success (removing an account that does not exist succeeds).
  *
+ * --sweep <folder> (an absolute path, in double quotes when it holds a space): terminates every
+ * process whose image (QueryFullProcessImageNameW) lies under folder, found with a toolhelp
+ * snapshot, and prints "stopped <pid>" for each, then always "swept <stopped> of <seen> processes"
+ * (stdout, UTF-8). That last line is the proof the tool ran: the agent reads a missing one as a
+ * failure, never as "nothing left" (Wine's powershell.exe, which the sweep once used, is a stub that
+ * prints nothing and exits 0). A process it may not open or query is skipped (another user's that
+ * the agent cannot end anyway; never one of the agent's own apps, which run as the agent or as an
+ * app account it holds a job over).
+ *
  * Exit: the app's exit code; otherwise one of the APP_JOB_EXIT_* codes below with one line
  * "app-job: <what failed>[: <system message> (Windows error <n>)]" on stderr. The codes fit in a
  * byte (Wine passes only the low 8 bits to Linux, and the tests run there); the stderr line tells
@@ -52,6 +62,7 @@
 #include <lm.h>
 #include <sddl.h>
 #include <bcrypt.h>
+#include <tlhelp32.h>
 
 #define APP_JOB_EXIT_USAGE 240
 #define APP_JOB_EXIT_CREATE_JOB 241
@@ -62,6 +73,7 @@
 #define APP_JOB_EXIT_WAIT 246
 #define APP_JOB_EXIT_LOGON 247
 #define APP_JOB_EXIT_ACCOUNT 248
+#define APP_JOB_EXIT_SWEEP 249
 
 /* The longest local account name Windows takes (SAM's limit). */
 #define ACCOUNT_NAME_MAX 20
@@ -380,6 +392,70 @@ static void remove_account(const wchar_t *name) {
   if (deleted != NERR_Success && deleted != NERR_UserNotFound) fail_for(APP_JOB_EXIT_ACCOUNT, L"cannot delete the account", name, deleted);
 }
 
+/* Writes text to stdout as UTF-8. */
+static void write_stdout(const wchar_t *text) {
+  HANDLE out = GetStdHandle(STD_OUTPUT_HANDLE);
+  if (out == NULL || out == INVALID_HANDLE_VALUE) return;
+  char utf8[1024];
+  int bytes = WideCharToMultiByte(CP_UTF8, 0, text, -1, utf8, (int)sizeof utf8, NULL, NULL);
+  if (bytes <= 1) return;
+  DWORD written;
+  WriteFile(out, utf8, (DWORD)(bytes - 1), &written, NULL);
+}
+
+/* Whether path lies under prefix (which ends in a backslash), ignoring case as NTFS does. */
+static BOOL path_under(const wchar_t *path, const wchar_t *prefix, int prefix_chars) {
+  if (lstrlenW(path) <= prefix_chars) return FALSE;
+  return CompareStringOrdinal(path, prefix_chars, prefix, prefix_chars, TRUE) == CSTR_EQUAL;
+}
+
+/* --sweep: see the usage at the top. */
+static void sweep_folder(const wchar_t *arg) {
+  wchar_t prefix[MAX_PATH + 2];
+  int n = 0;
+  if (*arg == L'"') {
+    arg++;
+    while (arg[n] != L'\0' && arg[n] != L'"') n++;
+    if (arg[n] != L'"' || arg[n + 1] != L'\0') fail(APP_JOB_EXIT_USAGE, L"--sweep takes one folder, in double quotes when it holds a space", ERROR_SUCCESS);
+  } else {
+    while (arg[n] != L'\0') n++;
+  }
+  if (n < 3 || n > MAX_PATH || !((arg[1] == L':' && arg[2] == L'\\') || (arg[0] == L'\\' && arg[1] == L'\\'))) {
+    fail(APP_JOB_EXIT_USAGE, L"--sweep needs an absolute folder path (C:\\... or \\\\server\\...)", ERROR_SUCCESS);
+  }
+  lstrcpynW(prefix, arg, n + 1);
+  if (prefix[n - 1] != L'\\') prefix[n++] = L'\\';
+  prefix[n] = L'\0';
+
+  HANDLE snapshot = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+  if (snapshot == INVALID_HANDLE_VALUE) fail(APP_JOB_EXIT_SWEEP, L"cannot list the processes (CreateToolhelp32Snapshot)", GetLastError());
+  PROCESSENTRY32W entry;
+  entry.dwSize = sizeof entry;
+  if (!Process32FirstW(snapshot, &entry)) fail(APP_JOB_EXIT_SWEEP, L"cannot read the process list (Process32FirstW)", GetLastError());
+  DWORD self = GetCurrentProcessId();
+  unsigned seen = 0, stopped = 0;
+  do {
+    seen++;
+    if (entry.th32ProcessID == self || entry.th32ProcessID == 0) continue;
+    HANDLE process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_TERMINATE, FALSE, entry.th32ProcessID);
+    if (process == NULL) continue;
+    wchar_t image[MAX_PATH * 2];
+    DWORD chars = MAX_PATH * 2;
+    if (QueryFullProcessImageNameW(process, 0, image, &chars) && path_under(image, prefix, n) && TerminateProcess(process, 1)) {
+      wchar_t line[64];
+      wsprintfW(line, L"stopped %lu\r\n", entry.th32ProcessID);
+      write_stdout(line);
+      stopped++;
+    }
+    CloseHandle(process);
+  } while (Process32NextW(snapshot, &entry));
+  CloseHandle(snapshot);
+  wchar_t summary[96];
+  wsprintfW(summary, L"swept %u of %u processes\r\n", stopped, seen);
+  write_stdout(summary);
+  ExitProcess(0);
+}
+
 int main(void) {
   const wchar_t *app_line = after_program_name(GetCommandLineW());
   wchar_t account[ACCOUNT_NAME_MAX + 1] = L"";
@@ -391,6 +467,7 @@ int main(void) {
     else remove_account(account);
     ExitProcess(0);
   }
+  if (starts_with_option(app_line, L"--sweep")) sweep_folder(after_program_name(app_line));
   if (starts_with_option(app_line, L"--account")) app_line = read_account_name(app_line + 9, account);
   if (*app_line == L'\0') fail(APP_JOB_EXIT_USAGE, L"no app command line given (usage: app-job.exe [--account <name>] <app command line>)", ERROR_SUCCESS);
 

@@ -35,6 +35,8 @@ export const APP_JOB_EXIT_CODES = {
   logon: 247,
   /** --prepare-account / --remove-account failed. */
   account: 248,
+  /** --sweep could not list the processes. */
+  sweep: 249,
 } as const;
 
 /** app-job.exe's option that runs the app as a local account (windows-app-accounts.ts). */

@@ -3,7 +3,7 @@
 // CrashReportClient would. Each Windows process is a Linux process under Wine, so SIGKILL is the
 // agent (or the launcher) dying, and /proc shows which processes are left.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { APP_JOB_EXIT_CODES, appJobFailure, appJobSpawn } from './app-job';
 import { compileWindowsProgram, buildAppJob } from './app-job-build';
 import { isProcessGone, listProcesses, processHasEnv } from './process-identity';
+import { windowsProcessControl } from './process-control';
 import { toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
 import { windowsKillPlan } from './windows-kill-plan';
 
@@ -250,14 +251,42 @@ describe('app-job.exe under Wine', () => {
     expect(isProcessGone(grandchild)).toBe(true);
   }, TREE_TEST_MS);
 
-  it("ends the app's whole tree when the agent force-stops the launcher (taskkill /F; Wine 8's taskkill has no /T, which the job makes unneeded)", async () => {
+  it("ends the app's whole tree when the agent force-stops the launcher (the agent's taskkill /F, no /T: the job ends the tree)", async () => {
     const { run, tree } = await treeRun(['app-job.exe', 'job-probe.exe', 'tree', '60']);
     const launcherPid = Number(/^parent (\d+)$/.exec(await run.line((t) => t.startsWith('parent ')))?.[1]);
-    const forced = windowsKillPlan(launcherPid).forced.filter((arg) => arg !== '/T');
-    expect(forced).toEqual(['taskkill', '/PID', String(launcherPid), '/F']);
+    const forced = windowsKillPlan(launcherPid).forced;
     const taskkill = await execa(wine, forced, { env: wineEnv, reject: false, stdin: 'ignore' });
     expect(taskkill.exitCode).toBe(0);
     await allGone(tree);
+  }, TREE_TEST_MS);
+
+  it("--sweep force-stops what runs from one folder, spares another folder's, and says how many (the agent's ProcessControl on its output)", async () => {
+    // Two copies of the probe, each started outside any job, as a leftover would be: one from a
+    // build folder with a space in its name, one from a sibling whose name extends it.
+    const build = join(dir, 'builds', 'upl 1');
+    const sibling = join(dir, 'builds', 'upl 1x');
+    for (const folder of [build, sibling]) {
+      mkdirSync(folder, { recursive: true });
+      copyFileSync(join(bin, 'job-probe.exe'), join(folder, 'job-probe.exe'));
+    }
+    const swept = await treeRun([windowsPath(join(build, 'job-probe.exe')), 'tree', '60']);
+    const spared = await treeRun([windowsPath(join(sibling, 'job-probe.exe')), 'tree', '60']);
+    // What the agent runs, through its own parser: execa under Wine instead of on Windows.
+    const ran: (readonly string[])[] = [];
+    const control = windowsProcessControl(async (argv) => {
+      ran.push(argv);
+      const r = await execa(wine, argv, { cwd: bin, env: wineEnv, stdin: 'ignore', reject: false });
+      if (r.exitCode !== 0) throw new Error(`${argv.join(' ')}: exit ${r.exitCode}: ${r.stderr}`);
+      return r.stdout;
+    }, windowsPath(join(bin, 'app-job.exe')));
+    const stopped = await control.sweepFolder(windowsPath(build));
+    expect(ran).toEqual([[windowsPath(join(bin, 'app-job.exe')), '--sweep', windowsPath(build)]]);
+    // The probe and its grandchild: two Windows processes, whatever their Linux pids.
+    expect(stopped).toHaveLength(2);
+    await allGone(swept.tree);
+    expect([...spared.tree.keys()].filter((pid) => isProcessGone(pid))).toEqual([]);
+    // A second sweep finds nothing and still answers.
+    expect(await control.sweepFolder(windowsPath(build))).toEqual([]);
   }, TREE_TEST_MS);
 
   describe('control: the same kills without the launcher leave the grandchild running (what the tests above would catch)', () => {

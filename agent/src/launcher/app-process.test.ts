@@ -281,7 +281,7 @@ describe('AppProcess', { timeout: 10_000 }, () => {
     expect(text.split('\n').filter(Boolean).sort()).toEqual(['[stderr] err 1', 'out 1', 'out 2']);
   });
 
-  it('follows the Windows rules when told the platform is win32: taskkill /T, then /T /F after graceMs', async () => {
+  it('follows the Windows rules when told the platform is win32: taskkill /T, then /F after graceMs', async () => {
     const ran: string[][] = [];
     const app = start(nodeScript(`console.log('ready'); ${LOOP}`), {
       control: windowsProcessControl((argv) => {
@@ -299,7 +299,7 @@ describe('AppProcess', { timeout: 10_000 }, () => {
     const exit = await stopping;
     expect(ran).toEqual([
       ['taskkill', '/PID', pid, '/T'],
-      ['taskkill', '/PID', pid, '/T', '/F'],
+      ['taskkill', '/PID', pid, '/F'],
     ]);
     expect(exit).toMatchObject({ expected: true, forced: true });
   });

@@ -313,10 +313,10 @@ export class AppProcess extends EventEmitter<AppProcessEvents> {
 
   /**
    * Ends the process tree: POSIX SIGTERM to the process group, Windows `taskkill /T`; after
-   * graceMs (default DEFAULT_STOP_GRACE_MS) SIGKILL to the group / `taskkill /T /F`. Under the
-   * job launcher, `/T` reaches the app as the launcher's child (the launcher itself has no window
-   * to close and exits with the app); `/T /F` also ends the launcher, and its job takes whatever
-   * the tree walk missed (a child whose parent had already exited).
+   * graceMs (default DEFAULT_STOP_GRACE_MS) SIGKILL to the group / `taskkill /F` on the launcher.
+   * Under the job launcher, `/T` reaches the app as the launcher's child (the launcher itself has
+   * no window to close and exits with the app); `/F` ends the launcher, and its job ends the
+   * whole tree (a child whose parent had already exited included).
    * Idempotent: every call returns the same promise, resolved when the process has exited.
    * After the process exited on its own this is a no-op (the exit stays unexpected).
    * @throws RangeError for a negative or non-finite graceMs.

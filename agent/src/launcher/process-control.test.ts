@@ -121,7 +121,7 @@ describe('windowsProcessControl (its commands, through an injected executor)', (
     expect(windowsProcessControl(() => Promise.resolve('')).spawnDetached).toBe(false);
   });
 
-  it('ends a tree with taskkill: /T to ask, /T /F to force', async () => {
+  it('ends a tree with taskkill: /T to ask, /F on the launcher to force', async () => {
     const ran: (readonly string[])[] = [];
     const control = windowsProcessControl((argv) => {
       ran.push(argv);
@@ -134,25 +134,29 @@ describe('windowsProcessControl (its commands, through an injected executor)', (
     expect(ran).toHaveLength(2); // the app's job object ended what its launcher left
   });
 
-  it('sweeps the build folder with PowerShell and returns the ids it printed', async () => {
+  it("sweeps the build folder with the launcher's --sweep and returns the ids it printed", async () => {
     const ran: (readonly string[])[] = [];
     const control = windowsProcessControl((argv) => {
       ran.push(argv);
-      return Promise.resolve('5120\r\n\r\n5124\r\n');
-    });
+      return Promise.resolve('stopped 5120\r\nstopped 5124\r\nswept 2 of 40 processes\r\n');
+    }, 'C:\\pf\\app-job.exe');
     expect(await control.sweepFolder('C:\\ProgramData\\Pixelfleet\\agent\\builds\\upl_1')).toEqual([5120, 5124]);
-    expect(ran).toEqual([windowsSweepPlan('C:\\ProgramData\\Pixelfleet\\agent\\builds\\upl_1')]);
-    expect(await windowsProcessControl(() => Promise.resolve('')).sweepFolder('C:\\b\\upl_1')).toEqual([]);
+    expect(ran).toEqual([windowsSweepPlan('C:\\pf\\app-job.exe', 'C:\\ProgramData\\Pixelfleet\\agent\\builds\\upl_1')]);
+    expect(await windowsProcessControl(() => Promise.resolve('swept 0 of 40 processes\r\n')).sweepFolder('C:\\b\\upl_1')).toEqual([]);
+  });
+
+  it('fails a sweep whose tool printed nothing (a stub), instead of reporting an empty folder', async () => {
+    await expect(windowsProcessControl(() => Promise.resolve('')).sweepFolder('C:\\b\\upl_1')).rejects.toThrow('app-job.exe --sweep did not answer');
   });
 
   it('passes on a failed command', async () => {
-    const control = windowsProcessControl(() => Promise.reject(new CommandError('taskkill /PID 4242 /T /F failed: Access is denied', 1)));
+    const control = windowsProcessControl(() => Promise.reject(new CommandError('taskkill /PID 4242 /F failed: Access is denied', 1)));
     await expect(control.endTree(4242, 'forced')).rejects.toThrow('Access is denied');
     await expect(control.sweepFolder('C:\\b\\upl_1')).rejects.toThrow('Access is denied');
   });
 
   it("takes taskkill's 'not found' as a tree already ended", async () => {
-    const control = windowsProcessControl(() => Promise.reject(new CommandError('taskkill /PID 4242 /T /F failed: exit code 128', TASKKILL_NOT_FOUND_EXIT_CODE)));
+    const control = windowsProcessControl(() => Promise.reject(new CommandError('taskkill /PID 4242 /F failed: exit code 128', TASKKILL_NOT_FOUND_EXIT_CODE)));
     await expect(control.endTree(4242, 'forced')).resolves.toBeUndefined();
   });
 });

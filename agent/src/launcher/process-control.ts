@@ -9,9 +9,10 @@ import { realpathSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { listProcesses, PROC_ROOT, readProcessExecutable } from './process-identity';
-import { windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
+import { APP_JOB_EXE } from './app-job';
+import { parseSweepOutput, windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
 
-/** graceful: ask the tree to close (SIGTERM to the group; `taskkill /T`). forced: end it (SIGKILL; `taskkill /T /F`). */
+/** graceful: ask the tree to close (SIGTERM to the group; `taskkill /T`). forced: end it (SIGKILL; `taskkill /F` on the launcher, whose job ends the tree). */
 export type TreeEnding = 'graceful' | 'forced';
 
 /** Runs a command given as argv and resolves with its standard output; a failure rejects (a CommandError when it ran and exited non-zero). */
@@ -134,8 +135,11 @@ export function posixProcessControl(platform: NodeJS.Platform = process.platform
   };
 }
 
-/** Windows: taskkill for the tree, PowerShell for the folder sweep, each run by `run` (default execa). */
-export function windowsProcessControl(run: CommandRunner = runWithExeca): ProcessControl {
+/**
+ * Windows: taskkill for the tree, the app-job launcher's `--sweep` for the folder sweep, each run
+ * by `run` (default execa). appJob: the launcher's path (default APP_JOB_EXE, beside the agent's code).
+ */
+export function windowsProcessControl(run: CommandRunner = runWithExeca, appJob: string = APP_JOB_EXE): ProcessControl {
   return {
     platform: 'win32',
     spawnDetached: false,
@@ -156,8 +160,7 @@ export function windowsProcessControl(run: CommandRunner = runWithExeca): Proces
       // The job object did it (see the interface).
     },
     async sweepFolder(folder) {
-      const printed = await run(windowsSweepPlan(folder));
-      return printed.split(/\r?\n/).map((line) => line.trim()).filter((line) => /^\d+$/.test(line)).map(Number);
+      return parseSweepOutput(await run(windowsSweepPlan(appJob, folder)));
     },
   };
 }

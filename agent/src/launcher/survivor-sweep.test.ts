@@ -177,10 +177,10 @@ describe('stopSurvivors (Windows rules)', () => {
     const ran: (readonly string[])[] = [];
     const withBuild = recordFor(undefined, { platform: 'win32', windowsPid: 1234, buildDir: 'C:\\pixelfleet\\builds\\upl_1' });
     recordFor(undefined, { platform: 'win32', windowsPid: 1235 });
-    // PowerShell prints the id of each process it stopped.
-    const control = windowsProcessControl((argv) => { ran.push(argv); return Promise.resolve('5120\r\n5124\r\n'); });
+    // app-job.exe --sweep prints the id of each process it stopped, then its summary.
+    const control = windowsProcessControl((argv) => { ran.push(argv); return Promise.resolve('stopped 5120\r\nstopped 5124\r\nswept 2 of 40 processes\r\n'); }, 'C:\\pf\\app-job.exe');
     const outcomes = await stopSurvivors({ store, log: silent, control });
-    expect(ran).toEqual([windowsSweepPlan('C:\\pixelfleet\\builds\\upl_1')]);
+    expect(ran).toEqual([windowsSweepPlan('C:\\pf\\app-job.exe', 'C:\\pixelfleet\\builds\\upl_1')]);
     expect(outcomes.find((o) => o.recordId === withBuild.id)).toMatchObject({ verdict: 'windowsSwept', pid: 1234, signalled: [5120, 5124] });
     expect(outcomes.map((o) => o.verdict).sort()).toEqual(['gone', 'windowsSwept']);
     expect(store.load().records).toEqual([]);

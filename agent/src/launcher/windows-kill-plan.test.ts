@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
+import { parseSweepOutput, windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
 
 describe('windowsKillPlan', () => {
-  it('asks the tree to close, then forces it', () => {
+  it("asks the tree to close, then forces the launcher, whose job ends the tree", () => {
     expect(windowsKillPlan(4242)).toEqual({
       graceful: ['taskkill', '/PID', '4242', '/T'],
-      forced: ['taskkill', '/PID', '4242', '/T', '/F'],
+      forced: ['taskkill', '/PID', '4242', '/F'],
     });
   });
 
@@ -15,26 +15,29 @@ describe('windowsKillPlan', () => {
 });
 
 describe('windowsSweepPlan', () => {
-  it('stops every process whose image lies under the build folder and prints the ids it stopped', () => {
-    const argv = windowsSweepPlan('C:\\ProgramData\\Pixelfleet\\builds\\upl_1');
-    expect(argv.slice(0, -1)).toEqual(['powershell.exe', '-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-Command']);
-    expect(argv.at(-1)).toBe(
-      "$prefix = 'C:\\ProgramData\\Pixelfleet\\builds\\upl_1\\'; Get-CimInstance Win32_Process | " +
-        'Where-Object { $_.ExecutablePath -and $_.ExecutablePath.StartsWith($prefix, [System.StringComparison]::OrdinalIgnoreCase) } | ' +
-        'ForEach-Object { try { Stop-Process -Id $_.ProcessId -Force -ErrorAction Stop; $_.ProcessId } catch {} }',
-    );
-  });
-
-  it('ends the prefix with a separator, so a sibling folder with a longer name is spared', () => {
-    expect(windowsSweepPlan('D:\\b\\upl_1\\').at(-1)).toContain("$prefix = 'D:\\b\\upl_1\\';");
-    expect(windowsSweepPlan('D:\\b\\upl_1').at(-1)).toContain("$prefix = 'D:\\b\\upl_1\\';");
-  });
-
-  it('doubles every PowerShell single-quote character in the path', () => {
-    expect(windowsSweepPlan("C:\\it's\\b\u2019x").at(-1)).toContain("$prefix = 'C:\\it''s\\b\u2019\u2019x\\';");
+  it("runs the app-job launcher's --sweep on the build folder (no PowerShell)", () => {
+    expect(windowsSweepPlan('C:\\pf\\app-job.exe', 'C:\\ProgramData\\Pixelfleet\\builds\\upl_1')).toEqual(['C:\\pf\\app-job.exe', '--sweep', 'C:\\ProgramData\\Pixelfleet\\builds\\upl_1']);
+    expect(windowsSweepPlan('a.exe', '\\\\server\\share\\upl_1')).toEqual(['a.exe', '--sweep', '\\\\server\\share\\upl_1']);
   });
 
   it('refuses relative paths, double quotes and control characters', () => {
-    for (const dir of ['builds\\upl_1', '/var/builds', 'C:\\a"b', 'C:\\a\nb']) expect(() => windowsSweepPlan(dir)).toThrow(RangeError);
+    for (const dir of ['builds\\upl_1', '/var/builds', 'C:\\a"b', 'C:\\a\nb']) expect(() => windowsSweepPlan('a.exe', dir)).toThrow(RangeError);
+  });
+});
+
+describe('parseSweepOutput', () => {
+  it('returns the pids it stopped, once its summary line proves it ran', () => {
+    expect(parseSweepOutput('stopped 5120\r\nstopped 5124\r\nswept 2 of 61 processes\r\n')).toEqual([5120, 5124]);
+    expect(parseSweepOutput('swept 0 of 61 processes\r\n')).toEqual([]);
+  });
+
+  it('takes a tool that printed nothing, or no summary, as a failure: never as "nothing left"', () => {
+    expect(() => parseSweepOutput('')).toThrow('app-job.exe --sweep did not answer');
+    expect(() => parseSweepOutput('stopped 5120\r\n')).toThrow('did not answer');
+    expect(() => parseSweepOutput('swept 2 of 61 processes\r\nstopped 5120\r\n')).toThrow('did not answer');
+  });
+
+  it('refuses a summary that does not count the lines before it', () => {
+    expect(() => parseSweepOutput('stopped 5120\r\nswept 2 of 61 processes')).toThrow('printed 1 stopped processes but counted 2');
   });
 });

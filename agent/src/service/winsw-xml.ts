@@ -14,7 +14,7 @@ export const LOG_ROLL_SIZE_KIB = 10 * 1024;
 export const LOG_KEEP_FILES = 8;
 /**
  * How long a stop waits, in seconds, after Ctrl+C (SIGINT for node) before WinSW kills the tree:
- * long enough for the agent to stop its apps (ask, wait, taskkill /T /F) and close its link.
+ * long enough for the agent to stop its apps (ask, wait, taskkill /F) and close its link.
  */
 export const STOP_TIMEOUT_SECONDS = 60;
 
