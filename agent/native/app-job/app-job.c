@@ -12,6 +12,7 @@
  *   app-job.exe --prepare-account <name>
  *   app-job.exe --remove-account <name>
  *   app-job.exe --sweep <folder>
+ *   app-job.exe --owners [--parent <folder>]... --root <folder> [--root <folder>]...
  * Everything after this program's own name (and --account <name>) on its command line is the
  * app's command line, passed to CreateProcessW unchanged (Unreal parses its command line itself;
  * see agent/src/launcher/app-job.ts, which builds it). The app inherits the launcher's standard
@@ -47,6 +48,14 @@
  * the agent cannot end anyway; never one of the agent's own apps, which run as the agent or as an
  * app account it holds a job over).
  *
+ * --owners: the owner of each --parent folder alone and of each --root folder and everything
+ * under it (reparse points, such as junctions, are listed but not entered), for `service install`'s
+ * owner check (agent/src/service/folder-owners.ts reads it), without PowerShell's Get-Acl. Prints
+ * "installer<TAB><SID of the account running it>", then one line per item: "<owner SID><TAB><owner
+ * name, or empty><TAB><path>" (Windows forbids tabs and line breaks in names, so a planted name
+ * cannot forge a line). Any item it cannot read ends it with APP_JOB_EXIT_OWNERS: a listing that
+ * might miss an owner is a failure.
+ *
  * Exit: the app's exit code; otherwise one of the APP_JOB_EXIT_* codes below with one line
  * "app-job: <what failed>[: <system message> (Windows error <n>)]" on stderr. The codes fit in a
  * byte (Wine passes only the low 8 bits to Linux, and the tests run there); the stderr line tells
@@ -63,6 +72,8 @@
 #include <sddl.h>
 #include <bcrypt.h>
 #include <tlhelp32.h>
+#include <aclapi.h>
+#include <shellapi.h>
 
 #define APP_JOB_EXIT_USAGE 240
 #define APP_JOB_EXIT_CREATE_JOB 241
@@ -74,6 +85,7 @@
 #define APP_JOB_EXIT_LOGON 247
 #define APP_JOB_EXIT_ACCOUNT 248
 #define APP_JOB_EXIT_SWEEP 249
+#define APP_JOB_EXIT_OWNERS 250
 
 /* The longest local account name Windows takes (SAM's limit). */
 #define ACCOUNT_NAME_MAX 20
@@ -456,6 +468,121 @@ static void sweep_folder(const wchar_t *arg) {
   ExitProcess(0);
 }
 
+/* Writes UTF-8 text of any length to stdout; a failed write ends the listing (its reader must not take a cut listing for a whole one). */
+static void write_stdout_all(const wchar_t *text) {
+  HANDLE out = GetStdHandle(STD_OUTPUT_HANDLE);
+  int bytes = WideCharToMultiByte(CP_UTF8, 0, text, -1, NULL, 0, NULL, NULL);
+  if (bytes <= 1) return;
+  char *utf8 = (char *)HeapAlloc(GetProcessHeap(), 0, (SIZE_T)bytes);
+  if (utf8 == NULL) fail(APP_JOB_EXIT_OWNERS, L"out of memory", ERROR_NOT_ENOUGH_MEMORY);
+  WideCharToMultiByte(CP_UTF8, 0, text, -1, utf8, bytes, NULL, NULL);
+  DWORD written;
+  BOOL ok = WriteFile(out, utf8, (DWORD)(bytes - 1), &written, NULL);
+  HeapFree(GetProcessHeap(), 0, utf8);
+  if (!ok) fail(APP_JOB_EXIT_OWNERS, L"cannot write the owner listing", GetLastError());
+}
+
+/* One listing line for path: its owner's SID, the owner's name (empty when it has none) and the path. */
+static void list_owner(const wchar_t *path) {
+  PSID owner = NULL;
+  PSECURITY_DESCRIPTOR descriptor = NULL;
+  DWORD error = GetNamedSecurityInfoW(path, SE_FILE_OBJECT, OWNER_SECURITY_INFORMATION, &owner, NULL, NULL, NULL, &descriptor);
+  if (error != ERROR_SUCCESS) {
+    write_stderr(path);
+    write_stderr(L"\n");
+    fail(APP_JOB_EXIT_OWNERS, L"cannot read the owner of the path above", error);
+  }
+  wchar_t *sid = NULL;
+  if (!ConvertSidToStringSidW(owner, &sid)) fail(APP_JOB_EXIT_OWNERS, L"cannot write an owner's SID", GetLastError());
+  wchar_t name[256] = L"", domain[256] = L"", account[520] = L"";
+  DWORD name_chars = 256, domain_chars = 256;
+  SID_NAME_USE use;
+  if (LookupAccountSidW(NULL, owner, name, &name_chars, domain, &domain_chars, &use)) {
+    if (domain[0] != L'\0') wsprintfW(account, L"%ls\\%ls", domain, name);
+    else lstrcpyW(account, name);
+  }
+  SIZE_T chars = (SIZE_T)lstrlenW(sid) + lstrlenW(account) + lstrlenW(path) + 8;
+  wchar_t *line = (wchar_t *)HeapAlloc(GetProcessHeap(), 0, chars * sizeof(wchar_t));
+  if (line == NULL) fail(APP_JOB_EXIT_OWNERS, L"out of memory", ERROR_NOT_ENOUGH_MEMORY);
+  lstrcpyW(line, sid);
+  lstrcatW(line, L"\t");
+  lstrcatW(line, account);
+  lstrcatW(line, L"\t");
+  lstrcatW(line, path);
+  lstrcatW(line, L"\r\n");
+  write_stdout_all(line);
+  HeapFree(GetProcessHeap(), 0, line);
+  LocalFree(sid);
+  LocalFree(descriptor);
+}
+
+/* Lists the owner of everything under folder, depth first; a reparse point is listed, not entered. */
+static void list_owners_under(const wchar_t *folder) {
+  SIZE_T folder_chars = (SIZE_T)lstrlenW(folder);
+  wchar_t *pattern = (wchar_t *)HeapAlloc(GetProcessHeap(), 0, (folder_chars + 3) * sizeof(wchar_t));
+  if (pattern == NULL) fail(APP_JOB_EXIT_OWNERS, L"out of memory", ERROR_NOT_ENOUGH_MEMORY);
+  lstrcpyW(pattern, folder);
+  lstrcatW(pattern, folder_chars > 0 && folder[folder_chars - 1] == L'\\' ? L"*" : L"\\*");
+  WIN32_FIND_DATAW found;
+  HANDLE search = FindFirstFileExW(pattern, FindExInfoBasic, &found, FindExSearchNameMatch, NULL, 0);
+  if (search == INVALID_HANDLE_VALUE) {
+    DWORD error = GetLastError();
+    if (error == ERROR_FILE_NOT_FOUND) return; /* an empty folder (a drive root has no . entry) */
+    write_stderr(folder);
+    write_stderr(L"\n");
+    fail(APP_JOB_EXIT_OWNERS, L"cannot list the folder above", error);
+  }
+  do {
+    if (lstrcmpW(found.cFileName, L".") == 0 || lstrcmpW(found.cFileName, L"..") == 0) continue;
+    wchar_t *path = (wchar_t *)HeapAlloc(GetProcessHeap(), 0, (folder_chars + lstrlenW(found.cFileName) + 2) * sizeof(wchar_t));
+    if (path == NULL) fail(APP_JOB_EXIT_OWNERS, L"out of memory", ERROR_NOT_ENOUGH_MEMORY);
+    lstrcpyW(path, folder);
+    if (folder_chars > 0 && folder[folder_chars - 1] != L'\\') lstrcatW(path, L"\\");
+    lstrcatW(path, found.cFileName);
+    list_owner(path);
+    if ((found.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !(found.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)) list_owners_under(path);
+    HeapFree(GetProcessHeap(), 0, path);
+  } while (FindNextFileW(search, &found));
+  DWORD error = GetLastError();
+  FindClose(search);
+  if (error != ERROR_NO_MORE_FILES) fail(APP_JOB_EXIT_OWNERS, L"cannot read a folder listing to its end", error);
+}
+
+/* --owners: see the usage at the top. */
+static void list_owners(void) {
+  int argc = 0;
+  wchar_t **argv = CommandLineToArgvW(GetCommandLineW(), &argc);
+  if (argv == NULL) fail(APP_JOB_EXIT_OWNERS, L"cannot read its command line", GetLastError());
+  int roots = 0;
+  for (int i = 2; i < argc; i += 2) {
+    BOOL root = lstrcmpW(argv[i], L"--root") == 0;
+    if ((!root && lstrcmpW(argv[i], L"--parent") != 0) || i + 1 >= argc) {
+      fail(APP_JOB_EXIT_USAGE, L"usage: app-job.exe --owners [--parent <folder>]... --root <folder> [--root <folder>]...", ERROR_SUCCESS);
+    }
+    if (root) roots++;
+  }
+  if (roots == 0) fail(APP_JOB_EXIT_USAGE, L"--owners needs at least one --root <folder>", ERROR_SUCCESS);
+
+  HANDLE token;
+  if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token)) fail(APP_JOB_EXIT_OWNERS, L"cannot open its own token", GetLastError());
+  BYTE user[SECURITY_MAX_SID_SIZE + sizeof(TOKEN_USER)];
+  DWORD size;
+  if (!GetTokenInformation(token, TokenUser, user, sizeof user, &size)) fail(APP_JOB_EXIT_OWNERS, L"cannot read its own account", GetLastError());
+  CloseHandle(token);
+  wchar_t *installer = NULL;
+  if (!ConvertSidToStringSidW(((TOKEN_USER *)user)->User.Sid, &installer)) fail(APP_JOB_EXIT_OWNERS, L"cannot write its own SID", GetLastError());
+  wchar_t line[128];
+  wsprintfW(line, L"installer\t%ls\r\n", installer);
+  write_stdout_all(line);
+  LocalFree(installer);
+
+  for (int i = 2; i + 1 < argc; i += 2) {
+    list_owner(argv[i + 1]);
+    if (lstrcmpW(argv[i], L"--root") == 0) list_owners_under(argv[i + 1]);
+  }
+  ExitProcess(0);
+}
+
 int main(void) {
   const wchar_t *app_line = after_program_name(GetCommandLineW());
   wchar_t account[ACCOUNT_NAME_MAX + 1] = L"";
@@ -468,6 +595,7 @@ int main(void) {
     ExitProcess(0);
   }
   if (starts_with_option(app_line, L"--sweep")) sweep_folder(after_program_name(app_line));
+  if (starts_with_option(app_line, L"--owners")) list_owners();
   if (starts_with_option(app_line, L"--account")) app_line = read_account_name(app_line + 9, account);
   if (*app_line == L'\0') fail(APP_JOB_EXIT_USAGE, L"no app command line given (usage: app-job.exe [--account <name>] <app command line>)", ERROR_SUCCESS);
 

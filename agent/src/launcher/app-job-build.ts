@@ -12,9 +12,10 @@ export const MINGW_FLAGS: readonly string[] = ['-O2', '-s', '-static', '-Wall', 
 /**
  * The Windows libraries app-job.exe links (after its source: ld resolves left to right): LSA logon
  * and rights, the token and security descriptor calls (advapi32, secur32), local accounts
- * (netapi32), its window station and desktop (user32), the random password (bcrypt).
+ * (netapi32), its window station and desktop (user32), the random password (bcrypt), its
+ * --owners arguments (shell32).
  */
-export const APP_JOB_LIBRARIES: readonly string[] = ['-ladvapi32', '-lsecur32', '-lnetapi32', '-luser32', '-lbcrypt'];
+export const APP_JOB_LIBRARIES: readonly string[] = ['-ladvapi32', '-lsecur32', '-lnetapi32', '-luser32', '-lbcrypt', '-lshell32'];
 
 /**
  * Compiles one C file into a Windows executable at output, linking `libraries` after it.

@@ -37,6 +37,8 @@ export const APP_JOB_EXIT_CODES = {
   account: 248,
   /** --sweep could not list the processes. */
   sweep: 249,
+  /** --owners could not read an owner or a folder (the listing is incomplete, so it is a failure). */
+  owners: 250,
 } as const;
 
 /** app-job.exe's option that runs the app as a local account (windows-app-accounts.ts). */

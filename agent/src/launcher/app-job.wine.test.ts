@@ -3,7 +3,7 @@
 // CrashReportClient would. Each Windows process is a Linux process under Wine, so SIGKILL is the
 // agent (or the launcher) dying, and /proc shows which processes are left.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { APP_JOB_EXIT_CODES, appJobFailure, appJobSpawn } from './app-job';
 import { compileWindowsProgram, buildAppJob } from './app-job-build';
 import { isProcessGone, listProcesses, processHasEnv } from './process-identity';
+import { foreignOwned, ownerListingCommand, parseOwnerListing } from '../service/folder-owners';
 import { windowsProcessControl } from './process-control';
 import { toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
 import { windowsKillPlan } from './windows-kill-plan';
@@ -287,6 +288,30 @@ describe('app-job.exe under Wine', () => {
     expect([...spared.tree.keys()].filter((pid) => isProcessGone(pid))).toEqual([]);
     // A second sweep finds nothing and still answers.
     expect(await control.sweepFolder(windowsPath(build))).toEqual([]);
+  }, TREE_TEST_MS);
+
+  it("--owners lists the installer, each parent alone and each root with everything in it, without entering a link; the install's own parser reads it", async () => {
+    const root = join(dir, 'owners', 'state dir');
+    mkdirSync(join(root, 'data', 'deep'), { recursive: true });
+    writeFileSync(join(root, 'data', 'deep', 'worker.json'), '{}');
+    writeFileSync(join(root, 'agent.json'), '{}');
+    // A link to a folder full of files: listed as itself, never walked (a junction a user planted
+    // would otherwise make the listing read, and judge, a folder outside the install).
+    symlinkSync(bin, join(root, 'elsewhere'));
+    const argv = ownerListingCommand(windowsPath(join(bin, 'app-job.exe')), [windowsPath(root)], [windowsPath(join(dir, 'owners'))]);
+    const r = await execa(wine, argv, { cwd: bin, env: wineEnv, stdin: 'ignore', reject: false });
+    expect(r.exitCode).toBe(0);
+    const listing = parseOwnerListing(r.stdout);
+    expect(listing.installerSid).toMatch(/^S-1-5-21-/);
+    expect(listing.entries.map((e) => e.path).sort()).toEqual(
+      [join(dir, 'owners'), root, join(root, 'agent.json'), join(root, 'data'), join(root, 'data', 'deep'), join(root, 'data', 'deep', 'worker.json'), join(root, 'elsewhere')].map(windowsPath).sort(),
+    );
+    // Wine makes the installer the owner of everything: all trusted, as an administrator's own folders are.
+    expect(foreignOwned(listing)).toEqual([]);
+
+    const missing = await execa(wine, ownerListingCommand(windowsPath(join(bin, 'app-job.exe')), [windowsPath(join(dir, 'no such folder'))], []), { cwd: bin, env: wineEnv, stdin: 'ignore', reject: false });
+    expect(missing.exitCode).toBe(APP_JOB_EXIT_CODES.owners);
+    expect(missing.stderr).toContain('app-job: cannot read the owner of the path above');
   }, TREE_TEST_MS);
 
   describe('control: the same kills without the launcher leave the grandchild running (what the tests above would catch)', () => {

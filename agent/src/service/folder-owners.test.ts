@@ -74,12 +74,11 @@ describe('foreignOwned', () => {
 });
 
 describe('ownerListingCommand and parentFolders', () => {
-  it('quotes each path as a PowerShell literal and lists parents alone, roots with what is inside', () => {
-    const argv = ownerListingCommand(["C:\\Program Data\\it's"], ['C:\\Program Data', 'C:\\']);
-    expect(argv.slice(0, 4)).toEqual(['powershell.exe', '-NoProfile', '-NonInteractive', '-Command']);
-    expect(argv[4]).toContain("@(Get-Item -LiteralPath 'C:\\Program Data','C:\\' -Force) + @(Get-Item -LiteralPath 'C:\\Program Data\\it''s' -Force) + @(Get-ChildItem -LiteralPath 'C:\\Program Data\\it''s' -Recurse -Force)");
-    // No double quote: the script crosses the Windows command line as one argument.
-    expect(argv[4]).not.toContain('"');
+  it("runs app-job.exe's --owners (no PowerShell): parents listed alone, roots with what is inside, each path one argument", () => {
+    expect(ownerListingCommand('C:\\pf\\app-job.exe', ["C:\\Program Data\\it's", 'D:\\data'], ['C:\\Program Data', 'C:\\'])).toEqual([
+      'C:\\pf\\app-job.exe', '--owners', '--parent', 'C:\\Program Data', '--parent', 'C:\\', '--root', "C:\\Program Data\\it's", '--root', 'D:\\data',
+    ]);
+    expect(() => ownerListingCommand('a.exe', [], ['C:\\'])).toThrow(RangeError);
   });
 
   it('climbs to the drive root', () => {

@@ -1,8 +1,9 @@
-// Who owns the service's folders: the PowerShell command that lists the owner of each folder the
-// install uses (and everything in them, and their parents), the parse of its output, and the
-// verdict. The owner of a file or folder may always change its access rules (WRITE_DAC), whatever
-// they say, so a folder another user made under %ProgramData% (which lets Users create folders)
-// stays theirs after icacls: the install refuses it instead of locking it and writing a secret there.
+// Who owns the service's folders: the command that lists the owner of each folder the install
+// uses (and everything in them, and their parents: the packaged app-job.exe's --owners, so no
+// PowerShell is needed), the parse of its output, and the verdict. The owner of a file or folder
+// may always change its access rules (WRITE_DAC), whatever they say, so a folder another user
+// made under %ProgramData% (which lets Users create folders) stays theirs after icacls: the
+// install refuses it instead of locking it and writing a secret there.
 import { win32 } from 'node:path';
 
 /** Owners that are not a person: SYSTEM, Administrators, LocalService, NetworkService. */
@@ -30,27 +31,16 @@ export class OwnerListingError extends Error {
   override readonly name = 'OwnerListingError';
 }
 
-/** A PowerShell single-quoted string: nothing inside is expanded; a quote is doubled. */
-function psString(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
-
 /**
- * The command that prints the installer's SID, then one line per item: the owner's SID, its name
- * and the path, tab-separated (Windows forbids tabs and line breaks in file names, so a planted
- * name cannot forge a line). `parents` are listed alone, `roots` with everything under them.
- * Any error (a path it cannot read) ends it with a non-zero exit code.
+ * The command (appJob: the packaged app-job.exe) that prints the installer's SID, then one line
+ * per item: the owner's SID, its name and the path, tab-separated (Windows forbids tabs and line
+ * breaks in file names, so a planted name cannot forge a line). `parents` are listed alone,
+ * `roots` with everything under them (a junction is listed, not entered). Any error (a path it
+ * cannot read) ends it with a non-zero exit code (app-job.c, --owners).
  */
-export function ownerListingCommand(roots: readonly string[], parents: readonly string[]): string[] {
-  const list = (paths: readonly string[]) => paths.map(psString).join(',');
-  const script = [
-    "$ErrorActionPreference = 'Stop'",
-    '[Console]::OutputEncoding = [Text.Encoding]::UTF8',
-    `'${INSTALLER_TAG}' + [char]9 + [Security.Principal.WindowsIdentity]::GetCurrent().User.Value`,
-    `$items = ${parents.length === 0 ? '@()' : `@(Get-Item -LiteralPath ${list(parents)} -Force)`} + @(Get-Item -LiteralPath ${list(roots)} -Force) + @(Get-ChildItem -LiteralPath ${list(roots)} -Recurse -Force)`,
-    'foreach ($i in $items) { $a = Get-Acl -LiteralPath $i.FullName; $a.GetOwner([Security.Principal.SecurityIdentifier]).Value + [char]9 + $a.Owner + [char]9 + $i.FullName }',
-  ].join('; ');
-  return ['powershell.exe', '-NoProfile', '-NonInteractive', '-Command', script];
+export function ownerListingCommand(appJob: string, roots: readonly string[], parents: readonly string[]): string[] {
+  if (roots.length === 0) throw new RangeError('the owner listing needs at least one root');
+  return [appJob, '--owners', ...parents.flatMap((p) => ['--parent', p]), ...roots.flatMap((r) => ['--root', r])];
 }
 
 /** The folders above `path` up to its drive root (`C:\ProgramData\Pixelfleet`, `C:\ProgramData`, `C:\`). */

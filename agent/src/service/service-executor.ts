@@ -48,7 +48,7 @@ export async function executeServiceSteps(steps: readonly ServiceStep[], options
           options.out(`${n} copied ${step.from} to ${step.to}`);
           break;
         case 'check-owners': {
-          const argv = ownerListingCommand(step.roots, step.parents);
+          const argv = ownerListingCommand(step.lister, step.roots, step.parents);
           const r = await run(argv);
           if (r.exitCode !== 0) {
             throw new ServiceStepError(`step ${n} failed: listing the owners of ${step.roots.join(', ')} exited with ${r.exitCode}${r.output.trim() === '' ? '' : `:\n${r.output.trim()}`}`);

@@ -28,7 +28,7 @@ describe('planInstall', () => {
       ['icacls', state, ...LOCK],
       { kind: 'mkdir', path: data },
       { kind: 'mkdir', path: `${state}\\logs` },
-      { kind: 'check-owners', roots: [state], parents: ['C:\\ProgramData\\Pixelfleet', 'C:\\ProgramData', 'C:\\'], trustedAccounts: [], why: expect.any(String) as string },
+      { kind: 'check-owners', lister: 'C:\\Program Files\\Pixelfleet\\agent\\native\\app-job\\app-job.exe', roots: [state], parents: ['C:\\ProgramData\\Pixelfleet', 'C:\\ProgramData', 'C:\\'], trustedAccounts: [], why: expect.any(String) as string },
       { kind: 'write', path: 'C:\\Program Files\\Pixelfleet\\agent\\pixelfleet-agent-service.xml', contents: xml },
       [WINSW, 'install'],
       ['sc.exe', 'failureflag', 'pixelfleet-agent', '1'],
@@ -146,7 +146,7 @@ describe('planInstall', () => {
     const { steps } = planInstall({ layout, account: parseServiceAccount(undefined), configFile: 'C:\\a.json', configDataDir: undefined });
     const text = formatSteps(steps);
     expect(text).toContain(`6. check the owners of ${state} (and all inside), and of C:\\ProgramData\\Pixelfleet, C:\\ProgramData, C:\\\n     # a folder or file another user owns`);
-    expect(text).toContain(`\n     run powershell.exe -NoProfile -NonInteractive -Command "$ErrorActionPreference = 'Stop'; `);
+    expect(text).toContain(`\n     run "C:\\Program Files\\Pixelfleet\\agent\\native\\app-job\\app-job.exe" --owners --parent C:\\ProgramData\\Pixelfleet --parent C:\\ProgramData --parent C:\\ --root ${state}\n`);
     expect(text).toContain(`14. copy C:\\a.json to ${state}\\agent.json (as a new file)\n`);
   });
 });
@@ -250,7 +250,7 @@ describe('executeServiceSteps', () => {
     );
   });
 
-  const checkOwners: ServiceStep = { kind: 'check-owners', roots: ['C:\\state'], parents: ['C:\\'], trustedAccounts: ['CORP\\gpu$'], why: 'owners' };
+  const checkOwners: ServiceStep = { kind: 'check-owners', lister: 'C:\\pf\\app-job.exe', roots: ['C:\\state'], parents: ['C:\\'], trustedAccounts: ['CORP\\gpu$'], why: 'owners' };
   const ownerRunner = (output: string, exitCode = 0) => {
     const ran: string[][] = [];
     return {
@@ -269,7 +269,7 @@ describe('executeServiceSteps', () => {
     const r = ownerRunner(OK_LISTING);
     const lines: string[] = [];
     await executeServiceSteps([checkOwners, { kind: 'copy', from: join(dir, 'src.json'), to: join(dir, 'agent.json') }], { run: r.run, out: (l) => lines.push(l) });
-    expect(r.ran).toEqual([ownerListingCommand(['C:\\state'], ['C:\\'])]);
+    expect(r.ran).toEqual([ownerListingCommand('C:\\pf\\app-job.exe', ['C:\\state'], ['C:\\'])]);
     expect(lines[0]).toBe('1/2 checked the owners of 3 items: Administrators, SYSTEM, service accounts or the installer');
     expect(existsSync(join(dir, 'agent.json'))).toBe(true);
   });

@@ -43,10 +43,10 @@ export type ServiceStep =
   | { kind: 'copy'; from: string; to: string }
   | { kind: 'write'; path: string; contents: string }
   /**
-   * Lists the owners of `roots` (and everything in them) and of `parents` (ownerListingCommand)
+   * Lists the owners of `roots` (and everything in them) and of `parents` (ownerListingCommand, run by `lister`: app-job.exe)
    * and stops the install if any is not trusted (foreignOwned; `trustedAccounts` by name).
    */
-  | { kind: 'check-owners'; roots: string[]; parents: string[]; trustedAccounts: string[]; why: string }
+  | { kind: 'check-owners'; lister: string; roots: string[]; parents: string[]; trustedAccounts: string[]; why: string }
   | {
       kind: 'run';
       argv: string[];
@@ -186,6 +186,7 @@ export function planInstall(input: InstallInput): InstallPlan {
     { kind: 'mkdir', path: p.logDir },
     {
       kind: 'check-owners',
+      lister: p.appJobExe,
       roots,
       parents,
       trustedAccounts: input.account.kind === 'gmsa' ? [describeAccount(input.account)] : [],
@@ -260,7 +261,7 @@ export function formatSteps(steps: readonly ServiceStep[]): string {
         case 'check-owners':
           return (
             `${n} check the owners of ${s.roots.join(' and ')} (and all inside), and of ${s.parents.join(', ')}\n     # ${s.why}\n` +
-            `     run ${ownerListingCommand(s.roots, s.parents).map(windowsArgument).join(' ')}`
+            `     run ${ownerListingCommand(s.lister, s.roots, s.parents).map(windowsArgument).join(' ')}`
           );
         case 'write':
           return `${n} write ${s.path} (the XML above)`;
