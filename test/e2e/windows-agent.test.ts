@@ -193,6 +193,17 @@ describe('the packaged Windows agent under Wine', () => {
     expect(readFileSync(file, 'utf8')).toMatch(/^pixelfleet-agent \d+\.\d+\.\d+/);
   });
 
+  it("doctor, run by the Windows agent, proves the launcher's job holds a tree on this host", { timeout: 90_000 }, async () => {
+    const file = join(dir, 'doctor.txt');
+    const fd = openSync(file, 'w');
+    spawnSync(prefix.wine, [`${AGENT_DIR}\\node.exe`, `${AGENT_DIR}\\agent.cjs`, 'doctor', '--config', CONFIG_FILE], { env: prefix.env, stdio: ['ignore', fd, fd], timeout: 80_000 });
+    closeSync(fd);
+    const text = readFileSync(file, 'utf8');
+    const lines = text.split(/\r?\n/);
+    expect(lines, text).toContain(`ok    app launcher   ${AGENT_DIR}\\native\\app-job\\app-job.exe`);
+    expect(lines, text).toContain('ok    app job        a test tree (launcher, nested launcher, ping) ended with its launcher');
+  });
+
   it('takes a Windows build through the real distribution, launches it under app-job.exe, and Chromium decodes its frames through the relay inside it; when the viewer leaves, the whole Windows tree is gone and the engine logs reach the analytics API', { timeout: 240_000 }, async () => {
     const owner = t.cp.accounts.createUser('windows@example.com');
     projectId = t.cp.accounts.createProject(owner.userId, 'Windows', 'europe').projectId;

@@ -14,9 +14,6 @@ export function wineTool(names: readonly string[]): string {
   throw new Error(`${names.join(' or ')} not found: install Wine 8 (Debian: apt-get install --no-install-recommends wine64; .ci/run does)`);
 }
 
-/** The Windows path Wine gives a Linux path (drive Z: is the root). */
-export const windowsPath = (path: string) => `Z:${path.replaceAll('/', '\\')}`;
-
 export interface WinePrefix {
   /** The prefix folder (drive C: is `<dir>/drive_c`). */
   dir: string;

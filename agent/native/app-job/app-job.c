@@ -12,6 +12,7 @@
  *   app-job.exe --prepare-account <name>
  *   app-job.exe --remove-account <name>
  *   app-job.exe --sweep <folder>
+ *   app-job.exe --list <folder>
  *   app-job.exe --owners [--parent <folder>]... --root <folder> [--root <folder>]...
  * Everything after this program's own name (and --account <name>) on its command line is the
  * app's command line, passed to CreateProcessW unchanged (Unreal parses its command line itself;
@@ -46,7 +47,8 @@
  * failure, never as "nothing left" (Wine's powershell.exe, which the sweep once used, is a stub that
  * prints nothing and exits 0). A process it may not open or query is skipped (another user's that
  * the agent cannot end anyway; never one of the agent's own apps, which run as the agent or as an
- * app account it holds a job over).
+ * app account it holds a job over). --list <folder> finds the same processes without stopping
+ * them: "running <pid>" each, then "found <n> of <seen> processes" (doctor's test tree).
  *
  * --owners: the owner of each --parent folder alone and of each --root folder and everything
  * under it (reparse points, such as junctions, are listed but not entered), for `service install`'s
@@ -421,19 +423,19 @@ static BOOL path_under(const wchar_t *path, const wchar_t *prefix, int prefix_ch
   return CompareStringOrdinal(path, prefix_chars, prefix, prefix_chars, TRUE) == CSTR_EQUAL;
 }
 
-/* --sweep: see the usage at the top. */
-static void sweep_folder(const wchar_t *arg) {
+/* --sweep (terminate) and --list: see the usage at the top. */
+static void scan_folder(const wchar_t *arg, BOOL terminate) {
   wchar_t prefix[MAX_PATH + 2];
   int n = 0;
   if (*arg == L'"') {
     arg++;
     while (arg[n] != L'\0' && arg[n] != L'"') n++;
-    if (arg[n] != L'"' || arg[n + 1] != L'\0') fail(APP_JOB_EXIT_USAGE, L"--sweep takes one folder, in double quotes when it holds a space", ERROR_SUCCESS);
+    if (arg[n] != L'"' || arg[n + 1] != L'\0') fail(APP_JOB_EXIT_USAGE, L"--sweep and --list take one folder, in double quotes when it holds a space", ERROR_SUCCESS);
   } else {
     while (arg[n] != L'\0') n++;
   }
   if (n < 3 || n > MAX_PATH || !((arg[1] == L':' && arg[2] == L'\\') || (arg[0] == L'\\' && arg[1] == L'\\'))) {
-    fail(APP_JOB_EXIT_USAGE, L"--sweep needs an absolute folder path (C:\\... or \\\\server\\...)", ERROR_SUCCESS);
+    fail(APP_JOB_EXIT_USAGE, L"--sweep and --list need an absolute folder path (C:\\... or \\\\server\\...)", ERROR_SUCCESS);
   }
   lstrcpynW(prefix, arg, n + 1);
   if (prefix[n - 1] != L'\\') prefix[n++] = L'\\';
@@ -445,25 +447,25 @@ static void sweep_folder(const wchar_t *arg) {
   entry.dwSize = sizeof entry;
   if (!Process32FirstW(snapshot, &entry)) fail(APP_JOB_EXIT_SWEEP, L"cannot read the process list (Process32FirstW)", GetLastError());
   DWORD self = GetCurrentProcessId();
-  unsigned seen = 0, stopped = 0;
+  unsigned seen = 0, matched = 0;
   do {
     seen++;
     if (entry.th32ProcessID == self || entry.th32ProcessID == 0) continue;
-    HANDLE process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_TERMINATE, FALSE, entry.th32ProcessID);
+    HANDLE process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | (terminate ? PROCESS_TERMINATE : 0), FALSE, entry.th32ProcessID);
     if (process == NULL) continue;
     wchar_t image[MAX_PATH * 2];
     DWORD chars = MAX_PATH * 2;
-    if (QueryFullProcessImageNameW(process, 0, image, &chars) && path_under(image, prefix, n) && TerminateProcess(process, 1)) {
+    if (QueryFullProcessImageNameW(process, 0, image, &chars) && path_under(image, prefix, n) && (!terminate || TerminateProcess(process, 1))) {
       wchar_t line[64];
-      wsprintfW(line, L"stopped %lu\r\n", entry.th32ProcessID);
+      wsprintfW(line, terminate ? L"stopped %lu\r\n" : L"running %lu\r\n", entry.th32ProcessID);
       write_stdout(line);
-      stopped++;
+      matched++;
     }
     CloseHandle(process);
   } while (Process32NextW(snapshot, &entry));
   CloseHandle(snapshot);
   wchar_t summary[96];
-  wsprintfW(summary, L"swept %u of %u processes\r\n", stopped, seen);
+  wsprintfW(summary, terminate ? L"swept %u of %u processes\r\n" : L"found %u of %u processes\r\n", matched, seen);
   write_stdout(summary);
   ExitProcess(0);
 }
@@ -594,7 +596,8 @@ int main(void) {
     else remove_account(account);
     ExitProcess(0);
   }
-  if (starts_with_option(app_line, L"--sweep")) sweep_folder(after_program_name(app_line));
+  if (starts_with_option(app_line, L"--sweep")) scan_folder(after_program_name(app_line), TRUE);
+  if (starts_with_option(app_line, L"--list")) scan_folder(after_program_name(app_line), FALSE);
   if (starts_with_option(app_line, L"--owners")) list_owners();
   if (starts_with_option(app_line, L"--account")) app_line = read_account_name(app_line + 9, account);
   if (*app_line == L'\0') fail(APP_JOB_EXIT_USAGE, L"no app command line given (usage: app-job.exe [--account <name>] <app command line>)", ERROR_SUCCESS);

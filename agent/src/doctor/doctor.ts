@@ -1,7 +1,7 @@
 // `pixelfleet-agent doctor`: checks what a worker needs before it can stream — its config, the
 // control plane (resolution, connection, TLS, a token proven by a real call), free disk, the app
-// launcher, the GPU and the UDP port range — one line each with a verdict. Read-only: nothing is
-// enrolled or stored.
+// launcher (on Windows also a test tree under it), the GPU and the UDP port range — one line each
+// with a verdict. Nothing is enrolled or stored (the test tree's temp folder is removed).
 import { join } from 'node:path';
 import { ConfigError } from '@pixelfleet/common';
 import { loadAgentConfig, type AgentConfig } from '../config';
@@ -9,6 +9,8 @@ import { CredentialStore, type WorkerCredentials } from '../credentials';
 import { createAgentClient } from '../link/control-link';
 import { checkJoinToken, checkReachability, checkWorkerToken, PROBE_TIMEOUT_MS } from './control-plane-probe';
 import type { DoctorLine } from './doctor-line';
+import { APP_JOB_EXE } from '../launcher/app-job';
+import { checkAppJob } from './app-job-check';
 import { checkAppLauncher, checkBuildCacheDisk, checkDataDisk, checkGpu, checkUdpPorts } from './host-checks';
 import { checkTls } from './tls-check';
 
@@ -50,7 +52,12 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorLine[]> {
   lines.push(tls.usable ? await checkToken(config, reach.reached, timeoutMs) : { check: 'token', verdict: 'warn', detail: 'skipped: TLS failed (see the tls line)' });
   lines.push(checkDataDisk(config.dataDir, options.disk));
   lines.push(checkBuildCacheDisk(join(config.dataDir, 'builds'), config.buildCache.maxBytes));
-  lines.push(checkAppLauncher());
+  const launcher = checkAppLauncher();
+  lines.push(launcher);
+  // Windows: that the launcher's job holds a tree here (apps would outlive their sessions otherwise).
+  if (process.platform === 'win32' && launcher.verdict === 'ok') {
+    lines.push(await checkAppJob(APP_JOB_EXE, { system32: join(options.env.SystemRoot ?? 'C:\\Windows', 'System32') }));
+  }
   lines.push(await checkGpu(options.nvidiaSmi));
   lines.push(await checkUdpPorts(config.ice.portRange));
   return lines;

@@ -16,7 +16,7 @@ import { isProcessGone, listProcesses, processHasEnv } from './process-identity'
 import { foreignOwned, ownerListingCommand, parseOwnerListing } from '../service/folder-owners';
 import { windowsProcessControl } from './process-control';
 import { toWindowsUnrealArgs, windowsProgramArg } from './unreal-command-line';
-import { windowsKillPlan } from './windows-kill-plan';
+import { parseListOutput, windowsKillPlan, windowsListPlan } from './windows-kill-plan';
 
 const PROBE_SOURCE = fileURLToPath(new URL('../../native/app-job/test/job-probe.c', import.meta.url));
 /** Every process a test starts carries this variable (Wine passes the environment on to the Linux processes), with a value of its own. */
@@ -280,6 +280,10 @@ describe('app-job.exe under Wine', () => {
       if (r.exitCode !== 0) throw new Error(`${argv.join(' ')}: exit ${r.exitCode}: ${r.stderr}`);
       return r.stdout;
     }, windowsPath(join(bin, 'app-job.exe')));
+    // --list finds them without stopping them.
+    const listed = await execa(wine, windowsListPlan(windowsPath(join(bin, 'app-job.exe')), windowsPath(build)), { cwd: bin, env: wineEnv, stdin: 'ignore' });
+    expect(parseListOutput(listed.stdout)).toHaveLength(2);
+    expect([...swept.tree.keys()].filter((pid) => isProcessGone(pid))).toEqual([]);
     const stopped = await control.sweepFolder(windowsPath(build));
     expect(ran).toEqual([[windowsPath(join(bin, 'app-job.exe')), '--sweep', windowsPath(build)]]);
     // The probe and its grandchild: two Windows processes, whatever their Linux pids.

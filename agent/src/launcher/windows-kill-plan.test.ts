@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSweepOutput, windowsKillPlan, windowsSweepPlan } from './windows-kill-plan';
+import { parseListOutput, parseSweepOutput, windowsKillPlan, windowsListPlan, windowsSweepPlan } from './windows-kill-plan';
 
 describe('windowsKillPlan', () => {
   it("asks the tree to close, then forces the launcher, whose job ends the tree", () => {
@@ -21,7 +21,19 @@ describe('windowsSweepPlan', () => {
   });
 
   it('refuses relative paths, double quotes and control characters', () => {
-    for (const dir of ['builds\\upl_1', '/var/builds', 'C:\\a"b', 'C:\\a\nb']) expect(() => windowsSweepPlan('a.exe', dir)).toThrow(RangeError);
+    for (const dir of ['builds\\upl_1', '/var/builds', 'C:\\a"b', 'C:\\a\nb']) {
+      expect(() => windowsSweepPlan('a.exe', dir)).toThrow(RangeError);
+      expect(() => windowsListPlan('a.exe', dir)).toThrow(RangeError);
+    }
+  });
+
+  it('lists without stopping through --list, whose answer has its own summary', () => {
+    expect(windowsListPlan('a.exe', 'C:\\t\\x')).toEqual(['a.exe', '--list', 'C:\\t\\x']);
+    expect(parseListOutput('running 40\r\nrunning 44\r\nfound 2 of 9 processes\r\n')).toEqual([40, 44]);
+    expect(() => parseListOutput('')).toThrow('app-job.exe --list did not answer');
+    // A sweep's answer is not a listing's, nor the other way round.
+    expect(() => parseListOutput('swept 0 of 9 processes')).toThrow('did not answer');
+    expect(() => parseSweepOutput('found 0 of 9 processes')).toThrow('did not answer');
   });
 });
 

@@ -24,9 +24,6 @@ export function windowsKillPlan(pid: number): WindowsKillPlan {
   };
 }
 
-/** The last line `app-job.exe --sweep` prints, always: the proof that it ran. */
-const SWEEP_SUMMARY = /^swept (\d+) of (\d+) processes$/;
-
 /**
  * Force-stops every process whose executable lies under buildDir, through the app-job launcher's
  * `--sweep` (a toolhelp snapshot and each process's image path: no PowerShell, which may be
@@ -36,22 +33,38 @@ const SWEEP_SUMMARY = /^swept (\d+) of (\d+) processes$/;
  * same build. appJob: the launcher's path (APP_JOB_EXE).
  */
 export function windowsSweepPlan(appJob: string, buildDir: string): string[] {
-  if (!/^[A-Za-z]:\\|^\\\\/.test(buildDir) || /[\u0000-\u001f"]/.test(buildDir)) {
-    throw new RangeError(`not an absolute Windows path: ${JSON.stringify(buildDir)}`);
+  return [appJob, '--sweep', absoluteWindowsFolder(buildDir)];
+}
+
+/** Lists, without stopping them, the processes whose executable lies under folder (`app-job.exe --list`). */
+export function windowsListPlan(appJob: string, folder: string): string[] {
+  return [appJob, '--list', absoluteWindowsFolder(folder)];
+}
+
+function absoluteWindowsFolder(folder: string): string {
+  if (!/^[A-Za-z]:\\|^\\\\/.test(folder) || /[\u0000-\u001f"]/.test(folder)) {
+    throw new RangeError(`not an absolute Windows path: ${JSON.stringify(folder)}`);
   }
-  return [appJob, '--sweep', buildDir];
+  return folder;
 }
 
 /**
- * The pids a sweep stopped, from what it printed.
- * @throws Error when its summary line is missing: a tool that printed nothing did not sweep, and
+ * The pids a scan printed (`stopped <pid>` lines, then `swept N of M processes`; `--list`:
+ * `running <pid>`, then `found N of M processes`).
+ * @throws Error when its summary line is missing: a tool that printed nothing did not look, and
  * "nothing found" would hide what still runs.
  */
-export function parseSweepOutput(printed: string): number[] {
+function parseScan(printed: string, option: '--sweep' | '--list', item: string, summaryVerb: string): number[] {
   const lines = printed.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
-  const summary = SWEEP_SUMMARY.exec(lines.at(-1) ?? '');
-  if (summary === null) throw new Error(`app-job.exe --sweep did not answer (no "swept N of M processes" line; it printed ${JSON.stringify(printed.slice(0, 200))})`);
-  const stopped = lines.slice(0, -1).map((line) => /^stopped (\d+)$/.exec(line)?.[1]).filter((pid) => pid !== undefined).map(Number);
-  if (stopped.length !== Number(summary[1])) throw new Error(`app-job.exe --sweep printed ${stopped.length} stopped processes but counted ${summary[1]}`);
-  return stopped;
+  const summary = new RegExp(`^${summaryVerb} (\\d+) of (\\d+) processes$`).exec(lines.at(-1) ?? '');
+  if (summary === null) throw new Error(`app-job.exe ${option} did not answer (no "${summaryVerb} N of M processes" line; it printed ${JSON.stringify(printed.slice(0, 200))})`);
+  const pids = lines.slice(0, -1).map((line) => new RegExp(`^${item} (\\d+)$`).exec(line)?.[1]).filter((pid) => pid !== undefined).map(Number);
+  if (pids.length !== Number(summary[1])) throw new Error(`app-job.exe ${option} printed ${pids.length} ${item} processes but counted ${summary[1]}`);
+  return pids;
 }
+
+/** The pids `app-job.exe --sweep` stopped; throws when it did not answer (parseScan). */
+export const parseSweepOutput = (printed: string): number[] => parseScan(printed, '--sweep', 'stopped', 'swept');
+
+/** The pids `app-job.exe --list` found; throws when it did not answer (parseScan). */
+export const parseListOutput = (printed: string): number[] => parseScan(printed, '--list', 'running', 'found');
