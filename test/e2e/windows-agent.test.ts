@@ -193,7 +193,7 @@ describe('the packaged Windows agent under Wine', () => {
     expect(readFileSync(file, 'utf8')).toMatch(/^pixelfleet-agent \d+\.\d+\.\d+/);
   });
 
-  it("doctor, run by the Windows agent, proves the launcher's job holds a tree on this host", { timeout: 90_000 }, async () => {
+  it("doctor, run by the Windows agent, proves the launcher's job holds a tree on this host", { timeout: 90_000 }, () => {
     const file = join(dir, 'doctor.txt');
     const fd = openSync(file, 'w');
     spawnSync(prefix.wine, [`${AGENT_DIR}\\node.exe`, `${AGENT_DIR}\\agent.cjs`, 'doctor', '--config', CONFIG_FILE], { env: prefix.env, stdio: ['ignore', fd, fd], timeout: 80_000 });
