@@ -1,6 +1,8 @@
 // bench:stream part (a), cold first frame: Debian chromium opens the share URL of an in-process
-// control plane + agent whose launcher runs the mock Unreal app; the first decoded frame, and the
-// control plane's part of it (enqueue → StartSession at the agent). Figures only.
+// control plane + agent whose launcher runs the mock Unreal app, which takes a realistic start
+// (-MockStartupSeconds, default 10 s: a packaged Unreal app takes 5–60 s, never the mock's own
+// 0.85 s); the first decoded frame, what Pixelfleet adds to the app's start, and the control
+// plane's part of it (enqueue → StartSession at the agent). Figures only.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +16,12 @@ import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
 import { f, median, percentile, until, waitMs } from './bench-support';
 
+/** What Pixelfleet may add to the app's own start before the first frame (issue 26's cold target). */
+const TARGET_OVER_APP_START_MS = 400;
+/** Without a realistic start (--app-start 0), the whole first frame's target. */
 const TARGET_FIRST_FRAME_MS = 2_000;
 const TARGET_CONTROL_PLANE_MS = 10;
+/** Past the app's start. */
 const FIRST_FRAME_TIMEOUT_MS = 20_000;
 const SESSION_END_TIMEOUT_MS = 20_000;
 
@@ -76,7 +82,7 @@ interface ColdWorld {
   close(): Promise<void>;
 }
 
-async function coldWorld(): Promise<ColdWorld> {
+async function coldWorld(appStartSeconds: number): Promise<ColdWorld> {
   const dirs: string[] = [];
   const cpDir = mkdtempSync(join(tmpdir(), 'pf-bench-cp-'));
   dirs.push(cpDir);
@@ -102,7 +108,7 @@ async function coldWorld(): Promise<ColdWorld> {
     .prepare('UPDATE projects SET settings = ? WHERE id = ?')
     .run(JSON.stringify({ resX: 1280, resY: 720, fps: 30, minBitrate: 1_000_000, maxBitrate: 8_000_000 }), projectId);
 
-  const { agent, dataDir } = await startTestAgent({ grpcAddress: started.grpcAddress, launcherCommand: mockAppCommand() });
+  const { agent, dataDir } = await startTestAgent({ grpcAddress: started.grpcAddress, launcherCommand: appStartSeconds > 0 ? mockAppCommand(`-MockStartupSeconds=${appStartSeconds}`) : mockAppCommand() });
   dirs.push(dataDir);
   await linkReaches(agent, 'connected');
 
@@ -168,8 +174,8 @@ async function coldWorld(): Promise<ColdWorld> {
 }
 
 
-async function firstFrameRuns(runs: number): Promise<{ warmup: FirstFrameRun | undefined; runs: FirstFrameRun[]; failures: string[] }> {
-  const world = await coldWorld();
+async function firstFrameRuns(runs: number, appStartSeconds: number): Promise<{ warmup: FirstFrameRun | undefined; runs: FirstFrameRun[]; failures: string[] }> {
+  const world = await coldWorld(appStartSeconds);
   const browser = await launchChromium();
   const out: FirstFrameRun[] = [];
   const failures: string[] = [];
@@ -192,7 +198,7 @@ async function firstFrameRuns(runs: number): Promise<{ warmup: FirstFrameRun | u
             return m && m.rvfc !== undefined && m.poll !== undefined ? m : undefined;
           }),
           'the first decoded frame',
-          FIRST_FRAME_TIMEOUT_MS,
+          appStartSeconds * 1000 + FIRST_FRAME_TIMEOUT_MS,
           25,
         ).catch(async (err: unknown) => {
           const partial = await page.evaluate(() => (window as unknown as { __pfBench?: PageMarks }).__pfBench);
@@ -244,10 +250,13 @@ async function firstFrameRuns(runs: number): Promise<{ warmup: FirstFrameRun | u
   return { warmup, runs: out, failures };
 }
 
-/** Part (a): `runs` cold sessions after one warm-up; prints a row per run and returns the summary rows. */
-export async function benchFirstFrame(runs: number): Promise<string[]> {
-  console.log(`\n(a) cold first frame: chromium → share URL → queue → agent launches the mock app → relay → <video>; ${runs} runs + 1 warm-up`);
-  const a = await firstFrameRuns(runs);
+/**
+ * Part (a): `runs` cold sessions after one warm-up, the app taking appStartSeconds to start (0:
+ * the mock's own ~0.85 s); prints a row per run and returns the summary rows.
+ */
+export async function benchFirstFrame(runs: number, appStartSeconds: number): Promise<string[]> {
+  console.log(`\n(a) cold first frame: chromium → share URL → queue → agent launches the mock app (a ${appStartSeconds > 0 ? `${appStartSeconds} s` : '~0.85 s'} start) → relay → <video>; ${runs} runs + 1 warm-up`);
+  const a = await firstFrameRuns(runs, appStartSeconds);
   const ff = a.runs.map((r) => r.firstFrameRvfc ?? r.firstFramePoll ?? NaN).filter(Number.isFinite);
   const polled = a.runs.map((r) => r.firstFramePoll ?? NaN).filter(Number.isFinite);
   const cpMs = a.runs.map((r) => r.controlPlaneMs);
@@ -271,8 +280,13 @@ export async function benchFirstFrame(runs: number): Promise<string[]> {
   console.log('  gateway\'s call to sessions.create() (when the share WebSocket opens; it writes the Enqueued rows) to the agent\'s executor');
   console.log('  receiving StartSession over gRPC on loopback (SQLite writes + scheduler turn + placement + gRPC stream). CP part (table): from the');
   console.log('  Enqueued snapshot row\'s received_at (integer ms) to Date.now() at the agent, so ±1 ms.');
+  const appStartMs = appStartSeconds * 1000;
+  const overStart = ff.map((ms) => ms - appStartMs);
+  const firstFrameRow = appStartMs > 0
+    ? `| (a) first frame, cold, with a ${appStartSeconds} s app start, median of ${ff.length} | ${f(median(ff), 0)} ms = start + ${f(median(overStart), 0)} ms (p90 start + ${f(percentile(overStart, 90), 0)}, max start + ${f(Math.max(...overStart), 0)}; poll median ${f(median(polled), 0)} ms) | ≤ start + ${TARGET_OVER_APP_START_MS} ms | ${median(overStart) <= TARGET_OVER_APP_START_MS ? 'met' : 'MISSED'} |`
+    : `| (a) first frame, cold, median of ${ff.length} | ${f(median(ff), 0)} ms (p90 ${f(percentile(ff, 90), 0)} ms; poll median ${f(median(polled), 0)} ms) | ≤ ${TARGET_FIRST_FRAME_MS} ms | ${median(ff) <= TARGET_FIRST_FRAME_MS ? 'met' : 'MISSED'} |`;
   return [
-    `| (a) first frame, cold, median of ${ff.length} | ${f(median(ff), 0)} ms (p90 ${f(percentile(ff, 90), 0)} ms; poll median ${f(median(polled), 0)} ms) | ≤ ${TARGET_FIRST_FRAME_MS} ms | ${median(ff) <= TARGET_FIRST_FRAME_MS ? 'met' : 'MISSED'} |`,
+    firstFrameRow,
     `| (a) control plane part (enqueue → StartSession at agent), median of ${cpMs.length} | ${f(median(cpMs), 2)} ms (p90 ${f(percentile(cpMs, 90), 2)}; table ${f(median(cpTable), 0)} ms) | ≤ ${TARGET_CONTROL_PLANE_MS} ms | ${median(cpMs) <= TARGET_CONTROL_PLANE_MS ? 'met' : 'MISSED'} |`,
   ];
 }

@@ -13,7 +13,8 @@
 //      alternating: first frame, keyframe request → keyframe, requests and keyframes, viewer
 //      bitrate, loss, NACKs, malformed RTCP, relay CPU (stream-realistic.ts).
 // Options:
-// --runs N (a), --seconds S (b window), --warmup S (b, before each window), --only a,b,c,d,
+// --runs N (a), --app-start S (a: the mock app's start, -MockStartupSeconds; default 10, 0 = its own ~0.85 s),
+// --seconds S (b window), --warmup S (b, before each window), --only a,b,c,d,
 // --realistic-runs N (d, runs per size and path; default 20), --realistic-sizes 1080,720 (d),
 // --cpu-prof (b: a V8 CPU profile of the relay process), --split-fanout (b: also 4 viewers with the
 // fan-out split over two relay processes, the best a two-way parallel fan-out could do here).
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   const summary: string[] = [];
   console.log(`bench:stream — ${new Date().toISOString()}, Node ${process.version}, ${cpus().length} CPUs, netns=${process.env.PIXELFLEET_NETNS === '1' ? 'loopback-only' : 'host (not isolated!)'}`);
 
-  if (only.has('a')) summary.push(...(await benchFirstFrame(runs)));
+  if (only.has('a')) summary.push(...(await benchFirstFrame(runs, Number(arg('--app-start', '10')))));
   if (only.has('b')) {
     const options = { windowMs, warmupMs, splitFanout: process.argv.includes('--split-fanout'), cpuProfile: process.argv.includes('--cpu-prof') };
     summary.push(...(await benchRelayCost(options)));

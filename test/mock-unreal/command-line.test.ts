@@ -128,6 +128,17 @@ describe('parseCommandLine', () => {
     expect(config.failure).toEqual({ crashAfterMs: 50, hangOnStop: true, neverConnect: true, exitEarly: true, kickOnUIInteraction: true, reconnectSignalling: true, helperProcess: true, signallingGate: '/tmp/gate', crashReport: true });
   });
 
+  it('takes a realistic start from -MockStartupSeconds, or from its variable, and none for 0 or nonsense', () => {
+    expect(parseCommandLine(['-MockStartupSeconds=10'], {}, CWD).startupSeconds).toBe(10);
+    expect(parseCommandLine(['-mockstartupseconds=2.5'], { MOCK_UNREAL_STARTUP_SECONDS: '30' }, CWD).startupSeconds).toBe(2.5);
+    expect(parseCommandLine([], { MOCK_UNREAL_STARTUP_SECONDS: '30' }, CWD).startupSeconds).toBe(30);
+    expect(parseCommandLine(['-MockStartupSeconds=0'], {}, CWD).startupSeconds).toBeUndefined();
+    const nonsense = parseCommandLine(['-MockStartupSeconds=soon'], {}, CWD);
+    expect(nonsense.startupSeconds).toBeUndefined();
+    expect(nonsense.notes).toEqual(['Ignoring -MockStartupSeconds="soon": expected a number >= 0']);
+    expect(parseCommandLine([], {}, CWD).startupSeconds).toBeUndefined();
+  });
+
   it('leaves failure modes off for 0/false/empty and reports nonsense', () => {
     const config = parseCommandLine(['-MockHangOnStop=0', '-MockKickOnUIInteraction=false'], { MOCK_UNREAL_NEVER_CONNECT: '0', MOCK_UNREAL_EXIT_EARLY: '', MOCK_UNREAL_CRASH_AFTER_MS: 'soon' }, CWD);
     expect(config.failure).toEqual({ crashAfterMs: undefined, hangOnStop: false, neverConnect: false, exitEarly: false, kickOnUIInteraction: false, reconnectSignalling: false, helperProcess: false, signallingGate: undefined, crashReport: false });

@@ -68,6 +68,12 @@ export interface MockUnrealConfig {
   readonly icePortRange: readonly [number, number] | undefined;
   /** Annex-B H.264 clip to loop (-MockFixture, default fixtures/testpattern.h264). */
   readonly fixturePath: string;
+  /**
+   * -MockStartupSeconds=N (or MOCK_UNREAL_STARTUP_SECONDS): dial signalling no earlier than N s
+   * after the process started, idle meanwhile, as a packaged Unreal app loads its engine, shader
+   * cache and level (5–60 s) before Pixel Streaming connects. Undefined: as soon as it can (~0.85 s).
+   */
+  readonly startupSeconds: number | undefined;
   readonly failure: MockFailureModes;
   /** Warnings about the command line (unknown or invalid arguments), for the log. */
   readonly notes: readonly string[];
@@ -86,13 +92,16 @@ export const FAILURE_ENV = {
   crashReport: 'MOCK_UNREAL_CRASH_REPORT',
 } as const;
 
+/** The environment variable of -MockStartupSeconds. */
+export const STARTUP_SECONDS_ENV = 'MOCK_UNREAL_STARTUP_SECONDS';
+
 const KNOWN_VALUES = new Set([
   'pixelstreamingurl', 'pixelstreamingconnectionurl', 'pixelstreamingsignallingurl', 'pixelstreamingip',
   'pixelstreamingport', 'pixelstreamingid', 'resx', 'resy', 'abslog', 'pixelstreamingencodercodec',
   'pixelstreamingwebrtcfps', 'pixelstreamingwebrtcmaxfps', 'pixelstreamingwebrtcstartbitrate',
   'pixelstreamingwebrtcminbitrate', 'pixelstreamingwebrtcmaxbitrate', 'pixelstreamingwebrtcminport',
   'pixelstreamingwebrtcmaxport', 'pixelstreamingsignalingkeepaliveinterval', 'mockcrashafterms', 'mockfixture', 'mocksignallinggate',
-  'mocksavedlog',
+  'mocksavedlog', 'mockstartupseconds',
 ]);
 
 /** Engine flags a packaged game accepts; the mock has nothing to do for them. */
@@ -232,6 +241,7 @@ export function parseCommandLine(
     : undefined;
 
   const keepAliveSeconds = parseNumber(value('pixelstreamingsignalingkeepaliveinterval'), '-PixelStreamingSignalingKeepAliveInterval', notes);
+  const startupSeconds = parseNumber(value('mockstartupseconds'), '-MockStartupSeconds', notes) ?? parseNumber(env[STARTUP_SECONDS_ENV], STARTUP_SECONDS_ENV, notes);
   const fixture = value('mockfixture');
 
   const envCrash = parseInteger(env[FAILURE_ENV.crashAfterMs], FAILURE_ENV.crashAfterMs, 0, notes);
@@ -257,6 +267,7 @@ export function parseCommandLine(
     keepAliveIntervalMs: Math.round((keepAliveSeconds ?? 30) * 1000),
     icePortRange,
     fixturePath: fixture !== undefined && fixture !== '' ? resolve(cwd, fixture) : DEFAULT_FIXTURE_PATH,
+    startupSeconds: startupSeconds !== undefined && startupSeconds > 0 ? startupSeconds : undefined,
     failure: Object.freeze({
       crashAfterMs: argCrash ?? envCrash,
       hangOnStop: flag('mockhangonstop') || envFlag(FAILURE_ENV.hangOnStop),

@@ -276,6 +276,18 @@ describe('mock Unreal app failure modes', () => {
     expect(stub.connections).toBe(1);
   });
 
+  it('a realistic start (-MockStartupSeconds=1.5): idle, not dialling, until 1.5 s after its process started, then identifies', async () => {
+    const { app, stub } = await launch('SlowStart', ['-MockStartupSeconds=1.5']);
+    await app.waitForLine('before connecting to signalling');
+    expect(stub.connections).toBe(0);
+    await app.waitForLine(MOCK_UNREAL_LOG.identified('SlowStart'));
+    // The process's own clock: the dial came no earlier than the start it was given.
+    const startedAt = Number(readFileSync(`/proc/${app.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]) / 100;
+    const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+    expect(uptime - startedAt).toBeGreaterThanOrEqual(1.5);
+    expect(stub.connections).toBe(1);
+  });
+
   it('hang on stop (-MockHangOnStop): survives SIGTERM until SIGKILL', async () => {
     const { app } = await launch('HangOnStop', ['-MockHangOnStop']);
     await app.waitForLine(MOCK_UNREAL_LOG.identified('HangOnStop'));

@@ -32,6 +32,8 @@
 //   MOCK_UNREAL_SIGNALLING_GATE=<file> / -MockSignallingGate=<file>
 //                                                        dial signalling only once <file> exists (looked for every
 //                                                        50 ms): a test holds the start before the app identifies
+//   MOCK_UNREAL_STARTUP_SECONDS=N / -MockStartupSeconds=N  a realistic start: idle until N s after process start
+//                                                        before dialling signalling (a packaged app takes 5–60 s)
 //   MOCK_UNREAL_CRASH_REPORT=1    / -MockCrashReport     a crash (above) also writes Saved/Crashes/UECC-<Platform>-<GUID>_0000/
 //                                                        (CrashContext.runtime-xml with pid and command line, a log copy, a minidump)
 // SIGUSR2 crashes the app at once, as the crash mode does when its time comes (with the crash folder in crash-report mode).
@@ -111,6 +113,8 @@ if (config.failure.helperProcess) {
   log.log('LogMockUnreal', `Started helper process ${helper.pid ?? '(failed)'} (helper-process mode)`);
 }
 let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+/** -MockStartupSeconds: the start's idle wait before signalling. */
+let startupTimer: ReturnType<typeof setTimeout> | undefined;
 
 let app: MockUnrealApp | undefined;
 let stopping = false;
@@ -131,6 +135,7 @@ async function shutdown(why: string): Promise<void> {
   clearInterval(engineTick);
   clearTimeout(crashTimer);
   clearTimeout(reconnectTimer);
+  clearTimeout(startupTimer);
   let deadline: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     app?.close(why),
@@ -208,19 +213,32 @@ if (!stopping) {
       }, RECONNECT_INTERVAL_MS);
     },
   });
-  const gate = config.failure.signallingGate;
-  if (config.failure.neverConnect) {
-    log.warning('LogPixelStreaming', 'Not connecting to signalling (never-connect failure mode)');
-  } else if (gate !== undefined && !existsSync(gate)) {
-    log.log('LogPixelStreaming', `Waiting for ${gate} before connecting to signalling`);
-    const waiting = setInterval(() => {
-      if (stopping) return clearInterval(waiting);
-      if (!existsSync(gate)) return;
-      clearInterval(waiting);
-      log.log('LogPixelStreaming', `${gate} is there: connecting to signalling`);
+  const connect = (): void => {
+    const gate = config.failure.signallingGate;
+    if (config.failure.neverConnect) {
+      log.warning('LogPixelStreaming', 'Not connecting to signalling (never-connect failure mode)');
+    } else if (gate !== undefined && !existsSync(gate)) {
+      log.log('LogPixelStreaming', `Waiting for ${gate} before connecting to signalling`);
+      const waiting = setInterval(() => {
+        if (stopping) return clearInterval(waiting);
+        if (!existsSync(gate)) return;
+        clearInterval(waiting);
+        log.log('LogPixelStreaming', `${gate} is there: connecting to signalling`);
+        app?.start();
+      }, GATE_POLL_MS);
+    } else {
       app?.start();
-    }, GATE_POLL_MS);
+    }
+  };
+  const startupMs = config.startupSeconds === undefined ? 0 : config.startupSeconds * 1000 - process.uptime() * 1000;
+  if (startupMs > 0) {
+    // Idle, as a real app is while its engine loads (the wait is I/O and GPU work, not this CPU).
+    log.log('LogMockUnreal', `Loading for ${config.startupSeconds} s after start (-MockStartupSeconds) before connecting to signalling`);
+    startupTimer = setTimeout(() => {
+      log.log('LogLoad', 'Level loaded; connecting to signalling');
+      connect();
+    }, startupMs);
   } else {
-    app.start();
+    connect();
   }
 }
