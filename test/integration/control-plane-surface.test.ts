@@ -9,7 +9,7 @@ import { credentials, loadPackageDefinition, Metadata, status, type ServiceError
 import { loadSync } from '@grpc/proto-loader';
 import { agentV1 } from '@pixelfleet/proto';
 import { startTestControlPlane, TEST_JOIN_TOKEN, TEST_METRICS_TOKEN, type TestControlPlane } from '../support/control-plane';
-import { logFile, logFilesOf, seedProject, seedSession } from '../support/seed';
+import { logFile, logFilesOf, seedBuild, seedProject, seedSession } from '../support/seed';
 
 let t: TestControlPlane;
 beforeAll(async () => {
@@ -44,6 +44,29 @@ describe('HTTP', () => {
     expect(text).toMatch(/^pixelfleet_agent_streams \d+$/m);
     expect(text).toMatch(/^pixelfleet_process_resident_memory_bytes \d+/m);
     expect(text).toContain('pixelfleet_http_requests_total{method="GET",route="/healthz",status="200"}');
+  });
+
+  it('GET /metrics has the product gauges: sessions by status, queue length per project, builds by status', async () => {
+    const a = seedProject(t.cp);
+    const b = seedProject(t.cp);
+    for (const status of ['Enqueued', 'Enqueued', 'Running', 'Terminated', 'Terminated'] as const) seedSession(t.cp, { projectId: a.projectId, status });
+    seedSession(t.cp, { projectId: b.projectId, status: 'Enqueued' });
+    seedSession(t.cp, { projectId: b.projectId, status: 'Starting' });
+    seedBuild(t.cp, { uploadId: 'upl_metrics_1', projectId: a.projectId, status: 'Approved' });
+    seedBuild(t.cp, { uploadId: 'upl_metrics_2', projectId: b.projectId, status: 'Reject' });
+    const res = await fetch(`${t.started.httpOrigin}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
+    const text = await res.text();
+    const gauge = (line: string) => Number(new RegExp(`^${line.replace(/[{}]/g, (c) => `\\${c}`)} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    expect(gauge('pixelfleet_sessions{status="Enqueued"}')).toBe(3);
+    expect(gauge('pixelfleet_sessions{status="Starting"}')).toBe(1);
+    expect(gauge('pixelfleet_sessions{status="Running"}')).toBe(1);
+    expect(gauge('pixelfleet_sessions{status="Terminating"}')).toBe(0);
+    expect(text).not.toContain('pixelfleet_sessions{status="Terminated"}');
+    expect(gauge(`pixelfleet_queue_length{project="${a.projectId}"}`)).toBe(2);
+    expect(gauge(`pixelfleet_queue_length{project="${b.projectId}"}`)).toBe(1);
+    expect(gauge('pixelfleet_builds{status="Approved"}')).toBe(1);
+    expect(gauge('pixelfleet_builds{status="Reject"}')).toBe(1);
+    expect(gauge('pixelfleet_builds{status="Downloading Files"}')).toBe(0);
   });
 
   it('GET /metrics without the bearer token, or with a wrong one, is 401 with a message, and no token is logged', async () => {

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from './metrics';
+import { createMetrics, type FleetCounts } from './metrics';
 import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
 import type { RegistryEvents, WorkerRegistry } from '../workers/registry';
 
@@ -11,6 +13,9 @@ function heartbeats(): { registry: WorkerRegistry; beat: (workerId: string, acti
   const registry = { list: () => [], liveStreamCount: () => 0, on } as unknown as WorkerRegistry;
   return { registry, beat: (workerId, activity) => listeners.forEach((l) => l(workerId, activity)) };
 }
+
+/** No sessions, no builds (the product gauges have their own test with a real database: control-plane-surface.test.ts). */
+const noCounts: FleetCounts = { countNotTerminatedByProjectAndStatus: () => [], countBuildsByStatus: () => [] };
 
 const counters = (over: Partial<RelayCounters> = {}): RelayCounters => ({
   keyframeRequestsMade: 0,
@@ -33,7 +38,7 @@ async function value(metrics: ReturnType<typeof createMetrics>, name: string): P
 describe('relay counters in /metrics', () => {
   it("add each session's growth between heartbeats, across sessions and workers", async () => {
     const { registry, beat } = heartbeats();
-    const metrics = createMetrics(registry, () => true);
+    const metrics = createMetrics(registry, () => true, noCounts);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 2, ingestPacketsMissing: 40 }) }]);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 3, ingestPacketsMissing: 40 }) }]);
     beat('w2', [
@@ -48,7 +53,7 @@ describe('relay counters in /metrics', () => {
   it('count only sessions the reporting worker holds: made-up sessions and another worker\'s are left out', async () => {
     const { registry, beat } = heartbeats();
     const held = new Set(['w1/s1', 'w2/s2']);
-    const metrics = createMetrics(registry, (workerId, sessionId) => held.has(`${workerId}/${sessionId}`));
+    const metrics = createMetrics(registry, (workerId, sessionId) => held.has(`${workerId}/${sessionId}`), noCounts);
     beat('w1', [
       { sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsMade: 3 }) },
       { sessionId: 'made_up', lastInputAtMs: undefined, relay: counters({ keyframeRequestsMade: 1_000_000 }) },
@@ -59,10 +64,23 @@ describe('relay counters in /metrics', () => {
 
   it('forget a session its worker no longer reports, so a new session of that id counts from zero', async () => {
     const { registry, beat } = heartbeats();
-    const metrics = createMetrics(registry, () => true);
+    const metrics = createMetrics(registry, () => true, noCounts);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 10 }) }]);
     beat('w1', [{ sessionId: 's9', lastInputAtMs: undefined, relay: counters() }]);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 4 }) }]);
     expect(await value(metrics, 'pixelfleet_relay_viewer_packets_resent_total')).toBe(14);
+  });
+});
+
+describe('docs/operations.md §9', () => {
+  it("lists every metric this file defines, and no other (the process's own and the relay counters, documented apart, aside)", async () => {
+    const guide = readFileSync(fileURLToPath(new URL('../../../docs/operations.md', import.meta.url)), 'utf8');
+    const section = guide.slice(guide.indexOf('## 9. Metrics'), guide.indexOf('## 10.'));
+    const documented = [...section.matchAll(/^\| `(pixelfleet_[a-z_]+)` \|/gm)].map((m) => m[1]).sort();
+    const text = await createMetrics(heartbeats().registry, () => true, noCounts).registry.metrics();
+    const defined = [...new Set([...text.matchAll(/^# TYPE (pixelfleet_[a-z_]+) /gm)].map((m) => m[1]!))]
+      .filter((name) => !name.startsWith('pixelfleet_relay_') && !name.startsWith('pixelfleet_process_') && !name.startsWith('pixelfleet_nodejs_'))
+      .sort();
+    expect(documented).toEqual(defined);
   });
 });

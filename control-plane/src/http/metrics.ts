@@ -1,8 +1,18 @@
-// Prometheus metrics: process defaults plus fleet gauges read at scrape time, HTTP request counts
-// by route, and the session relays' counters as the agents report them.
+// Prometheus metrics: process defaults plus fleet gauges read at scrape time (workers by link state,
+// sessions by status, queue length per project, builds by status), HTTP request counts by route,
+// and the session relays' counters as the agents report them.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
+import { BUILD_STATUSES, type BuildStatus } from '../builds/build-stages';
+import { SESSION_STATUSES, type SessionStatus } from '../sessions/session-status';
 import type { WorkerRegistry } from '../workers/registry';
+
+/** The counts the product gauges read at each scrape (one indexed query each). */
+export interface FleetCounts {
+  /** Sessions not yet Terminated, by project and status (the history is not scanned). */
+  countNotTerminatedByProjectAndStatus(): { projectId: string; status: SessionStatus; n: number }[];
+  countBuildsByStatus(): { status: BuildStatus; n: number }[];
+}
 
 export interface Metrics {
   registry: Registry;
@@ -13,7 +23,7 @@ export interface Metrics {
  * holds: true when the worker holds the session now (SessionService.heldBy). An agent's report
  * counts only for those: a rogue agent cannot make up sessions, or report another worker's.
  */
-export function createMetrics(workers: WorkerRegistry, holds: (workerId: string, sessionId: string) => boolean): Metrics {
+export function createMetrics(workers: WorkerRegistry, holds: (workerId: string, sessionId: string) => boolean, counts: FleetCounts): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'pixelfleet_' });
   const httpRequests = new Counter({
@@ -39,6 +49,38 @@ export function createMetrics(workers: WorkerRegistry, holds: (workerId: string,
     registers: [registry],
     collect() {
       this.set(workers.liveStreamCount());
+    },
+  });
+  new Gauge({
+    name: 'pixelfleet_sessions',
+    help: 'Sessions by status, all projects (Terminated ones are history, not counted)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of SESSION_STATUSES) if (s !== 'Terminated') this.set({ status: s }, 0);
+      for (const { status, n } of counts.countNotTerminatedByProjectAndStatus()) this.inc({ status }, n);
+    },
+  });
+  new Gauge({
+    name: 'pixelfleet_queue_length',
+    help: 'Viewers waiting (sessions Enqueued), by project; a project with none is not listed',
+    labelNames: ['project'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { projectId, status, n } of counts.countNotTerminatedByProjectAndStatus()) if (status === 'Enqueued') this.set({ project: projectId }, n);
+    },
+  });
+  new Gauge({
+    name: 'pixelfleet_builds',
+    help: 'Builds by pipeline status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of BUILD_STATUSES) this.set({ status: s }, 0);
+      for (const { status, n } of counts.countBuildsByStatus()) this.set({ status }, n);
     },
   });
   const relay = new RelayMetrics(registry);

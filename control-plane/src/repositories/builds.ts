@@ -44,6 +44,8 @@ export interface BuildsRepository {
   insert(b: Omit<BuildRecord, 'live' | 'manifest' | 'archive'>): void;
   /** Newest first; `live` is true for the project's live build. */
   listByProject(projectId: string): BuildRecord[];
+  /** How many builds are in each status (for /metrics). */
+  countByStatus(): { status: BuildStatus; n: number }[];
   /** One page of listByProject, and how many builds the project has. */
   pageByProject(projectId: string, limit: number, skip: number): { total: number; builds: BuildRecord[] };
   findById(uploadId: string): BuildRecord | undefined;
@@ -122,6 +124,7 @@ export class SqliteBuildsRepository implements BuildsRepository {
          WHERE b.project_id = ? ORDER BY b.created_at DESC, b.upload_id DESC LIMIT ? OFFSET ?`,
       ),
       countByProject: db.prepare('SELECT COUNT(*) AS n FROM builds WHERE project_id = ?'),
+      countByStatus: db.prepare('SELECT status, COUNT(*) AS n FROM builds GROUP BY status'),
       stagesOf: db.prepare('SELECT upload_id, status, entered_at FROM build_stages WHERE upload_id IN (SELECT value FROM json_each(?)) ORDER BY upload_id, id'),
       byId: db.prepare(
         `SELECT b.upload_id, b.project_id, b.file_url, b.status, b.objection, b.auto_release, b.manifest, b.archive_sha256, b.archive_bytes, b.created_at, b.updated_at,
@@ -157,6 +160,10 @@ export class SqliteBuildsRepository implements BuildsRepository {
 
   listByProject(projectId: string): BuildRecord[] {
     return (this.stmts.byProject.all(projectId) as BuildRow[]).map(toBuild);
+  }
+
+  countByStatus(): { status: BuildStatus; n: number }[] {
+    return this.stmts.countByStatus.all() as { status: BuildStatus; n: number }[];
   }
 
   pageByProject(projectId: string, limit: number, skip: number): { total: number; builds: BuildRecord[] } {

@@ -41,6 +41,8 @@ export interface SessionsRepository {
   sessionIdOfViewerTokenHash(digest: string): string | undefined;
   /** Sessions of the project past Enqueued that have not begun ending (spec: liveUser). */
   countLive(projectId: string): number;
+  /** How many sessions not yet Terminated each project has in each status (for /metrics; the partial index, not the history). */
+  countNotTerminatedByProjectAndStatus(): { projectId: string; status: SessionStatus; n: number }[];
   /** Every session not yet Terminated, oldest first. */
   listNotTerminated(): SessionRecord[];
   /** Every session of the project that has not begun ending (not Terminating or Terminated), oldest first; no limit. */
@@ -143,6 +145,8 @@ export class SqliteSessionsRepository implements SessionsRepository {
       tokenHash: db.prepare('SELECT viewer_token_hash AS h FROM sessions WHERE id = ?'),
       byTokenHash: db.prepare('SELECT id FROM sessions WHERE viewer_token_hash = ?'),
       countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
+      // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
+      countNotTerminated: db.prepare(`SELECT project_id AS projectId, status, COUNT(*) AS n FROM sessions WHERE status <> 'Terminated' GROUP BY project_id, status`),
       notTerminated: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
       notEndingOfProject: db.prepare(
@@ -188,6 +192,10 @@ export class SqliteSessionsRepository implements SessionsRepository {
 
   sessionIdOfViewerTokenHash(digest: string): string | undefined {
     return (this.stmts.byTokenHash.get(digest) as { id: string } | undefined)?.id;
+  }
+
+  countNotTerminatedByProjectAndStatus(): { projectId: string; status: SessionStatus; n: number }[] {
+    return this.stmts.countNotTerminated.all() as { projectId: string; status: SessionStatus; n: number }[];
   }
 
   countLive(projectId: string): number {

@@ -114,7 +114,10 @@ export function buildEdges(input: EdgesInput): Edges {
 
   const http = buildHttpApp({
     log: log.child({ component: 'http' }),
-    metrics: createMetrics(registry, (workerId, sessionId) => sessions.heldBy(sessionId, workerId)),
+    metrics: createMetrics(registry, (workerId, sessionId) => sessions.heldBy(sessionId, workerId), {
+      countNotTerminatedByProjectAndStatus: () => input.sessionsRepo.countNotTerminatedByProjectAndStatus(),
+      countBuildsByStatus: () => builds.countByStatus(),
+    }),
     isServing: input.isServing,
     trustProxy: config.http.trustProxy,
     metricsBearerToken: config.metrics.bearerToken,
