@@ -142,6 +142,38 @@ describe('signalling through the gateway', () => {
     expect(sessionCount()).toBe(0);
   });
 
+  it("a waiting viewer gets an estimated wait once the region's recent sessions give one, and none before", async () => {
+    const { script, connect } = await setup();
+    const first = await connect();
+    const firstId = (await first.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toContain(firstId);
+    const early = await connect();
+    await early.next('pixelfleetSession');
+    // No session of the region has ended yet: no estimate.
+    expect(await early.next('pixelfleetQueue')).toEqual({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
+    early.close();
+    first.close();
+    await expect.poll(() => script.stopped).toContain(firstId);
+    // Three more sessions placed on the one slot and ended: the region's recent lifetimes.
+    for (let i = 0; i < 3; i++) {
+      const viewer = await connect();
+      const id = (await viewer.next('pixelfleetSession')).sessionId as string;
+      await expect.poll(() => script.started).toContain(id);
+      viewer.close();
+      await expect.poll(() => script.stopped).toContain(id);
+    }
+    const holder = await connect();
+    const holderId = (await holder.next('pixelfleetSession')).sessionId as string;
+    await expect.poll(() => script.started).toContain(holderId);
+    const waiting = await connect();
+    await waiting.next('pixelfleetSession');
+    const queued = await waiting.next('pixelfleetQueue');
+    expect(queued).toMatchObject({ type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: false });
+    // Sessions of well under a second on one slot: the next departure is due within seconds.
+    expect(queued.estimatedWaitSeconds).toBeTypeOf('number');
+    expect(queued.estimatedWaitSeconds).toBeLessThanOrEqual(5);
+  });
+
   it('a second viewer waits with its position and is promoted when the first leaves', async () => {
     const { script, connect } = await setup();
     const first = await connect();

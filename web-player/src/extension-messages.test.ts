@@ -27,6 +27,16 @@ describe('parseExtensionMessage', () => {
     });
   });
 
+  it('reads the estimated wait when the server sends one', () => {
+    expect(parseExtensionMessage({ type: 'pixelfleetQueue', position: 2, queueLength: 2, waitingForServer: false, estimatedWaitSeconds: 95 })).toEqual({
+      type: 'pixelfleetQueue',
+      position: 2,
+      queueLength: 2,
+      waitingForServer: false,
+      estimatedWaitSeconds: 95,
+    });
+  });
+
   it('reads the starting status', () => {
     expect(parseExtensionMessage({ type: 'pixelfleetStatus', status: 'starting' })).toEqual({ type: 'pixelfleetStatus', status: 'starting' });
   });
@@ -44,6 +54,8 @@ describe('parseExtensionMessage', () => {
     ['a fractional position', { type: 'pixelfleetQueue', position: 1.5, queueLength: 2 }],
     ['a string position', { type: 'pixelfleetQueue', position: '2', queueLength: 2 }],
     ['a waitingForServer that is not a boolean', { type: 'pixelfleetQueue', position: 1, queueLength: 1, waitingForServer: 'yes' }],
+    ['a negative estimated wait', { type: 'pixelfleetQueue', position: 1, queueLength: 1, estimatedWaitSeconds: -5 }],
+    ['an estimated wait that is not a whole number', { type: 'pixelfleetQueue', position: 1, queueLength: 1, estimatedWaitSeconds: 'soon' }],
     ['an unknown status', { type: 'pixelfleetStatus', status: 'running' }],
     ['an inherited field', Object.assign(Object.create({ status: 'starting' }) as object, { type: 'pixelfleetStatus' })],
   ])('rejects %s', (_what, value) => {

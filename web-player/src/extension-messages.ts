@@ -25,6 +25,11 @@ export interface PixelfleetQueueMessage {
    * its places until the server is back or its grace ends with 4001). Absent from older servers: false.
    */
   readonly waitingForServer: boolean;
+  /**
+   * Seconds until this viewer's stream likely starts, from the region's recent sessions (their
+   * slot lifetimes and start-ups) and the slots serving it; absent until the server has data.
+   */
+  readonly estimatedWaitSeconds?: number;
 }
 
 /** Statuses the gateway announces to the page. */
@@ -88,7 +93,8 @@ export function parseExtensionMessage(value: unknown): PixelfleetExtensionMessag
       const queueLength = count(record, 'queueLength', type, 0);
       const waiting = field(record, 'waitingForServer');
       if (waiting !== undefined && typeof waiting !== 'boolean') throw new ExtensionMessageError(`${type}.waitingForServer must be a boolean`);
-      return { type, position, queueLength: Math.max(queueLength, position), waitingForServer: waiting === true };
+      const estimate = field(record, 'estimatedWaitSeconds') === undefined ? undefined : count(record, 'estimatedWaitSeconds', type, 0);
+      return { type, position, queueLength: Math.max(queueLength, position), waitingForServer: waiting === true, ...(estimate === undefined ? {} : { estimatedWaitSeconds: estimate }) };
     }
     case 'pixelfleetStatus': {
       const status = field(record, 'status');

@@ -46,6 +46,7 @@ import type { ClientDimensions } from '../repositories/session-dimensions';
 import { turnIceServer, withTurnServer, type TurnSettings } from './turn-credentials';
 import { viewerCandidateAllowed } from './viewer-candidates';
 import { ACTIVE_SUBSCRIPTION } from '../auth/project-access';
+import type { QueueWaitEstimator } from '../sessions/queue-wait';
 
 /** Our close for a resume that cannot be honoured: unknown session, wrong token, not resumable. */
 export const RESUME_REFUSED: ViewerClose = viewerClose('resumeRefused');
@@ -94,7 +95,7 @@ interface Viewer {
   /** clientBlock(address), worked out once: the per-client limits compare it with every arrival's. */
   block: string;
   endpoint: PlayerEndpoint | undefined;
-  /** The queue message last sent (position and whether the line waits for a server), so an unchanged one is not sent again. */
+  /** The queue message last sent (position, whether the line waits for a server, the estimate), so an unchanged one is not sent again. */
   lastQueue: string | undefined;
   /** ICE candidates the viewer sent so far, relayed or dropped (resumed sockets included). */
   iceCandidates: number;
@@ -135,6 +136,8 @@ export interface ViewerGatewayDeps {
   allowPrivateViewerCandidates: boolean;
   /** The share page's own origin: its sockets are always welcome, whatever a project's embedOrigins. */
   shareOrigin: () => string;
+  /** Each queued viewer's estimated wait (queue-wait.ts); none sent when absent. */
+  queueWait?: QueueWaitEstimator;
 }
 
 /**
@@ -566,18 +569,40 @@ export class ViewerGateway {
 
   private sendPositions(projectId: string): void {
     const waitingForServer = this.deps.sessions.awaitsServer(projectId);
+    const estimate = this.waitEstimator(projectId);
     for (const sessionId of this.deps.sessions.queues.waiting(projectId)) {
       const viewer = this.viewers.get(sessionId);
-      if (viewer) this.sendPosition(viewer, waitingForServer);
+      if (viewer) this.sendPosition(viewer, waitingForServer, estimate);
     }
   }
 
-  /** The viewer's place in line, and whether the line waits for a streaming server to come back (a short outage). */
-  private sendPosition(viewer: Viewer, waitingForServer = this.deps.sessions.awaitsServer(viewer.projectId)): void {
+  /** The estimate of the project's line for a position, with the region's capacity read once. */
+  private waitEstimator(projectId: string): (position: number) => number | undefined {
+    const queueWait = this.deps.queueWait;
+    const region = queueWait === undefined ? undefined : this.deps.projects.findById(projectId)?.region;
+    if (queueWait === undefined || region === undefined) return () => undefined;
+    const workers = this.deps.registry.placeable(region);
+    const capacity = { slots: workers.reduce((n, w) => n + w.slots, 0), freeSlots: workers.reduce((n, w) => n + Math.max(0, w.slots - w.usedSlots), 0) };
+    return (position) => queueWait.estimateSeconds(region, position, capacity);
+  }
+
+  /**
+   * The viewer's place in line, whether the line waits for a streaming server to come back (a
+   * short outage), and the estimated wait when there is data for one.
+   */
+  private sendPosition(viewer: Viewer, waitingForServer = this.deps.sessions.awaitsServer(viewer.projectId), estimate = this.waitEstimator(viewer.projectId)): void {
     const position = this.deps.sessions.queues.position(viewer.projectId, viewer.sessionId);
-    const key = `${position}/${waitingForServer}`;
-    if (viewer.endpoint === undefined || position === undefined || key === viewer.lastQueue) return;
+    if (viewer.endpoint === undefined || position === undefined) return;
+    const estimatedWaitSeconds = estimate(position);
+    const key = `${position}/${waitingForServer}/${estimatedWaitSeconds ?? ''}`;
+    if (key === viewer.lastQueue) return;
     viewer.lastQueue = key;
-    viewer.endpoint.sendCustom({ type: 'pixelfleetQueue', position, queueLength: this.deps.sessions.queues.length(viewer.projectId), waitingForServer });
+    viewer.endpoint.sendCustom({
+      type: 'pixelfleetQueue',
+      position,
+      queueLength: this.deps.sessions.queues.length(viewer.projectId),
+      waitingForServer,
+      ...(estimatedWaitSeconds === undefined ? {} : { estimatedWaitSeconds }),
+    });
   }
 }

@@ -16,6 +16,7 @@ import type { ClientDimensions } from '../repositories/session-dimensions';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
 import { SessionService } from '../sessions/session-service';
 import { LogUploads } from '../sessions/log-uploads';
+import { QueueWaitEstimator } from '../sessions/queue-wait';
 import { ViewerGateway } from '../share/viewer-gateway';
 
 export interface SessionsWingInput {
@@ -62,8 +63,12 @@ export function buildSessionsWing(input: SessionsWingInput): SessionsWing {
     connectTimeoutMs: config.sessions.connectTimeoutSeconds * 1000,
     resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
   });
+  // What the region's sessions did lately, for each queued viewer's estimated wait.
+  const queueWait = new QueueWaitEstimator(clock);
+  queueWait.follow(sessions);
   const gateway = new ViewerGateway({
     sessions,
+    queueWait,
     projects,
     registry,
     clock,

@@ -155,6 +155,8 @@ describe('viewer page in Chromium', () => {
     send(socket, { type: 'pixelfleetSession', sessionId, viewerToken: `token-${sessionId}`, telemetryUrl: '/api/telemetry', resumeWindowSeconds: 30 });
     send(socket, { type: 'pixelfleetQueue', position: 2, queueLength: 3 });
     await frame.getByText('You are number 2 in line').waitFor({ timeout: WAIT_MS });
+    send(socket, { type: 'pixelfleetQueue', position: 2, queueLength: 3, estimatedWaitSeconds: 250 });
+    await frame.getByText('1 person is ahead of you. Estimated wait: about 5 minutes.').waitFor({ timeout: WAIT_MS });
     send(socket, { type: 'pixelfleetQueue', position: 'first', queueLength: 3 }); // malformed: ignored
     send(socket, { type: 'pixelfleetQueue', position: 1, queueLength: 2 });
     await frame.getByText('You are number 1 in line').waitFor({ timeout: WAIT_MS });

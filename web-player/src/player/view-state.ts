@@ -7,7 +7,7 @@ export type ViewState =
   /** Socket opening, nothing heard yet. */
   | { readonly kind: 'opening' }
   /** Waiting in the project's queue (position 1 = next). */
-  | { readonly kind: 'queued'; readonly position: number; readonly queueLength: number; readonly waitingForServer: boolean }
+  | { readonly kind: 'queued'; readonly position: number; readonly queueLength: number; readonly waitingForServer: boolean; readonly estimatedWaitSeconds?: number }
   /** A streaming server is assigned and the app is starting. */
   | { readonly kind: 'starting' }
   /** The app is ready; WebRTC is being negotiated. */

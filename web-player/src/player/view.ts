@@ -47,10 +47,18 @@ function setIcon(button: HTMLButtonElement, paths: readonly string[], label: str
   button.title = label;
 }
 
-function queueDetail(position: number): string {
-  if (position <= 1) return 'You are next. The stream starts as soon as a server is free.';
+/** The estimated wait in words: "about N minutes", rounded up; under a minute says so. */
+export function waitInWords(seconds: number): string {
+  if (seconds < 60) return 'less than a minute';
+  const minutes = Math.ceil(seconds / 60);
+  return `about ${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
+function queueDetail(position: number, estimatedWaitSeconds: number | undefined): string {
+  const wait = estimatedWaitSeconds === undefined ? '' : ` Estimated wait: ${waitInWords(estimatedWaitSeconds)}.`;
+  if (position <= 1) return `You are next. The stream starts as soon as a server is free.${wait}`;
   const ahead = position - 1;
-  return `${ahead} ${ahead === 1 ? 'person is' : 'people are'} ahead of you.`;
+  return `${ahead} ${ahead === 1 ? 'person is' : 'people are'} ahead of you.${wait}`;
 }
 
 export class PlayerView {
@@ -135,7 +143,7 @@ export class PlayerView {
         this.badge.textContent = String(state.position);
         this.setText(
           `You are number ${state.position} in line`,
-          state.waitingForServer ? 'Waiting for a streaming server to come back. You keep your place in line.' : queueDetail(state.position),
+          state.waitingForServer ? 'Waiting for a streaming server to come back. You keep your place in line.' : queueDetail(state.position, state.estimatedWaitSeconds),
         );
         break;
       case 'starting':

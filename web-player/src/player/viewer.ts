@@ -160,7 +160,13 @@ export class Viewer {
         this.startTelemetry(message.sessionId, message.viewerToken, message.telemetryUrl);
         break;
       case 'pixelfleetQueue':
-        this.transition({ kind: 'queued', position: message.position, queueLength: message.queueLength, waitingForServer: message.waitingForServer });
+        this.transition({
+          kind: 'queued',
+          position: message.position,
+          queueLength: message.queueLength,
+          waitingForServer: message.waitingForServer,
+          ...(message.estimatedWaitSeconds === undefined ? {} : { estimatedWaitSeconds: message.estimatedWaitSeconds }),
+        });
         break;
       case 'pixelfleetStatus':
         this.transition({ kind: 'starting' });

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '@pixelfleet/common';
+import type { SessionRecord } from '../repositories/sessions';
+import type { SessionEvents } from './session-events';
+import { QUEUE_WAIT_MIN_SAMPLES, QUEUE_WAIT_SAMPLE_MAX_AGE_MS, QUEUE_WAIT_SAMPLES, QueueWaitEstimator } from './queue-wait';
+
+const MIN = 60_000;
+const busy = (slots: number) => ({ slots, freeSlots: 0 });
+
+describe('QueueWaitEstimator', () => {
+  it('says nothing until the region has enough recent sessions, or when no slot serves it', () => {
+    const q = new QueueWaitEstimator(new ManualClock());
+    for (let i = 1; i < QUEUE_WAIT_MIN_SAMPLES; i++) q.recordLifetime('europe', 10 * MIN);
+    expect(q.estimateSeconds('europe', 1, busy(4))).toBeUndefined();
+    q.recordLifetime('europe', 10 * MIN);
+    expect(q.estimateSeconds('europe', 1, busy(4))).toBeDefined();
+    expect(q.estimateSeconds('europe', 1, busy(0))).toBeUndefined();
+    expect(q.estimateSeconds('asia-pacific', 1, busy(4))).toBeUndefined();
+  });
+
+  it('waits p departures of S busy slots at the mean lifetime, then the median start-up', () => {
+    const q = new QueueWaitEstimator(new ManualClock());
+    for (const minutes of [8, 10, 12]) q.recordLifetime('europe', minutes * MIN);
+    for (const seconds of [9, 10, 30]) q.recordStartup('europe', seconds * 1000);
+    // 4 slots, sessions of 10 min on average: one leaves every 2.5 min; position 3 waits 7.5 min, then a 10 s start.
+    expect(q.estimateSeconds('europe', 3, busy(4))).toBe(7.5 * 60 + 10);
+    expect(q.estimateSeconds('europe', 1, busy(4))).toBe(2.5 * 60 + 10);
+    // Free slots take the first viewers at once: only the start-up is left for them.
+    expect(q.estimateSeconds('europe', 2, { slots: 4, freeSlots: 2 })).toBe(10);
+    expect(q.estimateSeconds('europe', 3, { slots: 4, freeSlots: 2 })).toBe(2.5 * 60 + 10);
+  });
+
+  it('keeps the most recent samples of the last hour only', () => {
+    const clock = new ManualClock();
+    const q = new QueueWaitEstimator(clock);
+    for (let i = 0; i < QUEUE_WAIT_SAMPLES; i++) q.recordLifetime('europe', 60 * MIN);
+    for (let i = 0; i < QUEUE_WAIT_SAMPLES; i++) q.recordLifetime('europe', 4 * MIN);
+    expect(q.estimateSeconds('europe', 1, busy(1))).toBe(4 * 60);
+    clock.advance(QUEUE_WAIT_SAMPLE_MAX_AGE_MS + 1);
+    expect(q.estimateSeconds('europe', 1, busy(1))).toBeUndefined();
+  });
+
+  it('learns from the sessions it follows: start-up at Running, lifetime at the end, only once placed', () => {
+    const clock = new ManualClock();
+    const q = new QueueWaitEstimator(clock);
+    const listeners = new Map<string, ((...args: unknown[]) => void)[]>();
+    q.follow({
+      on: <K extends keyof SessionEvents>(event: K, listener: (...args: SessionEvents[K]) => void) => {
+        listeners.set(event, [...(listeners.get(event) ?? []), listener as (...args: unknown[]) => void]);
+        return () => undefined;
+      },
+    });
+    const emit = (event: keyof SessionEvents, ...args: unknown[]) => listeners.get(event)?.forEach((l) => l(...args));
+    const session = (placedAt: number | undefined) => ({ sessionId: 's', projectId: 'p', region: 'europe', status: 'Running', createdAt: 0, updatedAt: 0, ...(placedAt === undefined ? {} : { placedAt }) }) as SessionRecord;
+    for (let i = 0; i < 3; i++) {
+      const placedAt = clock.now();
+      clock.advance(12_000);
+      emit('running', session(placedAt));
+      clock.advance(6 * MIN - 12_000);
+      emit('ended', session(placedAt));
+    }
+    // A viewer who left the line was never placed: not a lifetime.
+    emit('ended', session(undefined));
+    expect(q.estimateSeconds('europe', 2, busy(2))).toBe(6 * 60 + 12);
+  });
+});
