@@ -4,7 +4,7 @@
 // and is promoted to streaming when the first page closes. The page runs Epic's UE 5.7 frontend
 // library; the same page built on the UE 5.5 one streams too. A signalling drop mid-stream is
 // bridged without touching the media. An app that kicks its viewer (disconnectPlayer) ends the
-// session with the page's own sentence.
+// session with the page's own sentence. An app that takes 30 s to start (-MockStartupSeconds) is waited for.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Frame, Page } from 'playwright-core';
@@ -19,6 +19,8 @@ let t: TestControlPlane;
 let agent: BundledAgent;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let shareUrl: string;
+/** A project whose app takes 30 s to start, as a big Unreal level does. */
+let slowShareUrl: string;
 let host: Server;
 let hostUrl: string;
 
@@ -34,6 +36,10 @@ beforeAll(async () => {
   // Kick mode: only a UIInteraction {"kick": …} makes the app disconnect its viewer; the others are echoed.
   agent = await startBundledAgent(t, { launcherCommand: mockAppCommand('-MockKickOnUIInteraction') });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;
+  const slowProjectId = t.cp.accounts.createProject(owner.userId, 'Slow start', 'europe').projectId;
+  t.cp.registerLocalBuild(slowProjectId);
+  setProjectSettings(t.cp, slowProjectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000, launchArgs: ['-MockStartupSeconds=30'] });
+  slowShareUrl = `${t.started.publicUrls.share}/${slowProjectId}`;
   host = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><body style="margin:0">
 <script>window.fromPlayer = []; addEventListener('message', (e) => { if (e.data && e.data.source === 'pixelfleet') window.fromPlayer.push(e.data); });</script>
@@ -186,6 +192,17 @@ describe('a viewer in chromium', () => {
     expect(await playerText(page)).toContain('The application ended your session.');
     await expect.poll(() => t.cp.sessions.get(sessionId!).status, { timeout: 15_000 }).toBe('Terminated');
     expect(t.cp.sessions.get(sessionId!).endReason).toBe('app disconnected the viewer');
+    await page.close();
+  }, 90_000);
+
+  it('an app that takes 30 s to start: the page says it is starting, nothing gives up, and the stream plays once the app is up', async () => {
+    const page = await browser.context.newPage();
+    const navigated = Date.now();
+    await page.goto(slowShareUrl);
+    await expect.poll(() => page.evaluate(() => document.body.innerText), { timeout: 10_000 }).toContain('Launching the application. This can take a minute.');
+    // A timeout anywhere on the way (page, gateway, agent) would end the session before the app is up.
+    await expect.poll(() => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 45_000, interval: 500 }).toBeGreaterThan(10);
+    expect(Date.now() - navigated).toBeGreaterThanOrEqual(30_000);
     await page.close();
   }, 90_000);
 });
