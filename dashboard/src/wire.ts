@@ -125,6 +125,9 @@ export interface DashboardSession {
   createdAt: number;
   queueWaitMs: number | null;
   startupMs: number | null;
+  /** Of the start-up: the app loading (Starting → identified on the agent's signalling), and the viewer's WebRTC (→ Running). */
+  launchMs: number | null;
+  negotiationMs: number | null;
   lifetimeMs: number | null;
   browser: string | null;
   os: string | null;

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
 import { seedLogFile, seedSessionHistory, seedTelemetry } from '../support/analytics-seed';
+import { repositoriesOf } from '../support/seed';
 import { expectNoKeysLogged, startApiFixture, type Account, type ApiFixture } from './api-fixture';
 
 const T0 = Date.parse('2026-05-01T10:00:00.000Z');
@@ -70,6 +71,9 @@ beforeAll(async () => {
       statuses: statuses.map((st) => [st, start + { Enqueued: 0, Starting: 4_000, Running: 9_000, Terminated: 600_000 }[st]]),
     });
   s.delivered = history(a.projectId, T0, ['Enqueued', 'Starting', 'Running', 'Terminated'], 'viewer left');
+  // Its app identified itself 7 s in: 3 s of the start-up were the app loading, 2 s the viewer's WebRTC.
+  repositoriesOf(cp).sessions.markIdentified(s.delivered, T0 + 7_000);
+  repositoriesOf(cp).sessions.markIdentified(s.delivered, T0 + 8_000); // an identification after a drop keeps the first
   s.neverConnected = history(a.projectId, T0 + DAY, ['Enqueued', 'Starting', 'Terminated'], 'connect timeout');
   s.noVideo = history(a.projectId, T0 + 2 * DAY, ['Enqueued', 'Starting', 'Running', 'Terminated'], 'app closed');
   s.neverReported = history(a.projectId, T0 + 3 * DAY, ['Enqueued']);
@@ -310,6 +314,9 @@ describe('GET /projects/{projectId}/sessions', () => {
       terminatedAt: at(T0 + 600_000),
       queueWaitMs: 4_000,
       startupMs: 5_000,
+      identifiedAt: at(T0 + 7_000),
+      launchMs: 3_000,
+      negotiationMs: 2_000,
       lifetimeMs: 600_000,
       browser: null,
       os: null,
@@ -317,7 +324,7 @@ describe('GET /projects/{projectId}/sessions', () => {
       geoData: null,
       diagnosis: 'videoDelivered',
     });
-    expect(sessions[0]).toMatchObject({ status: 'Enqueued', worker: null, endReason: null, startingAt: null, queueWaitMs: null, startupMs: null, lifetimeMs: null });
+    expect(sessions[0]).toMatchObject({ status: 'Enqueued', worker: null, endReason: null, startingAt: null, queueWaitMs: null, startupMs: null, identifiedAt: null, launchMs: null, negotiationMs: null, lifetimeMs: null });
     expect(sessions[2]).toMatchObject({ queueWaitMs: 4_000, startupMs: null, runningAt: null, lifetimeMs: 600_000 });
   });
 

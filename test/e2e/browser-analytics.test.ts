@@ -120,6 +120,10 @@ describe("a customer reads a viewer's session through the analytics API", () => 
     const entry = (list.body.sessions as Record<string, unknown>[]).find((s) => s.sessionId === sessionId);
     expect(entry).toMatchObject({ status: 'Terminated', endReason: 'viewer left', diagnosis: 'videoDelivered', os: 'Linux', geoData: { countryCode: 'US' } });
     expect(entry!.startupMs).toEqual(expect.any(Number));
+    // The start-up splits where the app identified itself: the app loading, then the viewer's WebRTC.
+    expect(entry!.launchMs).toEqual(expect.any(Number));
+    expect(entry!.negotiationMs).toEqual(expect.any(Number));
+    expect((entry!.launchMs as number) + (entry!.negotiationMs as number)).toBe(entry!.startupMs);
 
     // The engine log the agent uploaded once the app exited, downloaded: the mock app's own lines.
     await expect.poll(async () => (await read(`/log-files/session/${sessionId}`, { projectId })).body.total, { timeout: 30_000, interval: 500 }).toBeGreaterThanOrEqual(1);

@@ -21,6 +21,10 @@ export interface SessionSummary {
   queueWaitMs: number | undefined;
   /** Starting → Running; undefined until Running. */
   startupMs: number | undefined;
+  /** Of the start-up: Starting → the app identified itself on the agent's signalling; undefined until then (or for sessions from before migration 22). */
+  launchMs: number | undefined;
+  /** Of the start-up: the app identified → Running (the viewer's WebRTC up); undefined until Running. */
+  negotiationMs: number | undefined;
   /** Enqueued → Terminated; undefined while the session goes on. */
   lifetimeMs: number | undefined;
   diagnosis: Diagnosis;
@@ -41,11 +45,10 @@ export interface AnalyticsServiceDeps {
   blobs: Pick<BlobStore, 'has' | 'read'>;
 }
 
-const span = (times: Partial<Record<SessionStatus, number>>, from: SessionStatus, to: SessionStatus): number | undefined => {
-  const a = times[from];
-  const b = times[to];
-  return a === undefined || b === undefined ? undefined : Math.max(0, b - a);
-};
+/** b − a, never negative; undefined when either is unknown. */
+const between = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : Math.max(0, b - a));
+
+const span = (times: Partial<Record<SessionStatus, number>>, from: SessionStatus, to: SessionStatus): number | undefined => between(times[from], times[to]);
 
 export class AnalyticsService {
   constructor(private readonly deps: AnalyticsServiceDeps) {}
@@ -122,6 +125,8 @@ export class AnalyticsService {
       entry,
       queueWaitMs: span(entry.statusTimes, 'Enqueued', 'Starting'),
       startupMs: span(entry.statusTimes, 'Starting', 'Running'),
+      launchMs: between(entry.statusTimes.Starting, entry.session.identifiedAt),
+      negotiationMs: between(entry.session.identifiedAt, entry.statusTimes.Running),
       lifetimeMs: span(entry.statusTimes, 'Enqueued', 'Terminated'),
       diagnosis: entry.diagnosis,
     };

@@ -569,4 +569,14 @@ INSERT INTO session_startup_days (project_id, day, bucket, sessions)
   ) GROUP BY 1, 2, 3;
 `,
   },
+  {
+    version: 22,
+    name: 'the moment each session app identified itself',
+    sql: `
+-- The start-up of the session list split in two: launch (Starting → the app identified itself on
+-- the agent's signalling) and negotiation (→ Running, the viewer's WebRTC up). Set once, by the
+-- first identification; older sessions have none, and the list says null for both.
+ALTER TABLE sessions ADD COLUMN identified_at INTEGER;
+`,
+  },
 ];

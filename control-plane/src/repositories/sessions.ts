@@ -16,6 +16,8 @@ export interface SessionRecord {
   endReason: string | undefined;
   /** When the session was placed on a worker (Starting); undefined before. */
   placedAt?: number;
+  /** When its app first identified itself on the agent's signalling (set once: the split of start-up into launch and negotiation). */
+  identifiedAt?: number;
   createdAt: number;
   updatedAt: number;
   /** What the server derived of the viewer at creation (User-Agent, GeoIP); fixed from then on. */
@@ -41,6 +43,8 @@ export interface SessionsRepository {
   sessionIdOfViewerTokenHash(digest: string): string | undefined;
   /** Sessions of the project past Enqueued that have not begun ending (spec: liveUser). */
   countLive(projectId: string): number;
+  /** Records when the session's app first identified itself (later identifications, after a signalling drop, keep the first). */
+  markIdentified(sessionId: string, at: number): void;
   /** How many sessions not yet Terminated each project has in each status (for /metrics; the partial index, not the history). */
   countNotTerminatedByProjectAndStatus(): { projectId: string; status: SessionStatus; n: number }[];
   /** Every session not yet Terminated, oldest first. */
@@ -70,6 +74,7 @@ export interface SessionRow {
   placed_at: number | null;
   created_at: number;
   updated_at: number;
+  identified_at: number | null;
   browser: string | null;
   os: string | null;
   device_type: string | null;
@@ -81,7 +86,7 @@ export interface SessionRow {
 const COLUMNS =
   'id, project_id, region, status, assigned_worker, streaming_id, player_id, max_run_time, end_reason, placed_at, created_at, updated_at';
 const CLIENT_COLUMNS = 'browser, os, device_type, country, country_code, city';
-export const SELECTED = `${COLUMNS}, ${CLIENT_COLUMNS}`;
+export const SELECTED = `${COLUMNS}, ${CLIENT_COLUMNS}, identified_at`;
 
 const clientOf = (r: SessionRow): ClientDimensions | undefined => {
   const client: ClientDimensions = {
@@ -108,6 +113,7 @@ export const toSession = (r: SessionRow): SessionRecord => {
   maxRunTime: r.max_run_time ?? undefined,
   endReason: r.end_reason ?? undefined,
   ...(r.placed_at === null ? {} : { placedAt: r.placed_at }),
+  ...(r.identified_at === null || r.identified_at === undefined ? {} : { identifiedAt: r.identified_at }),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   ...(client === undefined ? {} : { client }),
@@ -146,6 +152,7 @@ export class SqliteSessionsRepository implements SessionsRepository {
       byTokenHash: db.prepare('SELECT id FROM sessions WHERE viewer_token_hash = ?'),
       countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
+      markIdentified: db.prepare('UPDATE sessions SET identified_at = ? WHERE id = ? AND identified_at IS NULL'),
       countNotTerminated: db.prepare(`SELECT project_id AS projectId, status, COUNT(*) AS n FROM sessions WHERE status <> 'Terminated' GROUP BY project_id, status`),
       notTerminated: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
@@ -192,6 +199,10 @@ export class SqliteSessionsRepository implements SessionsRepository {
 
   sessionIdOfViewerTokenHash(digest: string): string | undefined {
     return (this.stmts.byTokenHash.get(digest) as { id: string } | undefined)?.id;
+  }
+
+  markIdentified(sessionId: string, at: number): void {
+    this.stmts.markIdentified.run(at, sessionId);
   }
 
   countNotTerminatedByProjectAndStatus(): { projectId: string; status: SessionStatus; n: number }[] {

@@ -152,7 +152,10 @@ export class WorkerEvents {
         }
         break;
       case 'appIdentified':
-        if (s.status === 'Starting' || s.status === 'Running') d.listeners.emit('streamerReady', s, event.streamingId || s.streamingId || '');
+        if (s.status === 'Starting' || s.status === 'Running') {
+          d.repo.markIdentified(s.sessionId, d.clock.now());
+          d.listeners.emit('streamerReady', s, event.streamingId || s.streamingId || '');
+        }
         break;
       case 'viewerConnected':
         if (s.status === 'Starting') d.lifecycle.markRunning(s);

@@ -173,6 +173,8 @@ function listed(s: SessionSummary): DashboardSession {
     createdAt: session.createdAt,
     queueWaitMs: s.queueWaitMs ?? null,
     startupMs: s.startupMs ?? null,
+    launchMs: s.launchMs ?? null,
+    negotiationMs: s.negotiationMs ?? null,
     lifetimeMs: s.lifetimeMs ?? null,
     browser: session.client?.browser ?? null,
     os: session.client?.os ?? null,

@@ -68,7 +68,10 @@ function Summary({ data, projectId, onEnded }: { data: DashboardSessionDetail; p
         </div>
         <div>
           <dt>Start-up</dt>
-          <dd>{formatMs(s.startupMs)}</dd>
+          <dd>
+            {formatMs(s.startupMs)}
+            {s.launchMs !== null && s.negotiationMs !== null ? ` (app ${formatMs(s.launchMs)}, connection ${formatMs(s.negotiationMs)})` : ''}
+          </dd>
         </div>
         <div>
           <dt>Length</dt>
