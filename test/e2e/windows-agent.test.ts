@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NODE_WIN_X64_22, PACKAGE_ROOT, packageAgent } from '@pixelfleet/agent/package';
 import { launchChromium } from '../support/chromium';
@@ -119,6 +120,16 @@ function appTree(): AppTree {
 
 const pidsOf = (tree: AppTree) => [...tree.launcher, ...tree.shipping, ...tree.app, ...tree.helper];
 const running = (pids: readonly number[]) => pids.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]?.startsWith('Z'));
+
+/** A viewer opens the project's share page in Chromium and decodes frames of its stream. */
+async function watch(projectId: string): Promise<Page> {
+  const page = await browser.context.newPage();
+  await page.goto(`${t.started.publicUrls.share}/${projectId}`);
+  await expect
+    .poll(() => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 90_000, interval: 500 })
+    .toBeGreaterThan(10);
+  return page;
+}
 
 /** The analytics API's log files of a session, by file name. */
 async function logFileNames(apiKey: string, projectId: string, sessionId: string): Promise<string[]> {
@@ -233,11 +244,7 @@ describe('the packaged Windows agent under Wine', () => {
     const shipping = join(prefix.linuxPathOfC(DATA_DIR), 'builds', uploadId, DEFAULT_PROJECT, 'Binaries', 'Win64', `${DEFAULT_PROJECT}-Win64-Shipping.exe`);
     expect(readFileSync(shipping).subarray(0, 2).toString('latin1')).toBe('MZ');
 
-    const page = await browser.context.newPage();
-    await page.goto(`${t.started.publicUrls.share}/${projectId}`);
-    await expect
-      .poll(() => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 90_000, interval: 500 })
-      .toBeGreaterThan(10);
+    const page = await watch(projectId);
     const { sessionId } = newestSession(projectId);
     // The app is a Windows process tree: the launcher, the Shipping exe, the app it started, and the app's helper.
     const tree = appTree();
@@ -257,11 +264,7 @@ describe('the packaged Windows agent under Wine', () => {
 
   it("a crash leaves the crash folder from Saved/Crashes, which reaches the analytics API as a zip beside the engine log", { timeout: 180_000 }, async () => {
     setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000, launchArgs: ['-MockCrashReport', '-MockCrashAfterMs=15000'] });
-    const page = await browser.context.newPage();
-    await page.goto(`${t.started.publicUrls.share}/${projectId}`);
-    await expect
-      .poll(() => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 90_000, interval: 500 })
-      .toBeGreaterThan(10);
+    const page = await watch(projectId);
     const { sessionId } = newestSession(projectId);
     await expect.poll(() => newestSession(projectId).status, { timeout: 60_000, interval: 500 }).toBe('Terminated');
     await page.close();
@@ -272,11 +275,7 @@ describe('the packaged Windows agent under Wine', () => {
 
   it('an agent killed outright takes its app tree with it; restarted, it sweeps what still runs from the build folder and streams again', { timeout: 240_000 }, async () => {
     setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000, launchArgs: ['-MockHelperProcess'] });
-    const page = await browser.context.newPage();
-    await page.goto(`${t.started.publicUrls.share}/${projectId}`);
-    await expect
-      .poll(() => page.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 90_000, interval: 500 })
-      .toBeGreaterThan(10);
+    const page = await watch(projectId);
     const tree = appTree();
     expect(pidsOf(tree)).toHaveLength(4);
     agent!.child.kill('SIGKILL');
@@ -294,11 +293,7 @@ describe('the packaged Windows agent under Wine', () => {
     await expect.poll(() => running([leftover.pid!]), { timeout: 30_000, interval: 250 }).toEqual([]);
     expect(agent.output()).toContain('stopped an app left running by a previous run of the agent');
 
-    const again = await browser.context.newPage();
-    await again.goto(`${t.started.publicUrls.share}/${projectId}`);
-    await expect
-      .poll(() => again.evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0), { timeout: 90_000, interval: 500 })
-      .toBeGreaterThan(10);
+    const again = await watch(projectId);
     await again.close();
   });
 });

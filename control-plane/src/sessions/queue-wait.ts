@@ -50,8 +50,9 @@ export class QueueWaitEstimator {
   }
 
   /**
-   * Seconds until the viewer at `position` (1 = next) has a picture, rounded up; undefined while
-   * the region has fewer than QUEUE_WAIT_MIN_SAMPLES recent lifetimes or no slot serves it.
+   * Seconds until the viewer at `position` (1 = next) has a picture, to the nearest second (an
+   * expectation: rounding up would bias it); undefined while the region has fewer than
+   * QUEUE_WAIT_MIN_SAMPLES recent lifetimes or no slot serves it.
    */
   estimateSeconds(region: string, position: number, capacity: RegionCapacity): number | undefined {
     const lifetimes = this.recent(this.lifetimes, region);
@@ -60,7 +61,7 @@ export class QueueWaitEstimator {
     const departures = Math.max(0, position - capacity.freeSlots);
     const startups = this.recent(this.startups, region).sort((a, b) => a - b);
     const startup = startups.length === 0 ? 0 : startups[Math.floor(startups.length / 2)]!;
-    return Math.ceil(((departures * meanLifetime) / capacity.slots + startup) / 1000);
+    return Math.round(((departures * meanLifetime) / capacity.slots + startup) / 1000);
   }
 
   private add(samples: Map<string, Sample[]>, region: string, ms: number): void {
