@@ -3,8 +3,8 @@
 // of its own → a copy of PING.EXE, as an app and the helper it starts), waits until both copies
 // run (`app-job.exe --list` on their folder: ping's own output may be buffered until it exits),
 // force-stops the launcher as a session's stop does, then sweeps that folder: what the sweep
-// finds outlived its launcher. A policy that forbids nested jobs, or a job the service may not create,
-// shows here instead of as apps that outlive their sessions.
+// finds outlived its launcher. A policy that forbids nested jobs, or a job the service may not
+// create, shows here instead of as apps that outlive their sessions.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
