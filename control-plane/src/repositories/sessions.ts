@@ -43,6 +43,8 @@ export interface SessionsRepository {
   sessionIdOfViewerTokenHash(digest: string): string | undefined;
   /** Sessions of the project past Enqueued that have not begun ending (spec: liveUser). */
   countLive(projectId: string): number;
+  /** When each session holding a slot in the region was placed (the queue's wait estimate; the not-Terminated index, not the history). */
+  placedAtsHoldingSlots(region: string): number[];
   /** Records when the session's app first identified itself (later identifications, after a signalling drop, keep the first). */
   markIdentified(sessionId: string, at: number): void;
   /** How many sessions not yet Terminated each project has in each status (for /metrics; the partial index, not the history). */
@@ -152,6 +154,11 @@ export class SqliteSessionsRepository implements SessionsRepository {
       byTokenHash: db.prepare('SELECT id FROM sessions WHERE viewer_token_hash = ?'),
       countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
+      // Live sessions only, through the partial index of those not Terminated.
+      placedAtsHoldingSlots: db.prepare(
+        `SELECT placed_at AS placedAt FROM sessions INDEXED BY sessions_worker
+         WHERE assigned_worker IS NOT NULL AND status <> 'Terminated' AND region = ? AND placed_at IS NOT NULL`,
+      ),
       markIdentified: db.prepare('UPDATE sessions SET identified_at = ? WHERE id = ? AND identified_at IS NULL'),
       countNotTerminated: db.prepare(`SELECT project_id AS projectId, status, COUNT(*) AS n FROM sessions WHERE status <> 'Terminated' GROUP BY project_id, status`),
       notTerminated: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
@@ -199,6 +206,10 @@ export class SqliteSessionsRepository implements SessionsRepository {
 
   sessionIdOfViewerTokenHash(digest: string): string | undefined {
     return (this.stmts.byTokenHash.get(digest) as { id: string } | undefined)?.id;
+  }
+
+  placedAtsHoldingSlots(region: string): number[] {
+    return (this.stmts.placedAtsHoldingSlots.all(region) as { placedAt: number }[]).map((r) => r.placedAt);
   }
 
   markIdentified(sessionId: string, at: number): void {

@@ -30,6 +30,23 @@ describe('QueueWaitEstimator', () => {
     expect(q.estimateSeconds('europe', 3, { slots: 4, freeSlots: 2 })).toBe(2.5 * 60 + 10);
   });
 
+  it("with the busy slots' ages, waits for the p-th slot to free: the sessions nearest their end first, then a mean lifetime per round", () => {
+    const clock = new ManualClock();
+    const placedAt: number[] = [];
+    const q = new QueueWaitEstimator(clock, () => placedAt);
+    for (const minutes of [10, 10, 10]) q.recordLifetime('europe', minutes * MIN);
+    // Two busy slots: one placed 9 min ago (1 min left), one 2 min ago (8 min left).
+    placedAt.push(clock.now() - 9 * MIN, clock.now() - 2 * MIN);
+    const at = q.forRegion('europe', busy(2));
+    expect(at(1)).toBe(60);
+    expect(at(2)).toBe(8 * 60);
+    // The next round: each freed slot's next session holds it a mean lifetime.
+    expect(at(3)).toBe(60 + 10 * 60);
+    // A session older than every recent lifetime is due now.
+    placedAt.splice(0, 2, clock.now() - 30 * MIN);
+    expect(q.forRegion('europe', busy(1))(1)).toBe(0);
+  });
+
   it('keeps the most recent samples of the last hour only', () => {
     const clock = new ManualClock();
     const q = new QueueWaitEstimator(clock);

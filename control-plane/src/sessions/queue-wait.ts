@@ -1,9 +1,11 @@
 // The queued viewer's estimated wait (`pixelfleetQueue.estimatedWaitSeconds`), from what the
 // region's sessions did lately: how long a placed session held its slot (placement → end) and how
-// long an app took to start (placement → Running). With S slots serving the region all busy and
-// sessions of mean lifetime L leaving at S / L per unit of time, the viewer at position p (after
-// the free slots) waits for p departures, p × L / S, then its own start. Kept in memory, per
-// region: a restart starts without data, and the estimate stays absent until there is some.
+// long an app took to start (placement → Running). The viewer at position p, after the free slots,
+// waits for the p-th slot to free, then its own start. Each busy slot frees when its session ends:
+// a session placed a seconds ago is expected to hold it for the mean of (L − a) over the recent
+// lifetimes L longer than a (0 when none is), and a freed slot's next session for the mean
+// lifetime. Without the busy sessions' ages, p × L / S (S slots leaving at S / L). Kept in memory,
+// per region: a restart starts without data, and the estimate stays absent until there is some.
 import type { Clock } from '@pixelfleet/common';
 import type { SessionService } from './session-service';
 
@@ -13,6 +15,18 @@ export const QUEUE_WAIT_SAMPLES = 50;
 export const QUEUE_WAIT_MIN_SAMPLES = 3;
 /** Samples older than this are dropped: the load of an hour ago says little about now. */
 export const QUEUE_WAIT_SAMPLE_MAX_AGE_MS = 60 * 60_000;
+
+/** The mean of (L − age) over the lifetimes L longer than age: how much longer a session of that age holds its slot (0 past them all). */
+function expectedRemaining(ageMs: number, lifetimes: readonly number[]): number {
+  let sum = 0;
+  let n = 0;
+  for (const ms of lifetimes) {
+    if (ms <= ageMs) continue;
+    sum += ms - ageMs;
+    n += 1;
+  }
+  return n === 0 ? 0 : sum / n;
+}
 
 interface Sample {
   at: number;
@@ -25,11 +39,18 @@ export interface RegionCapacity {
   freeSlots: number;
 }
 
+/** When each session holding a slot of the region was placed (epoch ms). */
+export type BusySlots = (region: string) => readonly number[];
+
 export class QueueWaitEstimator {
   private readonly lifetimes = new Map<string, Sample[]>();
   private readonly startups = new Map<string, Sample[]>();
 
-  constructor(private readonly clock: Clock) {}
+  /** busy: the placement times of the sessions holding the region's slots; without it, the p × L / S rule. */
+  constructor(
+    private readonly clock: Clock,
+    private readonly busy?: BusySlots,
+  ) {}
 
   /** Records each placed session's start-up (at Running) and slot lifetime (at its end). */
   follow(sessions: Pick<SessionService, 'on'>): void {
@@ -55,13 +76,28 @@ export class QueueWaitEstimator {
    * QUEUE_WAIT_MIN_SAMPLES recent lifetimes or no slot serves it.
    */
   estimateSeconds(region: string, position: number, capacity: RegionCapacity): number | undefined {
+    return this.forRegion(region, capacity)(position);
+  }
+
+  /** estimateSeconds for each position of one region's line, its samples and busy slots read once. */
+  forRegion(region: string, capacity: RegionCapacity): (position: number) => number | undefined {
     const lifetimes = this.recent(this.lifetimes, region);
-    if (lifetimes.length < QUEUE_WAIT_MIN_SAMPLES || capacity.slots <= 0) return undefined;
+    if (lifetimes.length < QUEUE_WAIT_MIN_SAMPLES || capacity.slots <= 0) return () => undefined;
     const meanLifetime = lifetimes.reduce((sum, ms) => sum + ms, 0) / lifetimes.length;
-    const departures = Math.max(0, position - capacity.freeSlots);
     const startups = this.recent(this.startups, region).sort((a, b) => a - b);
     const startup = startups.length === 0 ? 0 : startups[Math.floor(startups.length / 2)]!;
-    return Math.round(((departures * meanLifetime) / capacity.slots + startup) / 1000);
+    const now = this.clock.now();
+    // When each busy slot frees, soonest first.
+    const frees = (this.busy?.(region) ?? []).map((placedAt) => expectedRemaining(now - placedAt, lifetimes)).sort((a, b) => a - b);
+    return (position) => {
+      const departures = Math.max(0, position - capacity.freeSlots);
+      let waitMs: number;
+      if (departures === 0) waitMs = 0;
+      else if (frees.length === 0) waitMs = (departures * meanLifetime) / capacity.slots;
+      // The first round frees the busy slots in turn; each later round a mean lifetime after.
+      else waitMs = frees[(departures - 1) % frees.length]! + Math.floor((departures - 1) / frees.length) * meanLifetime;
+      return Math.round((waitMs + startup) / 1000);
+    };
   }
 
   private add(samples: Map<string, Sample[]>, region: string, ms: number): void {

@@ -583,7 +583,7 @@ export class ViewerGateway {
     if (queueWait === undefined || region === undefined) return () => undefined;
     const workers = this.deps.registry.placeable(region);
     const capacity = { slots: workers.reduce((n, w) => n + w.slots, 0), freeSlots: workers.reduce((n, w) => n + Math.max(0, w.slots - w.usedSlots), 0) };
-    return (position) => queueWait.estimateSeconds(region, position, capacity);
+    return queueWait.forRegion(region, capacity);
   }
 
   /**
