@@ -11,11 +11,11 @@ describe('QueueWaitEstimator', () => {
   it('says nothing until the region has enough recent sessions, or when no slot serves it', () => {
     const q = new QueueWaitEstimator(new ManualClock());
     for (let i = 1; i < QUEUE_WAIT_MIN_SAMPLES; i++) q.recordLifetime('europe', 10 * MIN);
-    expect(q.estimateSeconds('europe', 1, busy(4))).toBeUndefined();
+    expect(q.forRegion('europe', busy(4))(1)).toBeUndefined();
     q.recordLifetime('europe', 10 * MIN);
-    expect(q.estimateSeconds('europe', 1, busy(4))).toBeDefined();
-    expect(q.estimateSeconds('europe', 1, busy(0))).toBeUndefined();
-    expect(q.estimateSeconds('asia-pacific', 1, busy(4))).toBeUndefined();
+    expect(q.forRegion('europe', busy(4))(1)).toBeDefined();
+    expect(q.forRegion('europe', busy(0))(1)).toBeUndefined();
+    expect(q.forRegion('asia-pacific', busy(4))(1)).toBeUndefined();
   });
 
   it('waits p departures of S busy slots at the mean lifetime, then the median start-up', () => {
@@ -23,11 +23,11 @@ describe('QueueWaitEstimator', () => {
     for (const minutes of [8, 10, 12]) q.recordLifetime('europe', minutes * MIN);
     for (const seconds of [9, 10, 30]) q.recordStartup('europe', seconds * 1000);
     // 4 slots, sessions of 10 min on average: one leaves every 2.5 min; position 3 waits 7.5 min, then a 10 s start.
-    expect(q.estimateSeconds('europe', 3, busy(4))).toBe(7.5 * 60 + 10);
-    expect(q.estimateSeconds('europe', 1, busy(4))).toBe(2.5 * 60 + 10);
+    expect(q.forRegion('europe', busy(4))(3)).toBe(7.5 * 60 + 10);
+    expect(q.forRegion('europe', busy(4))(1)).toBe(2.5 * 60 + 10);
     // Free slots take the first viewers at once: only the start-up is left for them.
-    expect(q.estimateSeconds('europe', 2, { slots: 4, freeSlots: 2 })).toBe(10);
-    expect(q.estimateSeconds('europe', 3, { slots: 4, freeSlots: 2 })).toBe(2.5 * 60 + 10);
+    expect(q.forRegion('europe', { slots: 4, freeSlots: 2 })(2)).toBe(10);
+    expect(q.forRegion('europe', { slots: 4, freeSlots: 2 })(3)).toBe(2.5 * 60 + 10);
   });
 
   it("with the busy slots' ages, waits for the p-th slot to free: the sessions nearest their end first, then a mean lifetime per round", () => {
@@ -52,9 +52,9 @@ describe('QueueWaitEstimator', () => {
     const q = new QueueWaitEstimator(clock);
     for (let i = 0; i < QUEUE_WAIT_SAMPLES; i++) q.recordLifetime('europe', 60 * MIN);
     for (let i = 0; i < QUEUE_WAIT_SAMPLES; i++) q.recordLifetime('europe', 4 * MIN);
-    expect(q.estimateSeconds('europe', 1, busy(1))).toBe(4 * 60);
+    expect(q.forRegion('europe', busy(1))(1)).toBe(4 * 60);
     clock.advance(QUEUE_WAIT_SAMPLE_MAX_AGE_MS + 1);
-    expect(q.estimateSeconds('europe', 1, busy(1))).toBeUndefined();
+    expect(q.forRegion('europe', busy(1))(1)).toBeUndefined();
   });
 
   it('learns from the sessions it follows: start-up at Running, lifetime at the end, only once placed', () => {
@@ -78,6 +78,6 @@ describe('QueueWaitEstimator', () => {
     }
     // A viewer who left the line was never placed: not a lifetime.
     emit('ended', session(undefined));
-    expect(q.estimateSeconds('europe', 2, busy(2))).toBe(6 * 60 + 12);
+    expect(q.forRegion('europe', busy(2))(2)).toBe(6 * 60 + 12);
   });
 });

@@ -71,15 +71,11 @@ export class QueueWaitEstimator {
   }
 
   /**
-   * Seconds until the viewer at `position` (1 = next) has a picture, to the nearest second (an
-   * expectation: rounding up would bias it); undefined while the region has fewer than
-   * QUEUE_WAIT_MIN_SAMPLES recent lifetimes or no slot serves it.
+   * For one region's line, read once (its samples and busy slots): the seconds until the viewer at
+   * `position` (1 = next) has a picture, to the nearest second (an expectation: rounding up would
+   * bias it); undefined while the region has fewer than QUEUE_WAIT_MIN_SAMPLES recent lifetimes or
+   * no slot serves it.
    */
-  estimateSeconds(region: string, position: number, capacity: RegionCapacity): number | undefined {
-    return this.forRegion(region, capacity)(position);
-  }
-
-  /** estimateSeconds for each position of one region's line, its samples and busy slots read once. */
   forRegion(region: string, capacity: RegionCapacity): (position: number) => number | undefined {
     const lifetimes = this.recent(this.lifetimes, region);
     if (lifetimes.length < QUEUE_WAIT_MIN_SAMPLES || capacity.slots <= 0) return () => undefined;
