@@ -62,6 +62,7 @@ import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
 import type { HostResolver } from './webhooks/url-policy';
 import { buildBuildsWing } from './wings/builds-wing';
 import { buildSessionsWing } from './wings/sessions-wing';
+import { SqliteWarmPoolFailuresRepository } from './repositories/warm-pool-failures';
 import { buildEdges } from './wings/edges';
 
 export interface ControlPlaneDeps {
@@ -216,6 +217,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     sessionsRepo,
     logFiles,
     diagnoses: new SessionDiagnosisStore(db),
+    warmFailures: new SqliteWarmPoolFailuresRepository(db),
     blobs,
     canRunBuild: (workerId, uploadId) => buildsWing.distribution.canRun(workerId, uploadId),
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
@@ -324,6 +326,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       // Sessions the previous run left go on; their viewers resume (the gateway holds them meanwhile).
       gateway.holdRestored(sessions.restoreAtStart());
       sessions.armStoredDeadlines(registry.list());
+      // After the restore: the pools count the instances the last run left before launching any.
+      sessions.startWarmPools();
       grpc = await listenOrExplain('grpc', config.grpc.host, config.grpc.port, () =>
         startGrpcServer({
           host: config.grpc.host,

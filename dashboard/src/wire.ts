@@ -89,6 +89,9 @@ export interface DashboardSettings {
     maxConcurrentSessions: number;
     launchArgs: string[];
     embedOrigins: string[];
+    warmPoolMinIdle: number;
+    warmPoolQueueWaitTargetSeconds: number;
+    warmInstanceMaxAgeMinutes: number;
   };
   /** Every webhook event a project may subscribe to, in the catalogue's order. */
   webhookEventKinds: string[];

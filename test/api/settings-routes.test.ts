@@ -65,6 +65,9 @@ describe('GET /projects/{projectId}/settings', () => {
         maxConcurrentSessions: 0,
         launchArgs: [],
         embedOrigins: [],
+        warmPoolMinIdle: 0,
+        warmPoolQueueWaitTargetSeconds: 0,
+        warmInstanceMaxAgeMinutes: 60,
       },
     ]);
     expect(answer(await f.get(`/projects/${a.projectId}/settings`, { userId: a.userId }))).toEqual([400, message('userStatsParamsRequired')]);

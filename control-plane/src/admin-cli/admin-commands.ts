@@ -56,6 +56,13 @@ export const ADMIN_GROUPS: Readonly<Record<string, string>> = {
   session: 'one session',
 };
 
+/** One line for a project's warm pool: what is ready, what it wants, and why it is not warmed when it is not. */
+function warmPoolLine(p: { wanted: number; ready: number; starting: number; ending: number; claims: number; misses: number; stoppedFailures?: number; stoppedReason?: string }): string {
+  const ending = p.ending > 0 ? `, ${p.ending} ending` : '';
+  const stopped = p.stoppedFailures === undefined ? '' : `; not warmed: ${p.stoppedFailures} failures in a row (${p.stoppedReason ?? ''})`;
+  return `${p.ready} ready, ${p.starting} starting of ${p.wanted} wanted${ending}; ${p.claims} served warm, ${p.misses} waited for a launch${stopped}`;
+}
+
 const ACCESS: Record<string, adminV1.MemberAccess> = {
   FULL: adminV1.MemberAccess.MEMBER_ACCESS_FULL,
   READONLY: adminV1.MemberAccess.MEMBER_ACCESS_READONLY,
@@ -112,12 +119,18 @@ export const ADMIN_COMMANDS: readonly AdminCommandSpec[] = [
   {
     words: ['project', 'stats'],
     args: '--project P',
-    about: 'live and queued viewers',
+    about: 'live and queued viewers, and the warm pool when the project has one',
     strings: ['project'],
     run: async ({ client, need, print }) => {
       const projectId = need('project');
       const r = await client.call<adminV1.GetProjectStatsResponse>((c, md, o, cb) => c.getProjectStats({ projectId }, md, o, cb));
-      print({ projectId, liveUser: r.liveUser, queueUser: r.queueUser }, renderFields({ projectId, liveUser: r.liveUser, queueUser: r.queueUser }));
+      const pool = r.warmPool;
+      if (pool === undefined) {
+        print({ projectId, liveUser: r.liveUser, queueUser: r.queueUser }, renderFields({ projectId, liveUser: r.liveUser, queueUser: r.queueUser }));
+        return;
+      }
+      const warmPool = { wanted: pool.wanted, ready: pool.ready, starting: pool.starting, ending: pool.ending, claims: pool.claims, misses: pool.misses, ...(pool.stoppedFailures > 0 ? { stoppedFailures: pool.stoppedFailures, stoppedReason: pool.stoppedReason } : {}) };
+      print({ projectId, liveUser: r.liveUser, queueUser: r.queueUser, warmPool }, renderFields({ projectId, liveUser: r.liveUser, queueUser: r.queueUser, 'warm pool': warmPoolLine(warmPool) }));
     },
   },
   {

@@ -31,6 +31,7 @@ const ALL_TABLES = [
   'telemetry_rows',
   'user_links',
   'users',
+  'warm_pool_failures',
   'webhook_deliveries',
   'worker_commands',
   'workers',

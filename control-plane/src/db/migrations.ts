@@ -579,4 +579,40 @@ INSERT INTO session_startup_days (project_id, day, bucket, sessions)
 ALTER TABLE sessions ADD COLUMN identified_at INTEGER;
 `,
   },
+  {
+    version: 23,
+    name: 'warm pools: instances launched before their viewer, and builds that stopped being warmed',
+    sql: `
+-- A warm instance is a session row launched before any viewer (sessions/warm-pool.ts): it holds a
+-- slot like any placed session, but it is no customer's session until a viewer claims it. pooled = 1
+-- while unclaimed (and for ever when it ends so); a claim sets 0 and claimed_at, and from then on
+-- it is an ordinary session that was served warm. The lists of a project's sessions read only
+-- pooled = 0, so their indexes become partial on it: a count still reads an index alone.
+ALTER TABLE sessions ADD COLUMN pooled INTEGER NOT NULL DEFAULT 0 CHECK (pooled IN (0, 1));
+ALTER TABLE sessions ADD COLUMN claimed_at INTEGER;
+ALTER TABLE sessions ADD COLUMN upload_id TEXT;
+DROP INDEX sessions_project_created;
+CREATE INDEX sessions_project_created ON sessions(project_id, created_at DESC, id DESC) WHERE pooled = 0;
+DROP INDEX sessions_project_status;
+CREATE INDEX sessions_project_status ON sessions(project_id, status, created_at DESC, id DESC) WHERE pooled = 0;
+DROP INDEX sessions_project_diagnosis;
+CREATE INDEX sessions_project_diagnosis ON sessions(project_id, diagnosis, created_at DESC, id DESC) WHERE pooled = 0;
+DROP INDEX sessions_project_country;
+CREATE INDEX sessions_project_country ON sessions(project_id, country, created_at DESC, id DESC) WHERE pooled = 0;
+DROP INDEX sessions_project_browser;
+CREATE INDEX sessions_project_browser ON sessions(project_id, browser, created_at DESC, id DESC) WHERE pooled = 0;
+-- A build whose warm instances failed WARM_FAILURES_TO_STOP times in a row is no longer warmed
+-- until the project's live build or its pool settings change; kept across restarts, so a restart
+-- is not a fresh crash loop.
+CREATE TABLE warm_pool_failures (
+  project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  upload_id TEXT NOT NULL,
+  failures INTEGER NOT NULL CHECK (failures >= 0),
+  last_failure_at INTEGER NOT NULL,
+  last_reason TEXT NOT NULL,
+  stopped_at INTEGER,
+  PRIMARY KEY (project_id, upload_id)
+) WITHOUT ROWID;
+`,
+  },
 ];

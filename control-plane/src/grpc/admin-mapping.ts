@@ -6,6 +6,7 @@ import type { BuildRecord } from '../repositories/builds';
 import type { BuildProgress } from '../builds/build-pipeline';
 import type { FleetEvent } from '../repositories/events';
 import type { MemberAccess } from '../repositories/projects';
+import type { WarmPoolView } from '../sessions/warm-pool';
 import { invalid } from '../errors';
 
 const date = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms));
@@ -37,6 +38,19 @@ export function sessionToProto(s: SessionRecord): adminV1.Session {
     createdAt: date(s.createdAt),
     updatedAt: date(s.updatedAt),
     endReason: s.endReason ?? '',
+  };
+}
+
+export function warmPoolToProto(p: WarmPoolView): adminV1.WarmPool {
+  return {
+    wanted: p.wanted,
+    ready: p.ready,
+    starting: p.starting,
+    ending: p.ending,
+    claims: p.claims,
+    misses: p.misses,
+    stoppedFailures: p.stopped?.failures ?? 0,
+    stoppedReason: p.stopped?.reason ?? '',
   };
 }
 

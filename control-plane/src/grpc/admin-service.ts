@@ -20,7 +20,7 @@ import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { invalid } from '../errors';
 import { isRegionCode, REGION_CODES } from '@pixelfleet/proto';
-import { accessFromProto, buildToProto, eventToProto, sessionToProto, workerToProto } from './admin-mapping';
+import { accessFromProto, buildToProto, eventToProto, sessionToProto, warmPoolToProto, workerToProto } from './admin-mapping';
 import { bearerToken, endCallWithError, grpcError, toGrpcError } from './status';
 import { TOO_MANY_FAILURES_DETAILS, type CredentialFailures } from './credential-failures';
 
@@ -150,9 +150,11 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       session: sessionToProto(deps.sessions.endByOperator(required(r.sessionId, 'session_id'))),
     })),
     getProjectStats: unary('GetProjectStats', (r: adminV1.GetProjectStatsRequest) => {
-      deps.accounts.requireProject(required(r.projectId, 'project_id'));
+      const project = deps.accounts.requireProject(required(r.projectId, 'project_id'));
       const { liveUser, queueUser } = deps.sessions.counts(r.projectId);
-      return { liveUser, queueUser };
+      const pool = deps.sessions.warmPoolOf(project);
+      const hasPool = pool.wanted > 0 || pool.ready + pool.starting + pool.ending > 0 || pool.claims + pool.misses > 0 || pool.stopped !== undefined;
+      return { liveUser, queueUser, ...(hasPool ? { warmPool: warmPoolToProto(pool) } : {}) };
     }),
     listBuilds: unary('ListBuilds', (r: adminV1.ListBuildsRequest) => {
       deps.accounts.requireProject(required(r.projectId, 'project_id'));

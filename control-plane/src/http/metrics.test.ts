@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createMetrics, type FleetCounts } from './metrics';
+import { createMetrics, type FleetCounts, type WarmPoolSource } from './metrics';
 import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
 import type { RegistryEvents, WorkerRegistry } from '../workers/registry';
 
@@ -16,6 +16,19 @@ function heartbeats(): { registry: WorkerRegistry; beat: (workerId: string, acti
 
 /** No sessions, no builds (the product gauges have their own test with a real database: control-plane-surface.test.ts). */
 const noCounts: FleetCounts = { countNotTerminatedByProjectAndStatus: () => [], countBuildsByStatus: () => [] };
+
+/** Warm pools as a test plays them: their counts, and first videos it reports. */
+function pools(): { source: WarmPoolSource; firstVideo: (seconds: number, warm: boolean) => void } {
+  let listener: (seconds: number, warm: boolean) => void = () => undefined;
+  const source: WarmPoolSource = {
+    countByState: () => ({ starting: 1, ready: 2, ending: 0 }),
+    totals: () => ({ claims: 7, misses: 3 }),
+    stoppedBuilds: () => [{}],
+    onFirstVideo: (l) => (listener = l),
+  };
+  return { source, firstVideo: (seconds, warm) => listener(seconds, warm) };
+}
+const noPools = pools().source;
 
 const counters = (over: Partial<RelayCounters> = {}): RelayCounters => ({
   keyframeRequestsMade: 0,
@@ -38,7 +51,7 @@ async function value(metrics: ReturnType<typeof createMetrics>, name: string): P
 describe('relay counters in /metrics', () => {
   it("add each session's growth between heartbeats, across sessions and workers", async () => {
     const { registry, beat } = heartbeats();
-    const metrics = createMetrics(registry, () => true, noCounts);
+    const metrics = createMetrics(registry, () => true, noCounts, noPools);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 2, ingestPacketsMissing: 40 }) }]);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsToApp: 3, ingestPacketsMissing: 40 }) }]);
     beat('w2', [
@@ -53,7 +66,7 @@ describe('relay counters in /metrics', () => {
   it('count only sessions the reporting worker holds: made-up sessions and another worker\'s are left out', async () => {
     const { registry, beat } = heartbeats();
     const held = new Set(['w1/s1', 'w2/s2']);
-    const metrics = createMetrics(registry, (workerId, sessionId) => held.has(`${workerId}/${sessionId}`), noCounts);
+    const metrics = createMetrics(registry, (workerId, sessionId) => held.has(`${workerId}/${sessionId}`), noCounts, noPools);
     beat('w1', [
       { sessionId: 's1', lastInputAtMs: undefined, relay: counters({ keyframeRequestsMade: 3 }) },
       { sessionId: 'made_up', lastInputAtMs: undefined, relay: counters({ keyframeRequestsMade: 1_000_000 }) },
@@ -64,11 +77,32 @@ describe('relay counters in /metrics', () => {
 
   it('forget a session its worker no longer reports, so a new session of that id counts from zero', async () => {
     const { registry, beat } = heartbeats();
-    const metrics = createMetrics(registry, () => true, noCounts);
+    const metrics = createMetrics(registry, () => true, noCounts, noPools);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 10 }) }]);
     beat('w1', [{ sessionId: 's9', lastInputAtMs: undefined, relay: counters() }]);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 4 }) }]);
     expect(await value(metrics, 'pixelfleet_relay_viewer_packets_resent_total')).toBe(14);
+  });
+});
+
+describe('warm pools in /metrics', () => {
+  it('read the pools at each scrape, and put each first video in the warm or the cold histogram', async () => {
+    const { source, firstVideo } = pools();
+    const metrics = createMetrics(heartbeats().registry, () => true, noCounts, source);
+    firstVideo(0.42, true);
+    firstVideo(11.3, false);
+    firstVideo(12.1, false);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('pixelfleet_warm_instances{state="ready"} 2');
+    expect(text).toContain('pixelfleet_warm_instances{state="starting"} 1');
+    expect(text).toContain('pixelfleet_warm_instances{state="ending"} 0');
+    expect(await value(metrics, 'pixelfleet_warm_claims_total')).toBe(7);
+    expect(await value(metrics, 'pixelfleet_warm_misses_total')).toBe(3);
+    expect(await value(metrics, 'pixelfleet_warm_builds_stopped')).toBe(1);
+    expect(text).toContain('pixelfleet_session_first_video_seconds_bucket{le="0.5",start="warm"} 1');
+    expect(text).toContain('pixelfleet_session_first_video_seconds_bucket{le="10",start="cold"} 0');
+    expect(text).toContain('pixelfleet_session_first_video_seconds_bucket{le="20",start="cold"} 2');
+    expect(text).toContain('pixelfleet_session_first_video_seconds_count{start="cold"} 2');
   });
 });
 
@@ -77,7 +111,7 @@ describe('docs/operations.md §9', () => {
     const guide = readFileSync(fileURLToPath(new URL('../../../docs/operations.md', import.meta.url)), 'utf8');
     const section = guide.slice(guide.indexOf('## 9. Metrics'), guide.indexOf('## 10.'));
     const documented = [...section.matchAll(/^\| `(pixelfleet_[a-z_]+)` \|/gm)].map((m) => m[1]).sort();
-    const text = await createMetrics(heartbeats().registry, () => true, noCounts).registry.metrics();
+    const text = await createMetrics(heartbeats().registry, () => true, noCounts, noPools).registry.metrics();
     const defined = [...new Set([...text.matchAll(/^# TYPE (pixelfleet_[a-z_]+) /gm)].map((m) => m[1]!))]
       .filter((name) => !name.startsWith('pixelfleet_relay_') && !name.startsWith('pixelfleet_process_') && !name.startsWith('pixelfleet_nodejs_'))
       .sort();

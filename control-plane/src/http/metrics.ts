@@ -1,7 +1,8 @@
 // Prometheus metrics: process defaults plus fleet gauges read at scrape time (workers by link state,
-// sessions by status, queue length per project, builds by status), HTTP request counts by route,
-// and the session relays' counters as the agents report them.
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+// sessions by status, queue length per project, builds by status, warm instances by state), HTTP
+// request counts by route, the time from a viewer's arrival to its first video (warm or cold), and
+// the session relays' counters as the agents report them.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
 import { BUILD_STATUSES, type BuildStatus } from '../builds/build-stages';
 import { SESSION_STATUSES, type SessionStatus } from '../sessions/session-status';
@@ -14,6 +15,15 @@ export interface FleetCounts {
   countBuildsByStatus(): { status: BuildStatus; n: number }[];
 }
 
+/** What the warm pools say at a scrape, and each session's first video (sessions/warm-pool.ts, SessionService). */
+export interface WarmPoolSource {
+  countByState(): { starting: number; ready: number; ending: number };
+  totals(): { claims: number; misses: number };
+  stoppedBuilds(): unknown[];
+  /** Calls back when the relay first saw video reach a session's viewer; `warm` when a warm instance served it. */
+  onFirstVideo(listener: (secondsSinceArrival: number, warm: boolean) => void): void;
+}
+
 export interface Metrics {
   registry: Registry;
   httpRequests: Counter<'method' | 'route' | 'status'>;
@@ -23,7 +33,7 @@ export interface Metrics {
  * holds: true when the worker holds the session now (SessionService.heldBy). An agent's report
  * counts only for those: a rogue agent cannot make up sessions, or report another worker's.
  */
-export function createMetrics(workers: WorkerRegistry, holds: (workerId: string, sessionId: string) => boolean, counts: FleetCounts): Metrics {
+export function createMetrics(workers: WorkerRegistry, holds: (workerId: string, sessionId: string) => boolean, counts: FleetCounts, warm: WarmPoolSource): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'pixelfleet_' });
   const httpRequests = new Counter({
@@ -83,6 +93,49 @@ export function createMetrics(workers: WorkerRegistry, holds: (workerId: string,
       for (const { status, n } of counts.countBuildsByStatus()) this.set({ status }, n);
     },
   });
+  new Gauge({
+    name: 'pixelfleet_warm_instances',
+    help: 'Unclaimed warm instances by state, all projects',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      for (const [state, n] of Object.entries(warm.countByState())) this.set({ state }, n);
+    },
+  });
+  new Counter({
+    name: 'pixelfleet_warm_claims_total',
+    help: 'Viewers served by a warm instance since the control plane started',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(warm.totals().claims);
+    },
+  });
+  new Counter({
+    name: 'pixelfleet_warm_misses_total',
+    help: 'Viewers of a project with a warm pool who waited for a launch, since the control plane started',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(warm.totals().misses);
+    },
+  });
+  new Gauge({
+    name: 'pixelfleet_warm_builds_stopped',
+    help: 'Live builds no longer warmed because their warm instances kept failing',
+    registers: [registry],
+    collect() {
+      this.set(warm.stoppedBuilds().length);
+    },
+  });
+  const firstVideo = new Histogram({
+    name: 'pixelfleet_session_first_video_seconds',
+    help: "From a viewer's arrival (its session created, or a warm instance claimed) to the relay seeing video reach it, by how it was served",
+    labelNames: ['start'] as const,
+    buckets: [0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30, 60, 120],
+    registers: [registry],
+  });
+  warm.onFirstVideo((seconds, served) => firstVideo.observe({ start: served ? 'warm' : 'cold' }, seconds));
   const relay = new RelayMetrics(registry);
   workers.on('sessionActivity', (workerId, activity) => relay.record(workerId, activity.filter((a) => holds(workerId, a.sessionId))));
   return { registry, httpRequests };

@@ -40,7 +40,7 @@ beforeEach(() => {
   const outcome: DeliveryOutcome = { delivered: true, statusCode: 200, failure: undefined, error: undefined, durationMs: 3 };
   service = new ProjectService({
     projects,
-    sessions: { endProjectSessions: (projectId) => ended.push(projectId) },
+    sessions: { endProjectSessions: (projectId) => ended.push(projectId), warmPoolSettingsChanged: () => undefined },
     events: new EventLog(new SqliteEventsRepository(db), clock, silent),
     webhooks: { deliver: (_projectId, url, envelope) => (delivered.push({ url, envelope }), Promise.resolve(outcome)) },
     urlPolicy: { allowPrivateUrls: false, resolve: () => Promise.resolve(['93.184.216.34']) },

@@ -14,13 +14,20 @@ import { invalidSetting, type SettingsPatch } from './settings-patch';
 export interface ProjectServiceDeps {
   projects: ProjectsRepository;
   /** Ends a disabled project's sessions (the session service). */
-  sessions: { endProjectSessions(projectId: string, cause: 'projectDisabled'): unknown };
+  sessions: {
+    endProjectSessions(projectId: string, cause: 'projectDisabled'): unknown;
+    /** The project's warm pool settings changed (or it was enabled): its pool is tended now, its failures forgotten. */
+    warmPoolSettingsChanged(projectId: string): void;
+  };
   events: EventLog;
   webhooks: Pick<WebhookSender, 'deliver'>;
   /** The outbound URL policy a webhook URL must pass. */
   urlPolicy: UrlPolicyOptions;
   clock: Clock;
 }
+
+/** The settings of a project's warm pool: saving any of them re-reads the pools and warms a stopped build again. */
+const WARM_POOL_FIELDS: ReadonlySet<string> = new Set<keyof ProjectSettings>(['warmPoolMinIdle', 'warmPoolQueueWaitTargetSeconds', 'warmInstanceMaxAgeMinutes']);
 
 export class ProjectService {
   constructor(private readonly deps: ProjectServiceDeps) {}
@@ -47,6 +54,7 @@ export class ProjectService {
       this.deps.events.record(enabled ? 'project.enabled' : 'project.disabled', { projectId: project.projectId }, { userId: by });
     }
     if (!enabled) this.deps.sessions.endProjectSessions(project.projectId, 'projectDisabled');
+    else if (!project.enabled) this.deps.sessions.warmPoolSettingsChanged(project.projectId);
   }
 
   /**
@@ -72,6 +80,7 @@ export class ProjectService {
     if (patch.name !== undefined) this.deps.projects.setName(projectId, patch.name);
     this.deps.projects.setSettings(projectId, settings);
     this.deps.events.record('project.settings', { projectId }, { userId: by, fields: patch.fields });
+    if (patch.fields.some((field) => WARM_POOL_FIELDS.has(field))) this.deps.sessions.warmPoolSettingsChanged(projectId);
     return this.settings(projectId);
   }
 

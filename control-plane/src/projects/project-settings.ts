@@ -29,6 +29,15 @@ export interface ProjectSettings {
    * itself. Empty: any site, as before the list existed.
    */
   embedOrigins: string[];
+  /** Warm instances kept launched and ready for the next viewers (sessions/warm-pool.ts); 0 = none. */
+  warmPoolMinIdle: number;
+  /**
+   * Seconds a viewer may wait in line before the pool grows by one (up to the region's slots);
+   * it shrinks back to warmPoolMinIdle after WARM_POOL_QUIET_MS without such a wait. 0 = it never grows.
+   */
+  warmPoolQueueWaitTargetSeconds: number;
+  /** Minutes an unclaimed warm instance lives before it is replaced by a fresh one. */
+  warmInstanceMaxAgeMinutes: number;
 }
 
 export const DEFAULT_PROJECT_SETTINGS: Readonly<ProjectSettings> = Object.freeze({
@@ -44,6 +53,9 @@ export const DEFAULT_PROJECT_SETTINGS: Readonly<ProjectSettings> = Object.freeze
   launchArgs: [],
   startupTimeoutSeconds: 60,
   embedOrigins: [],
+  warmPoolMinIdle: 0,
+  warmPoolQueueWaitTargetSeconds: 0,
+  warmInstanceMaxAgeMinutes: 60,
 });
 
 /** Stored JSON over the defaults; unknown stored keys are ignored. */

@@ -37,6 +37,9 @@ export const SETTINGS_PROPERTIES = {
     items: { type: 'string', maxLength: MAX_ORIGIN_CHARS },
     description: 'Sites that may embed the share page, as exact origins (https://shop.example.com); [] = any site.',
   },
+  warmPoolMinIdle: int(0, 100, 'Warm instances kept launched and ready for the next viewers; 0 = none (every viewer waits for the app to start).'),
+  warmPoolQueueWaitTargetSeconds: int(0, 3600, 'A viewer waiting in line longer than this grows the warm pool by one (up to the region\'s slots); 0 = it never grows.'),
+  warmInstanceMaxAgeMinutes: int(1, 1440, 'Minutes an unclaimed warm instance lives before a fresh one replaces it.'),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS_PROPERTIES;
@@ -100,7 +103,8 @@ export function parseSettingsPatch(body: Record<string, unknown>, projectId: str
     if (typeof codec !== 'string' || !(CODECS as readonly string[]).includes(codec)) throw invalidSetting(`Invalid field: codec must be one of ${CODECS.join(', ')} (case-sensitive)`);
     patch.settings.codec = codec as ProjectSettings['codec'];
   }
-  for (const k of ['minBitrate', 'maxBitrate', 'resX', 'resY', 'fps', 'maxRunTime', 'afkTimeout', 'maxConcurrentSessions'] as const) {
+  const integers = ['minBitrate', 'maxBitrate', 'resX', 'resY', 'fps', 'maxRunTime', 'afkTimeout', 'maxConcurrentSessions', 'warmPoolMinIdle', 'warmPoolQueueWaitTargetSeconds', 'warmInstanceMaxAgeMinutes'] as const;
+  for (const k of integers) {
     if (v(k) === undefined) continue;
     const spec = SETTINGS_PROPERTIES[k];
     patch.settings[k] = integerIn(k, v(k), spec.minimum, spec.maximum);

@@ -38,6 +38,8 @@ export interface ProjectsRepository {
   setLiveUpload(projectId: string, uploadId: string | undefined): void;
   /** The live upload ids of the region's projects (enabled or not: a worker keeps them ready). */
   liveUploadsInRegion(region: string): string[];
+  /** The projects whose settings ask for warm instances (warmPoolMinIdle > 0), enabled or not. */
+  listWithWarmPools(): string[];
   /** Stores the settings that differ from the defaults, as JSON. */
   setSettings(projectId: string, settings: Partial<ProjectSettings>): void;
   /** Adds the member or changes their access level. */
@@ -108,6 +110,8 @@ export class SqliteProjectsRepository implements ProjectsRepository {
       setLive: db.prepare('UPDATE projects SET live_upload_id = ? WHERE id = ?'),
       liveInRegion: db.prepare('SELECT live_upload_id FROM projects WHERE region = ? AND live_upload_id IS NOT NULL ORDER BY id'),
       setSettings: db.prepare('UPDATE projects SET settings = ? WHERE id = ?'),
+      // A scan of the projects table, made when settings change and every WARM_POOL_REFRESH_MS (warm-pool.ts), not per scheduling run.
+      withWarmPools: db.prepare("SELECT id FROM projects WHERE json_extract(settings, '$.warmPoolMinIdle') > 0 ORDER BY id"),
       upsertMember: db.prepare(
         `INSERT INTO project_members (project_id, user_id, access, created_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (project_id, user_id) DO UPDATE SET access = excluded.access`,
@@ -156,6 +160,10 @@ export class SqliteProjectsRepository implements ProjectsRepository {
 
   liveUploadsInRegion(region: string): string[] {
     return (this.stmts.liveInRegion.all(region) as { live_upload_id: string }[]).map((r) => r.live_upload_id);
+  }
+
+  listWithWarmPools(): string[] {
+    return (this.stmts.withWarmPools.all() as { id: string }[]).map((r) => r.id);
   }
 
   setSettings(projectId: string, settings: Partial<ProjectSettings>): void {

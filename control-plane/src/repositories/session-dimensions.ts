@@ -123,7 +123,7 @@ export class SqliteSessionDimensionsRepository implements SessionDimensionsRepos
       return db.prepare(
         `SELECT ${col} AS value, ${geo ? "coalesce(country_code, '')" : "''"} AS country_code, ${geo ? "coalesce(max(country), '')" : "''"} AS country,
            COUNT(*) AS n FROM sessions
-         WHERE project_id = ? AND created_at >= ? AND created_at < ? AND ${col} IS NOT NULL AND ${col} <> ''${byCountry ? ' AND country_code = ?' : ''}
+         WHERE project_id = ? AND pooled = 0 AND created_at >= ? AND created_at < ? AND ${col} IS NOT NULL AND ${col} <> ''${byCountry ? ' AND country_code = ?' : ''}
          GROUP BY ${geo ? "coalesce(country_code, ''), " : ''}${col}`,
       );
     };

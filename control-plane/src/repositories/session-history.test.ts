@@ -67,13 +67,13 @@ describe('SqliteSessionHistoryRepository.list', () => {
     const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(' | ');
     const window = 'created_at >= 0 AND created_at <= 1';
     for (const filter of ['status', 'diagnosis', 'country', 'browser']) {
-      const from = `sessions INDEXED BY sessions_project_${filter} WHERE project_id = 'prj_1' AND ${filter} = 'x' AND ${window}`;
+      const from = `sessions INDEXED BY sessions_project_${filter} WHERE project_id = 'prj_1' AND pooled = 0 AND ${filter} = 'x' AND ${window}`;
       expect(plan(`SELECT * FROM ${from} ORDER BY created_at DESC, id DESC LIMIT 25`)).toBe(
         `SEARCH sessions USING INDEX sessions_project_${filter} (project_id=? AND ${filter}=? AND created_at>? AND created_at<?)`,
       );
       expect(plan(`SELECT COUNT(*) FROM ${from}`)).toContain(`USING COVERING INDEX sessions_project_${filter} `);
     }
-    expect(plan(`SELECT * FROM sessions INDEXED BY sessions_project_created WHERE project_id = 'prj_1' AND ${window} ORDER BY created_at DESC, id DESC LIMIT 25`)).toBe(
+    expect(plan(`SELECT * FROM sessions INDEXED BY sessions_project_created WHERE project_id = 'prj_1' AND pooled = 0 AND ${window} ORDER BY created_at DESC, id DESC LIMIT 25`)).toBe(
       'SEARCH sessions USING INDEX sessions_project_created (project_id=? AND created_at>? AND created_at<?)',
     );
   });

@@ -139,7 +139,8 @@ export class SqliteSessionHistoryRepository implements SessionHistoryRepository 
     let stmts = this.lists.get(key);
     if (stmts === undefined) {
       // Each filter an equality (never `@x IS NULL OR x = @x`, which no index serves).
-      const where = ['project_id = @projectId', ...used.map((f) => `${f} = @${f}`), 'created_at >= @from', 'created_at <= @to'].join(' AND ');
+      // pooled = 0: a project's sessions, never its unclaimed warm instances (and the partial indexes' own term).
+      const where = ['project_id = @projectId', 'pooled = 0', ...used.map((f) => `${f} = @${f}`), 'created_at >= @from', 'created_at <= @to'].join(' AND ');
       const from = `sessions INDEXED BY ${index} WHERE ${where}`;
       stmts = {
         count: this.db.prepare(`SELECT COUNT(*) AS n FROM ${from}`),

@@ -20,6 +20,15 @@ export interface SessionRecord {
   identifiedAt?: number;
   createdAt: number;
   updatedAt: number;
+  /** The build its app was launched from (set at placement). */
+  uploadId?: string;
+  /**
+   * True for a warm instance no viewer has claimed (sessions/warm-pool.ts): it holds a slot, but is
+   * no customer's session, counts in no live number and appears in no list of a project's sessions.
+   */
+  pooled?: boolean;
+  /** When a viewer claimed it, for a session served by a warm instance (its createdAt and placedAt are that moment too). */
+  claimedAt?: number;
   /** What the server derived of the viewer at creation (User-Agent, GeoIP); fixed from then on. */
   client?: ClientDimensions;
 }
@@ -37,7 +46,16 @@ export interface SnapshotData {
 }
 
 export interface SessionsRepository {
-  insert(s: SessionRecord, snapshot: SnapshotData, viewerTokenHash?: string): void;
+  /** A new session and its first snapshot; a warm instance (pooled) has none, and counts in no rollup until claimed. */
+  insert(s: SessionRecord, snapshot: SnapshotData | undefined, viewerTokenHash?: string): void;
+  /**
+   * A viewer claims a warm instance: `claimed` is the session as it now stands (pooled no more, its
+   * createdAt, placedAt and claimedAt the claim's moment, the viewer's client), written with its
+   * snapshots (Enqueued, Starting: the viewer queued for no time and its app was assigned at once),
+   * its viewer token and the day's rollups, in one transaction. False when it was no longer an
+   * unclaimed live instance (nothing written).
+   */
+  claim(claimed: SessionRecord, snapshots: readonly SnapshotData[], viewerTokenHash: string): boolean;
   viewerTokenHash(sessionId: string): string | undefined;
   /** The session whose viewer token has this digest (index sessions_viewer_token). */
   sessionIdOfViewerTokenHash(digest: string): string | undefined;
@@ -74,6 +92,9 @@ export interface SessionRow {
   max_run_time: number | null;
   end_reason: string | null;
   placed_at: number | null;
+  upload_id: string | null;
+  pooled: number;
+  claimed_at: number | null;
   created_at: number;
   updated_at: number;
   identified_at: number | null;
@@ -86,7 +107,7 @@ export interface SessionRow {
 }
 
 const COLUMNS =
-  'id, project_id, region, status, assigned_worker, streaming_id, player_id, max_run_time, end_reason, placed_at, created_at, updated_at';
+  'id, project_id, region, status, assigned_worker, streaming_id, player_id, max_run_time, end_reason, placed_at, created_at, updated_at, upload_id, pooled, claimed_at';
 const CLIENT_COLUMNS = 'browser, os, device_type, country, country_code, city';
 export const SELECTED = `${COLUMNS}, ${CLIENT_COLUMNS}, identified_at`;
 
@@ -118,6 +139,9 @@ export const toSession = (r: SessionRow): SessionRecord => {
   ...(r.identified_at === null || r.identified_at === undefined ? {} : { identifiedAt: r.identified_at }),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  ...(r.upload_id === null ? {} : { uploadId: r.upload_id }),
+  ...(r.pooled === 1 ? { pooled: true } : {}),
+  ...(r.claimed_at === null ? {} : { claimedAt: r.claimed_at }),
   ...(client === undefined ? {} : { client }),
   };
 };
@@ -135,6 +159,18 @@ const toParams = (s: SessionRecord) => ({
   placedAt: s.placedAt ?? null,
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
+  uploadId: s.uploadId ?? null,
+  pooled: s.pooled === true ? 1 : 0,
+  claimedAt: s.claimedAt ?? null,
+});
+
+const clientParams = (client: ClientDimensions | undefined) => ({
+  browser: client?.browser ?? null,
+  os: client?.os ?? null,
+  deviceType: client?.deviceType ?? null,
+  country: client?.country ?? null,
+  countryCode: client?.countryCode ?? null,
+  city: client?.city ?? null,
 });
 
 export class SqliteSessionsRepository implements SessionsRepository {
@@ -148,11 +184,11 @@ export class SqliteSessionsRepository implements SessionsRepository {
     this.stmts = {
       insert: db.prepare(
         `INSERT INTO sessions (${COLUMNS}, ${CLIENT_COLUMNS}, viewer_token_hash) VALUES (@id, @projectId, @region, @status, @assignedWorker, @streamingId,
-           @playerId, @maxRunTime, @endReason, @placedAt, @createdAt, @updatedAt, @browser, @os, @deviceType, @country, @countryCode, @city, @viewerTokenHash)`,
+           @playerId, @maxRunTime, @endReason, @placedAt, @createdAt, @updatedAt, @uploadId, @pooled, @claimedAt, @browser, @os, @deviceType, @country, @countryCode, @city, @viewerTokenHash)`,
       ),
       tokenHash: db.prepare('SELECT viewer_token_hash AS h FROM sessions WHERE id = ?'),
       byTokenHash: db.prepare('SELECT id FROM sessions WHERE viewer_token_hash = ?'),
-      countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running')`),
+      countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running') AND pooled = 0`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
       // Live sessions only, through the partial index of those not Terminated.
       placedAtsHoldingSlots: db.prepare(
@@ -160,7 +196,9 @@ export class SqliteSessionsRepository implements SessionsRepository {
          WHERE assigned_worker IS NOT NULL AND status <> 'Terminated' AND region = ? AND placed_at IS NOT NULL`,
       ),
       markIdentified: db.prepare('UPDATE sessions SET identified_at = ? WHERE id = ? AND identified_at IS NULL'),
-      countNotTerminated: db.prepare(`SELECT project_id AS projectId, status, COUNT(*) AS n FROM sessions WHERE status <> 'Terminated' GROUP BY project_id, status`),
+      countNotTerminated: db.prepare(
+        `SELECT project_id AS projectId, status, COUNT(*) AS n FROM sessions WHERE status <> 'Terminated' AND pooled = 0 GROUP BY project_id, status`,
+      ),
       notTerminated: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE status <> 'Terminated' ORDER BY created_at, id`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
       notEndingOfProject: db.prepare(
@@ -168,35 +206,42 @@ export class SqliteSessionsRepository implements SessionsRepository {
       ),
       update: db.prepare(
         `UPDATE sessions SET status = @status, assigned_worker = @assignedWorker, streaming_id = @streamingId,
-           player_id = @playerId, max_run_time = @maxRunTime, end_reason = @endReason, placed_at = @placedAt, updated_at = @updatedAt WHERE id = @id`,
+           player_id = @playerId, max_run_time = @maxRunTime, end_reason = @endReason, placed_at = @placedAt, updated_at = @updatedAt,
+           upload_id = @uploadId WHERE id = @id`,
       ),
       snapshot: db.prepare('INSERT INTO session_snapshots (session_id, received_at, data) VALUES (?, ?, ?)'),
       byId: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE id = ?`),
       listAll: db.prepare(`SELECT ${SELECTED} FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`),
-      listProject: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE project_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`),
+      // Through the partial index sessions_project_created: a project's sessions, not its warm instances.
+      listProject: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE project_id = ? AND pooled = 0 ORDER BY created_at DESC, id DESC LIMIT ?`),
+      claim: db.prepare(
+        `UPDATE sessions SET pooled = 0, claimed_at = @claimedAt, created_at = @createdAt, placed_at = @placedAt, updated_at = @updatedAt,
+           viewer_token_hash = @viewerTokenHash, browser = @browser, os = @os, device_type = @deviceType, country = @country,
+           country_code = @countryCode, city = @city
+         WHERE id = @id AND pooled = 1 AND status IN ('Starting', 'Running')`,
+      ),
       holding: db.prepare(
         `SELECT ${SELECTED} FROM sessions WHERE assigned_worker = ? AND status IN ('Starting', 'Running', 'Terminating')`,
       ),
     };
   }
 
-  insert(s: SessionRecord, snapshot: SnapshotData, viewerTokenHash?: string): void {
+  insert(s: SessionRecord, snapshot: SnapshotData | undefined, viewerTokenHash?: string): void {
     this.db.transaction(() => {
-      const c = s.client ?? {};
-      this.stmts.insert.run({
-        ...toParams(s),
-        browser: c.browser ?? null,
-        os: c.os ?? null,
-        deviceType: c.deviceType ?? null,
-        country: c.country ?? null,
-        countryCode: c.countryCode ?? null,
-        city: c.city ?? null,
-        viewerTokenHash: viewerTokenHash ?? null,
-      });
-      this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
-      // The day's rollups count the session in the same transaction (session-dimensions.ts, session-daily.ts).
-      if (s.client !== undefined) this.dimensions.record(s.projectId, s.createdAt, s.client);
-      this.daily.recordCreated(s.projectId, s.createdAt);
+      this.stmts.insert.run({ ...toParams(s), ...clientParams(s.client), viewerTokenHash: viewerTokenHash ?? null });
+      if (snapshot !== undefined) this.stmts.snapshot.run(s.sessionId, s.updatedAt, JSON.stringify(snapshot));
+      // The day's rollups count a customer's session in the same transaction (session-dimensions.ts, session-daily.ts).
+      if (s.pooled !== true) this.countCreated(s);
+    })();
+  }
+
+  claim(claimed: SessionRecord, snapshots: readonly SnapshotData[], viewerTokenHash: string): boolean {
+    return this.db.transaction(() => {
+      const params = { id: claimed.sessionId, claimedAt: claimed.claimedAt ?? claimed.updatedAt, createdAt: claimed.createdAt, placedAt: claimed.placedAt ?? null, updatedAt: claimed.updatedAt };
+      if (this.stmts.claim.run({ ...params, viewerTokenHash, ...clientParams(claimed.client) }).changes !== 1) return false;
+      for (const snapshot of snapshots) this.stmts.snapshot.run(claimed.sessionId, claimed.updatedAt, JSON.stringify(snapshot));
+      this.countCreated(claimed);
+      return true;
     })();
   }
 
@@ -247,6 +292,11 @@ export class SqliteSessionsRepository implements SessionsRepository {
 
   listHoldingWorker(workerId: string): SessionRecord[] {
     return (this.stmts.holding.all(workerId) as SessionRow[]).map(toSession);
+  }
+
+  private countCreated(s: SessionRecord): void {
+    if (s.client !== undefined) this.dimensions.record(s.projectId, s.createdAt, s.client);
+    this.daily.recordCreated(s.projectId, s.createdAt);
   }
 
   update(s: SessionRecord, snapshot: SnapshotData | undefined): void {

@@ -19,7 +19,11 @@ export type SessionEndCause =
   | 'appDisconnectedViewer'
   | 'connectTimeout'
   | 'streamLost'
-  | 'controlPlaneRestarted';
+  | 'controlPlaneRestarted'
+  | 'warmInstanceAged'
+  | 'warmInstanceReplaced'
+  | 'warmInstancePreempted'
+  | 'warmInstanceSurplus';
 
 /** cause → the end reason recorded on the session and the close sent to the viewer. */
 export const SESSION_END: Readonly<Record<SessionEndCause, { endReason: string; close: ViewerClose }>> = {
@@ -42,6 +46,11 @@ export const SESSION_END: Readonly<Record<SessionEndCause, { endReason: string; 
   connectTimeout: { endReason: 'viewer never connected', close: viewerClose('connectTimeout') },
   streamLost: { endReason: 'stream connection lost', close: viewerClose('streamLost') },
   controlPlaneRestarted: { endReason: 'control plane restarted', close: viewerClose('serviceRestarting') },
+  // Ours, for warm instances no viewer claimed (warm-pool.ts): nobody hears their close.
+  warmInstanceAged: { endReason: 'warm instance reached its maximum age', close: viewerClose('normalClosure') },
+  warmInstanceReplaced: { endReason: 'warm instance of a build no longer live', close: viewerClose('normalClosure') },
+  warmInstancePreempted: { endReason: "warm instance stopped for another project's viewer", close: viewerClose('normalClosure') },
+  warmInstanceSurplus: { endReason: 'warm instance no longer wanted', close: viewerClose('normalClosure') },
 };
 
 const CLOSE_BY_END_REASON: ReadonlyMap<string, ViewerClose> = new Map(Object.values(SESSION_END).map((e) => [e.endReason, e.close]));

@@ -16,6 +16,8 @@ export type SessionEvents = {
   running: [session: SessionRecord];
   /** The session is over for its viewer (it may still be Terminating on the worker). */
   ended: [session: SessionRecord, close: ViewerClose];
+  /** The relay first saw video reach the session's viewer (its receiver reports acknowledged a whole keyframe). */
+  videoShown: [session: SessionRecord, atMs: number];
   /** A signalling message from the session's relay to its viewer, decoded and checked. */
   signal: [sessionId: string, signal: RelayToViewerSignal];
 };

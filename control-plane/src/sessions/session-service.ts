@@ -8,7 +8,7 @@
 // worker reconcile, live counts and snapshot shaping live in modules of their own beside this one.
 import type { Logger } from 'pino';
 import type { ViewerToRelaySignal } from '@pixelfleet/signaling';
-import { Listeners, SampledLog, type Clock } from '@pixelfleet/common';
+import { Listeners, SampledLog, type Clock, type TimerHandle } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
 import { generateSecret, sha256Hex, secretMatchesDigest } from '../lib/secrets';
 import { notFound } from '../errors';
@@ -28,6 +28,8 @@ import { SignalRoutes } from './signal-routes';
 import { Scheduler } from './scheduler';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import type { SessionDiagnosisStore } from '../repositories/session-diagnosis-store';
+import type { WarmPoolFailuresRepository } from '../repositories/warm-pool-failures';
+import { WARM_POOL_REFRESH_MS, WarmPools, type WarmPoolView } from './warm-pool';
 
 export interface SessionServiceDeps {
   repo: SessionsRepository;
@@ -45,12 +47,20 @@ export interface SessionServiceDeps {
   connectTimeoutMs: number;
   /** How long a Running session whose media legs dropped waits for its viewer to renegotiate (`viewers.resumeGraceSeconds`). */
   resumeGraceMs: number;
+  /** Builds whose warm instances keep failing (warm-pool.ts). */
+  warmFailures: WarmPoolFailuresRepository;
 }
+
+/** End reasons of an unclaimed warm instance that count against its build: its launch failed, or its app exited by itself. */
+const WARM_FAILURE_REASONS: ReadonlySet<string> = new Set([SESSION_END.launchFailed.endReason, SESSION_END.appExited.endReason]);
 
 export class SessionService {
   readonly queues = new SessionQueues();
   /** Places the heads of the lines; asked to run by this lifecycle, never by a listener. */
   readonly scheduler: Scheduler;
+  /** The projects' warm instances (warm-pool.ts): launched by the scheduler, claimed by new viewers. */
+  readonly warm: WarmPools;
+  private warmTick: TimerHandle | undefined;
   private readonly listeners: Listeners<SessionEvents>;
   private readonly liveCounts: LiveCounts;
   private readonly timers: SessionTimers;
@@ -77,6 +87,8 @@ export class SessionService {
       stopUnconfirmed: (sessionId) => this.workerEvents.onStopUnconfirmed(sessionId),
       workerLost: (workerId) => this.workerEvents.onWorkerLost(workerId),
     }, this.registry.lostGraceMs);
+    this.warm = new WarmPools(this.clock, deps.warmFailures, () => deps.projects.listWithWarmPools(), this.events, this.log.child({ component: 'warm-pool' }));
+    this.listeners.on('streamerReady', (s) => this.warm.identified(s.sessionId));
     this.scheduler = new Scheduler(this, deps.projects, this.registry, this.log.child({ component: 'scheduler' }), deps.canRunBuild);
     this.workerEvents = new WorkerEvents({
       lifecycle: { end: (id, cause, detail) => this.end(id, cause, detail), finishOnWorker: (s, cause) => this.finishOnWorker(s, cause), markRunning: (s) => this.markRunning(s) },
@@ -86,6 +98,7 @@ export class SessionService {
       registry: this.registry,
       queues: this.queues,
       timers: this.timers,
+      warm: this.warm,
       routes: this.routes,
       scheduler: this.scheduler,
       clock: this.clock,
@@ -162,7 +175,10 @@ export class SessionService {
     const s = this.get(sessionId);
     this.queues.remove(s.projectId, sessionId);
     const streamingId = s.streamingId ?? streamingIdOf(sessionId);
-    const placed = this.move({ ...s, assignedWorker: workerId, streamingId, placedAt: this.clock.now() }, 'Starting', undefined);
+    const now = this.clock.now();
+    const placed = this.move({ ...s, assignedWorker: workerId, streamingId, placedAt: now, uploadId: project.liveUploadId }, 'Starting', undefined);
+    // A viewer of a project with a pool who had to wait for a launch: a miss, and past the target the pool grows.
+    this.warm.viewerWaited(project, now - s.createdAt, this.regionSlots(project.region));
     // The slot is held from now on: the run time counts, and the viewer has the connect timeout to connect.
     this.timers.placed(sessionId, placed.maxRunTime, this.connectTimeoutMs);
     this.registry.sendCommand(workerId, startSessionCommand(placed, project));
@@ -170,6 +186,91 @@ export class SessionService {
     this.listeners.emit('queueChanged', s.projectId);
     this.listeners.emit('placed', placed);
     return placed;
+  }
+
+  /**
+   * Launches a warm instance of the project's live build on the worker (the scheduler's call): a
+   * pooled session, Starting with no viewer and no snapshot, its slot held from now on. Unclaimed
+   * past the project's warmInstanceMaxAgeMinutes it is replaced.
+   */
+  launchWarm(project: Project, workerId: string): SessionRecord {
+    const now = this.clock.now();
+    const sessionId = this.ids.nextSessionId(now);
+    const session: SessionRecord = { ...enqueuedSession(sessionId, project, now, undefined), status: 'Starting', assignedWorker: workerId, placedAt: now, uploadId: project.liveUploadId, pooled: true };
+    this.repo.insert(session, undefined);
+    this.routes.track(session);
+    this.warm.tracked(session);
+    this.timers.warmInstancePlaced(sessionId, project.settings.warmInstanceMaxAgeMinutes * 60_000);
+    this.registry.sendCommand(workerId, startSessionCommand(session, project));
+    this.events.record('session.status', { sessionId, projectId: project.projectId, workerId }, { status: 'Starting', pooled: true });
+    this.log.info({ sessionId, projectId: project.projectId, workerId }, 'warm instance launched');
+    return session;
+  }
+
+  /**
+   * A new viewer of the project takes a warm instance, when the project has one to give and nobody
+   * of it waits in line (a claim never jumps the line, nor the project's concurrency limit): the
+   * instance becomes the viewer's session, Starting as of now (its snapshots say it queued for no
+   * time and was assigned at once), with the viewer's token and its own run, connect and idle
+   * timers. The scheduler's next run launches its replacement. Undefined when there is none to take.
+   */
+  claimWarm(project: Project, client?: ClientDimensions): { session: SessionRecord; viewerToken: string } | undefined {
+    const { projectId } = project;
+    if (this.queues.length(projectId) > 0) return undefined;
+    const limit = project.settings.maxConcurrentSessions;
+    if (limit > 0 && this.counts(projectId).liveUser >= limit) return undefined;
+    const takesSessions = new Set(this.registry.placeable(project.region).map((w) => w.workerId));
+    const instance = this.warm.claimable(projectId, project.liveUploadId, (workerId) => takesSessions.has(workerId));
+    if (instance === undefined) return undefined;
+    const s = this.get(instance.sessionId);
+    const now = this.clock.now();
+    const viewerToken = generateSecret('pfv');
+    const claimed: SessionRecord = { ...s, pooled: false, claimedAt: now, createdAt: now, placedAt: now, updatedAt: now, maxRunTime: project.settings.maxRunTime, ...(client === undefined ? {} : { client }) };
+    const snapshots = [snapshotOf({ ...claimed, assignedWorker: undefined, status: 'Enqueued' }), snapshotOf(claimed)];
+    if (!this.repo.claim(claimed, snapshots, sha256Hex(viewerToken))) return undefined;
+    this.warm.claimed(s.sessionId);
+    this.liveCounts.moved(projectId, 'Enqueued', claimed.status);
+    this.routes.track(claimed);
+    this.timers.clear(s.sessionId);
+    this.timers.setAfkTimeout(s.sessionId, project.settings.afkTimeout);
+    this.timers.placed(s.sessionId, claimed.maxRunTime, this.connectTimeoutMs);
+    this.events.record('session.status', { sessionId: s.sessionId, projectId, workerId: s.assignedWorker }, { status: claimed.status, warm: true });
+    this.log.info({ sessionId: s.sessionId, projectId, workerId: s.assignedWorker, ready: instance.ready, idleMs: now - instance.placedAt }, 'session served by a warm instance');
+    // Its replacement.
+    this.scheduler.requestRun();
+    return { session: claimed, viewerToken };
+  }
+
+  /** A project's pool settings changed: which projects have pools is read again, its failures forgotten, and the pools tended now. */
+  warmPoolSettingsChanged(projectId: string): void {
+    this.warm.refreshProjects();
+    this.warm.forgetFailures(projectId);
+    this.scheduler.requestRun();
+  }
+
+  /** One project's warm pool (admin output). */
+  warmPoolOf(project: Project): WarmPoolView {
+    return this.warm.view(project);
+  }
+
+  /**
+   * From now on the pools are tended every WARM_POOL_REFRESH_MS as well as on every session event:
+   * a new live build replaces idle instances, a retry time passes, the list of pools is read again.
+   */
+  startWarmPools(): void {
+    this.warm.refreshProjects();
+    const tick = () => {
+      this.warm.refreshProjects();
+      this.scheduler.requestRun();
+      this.warmTick = this.clock.setTimeout(tick, WARM_POOL_REFRESH_MS);
+    };
+    this.warmTick = this.clock.setTimeout(tick, WARM_POOL_REFRESH_MS);
+    this.scheduler.requestRun();
+  }
+
+  /** Slots of the region's workers that take sessions now. */
+  regionSlots(region: string): number {
+    return this.registry.placeable(region).reduce((n, w) => n + w.slots, 0);
   }
 
   /** Relays a viewer's signalling message to the session's relay (signal-routes.ts); false when it has none (not placed yet, or ending). */
@@ -258,6 +359,8 @@ export class SessionService {
   close(): void {
     this.scheduler.close();
     this.timers.close();
+    this.warmTick?.cancel();
+    this.warmTick = undefined;
   }
 
   /** The app is gone on the worker: the session ends now (with a cause if it was not asked to). */
@@ -283,8 +386,15 @@ export class SessionService {
   private move(s: SessionRecord, to: SessionStatus, reason: string | undefined): SessionRecord {
     if (!canMoveSession(s.status, to)) throw new Error(`session ${s.sessionId}: ${s.status} → ${to} is not allowed`);
     const next: SessionRecord = { ...s, status: to, endReason: s.endReason ?? reason, updatedAt: this.clock.now() };
-    this.repo.update(next, SNAPSHOT_STATUSES.has(to) ? snapshotOf(next) : undefined);
-    this.liveCounts.moved(s.projectId, s.status, to);
+    if (next.pooled === true) {
+      // An unclaimed warm instance: no customer's session, so no snapshot and no live count.
+      this.repo.update(next, undefined);
+      this.warm.tracked(next);
+      if (s.status !== 'Terminating' && reason !== undefined && WARM_FAILURE_REASONS.has(reason)) this.warm.failed(next, reason);
+    } else {
+      this.repo.update(next, SNAPSHOT_STATUSES.has(to) ? snapshotOf(next) : undefined);
+      this.liveCounts.moved(s.projectId, s.status, to);
+    }
     this.routes.track(next);
     this.events.record('session.status', { sessionId: s.sessionId, projectId: s.projectId, workerId: s.assignedWorker }, { status: to, reason });
     return next;

@@ -14,12 +14,13 @@ export { WORKER_LOST_GRACE_MS } from '../workers/worker-link';
 export const STOP_CONFIRM_MARGIN_MS = 30_000;
 
 /** Why a session's timer ended it. */
-export type SessionExpiryCause = 'maxRunTime' | 'afkTimeout' | 'connectTimeout' | 'streamLost';
+export type SessionExpiryCause = 'maxRunTime' | 'afkTimeout' | 'connectTimeout' | 'streamLost' | 'warmInstanceAged';
 
 export interface SessionTimerExpiry {
   /**
    * The session reached its maximum run time, its viewer sent no input for the AFK timeout, never
-   * connected within the connect timeout, or its media legs stayed down past the resume grace.
+   * connected within the connect timeout, or its media legs stayed down past the resume grace; or
+   * a warm instance nobody claimed reached its maximum age.
    */
   sessionExpired(sessionId: string, cause: SessionExpiryCause): void;
   /** A Terminating session's worker did not confirm the stop in time. */
@@ -45,6 +46,7 @@ export class SessionTimers {
   private readonly stopTimers = new Map<string, TimerHandle>();
   private readonly afkTimers = new Map<string, TimerHandle>();
   private readonly lostTimers = new Map<string, TimerHandle>();
+  private readonly warmAgeTimers = new Map<string, TimerHandle>();
   /** Seconds without input before a session ends, per session (the project's afkTimeout at join). */
   private readonly afkSeconds = new Map<string, number>();
   /** Control-plane time of the latest viewer input seen, and the agent's last reported value. */
@@ -72,6 +74,14 @@ export class SessionTimers {
       this.arm(this.runTimers, sessionId, Math.max(0, maxRunTimeMinutes * 60_000 - elapsedMs), () => this.expiry.sessionExpired(sessionId, 'maxRunTime'));
     }
     if (connectTimeoutMs > 0) this.arm(this.connectTimers, sessionId, Math.max(0, connectTimeoutMs - elapsedMs), () => this.expiry.sessionExpired(sessionId, 'connectTimeout'));
+  }
+
+  /**
+   * A warm instance was launched `elapsedMs` ago (more after a restart): unclaimed past maxAgeMs it
+   * is replaced by a fresh one. Its run time, connect and idle timers start only when a viewer claims it.
+   */
+  warmInstancePlaced(sessionId: string, maxAgeMs: number, elapsedMs = 0): void {
+    this.arm(this.warmAgeTimers, sessionId, Math.max(0, maxAgeMs - elapsedMs), () => this.expiry.sessionExpired(sessionId, 'warmInstanceAged'));
   }
 
   /** The viewer's peer connection is up (Running): the connect timeout is over; idle time starts counting. */
@@ -110,7 +120,7 @@ export class SessionTimers {
 
   /** The session is ending (or over): its timers stop, the stop deadline included. */
   clear(sessionId: string): void {
-    for (const timers of [this.runTimers, this.connectTimers, this.streamLostTimers, this.stopTimers, this.afkTimers]) this.cancel(timers, sessionId);
+    for (const timers of [this.runTimers, this.connectTimers, this.streamLostTimers, this.stopTimers, this.afkTimers, this.warmAgeTimers]) this.cancel(timers, sessionId);
     this.lastInput.delete(sessionId);
     this.afkSeconds.delete(sessionId);
   }
@@ -131,7 +141,7 @@ export class SessionTimers {
 
   /** Stops every timer. Idempotent. */
   close(): void {
-    for (const timers of [this.runTimers, this.connectTimers, this.streamLostTimers, this.stopTimers, this.afkTimers, this.lostTimers]) {
+    for (const timers of [this.runTimers, this.connectTimers, this.streamLostTimers, this.stopTimers, this.afkTimers, this.lostTimers, this.warmAgeTimers]) {
       for (const t of timers.values()) t.cancel();
       timers.clear();
     }

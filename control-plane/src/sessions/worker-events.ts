@@ -20,6 +20,7 @@ import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, type SessionTimers } from './ses
 import { reconcileWorker } from './worker-reconcile';
 import type { SignalRoutes } from './signal-routes';
 import type { Scheduler } from './scheduler';
+import type { WarmPools } from './warm-pool';
 
 /** What this room may ask of the lifecycle, which alone changes a session's status. */
 export interface SessionLifecycle {
@@ -38,6 +39,7 @@ export interface WorkerEventsDeps {
   registry: WorkerRegistry;
   queues: SessionQueues;
   timers: SessionTimers;
+  warm: WarmPools;
   routes: SignalRoutes;
   scheduler: Scheduler;
   clock: Clock;
@@ -73,17 +75,25 @@ export class WorkerEvents {
    * its placement, idle time from now); Terminating ones finish as their workers confirm (or at
    * their stop deadline, armStoredDeadlines). A worker that comes back with a session in its Hello
    * keeps it; one that does not is lost after its grace. Returns the sessions whose viewers may
-   * come back (the gateway holds them for a resume).
+   * come back (the gateway holds them for a resume). Unclaimed warm instances have no viewer: they
+   * go back into their pool's index with what is left of their maximum age, so the scheduler's first
+   * run counts them and launches none twice.
    */
   restoreAtStart(): SessionRecord[] {
     const { d } = this;
     const now = d.clock.now();
     const restored: SessionRecord[] = [];
     for (const s of d.repo.listNotTerminated()) {
+      // An unclaimed instance stopping still holds its slot: the pools count it as ending.
+      if (s.pooled === true) d.warm.tracked(s);
       if (s.status === 'Terminating') continue;
       const project = d.projects.findById(s.projectId);
       if (project === undefined) continue; // a deleted project's sessions went with it (ON DELETE CASCADE)
       d.routes.track(s);
+      if (s.pooled === true) {
+        d.timers.warmInstancePlaced(s.sessionId, project.settings.warmInstanceMaxAgeMinutes * 60_000, now - (s.placedAt ?? s.updatedAt));
+        continue;
+      }
       d.timers.setAfkTimeout(s.sessionId, project.settings.afkTimeout);
       if (s.status === 'Enqueued') d.queues.enqueue(s.projectId, s.sessionId);
       else {
@@ -93,6 +103,8 @@ export class WorkerEvents {
       restored.push(s);
     }
     if (restored.length > 0) d.log.info({ sessions: restored.length }, 'sessions taken up after a restart');
+    const warm = d.warm.countByState();
+    if (warm.starting + warm.ready > 0) d.log.info(warm, 'warm instances taken up after a restart');
     d.scheduler.requestRun();
     return restored;
   }
@@ -175,7 +187,10 @@ export class WorkerEvents {
       case 'videoShown':
         // Whatever the session's status: it may have ended already (a viewer who left at once), and
         // its diagnosis is about what happened while it ran.
-        if (d.diagnoses.videoShown(s.sessionId, d.clock.now())) d.log.info({ sessionId: s.sessionId }, 'the relay saw video reach the viewer');
+        if (d.diagnoses.videoShown(s.sessionId, d.clock.now())) {
+          d.log.info({ sessionId: s.sessionId }, 'the relay saw video reach the viewer');
+          d.listeners.emit('videoShown', s, d.clock.now());
+        }
         break;
       case 'appStopped':
         if (s.status !== 'Terminated') d.lifecycle.finishOnWorker(s, s.status === 'Terminating' ? undefined : 'appExited');

@@ -276,7 +276,9 @@ export class ViewerGateway {
     if (admission.refusedBefore > 0) this.deps.log.warn({ projectId, address, refused: admission.refusedBefore }, 'address gets a session again after refusals over the session rate limit');
 
     const client = this.deps.clientOf?.({ address, userAgent: arrival.userAgent });
-    const { session, viewerToken } = this.deps.sessions.create(project, client);
+    // A warm instance when the project has one to give (warm-pool.ts); otherwise a place in line.
+    const warm = this.deps.sessions.claimWarm(project, client);
+    const { session, viewerToken } = warm ?? this.deps.sessions.create(project, client);
     const journal = new SignallingJournal();
     const viewer: Viewer = {
       sessionId: session.sessionId,
@@ -291,6 +293,8 @@ export class ViewerGateway {
       journal,
       owesStreamerList: false,
       log: this.deps.log.child({ sessionId: session.sessionId, projectId }),
+      // A warm instance whose app identified before its viewer came: listed to the page at once.
+      ...(warm !== undefined && session.identifiedAt !== undefined && session.streamingId !== undefined ? { streamerId: session.streamingId } : {}),
     };
     this.viewers.set(session.sessionId, viewer);
     // From its first frame: the page counts `pixelfleetSession` too.
@@ -303,7 +307,8 @@ export class ViewerGateway {
       resumeWindowSeconds: Math.floor(this.deps.resumeGraceMs / 1000),
     });
     this.attach(viewer, endpoint);
-    this.sendPosition(viewer);
+    if (warm === undefined) this.sendPosition(viewer);
+    else endpoint.sendCustom({ type: 'pixelfleetStatus', status: 'starting' });
   }
 
   /**

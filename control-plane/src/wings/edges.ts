@@ -117,6 +117,13 @@ export function buildEdges(input: EdgesInput): Edges {
     metrics: createMetrics(registry, (workerId, sessionId) => sessions.heldBy(sessionId, workerId), {
       countNotTerminatedByProjectAndStatus: () => input.sessionsRepo.countNotTerminatedByProjectAndStatus(),
       countBuildsByStatus: () => builds.countByStatus(),
+    }, {
+      countByState: () => sessions.warm.countByState(),
+      totals: () => sessions.warm.totals(),
+      stoppedBuilds: () => sessions.warm.stoppedBuilds(),
+      onFirstVideo: (listener) => {
+        sessions.on('videoShown', (s, atMs) => listener((atMs - s.createdAt) / 1000, s.claimedAt !== undefined));
+      },
     }),
     isServing: input.isServing,
     trustProxy: config.http.trustProxy,

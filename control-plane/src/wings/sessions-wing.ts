@@ -12,6 +12,7 @@ import type { SqliteProjectsRepository } from '../repositories/projects';
 import type { SqliteSessionsRepository } from '../repositories/sessions';
 import type { SqliteLogFilesRepository } from '../repositories/log-files';
 import type { SessionDiagnosisStore } from '../repositories/session-diagnosis-store';
+import type { WarmPoolFailuresRepository } from '../repositories/warm-pool-failures';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
 import { SessionService } from '../sessions/session-service';
@@ -31,6 +32,8 @@ export interface SessionsWingInput {
   logFiles: SqliteLogFilesRepository;
   /** Where the relay's witness of video shown goes into the session's diagnosis. */
   diagnoses: SessionDiagnosisStore;
+  /** Builds whose warm instances keep failing. */
+  warmFailures: WarmPoolFailuresRepository;
   blobs: BlobStore;
   /** True when the worker may run sessions of that live build (the builds wing's distribution). */
   canRunBuild: (workerId: string, uploadId: string) => boolean;
@@ -60,6 +63,7 @@ export function buildSessionsWing(input: SessionsWingInput): SessionsWing {
     log: log.child({ component: 'sessions' }),
     canRunBuild: input.canRunBuild,
     diagnoses: input.diagnoses,
+    warmFailures: input.warmFailures,
     connectTimeoutMs: config.sessions.connectTimeoutSeconds * 1000,
     resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
   });

@@ -38,6 +38,9 @@ export function settingsView({ project, webhook }: { project: Project; webhook: 
     maxConcurrentSessions: s.maxConcurrentSessions,
     launchArgs: s.launchArgs,
     embedOrigins: s.embedOrigins,
+    warmPoolMinIdle: s.warmPoolMinIdle,
+    warmPoolQueueWaitTargetSeconds: s.warmPoolQueueWaitTargetSeconds,
+    warmInstanceMaxAgeMinutes: s.warmInstanceMaxAgeMinutes,
   };
 }
 

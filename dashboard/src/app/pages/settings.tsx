@@ -25,6 +25,9 @@ const NUMBER_FIELDS: { key: keyof Settings; label: string; hint: string }[] = [
   { key: 'maxRunTime', label: 'Longest session (minutes)', hint: '0: no limit.' },
   { key: 'afkTimeout', label: 'Idle timeout (seconds)', hint: 'A viewer who does nothing this long is ended. 0: never.' },
   { key: 'maxConcurrentSessions', label: 'Most sessions at once', hint: '0: as many as the streaming servers allow.' },
+  { key: 'warmPoolMinIdle', label: 'Warm instances', hint: 'Apps kept started and ready, so a viewer sees the stream in under a second. Each holds a slot. 0: none.' },
+  { key: 'warmPoolQueueWaitTargetSeconds', label: 'Grow the warm pool past a wait of (seconds)', hint: 'A viewer waiting longer than this adds one warm instance; back to the minimum after 10 quiet minutes. 0: never grows.' },
+  { key: 'warmInstanceMaxAgeMinutes', label: 'Replace an unused warm instance after (minutes)', hint: '1 to 1440.' },
 ];
 
 /** How a settings field is edited: numbers as text (the server says what is wrong), lists one per line. */

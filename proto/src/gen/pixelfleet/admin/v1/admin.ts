@@ -382,6 +382,31 @@ export interface GetProjectStatsResponse {
   liveUser: number;
   /** Sessions waiting in the project's line (Enqueued). */
   queueUser: number;
+  /** The project's warm pool: instances launched before any viewer (none when it has no pool). */
+  warmPool?: WarmPool | undefined;
+}
+
+/** WarmPool is one project's warm instances as the control plane holds them now. */
+export interface WarmPool {
+  /**
+   * Unclaimed instances the project wants now: its minimum, grown while viewers waited past its
+   * target, never more than its region's slots.
+   */
+  wanted: number;
+  /** Unclaimed instances whose app has identified itself: a viewer is served at once. */
+  ready: number;
+  /** Unclaimed instances whose app is still loading. */
+  starting: number;
+  /** Unclaimed instances being stopped (replaced, recycled, stopped for another project's viewer). */
+  ending: number;
+  /** Viewers served by a warm instance since this control plane started. */
+  claims: number;
+  /** Viewers of the project who had to wait for a launch since this control plane started. */
+  misses: number;
+  /** Set when the live build is no longer warmed: its instances failed this many times in a row. */
+  stoppedFailures: number;
+  /** The last failure's end reason, when the live build is no longer warmed. */
+  stoppedReason: string;
 }
 
 /** WatchEventsRequest says where to start. */
@@ -3618,7 +3643,7 @@ export const GetProjectStatsRequest: MessageFns<GetProjectStatsRequest> = {
 };
 
 function createBaseGetProjectStatsResponse(): GetProjectStatsResponse {
-  return { liveUser: 0, queueUser: 0 };
+  return { liveUser: 0, queueUser: 0, warmPool: undefined };
 }
 
 export const GetProjectStatsResponse: MessageFns<GetProjectStatsResponse> = {
@@ -3628,6 +3653,9 @@ export const GetProjectStatsResponse: MessageFns<GetProjectStatsResponse> = {
     }
     if (message.queueUser !== 0) {
       writer.uint32(16).uint32(message.queueUser);
+    }
+    if (message.warmPool !== undefined) {
+      WarmPool.encode(message.warmPool, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -3661,6 +3689,14 @@ export const GetProjectStatsResponse: MessageFns<GetProjectStatsResponse> = {
             message.queueUser = reader.uint32();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.warmPool = WarmPool.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3685,6 +3721,11 @@ export const GetProjectStatsResponse: MessageFns<GetProjectStatsResponse> = {
         : isSet(object.queue_user)
         ? globalThis.Number(object.queue_user)
         : 0,
+      warmPool: isSet(object.warmPool)
+        ? WarmPool.fromJSON(object.warmPool)
+        : isSet(object.warm_pool)
+        ? WarmPool.fromJSON(object.warm_pool)
+        : undefined,
     };
   },
 
@@ -3696,6 +3737,9 @@ export const GetProjectStatsResponse: MessageFns<GetProjectStatsResponse> = {
     if (message.queueUser !== 0) {
       obj.queueUser = Math.round(message.queueUser);
     }
+    if (message.warmPool !== undefined) {
+      obj.warmPool = WarmPool.toJSON(message.warmPool);
+    }
     return obj;
   },
 
@@ -3706,6 +3750,198 @@ export const GetProjectStatsResponse: MessageFns<GetProjectStatsResponse> = {
     const message = createBaseGetProjectStatsResponse();
     message.liveUser = object.liveUser ?? 0;
     message.queueUser = object.queueUser ?? 0;
+    message.warmPool = (object.warmPool !== undefined && object.warmPool !== null)
+      ? WarmPool.fromPartial(object.warmPool)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseWarmPool(): WarmPool {
+  return { wanted: 0, ready: 0, starting: 0, ending: 0, claims: 0, misses: 0, stoppedFailures: 0, stoppedReason: "" };
+}
+
+export const WarmPool: MessageFns<WarmPool> = {
+  encode(message: WarmPool, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.wanted !== 0) {
+      writer.uint32(8).uint32(message.wanted);
+    }
+    if (message.ready !== 0) {
+      writer.uint32(16).uint32(message.ready);
+    }
+    if (message.starting !== 0) {
+      writer.uint32(24).uint32(message.starting);
+    }
+    if (message.ending !== 0) {
+      writer.uint32(32).uint32(message.ending);
+    }
+    if (message.claims !== 0) {
+      writer.uint32(40).uint64(message.claims);
+    }
+    if (message.misses !== 0) {
+      writer.uint32(48).uint64(message.misses);
+    }
+    if (message.stoppedFailures !== 0) {
+      writer.uint32(56).uint32(message.stoppedFailures);
+    }
+    if (message.stoppedReason !== "") {
+      writer.uint32(66).string(message.stoppedReason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WarmPool {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWarmPool();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.wanted = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.ready = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.starting = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.ending = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.claims = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.misses = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.stoppedFailures = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.stoppedReason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WarmPool {
+    return {
+      wanted: isSet(object.wanted) ? globalThis.Number(object.wanted) : 0,
+      ready: isSet(object.ready) ? globalThis.Number(object.ready) : 0,
+      starting: isSet(object.starting) ? globalThis.Number(object.starting) : 0,
+      ending: isSet(object.ending) ? globalThis.Number(object.ending) : 0,
+      claims: isSet(object.claims) ? globalThis.Number(object.claims) : 0,
+      misses: isSet(object.misses) ? globalThis.Number(object.misses) : 0,
+      stoppedFailures: isSet(object.stoppedFailures)
+        ? globalThis.Number(object.stoppedFailures)
+        : isSet(object.stopped_failures)
+        ? globalThis.Number(object.stopped_failures)
+        : 0,
+      stoppedReason: isSet(object.stoppedReason)
+        ? globalThis.String(object.stoppedReason)
+        : isSet(object.stopped_reason)
+        ? globalThis.String(object.stopped_reason)
+        : "",
+    };
+  },
+
+  toJSON(message: WarmPool): unknown {
+    const obj: any = {};
+    if (message.wanted !== 0) {
+      obj.wanted = Math.round(message.wanted);
+    }
+    if (message.ready !== 0) {
+      obj.ready = Math.round(message.ready);
+    }
+    if (message.starting !== 0) {
+      obj.starting = Math.round(message.starting);
+    }
+    if (message.ending !== 0) {
+      obj.ending = Math.round(message.ending);
+    }
+    if (message.claims !== 0) {
+      obj.claims = Math.round(message.claims);
+    }
+    if (message.misses !== 0) {
+      obj.misses = Math.round(message.misses);
+    }
+    if (message.stoppedFailures !== 0) {
+      obj.stoppedFailures = Math.round(message.stoppedFailures);
+    }
+    if (message.stoppedReason !== "") {
+      obj.stoppedReason = message.stoppedReason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WarmPool>, I>>(base?: I): WarmPool {
+    return WarmPool.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WarmPool>, I>>(object: I): WarmPool {
+    const message = createBaseWarmPool();
+    message.wanted = object.wanted ?? 0;
+    message.ready = object.ready ?? 0;
+    message.starting = object.starting ?? 0;
+    message.ending = object.ending ?? 0;
+    message.claims = object.claims ?? 0;
+    message.misses = object.misses ?? 0;
+    message.stoppedFailures = object.stoppedFailures ?? 0;
+    message.stoppedReason = object.stoppedReason ?? "";
     return message;
   },
 };
