@@ -131,6 +131,8 @@ export interface DashboardSession {
   /** Of the start-up: the app loading (Starting → identified on the agent's signalling), and the viewer's WebRTC (→ Running). */
   launchMs: number | null;
   negotiationMs: number | null;
+  /** A warm instance served it: its app was already launched when the viewer came. */
+  servedWarm: boolean;
   lifetimeMs: number | null;
   browser: string | null;
   os: string | null;

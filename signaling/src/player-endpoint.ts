@@ -100,7 +100,7 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
   private subscribedTo: string | undefined;
   /** The browser asked for the list before a streamer was available; one reply is owed. */
   private listRequested = false;
-  private configSent: boolean;
+  private hasSentConfig: boolean;
   /** Set until the first message of a resuming socket: the close for anything but `pixelfleetResume`. */
   private resumeFirst: { readonly code: number; readonly reason: string } | undefined;
   /** The session's count of frames across its sockets, once keepJournal() named it. */
@@ -112,7 +112,7 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
       throw new SignallingUsageError('invalid_argument', `close code ${options.resumeFirst.code} cannot be sent`);
     }
     this.resumeFirst = options.resumeFirst;
-    this.configSent = options.peerConnectionOptions !== 'deferred';
+    this.hasSentConfig = options.peerConnectionOptions !== 'deferred';
     this.connection = new SignallingSocket(
       socket,
       'player',
@@ -183,9 +183,14 @@ export class PlayerEndpoint extends EventEmitter<PlayerEndpointEvents> {
   }
 
   /** Sends the deferred `config`. Once only: each `config` makes the frontend build a new peer connection. */
+  /** True once this socket was sent its `config` (at open, or by sendConfig when deferred). */
+  get configSent(): boolean {
+    return this.hasSentConfig;
+  }
+
   sendConfig(peerConnectionOptions: PeerConnectionOptions): void {
-    if (this.configSent) throw new SignallingUsageError('wrong_state', 'config was already sent');
-    this.configSent = true;
+    if (this.hasSentConfig) throw new SignallingUsageError('wrong_state', 'config was already sent');
+    this.hasSentConfig = true;
     this.send(createConfig(peerConnectionOptions));
   }
 

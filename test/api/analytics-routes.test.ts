@@ -317,6 +317,7 @@ describe('GET /projects/{projectId}/sessions', () => {
       identifiedAt: at(T0 + 7_000),
       launchMs: 3_000,
       negotiationMs: 2_000,
+      servedWarm: false,
       lifetimeMs: 600_000,
       browser: null,
       os: null,

@@ -270,10 +270,13 @@ export class SessionRuntime {
 
   /**
    * Reports `appIdentified` again when the app has identified (a new control link: a control plane
-   * that restarted knows the session from its store, but not that its viewer may subscribe now).
+   * that restarted knows the session from its store, but not that its viewer may subscribe now),
+   * with the viewer's config before it while no viewer subscribed: a warm instance's config, sent
+   * when it started, went with the control plane that restarted (one that has it passes on one per viewer).
    */
   reannounceIdentified(): void {
     const streamerId = this.streamer?.streamerId;
+    if (this.phase === 'identified' && streamerId !== undefined) this.options.signal({ type: 'config', peerConnectionOptions: { iceServers: this.options.ice.iceServers } });
     if ((this.phase === 'identified' || this.phase === 'subscribed') && streamerId !== undefined) this.options.report('appIdentified', { streamingId: streamerId });
   }
 

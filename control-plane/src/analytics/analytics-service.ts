@@ -23,8 +23,10 @@ export interface SessionSummary {
   startupMs: number | undefined;
   /** Of the start-up: Starting → the app identified itself on the agent's signalling; undefined until then (or for sessions from before migration 22). */
   launchMs: number | undefined;
-  /** Of the start-up: the app identified → Running (the viewer's WebRTC up); undefined until Running. */
+  /** Of the start-up: the app identified (or, served warm, the claim if later) → Running (the viewer's WebRTC up); undefined until Running. */
   negotiationMs: number | undefined;
+  /** A warm instance served it: its app was launched before the viewer came (launchMs is then 0 unless it was still loading). */
+  servedWarm: boolean;
   /** Enqueued → Terminated; undefined while the session goes on. */
   lifetimeMs: number | undefined;
   diagnosis: Diagnosis;
@@ -48,6 +50,7 @@ export interface AnalyticsServiceDeps {
 /** b − a, never negative; undefined when either is unknown. */
 const between = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : Math.max(0, b - a));
 
+const laterOf = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? undefined : b === undefined ? a : Math.max(a, b));
 const span = (times: Partial<Record<SessionStatus, number>>, from: SessionStatus, to: SessionStatus): number | undefined => between(times[from], times[to]);
 
 export class AnalyticsService {
@@ -126,7 +129,9 @@ export class AnalyticsService {
       queueWaitMs: span(entry.statusTimes, 'Enqueued', 'Starting'),
       startupMs: span(entry.statusTimes, 'Starting', 'Running'),
       launchMs: between(entry.statusTimes.Starting, entry.session.identifiedAt),
-      negotiationMs: between(entry.session.identifiedAt, entry.statusTimes.Running),
+      // Served warm, the app may have identified long before its viewer came: the negotiation starts at the later of the two.
+      negotiationMs: between(laterOf(entry.session.identifiedAt, entry.statusTimes.Starting), entry.statusTimes.Running),
+      servedWarm: entry.session.claimedAt !== undefined,
       lifetimeMs: span(entry.statusTimes, 'Enqueued', 'Terminated'),
       diagnosis: entry.diagnosis,
     };

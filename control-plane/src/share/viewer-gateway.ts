@@ -82,6 +82,12 @@ export const MAX_ICE_CANDIDATES_PER_SESSION = 64;
 /** Our close for a viewer past MAX_ICE_CANDIDATES_PER_SESSION; the session ends as the viewer leaving. */
 export const TOO_MANY_ICE_CANDIDATES: ViewerClose = viewerClose('tooManyIceCandidates');
 
+/**
+ * Relay configs kept for sessions with no viewer (warm instances, a few per project): a bound, since
+ * agents send them (each only for a session it holds).
+ */
+export const MAX_UNCLAIMED_CONFIGS = 10_000;
+
 /** Relay signals kept for a viewer whose socket is away (a negotiation: config, offer, the relay's candidates); the oldest go past it. */
 export const MAX_HELD_RELAY_SIGNALS = 128;
 
@@ -114,6 +120,7 @@ interface Viewer {
   journal: SignallingJournal | undefined;
   /** A dropped socket's `listStreamers` that was still waiting for the app: the resumed socket answers it. */
   owesStreamerList: boolean;
+
   readonly log: Logger;
 }
 
@@ -187,6 +194,12 @@ export class ViewerGateway {
   private readonly pending = new Map<PlayerEndpoint, string>();
   /** Set by close(): sockets closing now are the shutdown's, not viewers leaving. */
   private closing = false;
+  /**
+   * The relay's `config` for sessions with no viewer yet (warm instances: the relay sends it when the
+   * session starts), passed on to the viewer who claims one. At most MAX_UNCLAIMED_CONFIGS, the oldest
+   * dropped; gone when the session ends.
+   */
+  private readonly unclaimedConfigs = new Map<string, RelayToViewerSignal>();
   private readonly sessionRate: AddressRateLimit;
   private readonly refusals: SampledLog;
 
@@ -203,8 +216,12 @@ export class ViewerGateway {
       viewer.streamerId = streamerId;
       viewer.endpoint?.setStreamerAvailable(streamerId);
     });
-    sessions.on('signal', (sessionId, signal) => this.relayToViewer(sessionId, signal));
+    sessions.on('signal', (sessionId, signal) => {
+      if (signal.type === 'config' && !this.viewers.has(sessionId)) return this.keepUnclaimedConfig(sessionId, signal);
+      this.relayToViewer(sessionId, signal);
+    });
     sessions.on('ended', (s, close) => {
+      this.unclaimedConfigs.delete(s.sessionId);
       const viewer = this.viewers.get(s.sessionId);
       if (!viewer) return;
       this.viewers.delete(s.sessionId);
@@ -293,8 +310,6 @@ export class ViewerGateway {
       journal,
       owesStreamerList: false,
       log: this.deps.log.child({ sessionId: session.sessionId, projectId }),
-      // A warm instance whose app identified before its viewer came: listed to the page at once.
-      ...(warm !== undefined && session.identifiedAt !== undefined && session.streamingId !== undefined ? { streamerId: session.streamingId } : {}),
     };
     this.viewers.set(session.sessionId, viewer);
     // From its first frame: the page counts `pixelfleetSession` too.
@@ -306,9 +321,20 @@ export class ViewerGateway {
       telemetryUrl: this.deps.telemetryUrl(),
       resumeWindowSeconds: Math.floor(this.deps.resumeGraceMs / 1000),
     });
+    // Served warm: its server is assigned already, which the page hears before the streamer list
+    // (attach sends that at once when the app is ready, and the page would go back to "starting" after it).
+    if (warm !== undefined) endpoint.sendCustom({ type: 'pixelfleetStatus', status: 'starting' });
     this.attach(viewer, endpoint);
-    if (warm === undefined) this.sendPosition(viewer);
-    else endpoint.sendCustom({ type: 'pixelfleetStatus', status: 'starting' });
+    if (warm === undefined) return this.sendPosition(viewer);
+    // The relay's config, which it sent when the instance started, then the streamer when its app is
+    // ready: Epic's frontend subscribes only once it has its config.
+    const config = this.unclaimedConfigs.get(session.sessionId);
+    this.unclaimedConfigs.delete(session.sessionId);
+    if (config !== undefined) this.relayToViewer(session.sessionId, config);
+    if (session.identifiedAt !== undefined && session.streamingId !== undefined) {
+      viewer.streamerId = session.streamingId;
+      endpoint.setStreamerAvailable(session.streamingId);
+    }
   }
 
   /**
@@ -531,6 +557,14 @@ export class ViewerGateway {
     return { replayedFrames: replay.frames.length, ...(replay.missed > 0 ? { framesNoLongerKept: replay.missed } : {}) };
   }
 
+  private keepUnclaimedConfig(sessionId: string, signal: RelayToViewerSignal): void {
+    this.unclaimedConfigs.delete(sessionId);
+    this.unclaimedConfigs.set(sessionId, signal);
+    if (this.unclaimedConfigs.size <= MAX_UNCLAIMED_CONFIGS) return;
+    const [oldest] = this.unclaimedConfigs.keys();
+    if (oldest !== undefined) this.unclaimedConfigs.delete(oldest);
+  }
+
   private relayToViewer(sessionId: string, signal: RelayToViewerSignal): void {
     const viewer = this.viewers.get(sessionId);
     if (!viewer) return;
@@ -548,6 +582,8 @@ export class ViewerGateway {
     try {
       switch (signal.type) {
         case 'config':
+          // One per socket: an agent that redialled a restarted control plane sends its config again.
+          if (endpoint.configSent) break;
           endpoint.sendConfig(this.deps.turn ? withTurnServer(signal.peerConnectionOptions, this.turnServerFor(sessionId, this.deps.turn)) : signal.peerConnectionOptions);
           break;
         case 'offer':

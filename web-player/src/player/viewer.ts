@@ -9,7 +9,7 @@ import { TelemetryReporter, type EventDetails } from '../telemetry/reporter';
 import { statsRow, type TelemetryEventName, type TelemetryStatsRow } from '../telemetry/rows';
 import { clientDetails } from './client-details';
 import { EmbedBridge } from './embed-bridge';
-import { signallingUrl, telemetryEndpoint } from './page-location';
+import { queryParametersMessage, signallingUrl, telemetryEndpoint } from './page-location';
 import { PAGE_PING_INTERVAL_MS, SignallingResume, isLibraryTransport } from './signalling-resume';
 import { browserTelemetryTransport } from './telemetry-transport';
 import { UiInteractionQueue } from './ui-interaction-queue';
@@ -49,7 +49,7 @@ export class Viewer {
   private readonly view: PlayerView;
   private readonly stream: PixelStreaming;
   private readonly embed: EmbedBridge | undefined;
-  private readonly uiInteractions: UiInteractionQueue | undefined;
+  private readonly uiInteractions: UiInteractionQueue;
   private readonly now: () => Date;
   private telemetry: TelemetryReporter | undefined;
   private latestStats: TelemetryStatsRow | undefined;
@@ -122,9 +122,12 @@ export class Viewer {
       console.warn('pixelfleet: the frontend library changed its transport; a signalling drop will end the stream');
     }
 
+    const queue = new UiInteractionQueue({ send: (data) => this.stream.emitUIInteraction(data) });
+    this.uiInteractions = queue;
+    // First of all the app hears: the link's query parameters, once the video plays.
+    const query = queryParametersMessage(win.location.search);
+    if (query !== undefined) queue.enqueue(query);
     if (win.parent !== win) {
-      const queue = new UiInteractionQueue({ send: (data) => this.stream.emitUIInteraction(data) });
-      this.uiInteractions = queue;
       const embedOrigins = (root.dataset['embedOrigins'] ?? '').split(' ').filter((origin) => origin !== '');
       this.embed = new EmbedBridge(win, win.parent, (data: UiInteractionData) => queue.enqueue(data), embedOrigins);
       this.stream.addResponseEventListener(RESPONSE_LISTENER, (response: string) => this.embed?.postResponse(response));
@@ -199,7 +202,7 @@ export class Viewer {
     stream.addEventListener('videoInitialized', () => {
       this.record('videoInitialized');
       this.transition({ kind: 'streaming' });
-      this.uiInteractions?.drain();
+      this.uiInteractions.drain();
     });
     stream.addEventListener('playStreamRejected', () => {
       this.record('playStreamRejected');
@@ -216,7 +219,7 @@ export class Viewer {
         this.view.showPlayOverlay(false);
         this.view.setMuted(event.target.muted);
         this.embed?.postState({ source: 'pixelfleet', type: 'state', state: 'loadingComplete' });
-        this.uiInteractions?.drain();
+        this.uiInteractions.drain();
       },
       true,
     );
@@ -292,7 +295,7 @@ export class Viewer {
     if (!this.leaving) this.record('disconnected', { code: close.code, reasonName: close.reasonName });
     this.telemetry?.flushSoon();
     if (this.statsTimer !== undefined) clearInterval(this.statsTimer);
-    this.uiInteractions?.close();
+    this.uiInteractions.close();
   }
 
   /** Move to `next` if the state table allows it; render and tell the host page. */

@@ -312,6 +312,7 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
           identifiedAt: isoOf(s.entry.session.identifiedAt),
           launchMs: s.launchMs ?? null,
           negotiationMs: s.negotiationMs ?? null,
+          servedWarm: s.servedWarm,
           lifetimeMs: s.lifetimeMs ?? null,
           browser: s.entry.session.client?.browser ?? null,
           os: s.entry.session.client?.os ?? null,

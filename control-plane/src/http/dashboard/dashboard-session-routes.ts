@@ -175,6 +175,7 @@ function listed(s: SessionSummary): DashboardSession {
     startupMs: s.startupMs ?? null,
     launchMs: s.launchMs ?? null,
     negotiationMs: s.negotiationMs ?? null,
+    servedWarm: s.servedWarm,
     lifetimeMs: s.lifetimeMs ?? null,
     browser: session.client?.browser ?? null,
     os: session.client?.os ?? null,

@@ -71,6 +71,7 @@ function Summary({ data, projectId, onEnded }: { data: DashboardSessionDetail; p
           <dd>
             {formatMs(s.startupMs)}
             {s.launchMs !== null && s.negotiationMs !== null ? ` (app ${formatMs(s.launchMs)}, connection ${formatMs(s.negotiationMs)})` : ''}
+            {s.servedWarm ? ' · served warm: the app was already running' : ''}
           </dd>
         </div>
         <div>
