@@ -178,7 +178,7 @@ export class SessionService {
     const now = this.clock.now();
     const placed = this.move({ ...s, assignedWorker: workerId, streamingId, placedAt: now, uploadId: project.liveUploadId }, 'Starting', undefined);
     // A viewer of a project with a pool who had to wait for a launch: a miss, and past the target the pool grows.
-    this.warm.viewerWaited(project, now - s.createdAt, this.regionSlots(project.region));
+    this.warm.viewerWaited(project, now - s.createdAt, () => this.regionSlots(project.region));
     // The slot is held from now on: the run time counts, and the viewer has the connect timeout to connect.
     this.timers.placed(sessionId, placed.maxRunTime, this.connectTimeoutMs);
     this.registry.sendCommand(workerId, startSessionCommand(placed, project));

@@ -166,13 +166,14 @@ export class WarmPools {
 
   /**
    * A viewer of the project was placed after waiting in line waitedMs: past the project's target, its
-   * pool grows by one, up to the region's slots (regionSlots: those of its workers taking sessions now).
+   * pool grows by one, up to the region's slots (regionSlots: those of its workers taking sessions
+   * now, read only then: a placement of a project without a target reads nothing more).
    */
-  viewerWaited(project: Project, waitedMs: number, regionSlots: number): void {
+  viewerWaited(project: Project, waitedMs: number, regionSlots: () => number): void {
     const { warmPoolMinIdle, warmPoolQueueWaitTargetSeconds } = project.settings;
     if (warmPoolMinIdle > 0) this.missesOf.set(project.projectId, (this.missesOf.get(project.projectId) ?? 0) + 1);
     if (warmPoolMinIdle <= 0 || warmPoolQueueWaitTargetSeconds <= 0 || waitedMs <= warmPoolQueueWaitTargetSeconds * 1000) return;
-    const extra = Math.min(Math.max(0, regionSlots - warmPoolMinIdle), (this.growth.get(project.projectId)?.extra ?? 0) + 1);
+    const extra = Math.min(Math.max(0, regionSlots() - warmPoolMinIdle), (this.growth.get(project.projectId)?.extra ?? 0) + 1);
     this.growth.set(project.projectId, { extra, lastWaitPastTargetAt: this.clock.now() });
     this.log.info({ projectId: project.projectId, waitedMs, wanted: warmPoolMinIdle + extra }, 'a viewer waited past the warm pool target; the pool grows');
   }
