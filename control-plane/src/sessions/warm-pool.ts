@@ -35,6 +35,8 @@ export interface WarmInstance {
   /** The build it runs: a new live build replaces it. */
   readonly uploadId: string | undefined;
   readonly placedAt: number;
+  /** The order the index first saw it in (launch order; at a restart, the store's): ties of placedAt, which is in ms, go by it. */
+  readonly order: number;
   /** Its app identified itself on the agent's signalling: a claim is served as fast as WebRTC goes. */
   ready: boolean;
   /** Terminating: it still holds its slot until its agent confirms the stop. */
@@ -57,6 +59,7 @@ export interface WarmPoolView {
 
 export class WarmPools {
   private readonly instances = new Map<string, WarmInstance>();
+  private nextOrder = 0;
   private poolProjects: string[] = [];
   private readonly growth = new Map<string, { extra: number; lastWaitPastTargetAt: number }>();
   private readonly retryAt = new Map<string, number>();
@@ -98,6 +101,7 @@ export class WarmPools {
       workerId: s.assignedWorker,
       uploadId: s.uploadId,
       placedAt: s.placedAt ?? s.updatedAt,
+      order: known?.order ?? this.nextOrder++,
       ready: known?.ready === true || s.identifiedAt !== undefined,
       ending: s.status === 'Terminating',
     });
@@ -129,7 +133,7 @@ export class WarmPools {
     let best: WarmInstance | undefined;
     for (const i of this.instances.values()) {
       if (i.projectId !== projectId || i.ending || i.uploadId !== liveUploadId || !workerTakesSessions(i.workerId)) continue;
-      if (best === undefined || (i.ready && !best.ready) || (i.ready === best.ready && i.placedAt < best.placedAt)) best = i;
+      if (best === undefined || (i.ready && !best.ready) || (i.ready === best.ready && byAge(i, best) < 0)) best = i;
     }
     return best;
   }
@@ -249,7 +253,7 @@ export class WarmPools {
   }
 }
 
-const byAge = (a: WarmInstance, b: WarmInstance): number => a.placedAt - b.placedAt || (a.sessionId < b.sessionId ? -1 : 1);
+const byAge = (a: WarmInstance, b: WarmInstance): number => a.placedAt - b.placedAt || a.order - b.order;
 
 function stateOf(i: WarmInstance): 'starting' | 'ready' | 'ending' {
   return i.ending ? 'ending' : i.ready ? 'ready' : 'starting';
