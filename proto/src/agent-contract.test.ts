@@ -51,7 +51,7 @@ const AT = Date.parse('2026-03-01T12:00:00.123Z');
 const COMMANDS: Record<NonNullable<agentV1.Command['kind']>['$case'], AgentCommand> = {
   startSession: {
     kind: 'startSession', sessionId: 'session_1_1', projectId: 'prj_1', uploadId: 'upl_1', streamingId: 'str_1', playerId: 'player_1', codec: 'VP9',
-    minBitrateBps: 100_000, maxBitrateBps: 40_000_000, resX: 1920, resY: 1080, fps: 60, launchArgs: ['-AudioMixer', '-X=1'], maxRunTimeMinutes: 30, startupTimeoutSeconds: 60,
+    minBitrateBps: 100_000, maxBitrateBps: 40_000_000, resX: 1920, resY: 1080, fps: 60, launchArgs: ['-AudioMixer', '-X=1'], maxRunTimeMinutes: 30, startupTimeoutSeconds: 60, warm: true,
   },
   stopSession: { kind: 'stopSession', sessionId: 'session_1_1', reason: 'viewer left', graceMs: 5_000 },
   prepareBuild: { kind: 'prepareBuild', uploadId: 'upl_1', projectId: 'prj_1', downloadUrl: 'https://x/y', sizeBytes: 5_000_000_000, sha256: 'ab'.repeat(32) },

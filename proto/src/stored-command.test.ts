@@ -7,7 +7,7 @@ import { decodeStoredCommand, encodeStoredCommand } from './stored-command';
 const COMMANDS: AgentCommand[] = [
   {
     kind: 'startSession', sessionId: 'session_1_1', projectId: 'prj_1', uploadId: 'upl_1', streamingId: 'str_1', playerId: 'player_1', codec: 'AV1',
-    minBitrateBps: 100_000, maxBitrateBps: 40_000_000, resX: 1920, resY: 1080, fps: 60, launchArgs: ['-AudioMixer'], maxRunTimeMinutes: 0, startupTimeoutSeconds: 60,
+    minBitrateBps: 100_000, maxBitrateBps: 40_000_000, resX: 1920, resY: 1080, fps: 60, launchArgs: ['-AudioMixer'], maxRunTimeMinutes: 0, startupTimeoutSeconds: 60, warm: false,
   },
   { kind: 'stopSession', sessionId: 'session_1_1', reason: 'viewer left', graceMs: 5_000 },
   { kind: 'prepareBuild', uploadId: 'upl_1', projectId: 'prj_1', downloadUrl: 'https://x/y', sizeBytes: 5_000_000_000, sha256: 'ab'.repeat(32) },
@@ -29,7 +29,7 @@ describe('stored commands', () => {
     expect(rows.map(decodeStoredCommand)).toEqual([
       {
         kind: 'startSession', sessionId: 'session_1_1', projectId: 'prj_1', uploadId: 'upl_1', streamingId: 'str_1', playerId: 'player_1', codec: 'H264',
-        minBitrateBps: 1_000_000, maxBitrateBps: 20_000_000, resX: 1920, resY: 1080, fps: 30, launchArgs: [], maxRunTimeMinutes: 60, startupTimeoutSeconds: 60,
+        minBitrateBps: 1_000_000, maxBitrateBps: 20_000_000, resX: 1920, resY: 1080, fps: 30, launchArgs: [], maxRunTimeMinutes: 60, startupTimeoutSeconds: 60, warm: false,
       },
       { kind: 'stopSession', sessionId: 'session_1_1', reason: 'viewer left', graceMs: 10_000 },
     ]);

@@ -31,9 +31,18 @@ export function decodeStoredCommand(payload: string): AgentCommand {
   if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) throw new AgentContractError('INVALID_MESSAGE', 'stored command is not an object');
   const legacy = 'kind' in stored;
   const command = agentCommandFromProto(agentV1.Command.fromJSON(legacy ? legacyToProtoJson(stored as Record<string, unknown>) : stored).kind, '(stored)');
-  const written: unknown = legacy ? JSON.parse(JSON.stringify(command)) : protoJson(command);
+  const written: unknown = legacy ? withoutLaterFields(JSON.parse(JSON.stringify(command)) as Record<string, unknown>, stored) : protoJson(command);
   if (!isDeepStrictEqual(written, stored)) throw new AgentContractError('INVALID_MESSAGE', `stored ${command.kind} command does not match the contract`);
   return command;
+}
+
+/** Fields commands gained after the legacy format was last written: a legacy row has none of them. */
+const FIELDS_AFTER_LEGACY = ['warm'];
+
+/** The legacy form of a decoded command, less the fields the legacy format never had (`warm`: false for such a row). */
+function withoutLaterFields(written: Record<string, unknown>, stored: object): Record<string, unknown> {
+  for (const field of FIELDS_AFTER_LEGACY) if (!(field in stored)) delete written[field];
+  return written;
 }
 
 /** `{"kind":"startSession","codec":"H264",…}` → `{"startSession":{"codec":"CODEC_H264",…}}`. */

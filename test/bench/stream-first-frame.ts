@@ -28,7 +28,7 @@ const SESSION_END_TIMEOUT_MS = 20_000;
 /** Wall-clock epoch ms with sub-ms resolution; comparable with a page's timeOrigin + now. */
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
-interface FirstFrameRun {
+export interface FirstFrameRun {
   sessionId: string;
   /** ms after navigation start (the page's performance.timeOrigin). */
   firstFrameRvfc: number | undefined;
@@ -47,14 +47,14 @@ interface FirstFrameRun {
   controlPlaneTableMs: number;
 }
 
-interface PageMarks {
+export interface PageMarks {
   timeOrigin: number;
   rvfc?: number;
   poll?: number;
 }
 
 /** Injected into every page before its scripts: notes the first frame of any <video>. */
-function firstFrameProbe(): void {
+export function firstFrameProbe(): void {
   const marks: PageMarks = { timeOrigin: performance.timeOrigin };
   (window as unknown as { __pfBench: PageMarks }).__pfBench = marks;
   const seen = new WeakSet<HTMLVideoElement>();
@@ -72,17 +72,18 @@ function firstFrameProbe(): void {
   }, 1);
 }
 
-interface ColdWorld {
+export interface ColdWorld {
   cp: ControlPlaneWithDb;
   agent: Agent;
   shareUrl: string;
   projectId: string;
   /** Per session: performance-epoch times of what happened. */
-  marks: Map<string, Partial<Record<'enqueued' | 'placed' | 'startSession' | 'running' | 'appStarted' | 'appIdentified' | 'viewerConnected' | 'terminated', number>> & { startSessionWall?: number }>;
+  marks: Map<string, Partial<Record<'enqueued' | 'claimed' | 'placed' | 'startSession' | 'running' | 'appStarted' | 'appIdentified' | 'viewerConnected' | 'terminated', number>> & { startSessionWall?: number }>;
   close(): Promise<void>;
 }
 
-async function coldWorld(appStartSeconds: number): Promise<ColdWorld> {
+/** The control plane and agent of the first-frame parts: (a) with one slot and no pool, (e) with a warm pool and slots for it. */
+export async function coldWorld(appStartSeconds: number, options: { slots?: number; warmPoolMinIdle?: number; ingestBeforeClaim?: boolean } = {}): Promise<ColdWorld> {
   const dirs: string[] = [];
   const cpDir = mkdtempSync(join(tmpdir(), 'pf-bench-cp-'));
   dirs.push(cpDir);
@@ -106,9 +107,10 @@ async function coldWorld(appStartSeconds: number): Promise<ColdWorld> {
   cp.registerLocalBuild(projectId);
   cp.db
     .prepare('UPDATE projects SET settings = ? WHERE id = ?')
-    .run(JSON.stringify({ resX: 1280, resY: 720, fps: 30, minBitrate: 1_000_000, maxBitrate: 8_000_000 }), projectId);
+    .run(JSON.stringify({ resX: 1280, resY: 720, fps: 30, minBitrate: 1_000_000, maxBitrate: 8_000_000, warmPoolMinIdle: options.warmPoolMinIdle ?? 0 }), projectId);
+  cp.sessions.warmPoolSettingsChanged(projectId);
 
-  const { agent, dataDir } = await startTestAgent({ grpcAddress: started.grpcAddress, launcherCommand: appStartSeconds > 0 ? mockAppCommand(`-MockStartupSeconds=${appStartSeconds}`) : mockAppCommand() });
+  const { agent, dataDir } = await startTestAgent({ grpcAddress: started.grpcAddress, slots: options.slots ?? 1, launcherCommand: appStartSeconds > 0 ? mockAppCommand(`-MockStartupSeconds=${appStartSeconds}`) : mockAppCommand() });
   dirs.push(dataDir);
   await linkReaches(agent, 'connected');
 
@@ -136,13 +138,23 @@ async function coldWorld(appStartSeconds: number): Promise<ColdWorld> {
     mark(created.session.sessionId).enqueued = at;
     return created;
   };
+  const claimWarm = sessions.claimWarm.bind(sessions);
+  sessions.claimWarm = (...args: Parameters<typeof claimWarm>) => {
+    const at = epochNow();
+    const claimed = claimWarm(...args);
+    if (claimed !== undefined) mark(claimed.session.sessionId).claimed = at;
+    return claimed;
+  };
   // Agent side: the moment the gRPC stream hands StartSession to the command executor, and the
   // session reports the agent sends up. Both are method lookups at call time, so wrapping works.
   const executor = agent.executor;
   const handle = executor.handle.bind(executor);
   executor.handle = (d: DeliveredCommand) => {
-    if (d.command.kind === 'startSession') {
-      const m = mark(d.command.sessionId);
+    const command = d.command;
+    if (command.kind === 'startSession') {
+      // (e)'s other way: the relay takes a warm instance's video from its identification (StartSession.warm).
+      if (options.ingestBeforeClaim === true) command.warm = cp.sessions.warm.ofProject(projectId).some((i) => i.sessionId === command.sessionId);
+      const m = mark(command.sessionId);
       m.startSession = epochNow();
       m.startSessionWall = Date.now();
     }
@@ -174,7 +186,7 @@ async function coldWorld(appStartSeconds: number): Promise<ColdWorld> {
 }
 
 
-async function firstFrameRuns(runs: number, appStartSeconds: number): Promise<{ warmup: FirstFrameRun | undefined; runs: FirstFrameRun[]; failures: string[] }> {
+export async function firstFrameRuns(runs: number, appStartSeconds: number): Promise<{ warmup: FirstFrameRun | undefined; runs: FirstFrameRun[]; failures: string[] }> {
   const world = await coldWorld(appStartSeconds);
   const browser = await launchChromium();
   const out: FirstFrameRun[] = [];

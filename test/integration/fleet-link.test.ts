@@ -226,7 +226,7 @@ describe('at-least-once commands', () => {
 
     const command = t.cp.registry.sendCommand(agent.workerId, {
       kind: 'startSession', sessionId: 'session_1_1', projectId: 'prj_x', uploadId: 'upl_x', streamingId: 's', playerId: 'p',
-      codec: 'H264', minBitrateBps: 1, maxBitrateBps: 2, resX: 1280, resY: 720, fps: 30, launchArgs: [], maxRunTimeMinutes: 0, startupTimeoutSeconds: 30,
+      codec: 'H264', minBitrateBps: 1, maxBitrateBps: 2, resX: 1280, resY: 720, fps: 30, launchArgs: [], maxRunTimeMinutes: 0, startupTimeoutSeconds: 30, warm: false,
     });
     await expect.poll(() => commandPhase(t.cp, command.commandId)).toBe('ACCEPTED');
     expect(agent.executor.runs).toBe(1);

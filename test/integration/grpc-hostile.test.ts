@@ -172,7 +172,7 @@ describe('protocol violations', () => {
     // The waiting session's start, stored as the session service stores it.
     t.cp.registry.sendCommand(w.workerId, {
       kind: 'startSession', sessionId: waiting, projectId, uploadId: '', streamingId: 'stream', playerId: '', codec: 'H264', minBitrateBps: 0, maxBitrateBps: 0,
-      resX: 1280, resY: 720, fps: 30, launchArgs: [], maxRunTimeMinutes: 0, startupTimeoutSeconds: 60,
+      resX: 1280, resY: 720, fps: 30, launchArgs: [], maxRunTimeMinutes: 0, startupTimeoutSeconds: 60, warm: false,
     });
     const r = await connectAndSend(w.workerToken, [hello(w.workerId), {}]);
     // Only the decodable start is sent; the other session is over.

@@ -38,6 +38,7 @@ const startSession = (sessionId = 'session_1'): AgentCommand => ({
   launchArgs: [],
   maxRunTimeMinutes: 60,
   startupTimeoutSeconds: 120,
+  warm: false,
 });
 
 const delivered = (seq: number, commandId: string, command: AgentCommand = startSession(), notAfterMs?: number): DeliveredCommand => ({

@@ -18,7 +18,7 @@ import { SessionManager } from './session-manager';
 
 const COMMAND: StartSessionCommand = {
   kind: 'startSession', sessionId: 'session_1_1', projectId: 'prj_1', uploadId: 'upl_1', streamingId: 'streamer_1', playerId: 'player_1_1', codec: 'H264',
-  minBitrateBps: 1_000_000, maxBitrateBps: 8_000_000, resX: 1280, resY: 720, fps: 30, launchArgs: [], maxRunTimeMinutes: 0, startupTimeoutSeconds: 20,
+  minBitrateBps: 1_000_000, maxBitrateBps: 8_000_000, resX: 1280, resY: 720, fps: 30, launchArgs: [], maxRunTimeMinutes: 0, startupTimeoutSeconds: 20, warm: false,
 };
 
 const dirs: string[] = [];

@@ -38,6 +38,7 @@ const COMMAND: StartSessionCommand = {
   launchArgs: [],
   maxRunTimeMinutes: 0,
   startupTimeoutSeconds: 30,
+  warm: false,
 };
 
 /** Values in arrival order; next() waits for the first not yet taken. */
@@ -129,7 +130,7 @@ function recordingLog(): { log: Logger; lines: Record<string, unknown>[] } {
   return { log, lines };
 }
 
-async function startSession(options: { log?: Logger } = {}): Promise<Session> {
+async function startSession(options: { log?: Logger; warm?: boolean } = {}): Promise<Session> {
   const dir = mkdtempSync(join(tmpdir(), 'pixelfleet-runtime-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const tap: Server = createServer();
@@ -150,7 +151,7 @@ async function startSession(options: { log?: Logger } = {}): Promise<Session> {
   let finished!: (exit: AppExit) => void;
   const exited = new Promise<AppExit>((resolve) => (finished = resolve));
   const runtime = new SessionRuntime({
-    command: COMMAND,
+    command: { ...COMMAND, warm: options.warm ?? false },
     launcherCommand: [process.execPath, '-e', STAND_IN, '--', String((tap.address() as AddressInfo).port)],
     build: undefined,
     sessionDir: join(dir, 'session'),
@@ -211,9 +212,19 @@ describe('SessionRuntime toward the app', () => {
     expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
   });
 
+  it('a warm StartSession gives the app the relay\'s player as soon as it identifies (the relay takes its video before any viewer); a subscribe then announces nothing again', async () => {
+    const { app, signals, subscribe } = await startSession({ warm: true });
+    expect(await app.inbox.next()).toStrictEqual(PLAYER_CONNECTED);
+    await subscribe();
+    expect(await signals.next()).toMatchObject({ type: 'offer', sdp: expect.stringMatching(/^v=0\r\n/) as unknown });
+    expect(await nextAfterPing(app, 1)).toStrictEqual({ type: 'pong', time: 1 });
+  });
+
   it('says again that its app identified when a new control link asks (a restarted control plane does not know it)', async () => {
-    const { runtime, reports, subscribe, app } = await startSession();
+    const { runtime, reports, signals, subscribe, app } = await startSession();
     runtime.reannounceIdentified();
+    // No viewer yet: the viewer's config again first (a warm instance's went with the control plane that restarted).
+    expect(await signals.next()).toEqual({ type: 'config', peerConnectionOptions: { iceServers: [] } });
     expect(await reports.next()).toEqual({ kind: 'appIdentified', extra: { streamingId: 'streamer_1' } });
     // Subscribed (negotiating) as well: the viewer may need to list the streamer again on a new socket.
     await subscribe();

@@ -394,8 +394,10 @@ export class SessionRuntime {
       log.info({ streamerId }, 'app identified');
       this.options.report('appIdentified', { streamingId: streamerId });
       // No player yet: the app hears of ours when the viewer subscribes. An app that re-dialled its
-      // signalling while the viewer watches gets it back at once.
-      if (this.phase === 'subscribed') this.connectRelayPlayer();
+      // signalling while the viewer watches gets it back at once. A warm instance's app gets it now:
+      // the relay takes its video before any viewer, and a viewer who claims it joins a running
+      // stream (its keyframe asked for as it joins) instead of waiting for the app's negotiation.
+      if (this.phase === 'subscribed' || this.options.command.warm) this.connectRelayPlayer();
       this.resolveIdentified();
     });
     streamer.on('offer', (playerId, sdp) => {

@@ -71,5 +71,8 @@ export function startSessionCommand(placed: SessionRecord, project: Project): St
     launchArgs: [...settings.launchArgs],
     maxRunTimeMinutes: settings.maxRunTime,
     startupTimeoutSeconds: settings.startupTimeoutSeconds,
+    // The relay subscribes to a warm instance's app when its viewer does, as to any app: measured as
+    // fast as ingesting from the start (docs/benchmarks.md, bench:stream (e)), and an idle app encodes nothing.
+    warm: false,
   };
 }

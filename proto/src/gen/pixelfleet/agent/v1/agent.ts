@@ -471,6 +471,13 @@ export interface StartSession {
   maxRunTimeMinutes: number;
   /** Seconds the app may take to identify itself before the launch counts as failed. */
   startupTimeoutSeconds: number;
+  /**
+   * The relay takes the app's video as soon as it identifies, before any viewer, rather than when a
+   * viewer subscribes: a viewer then joins a running stream and waits for a keyframe. The control
+   * plane leaves it false, warm instances included (measured no faster, and an idle app would keep
+   * an encoder busy; docs/streaming.md "Warm pools"); bench:stream (e) sets it to measure that way.
+   */
+  warm: boolean;
 }
 
 /** StopSession ends a session's app: graceful first, forced after the grace. */
@@ -2446,6 +2453,7 @@ function createBaseStartSession(): StartSession {
     launchArgs: [],
     maxRunTimeMinutes: 0,
     startupTimeoutSeconds: 0,
+    warm: false,
   };
 }
 
@@ -2492,6 +2500,9 @@ export const StartSession: MessageFns<StartSession> = {
     }
     if (message.startupTimeoutSeconds !== 0) {
       writer.uint32(112).uint32(message.startupTimeoutSeconds);
+    }
+    if (message.warm !== false) {
+      writer.uint32(120).bool(message.warm);
     }
     return writer;
   },
@@ -2621,6 +2632,14 @@ export const StartSession: MessageFns<StartSession> = {
             message.startupTimeoutSeconds = reader.uint32();
             continue;
           }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.warm = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2697,6 +2716,7 @@ export const StartSession: MessageFns<StartSession> = {
         : isSet(object.startup_timeout_seconds)
         ? globalThis.Number(object.startup_timeout_seconds)
         : 0,
+      warm: isSet(object.warm) ? globalThis.Boolean(object.warm) : false,
     };
   },
 
@@ -2744,6 +2764,9 @@ export const StartSession: MessageFns<StartSession> = {
     if (message.startupTimeoutSeconds !== 0) {
       obj.startupTimeoutSeconds = Math.round(message.startupTimeoutSeconds);
     }
+    if (message.warm !== false) {
+      obj.warm = message.warm;
+    }
     return obj;
   },
 
@@ -2766,6 +2789,7 @@ export const StartSession: MessageFns<StartSession> = {
     message.launchArgs = object.launchArgs?.map((e) => e) || [];
     message.maxRunTimeMinutes = object.maxRunTimeMinutes ?? 0;
     message.startupTimeoutSeconds = object.startupTimeoutSeconds ?? 0;
+    message.warm = object.warm ?? false;
     return message;
   },
 };
