@@ -5,14 +5,14 @@
 // library; the same page built on the UE 5.5 one streams too. A signalling drop mid-stream is
 // bridged without touching the media. An app that kicks its viewer (disconnectPlayer) ends the
 // session with the page's own sentence. An app that takes 30 s to start (-MockStartupSeconds) is waited for.
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Frame, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { bundlePlayer } from '@pixelfleet/web-player';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
+import { framesDecoded, playerFrame, playerMessages, serveEmbeddingPage } from '../support/embedded-player';
 import { setProjectSettings, statusHistory } from '../support/seed';
 
 let t: TestControlPlane;
@@ -21,7 +21,7 @@ let browser: Awaited<ReturnType<typeof launchChromium>>;
 let shareUrl: string;
 /** A project whose app takes 30 s to start, as a big Unreal level does. */
 let slowShareUrl: string;
-let host: Server;
+let host: Awaited<ReturnType<typeof serveEmbeddingPage>>;
 let hostUrl: string;
 
 printAgentOutputOnFailure();
@@ -40,33 +40,16 @@ beforeAll(async () => {
   t.cp.registerLocalBuild(slowProjectId);
   setProjectSettings(t.cp, slowProjectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000, launchArgs: ['-MockStartupSeconds=30'] });
   slowShareUrl = `${t.started.publicUrls.share}/${slowProjectId}`;
-  host = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><body style="margin:0">
-<script>window.fromPlayer = []; addEventListener('message', (e) => { if (e.data && e.data.source === 'pixelfleet') window.fromPlayer.push(e.data); });</script>
-<iframe id="player" src="${shareUrl}" style="width:1280px;height:720px;border:0" allow="autoplay; fullscreen"></iframe></body>`);
-  });
-  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
-  // localhost vs 127.0.0.1: a different origin from the player, as a real embedding is.
-  hostUrl = `http://localhost:${(host.address() as { port: number }).port}/`;
+  host = await serveEmbeddingPage(shareUrl);
+  hostUrl = host.url;
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise<void>((resolve) => (host ? host.close(() => resolve()) : resolve()));
+  await host?.close();
   await agent?.stop();
   await t?.destroy();
 });
-
-/** The embedded player's frame of a host page. */
-function playerFrame(page: Page): Frame {
-  const frame = page.frames().find((f) => f.url().includes('/share/'));
-  if (!frame) throw new Error('the player iframe is not there');
-  return frame;
-}
-
-/** Frames the player's <video> has decoded (0 before the stream plays). */
-const framesDecoded = (page: Page) =>
-  playerFrame(page).evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0);
 
 const playerText = (page: Page) => playerFrame(page).evaluate(() => document.body.innerText);
 
@@ -86,9 +69,6 @@ async function embed(page: Page): Promise<void> {
   await page.goto(hostUrl);
   await page.waitForSelector('#player');
 }
-
-const playerMessages = (page: Page) =>
-  page.evaluate(() => (window as unknown as { fromPlayer: { type: string; state?: string; data?: unknown; code?: number; reason?: string; message?: string }[] }).fromPlayer);
 
 /** The host page sends a UIInteraction through the embedding API. */
 const postUiInteraction = (page: Page, data: unknown) =>

@@ -5,21 +5,19 @@
 // with no viewer to take it, reaches the page before its streamer list (Epic's frontend subscribes
 // only once it has it). The link's query parameters reach the app as one UIInteraction (the mock
 // echoes it back), and the pool launches the instance's replacement at once.
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Frame, Page } from 'playwright-core';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { printAgentOutputOnFailure, startBundledAgent, type BundledAgent } from '../support/bundled-agent';
 import { mockAppCommand } from '../support/mock-app';
 import { launchChromium } from '../support/chromium';
+import { framesDecoded, playerMessages, serveEmbeddingPage } from '../support/embedded-player';
 import { sessionRecord, setProjectSettings } from '../support/seed';
 
 let t: TestControlPlane;
 let agent: BundledAgent;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let projectId: string;
-let host: Server;
-let hostUrl: string;
+let host: Awaited<ReturnType<typeof serveEmbeddingPage>>;
 
 /** The app start a real packaged level takes (the mock idles this long before it dials its signalling). */
 const APP_START_SECONDS = 10;
@@ -36,31 +34,15 @@ beforeAll(async () => {
   // Two slots: the claimed instance and its replacement.
   agent = await startBundledAgent(t, { slots: 2, launcherCommand: mockAppCommand('-MockKickOnUIInteraction') });
   const shareUrl = `${t.started.publicUrls.share}/${projectId}?level=forest&lang=de`;
-  host = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><body style="margin:0">
-<script>window.fromPlayer = []; addEventListener('message', (e) => { if (e.data && e.data.source === 'pixelfleet') window.fromPlayer.push(e.data); });</script>
-<iframe id="player" src="${shareUrl}" style="width:1280px;height:720px;border:0" allow="autoplay; fullscreen"></iframe></body>`);
-  });
-  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
-  hostUrl = `http://localhost:${(host.address() as { port: number }).port}/`;
+  host = await serveEmbeddingPage(shareUrl);
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise<void>((resolve) => (host ? host.close(() => resolve()) : resolve()));
+  await host?.close();
   await agent?.stop();
   await t?.destroy();
 });
-
-function playerFrame(page: Page): Frame {
-  const frame = page.frames().find((f) => f.url().includes('/share/'));
-  if (!frame) throw new Error('the player iframe is not there');
-  return frame;
-}
-
-const framesDecoded = (page: Page) => playerFrame(page).evaluate(() => document.querySelector('video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0);
-
-const playerMessages = (page: Page) => page.evaluate(() => (window as unknown as { fromPlayer: { type: string; data?: unknown }[] }).fromPlayer);
 
 describe('a share page served by a warm instance', () => {
   it(`decodes video within seconds of navigation although the app takes ${APP_START_SECONDS} s to start; the link's query parameters reach the app; the pool refills`, { timeout: 120_000 }, async () => {
@@ -74,7 +56,7 @@ describe('a share page served by a warm instance', () => {
 
     const page = await browser.context.newPage();
     const navigatedAt = Date.now();
-    await page.goto(hostUrl);
+    await page.goto(host.url);
     await expect.poll(() => framesDecoded(page), { timeout: 30_000, interval: 50 }).toBeGreaterThan(0);
     const firstFrameMs = Date.now() - navigatedAt;
     // A cold launch could not be under the app's start; the bench measures the figure (bench:stream (e)).
