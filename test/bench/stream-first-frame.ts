@@ -13,6 +13,7 @@ import type { AgentSessionEvent, DeliveredCommand } from '@pixelfleet/proto';
 import { TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { mockAppCommand } from '../support/mock-app';
+import type { BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { f, median, percentile, until, waitMs } from './bench-support';
 
@@ -70,6 +71,15 @@ export function firstFrameProbe(): void {
     }
     if (marks.poll !== undefined && marks.rvfc !== undefined) clearInterval(timer);
   }, 1);
+}
+
+/** A new page with no HTTP cache for the player's page and bundle: a first-time visitor. */
+export async function firstTimeVisitor(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  return page;
 }
 
 export interface ColdWorld {
@@ -196,11 +206,7 @@ export async function firstFrameRuns(runs: number, appStartSeconds: number): Pro
     await browser.context.addInitScript(firstFrameProbe);
     for (let run = 0; run <= runs; run++) {
       const known = new Set(world.marks.keys());
-      const page = await browser.context.newPage();
-      // A first-time visitor: no HTTP cache for the player's page and bundle.
-      const cdp = await browser.context.newCDPSession(page);
-      await cdp.send('Network.enable');
-      await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+      const page = await firstTimeVisitor(browser.context);
       let sessionId: string | undefined;
       try {
         await page.goto(world.shareUrl, { waitUntil: 'commit' });

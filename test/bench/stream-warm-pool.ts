@@ -8,7 +8,7 @@
 // max) for each, and the refill (claim → the replacement's app identified). Never fails on slowness.
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
-import { coldWorld, firstFrameProbe, firstFrameRuns, type ColdWorld, type PageMarks } from './stream-first-frame';
+import { coldWorld, firstFrameProbe, firstFrameRuns, firstTimeVisitor, type ColdWorld, type PageMarks } from './stream-first-frame';
 import { f, median, percentile, until, waitMs } from './bench-support';
 
 /** Issue 26: a warm viewer's first frame, p95. */
@@ -54,10 +54,7 @@ async function warmRuns(world: ColdWorld, runs: number, appStartSeconds: number)
     for (let run = 0; run <= runs; run++) {
       await until(() => (world.cp.sessions.warm.countByState().ready >= 1 ? true : undefined), 'a ready warm instance', readyTimeoutMs).catch((err: unknown) => failures.push((err as Error).message));
       const known = new Set([...world.marks].filter(([, m]) => m.claimed !== undefined).map(([id]) => id));
-      const page = await browser.context.newPage();
-      const cdp = await browser.context.newCDPSession(page);
-      await cdp.send('Network.enable');
-      await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+      const page = await firstTimeVisitor(browser.context);
       let sessionId: string | undefined;
       try {
         await page.goto(world.shareUrl, { waitUntil: 'commit' });

@@ -219,6 +219,8 @@ export class SessionService {
     if (this.queues.length(projectId) > 0) return undefined;
     const limit = project.settings.maxConcurrentSessions;
     if (limit > 0 && this.counts(projectId).liveUser >= limit) return undefined;
+    // Every new viewer comes here: a project without instances reads nothing more (placeable() reads each worker's slots).
+    if (this.warm.ofProject(projectId).length === 0) return undefined;
     const takesSessions = new Set(this.registry.placeable(project.region).map((w) => w.workerId));
     const instance = this.warm.claimable(projectId, project.liveUploadId, (workerId) => takesSessions.has(workerId));
     if (instance === undefined) return undefined;
