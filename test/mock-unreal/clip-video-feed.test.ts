@@ -121,18 +121,22 @@ describe('ClipVideoFeed', () => {
     expect(feed.stats.framesSent).toBe(200);
   });
 
-  it('jumps to the next keyframe on request, and ignores requests right after a keyframe', () => {
+  it('jumps to the next keyframe on request, even right after the opening one, and ignores a second request within 300 ms', () => {
     const { feed, tick } = setup();
     feed.activate();
     tick(0);
-    expect(feed.requestKeyframe()).toBe(false); // a keyframe went out 33 ms ago
-    for (let i = 1; i <= 9; i++) tick(i);
-    expect(feed.requestKeyframe()).toBe(true);
+    expect(feed.requestKeyframe()).toBe(true); // the opening keyframe went out 33 ms ago, but nobody asked for it (libwebrtc honours this)
     expect(feed.requestKeyframe()).toBe(false); // already pending
-    const next = tick(10);
+    const next = tick(1);
     expect(isKeyframe(next)).toBe(true);
-    expect(next[0]?.header.timestamp).toBe(((0.5 * 2 ** 32) + 30_000) % 2 ** 32); // timestamp follows the tick, not the clip
-    expect(feed.stats).toMatchObject({ keyframeRequestsHonoured: 1, keyframeRequestsIgnored: 2 });
+    expect(next[0]?.header.timestamp).toBe(((0.5 * 2 ** 32) + 3_000) % 2 ** 32); // timestamp follows the tick, not the clip
+    for (let i = 2; i <= 8; i++) tick(i); // ticks are 33⅓ ms apart
+    expect(feed.requestKeyframe()).toBe(false); // 267 ms after the honoured request
+    expect(isKeyframe(tick(9))).toBe(false);
+    tick(10);
+    expect(feed.requestKeyframe()).toBe(true); // 333 ms after it
+    expect(isKeyframe(tick(11))).toBe(true);
+    expect(feed.stats).toMatchObject({ keyframeRequestsHonoured: 2, keyframeRequestsIgnored: 2 });
   });
 
   it('restarts from a keyframe after skipped frames', () => {

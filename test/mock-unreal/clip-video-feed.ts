@@ -11,7 +11,11 @@ export interface ClipVideoFeedOptions {
   readonly random?: () => number;
   /** Monotonic milliseconds (default performance.now). */
   readonly now?: () => number;
-  /** A keyframe request within this many ms after a keyframe was sent is ignored (default 200). */
+  /**
+   * A keyframe request within this many ms of the last one honoured is ignored (default 300):
+   * libwebrtc's rule (EncoderRtcpFeedback, kMinKeyframeSendIntervalMs). The stream's own opening
+   * keyframe does not count, so the first request is always honoured.
+   */
   readonly keyframeRequestCooldownMs?: number;
 }
 
@@ -40,7 +44,7 @@ export class ClipVideoFeed {
   private active = false;
   private cursor = 0;
   private keyframePending = true;
-  private lastKeyframeAt = Number.NEGATIVE_INFINITY;
+  private lastHonouredRequestAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly clip: H264Clip,
@@ -51,7 +55,7 @@ export class ClipVideoFeed {
     this.packetizer = new H264RtpPacketizer({ initialSequenceNumber: Math.floor(random() * 0x10000) });
     this.timestampBase = Math.floor(random() * 2 ** 32);
     this.now = options.now ?? (() => performance.now());
-    this.cooldownMs = options.keyframeRequestCooldownMs ?? 200;
+    this.cooldownMs = options.keyframeRequestCooldownMs ?? 300;
   }
 
   /** Starts sending on the next tick, from a keyframe. */
@@ -65,13 +69,15 @@ export class ClipVideoFeed {
     this.active = false;
   }
 
-  /** Asks for a keyframe on the next tick. Returns false when one was sent too recently to help. */
+  /** Asks for a keyframe on the next tick. Returns false when one is already coming or a request was honoured too recently. */
   requestKeyframe(): boolean {
-    if (this.keyframePending || this.now() - this.lastKeyframeAt < this.cooldownMs) {
+    const now = this.now();
+    if (this.keyframePending || now - this.lastHonouredRequestAt < this.cooldownMs) {
       this.stats.keyframeRequestsIgnored++;
       return false;
     }
     this.keyframePending = true;
+    this.lastHonouredRequestAt = now;
     this.stats.keyframeRequestsHonoured++;
     return true;
   }
@@ -92,10 +98,7 @@ export class ClipVideoFeed {
       this.sink(packet);
     }
     this.stats.framesSent++;
-    if (frame.keyframe) {
-      this.stats.keyframesSent++;
-      this.lastKeyframeAt = this.now();
-    }
+    if (frame.keyframe) this.stats.keyframesSent++;
     this.cursor = (this.cursor + 1) % this.clip.frames.length;
   }
 }

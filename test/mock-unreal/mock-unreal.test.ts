@@ -141,13 +141,14 @@ describe('mock Unreal app streaming to a werift player', () => {
     const receiver = player.pc.getReceivers()[0];
     const ssrc = player.rtp[0]?.header.ssrc;
     if (receiver === undefined || ssrc === undefined) throw new Error('no video receiver');
-    // Let the last keyframe age past the 200 ms cooldown, measured by RTP time rather than a sleep.
+    // 300 ms past the last keyframe, measured by RTP time rather than a sleep: past any request an
+    // earlier test had honoured (the app ignores another within 300 ms, as libwebrtc does).
     const stampOf = (p: RtpPacket | undefined): number => p?.header.timestamp ?? 0;
     const lastKeyframeAt = stampOf(player.rtp.findLast((p) => ((p.payload[0] ?? 0) & 0x1f) === 24));
-    await player.waitUntil(() => (stampOf(player.rtp.at(-1)) - lastKeyframeAt + 2 ** 32) % 2 ** 32 >= 90 * 250, '250 ms of video after a keyframe');
+    await player.waitUntil(() => (stampOf(player.rtp.at(-1)) - lastKeyframeAt + 2 ** 32) % 2 ** 32 >= 90 * 300, '300 ms of video after a keyframe');
     await receiver.sendRtcpPLI(ssrc);
     const line = await app.waitForLine('Player0 requested a keyframe (PLI)');
-    expect(line.endsWith('(PLI)')).toBe(true); // honoured, not "…; one was just sent, ignored"
+    expect(line.endsWith('(PLI)')).toBe(true); // honoured, not "…; one is coming or was asked for within 300 ms, ignored"
   });
 
   it('serves a second player at the same time and closes only it on playerDisconnected', async () => {

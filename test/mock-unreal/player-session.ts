@@ -191,7 +191,7 @@ export class PlayerSession {
 
   private requestKeyframe(source: string): void {
     const honoured = this.feed.requestKeyframe();
-    this.log.log('LogPixelStreaming', `${this.playerId} requested a keyframe (${source})${honoured ? '' : '; one was just sent, ignored'}`);
+    this.log.log('LogPixelStreaming', `${this.playerId} requested a keyframe (${source})${honoured ? '' : '; one is coming or was asked for within 300 ms, ignored'}`);
   }
 
   private onChannelOpen(): void {

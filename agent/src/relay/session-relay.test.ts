@@ -15,6 +15,7 @@ import { MAX_REMOTE_CANDIDATES } from './viewer-leg';
 import { INGEST_RECV_BUFFER_BYTES } from './socket-buffers';
 import { MAX_RESENDS_PER_PACKET } from './send-history';
 import { readFileSync } from 'node:fs';
+import { ManualClock } from '@pixelfleet/common';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -186,6 +187,26 @@ describe('SessionRelay', () => {
     expect(a.rtcp.pli).toBe(burst.pli);
     expect(relay.stats().keyframeRequestsToApp).toBe(a.rtcp.pli);
     expect(a.rtcp.fir).toBe(0);
+    expect(a.rtcp.malformed).toEqual([]);
+  });
+
+  it("asks for a joining viewer's keyframe once its media is up, not at its offer, where the keyframe could not reach it", async () => {
+    // The relay's clock stands still: a request held back by the 500 ms interval would never go
+    // out, so the one that does went out at once. A request at the offer would have held it back
+    // (and libwebrtc ignores a second request within 300 ms).
+    const { relay } = setup({ keyframeMinIntervalMs: 500, clock: new ManualClock() });
+    const a = app();
+    await connectApp(relay, a);
+    const v = viewer();
+    a.writeFrame();
+    await expect.poll(() => relay.stats().packetsIn, { timeout: 5_000 }).toBeGreaterThan(0);
+    const offer = await relay.addViewer('late');
+    expect(relay.stats().keyframeRequestsToApp).toBe(0); // nothing asked for while its DTLS is not up
+    await relay.acceptViewerAnswer('late', await v.answer(offer));
+    await until(() => a.rtcp.pli >= 1, [(l) => a.onChange(l)], "the joining viewer's keyframe request");
+    a.writeKeyframe();
+    await until(() => v.video.length > 0, [(l) => v.onChange(l)], 'the keyframe at the viewer');
+    expect(relay.stats().keyframeRequestsToApp).toBe(1);
     expect(a.rtcp.malformed).toEqual([]);
   });
 

@@ -309,8 +309,10 @@ export class SessionRelay {
       this.log.child({ playerId }),
     );
     this.viewers.set(playerId, leg);
-    // A viewer joining mid-stream needs a keyframe; another request follows when its DTLS is up.
-    if (this.ingestVideoStarted) this.keyframes.request();
+    // A viewer joining mid-stream needs a keyframe, but it is asked for only once this viewer's
+    // media is up (mediaReady): one that arrived before then could not reach it, and would make the
+    // app ignore the request that can (libwebrtc honours one per 300 ms) and this relay hold it back
+    // for keyframeMinIntervalMs (measured: 250 ms more to a warm viewer's first frame).
     try {
       const sdp = await leg.offer();
       if (this.viewers.get(playerId) !== leg) throw new RelayError('VIEWER_REMOVED', `Viewer ${playerId} was removed while its offer was being made`);
