@@ -20,6 +20,7 @@ export type {
   DashboardSettings,
   DashboardStatsPoint,
   DashboardTeam,
+  DashboardWarmPool,
   DashboardWebhookDelivery,
   DashboardWebhookTest,
   DashboardWorker,

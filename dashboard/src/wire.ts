@@ -150,6 +150,30 @@ export interface DashboardSessions {
   /** False when the count stopped at the cap: more than `total` match, and pages stop there. */
   totalExact: boolean;
   sessions: DashboardSession[];
+  /** The project's warm pool now, whatever the filters; null when it has none (its minimum is 0 and no instance is left). */
+  warmPool: DashboardWarmPool | null;
+}
+
+/**
+ * A project's warm pool (control-plane sessions/warm-pool.ts): apps launched before any viewer,
+ * counted while no viewer has claimed them. Each holds a streaming slot.
+ */
+export interface DashboardWarmPool {
+  /** The project's setting `warmPoolMinIdle`. */
+  minIdle: number;
+  /** Instances it wants unclaimed now: the minimum, grown while viewers waited past the project's target. */
+  wanted: number;
+  /** Instances whose app has loaded: the next viewer is served at once. */
+  ready: number;
+  /** Instances whose app is still loading. */
+  starting: number;
+  /** Instances being stopped (a new build, past their maximum age, or to free a slot for another project's viewer). */
+  ending: number;
+  /** Since the control plane last started: viewers a warm instance served, and viewers who waited for a launch. */
+  claims: number;
+  misses: number;
+  /** Set when the live build is no longer warmed: its warm instances failed `failures` times in a row, the last for `reason` (an end reason), at `at` (epoch ms). */
+  stopped: { uploadId: string; failures: number; reason: string; at: number } | null;
 }
 
 /** One statistics row of the player's telemetry, as numbers (null: not measured yet). */

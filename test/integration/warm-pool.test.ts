@@ -3,8 +3,9 @@
 // minimum and kept out of every customer's count and list, a claim served by a ready instance and
 // refilled at once, one instance never claimed twice, another project's viewer stopping an idle
 // instance, a new live build replacing idle instances but not a claimed one, a crash-looping build
-// no longer warmed (its event, its admin line), the maximum age, a restart that launches nothing
-// twice, and slots never exceeded under random arrivals and departures.
+// no longer warmed (its event, its admin line), the maximum age, `admin sessions` marking the
+// instances no viewer has claimed, a restart that launches nothing twice, and slots never exceeded
+// under random arrivals and departures.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
 import { runAdminCli } from '@pixelfleet/control-plane';
@@ -218,6 +219,56 @@ describe('a project with a warm pool', () => {
     script.failStartWith = undefined;
     warmPool(w, w.projectId, { warmPoolMinIdle: 1, warmInstanceMaxAgeMinutes: 30 });
     await expect.poll(() => w.cp.sessions.warm.countByState().starting).toBe(1);
+  });
+
+  it('is marked in `admin sessions`: unclaimed instances ready or starting (listed with the project too), unclaimed once ended; a claimed one as any session', async () => {
+    // A fake clock, so that the launches, the claim and the refill each have a time of their own.
+    const clock = new ManualClock(Date.now());
+    const w = await world({ clock });
+    const { script } = await worker(w, 3);
+    warmPool(w, w.projectId, { warmPoolMinIdle: 2 });
+    await expect.poll(() => script.started.length).toBe(2);
+    const [older, younger] = script.started as [string, string];
+    script.report(younger, 'appIdentified');
+    await expect.poll(() => w.cp.sessions.warm.countByState().ready).toBe(1);
+    clock.advance(1000);
+    expect(claim(w)?.session.sessionId).toBe(younger);
+    // The refill is launched on the scheduler's next turn, a second after the claim.
+    clock.advance(1000);
+    await expect.poll(() => script.started.length).toBe(3);
+    const refill = script.started[2]!;
+    script.report(older, 'appIdentified');
+    await expect.poll(() => w.cp.sessions.warm.countByState()).toEqual({ starting: 1, ready: 1, ending: 0 });
+
+    const admin = async (args: string[]) => {
+      let out = '';
+      const code = await runAdminCli(args, { env: { PIXELFLEET_ADMIN_SERVER: w.t.started.grpcAddress, PIXELFLEET_ADMIN_TOKEN: TEST_ADMIN_TOKEN }, stdout: (t) => (out += t), stderr: () => undefined });
+      expect(code).toBe(0);
+      return out;
+    };
+    /** The table's rows as session → [STATUS, WARM]. */
+    const marks = async (args: string[]): Promise<Record<string, [string | undefined, string | undefined]>> => {
+      const [header, ...rows] = (await admin(args)).trimEnd().split('\n');
+      expect(header).toMatch(/^SESSION +PROJECT +STATUS +WARM +REGION +WORKER +CREATED +END REASON$/);
+      return Object.fromEntries(rows.map((row) => row.split(/ {2,}/)).map(([sessionId, , status, warm]) => [sessionId ?? '', [status, warm]]));
+    };
+    const expected = { [younger]: ['Starting', '-'], [older]: ['Starting', 'ready'], [refill]: ['Starting', 'starting'] };
+    // The project's list holds the instances that hold its slots, though no customer's list does.
+    expect(await marks(['sessions', '--project', w.projectId])).toEqual(expected);
+    expect(await marks(['sessions'])).toEqual(expected);
+    const listed = JSON.parse(await admin(['sessions', '--project', w.projectId, '--json'])) as { sessions: { sessionId: string; warmInstance: boolean; identifiedAt: string | null }[] };
+    // Newest first (a claimed instance was created, for its viewer, at the claim); identifiedAt set on those whose app identified.
+    expect(listed.sessions.map((s) => [s.sessionId, s.warmInstance, s.identifiedAt === null])).toEqual([
+      [refill, true, true],
+      [younger, false, false],
+      [older, true, false],
+    ]);
+
+    // A smaller pool ends the surplus (the youngest): unclaimed in the list of every session, gone from the project's.
+    warmPool(w, w.projectId, { warmPoolMinIdle: 1 });
+    await expect.poll(() => script.stopped).toEqual([refill]);
+    await expect.poll(async () => (await marks(['sessions']))[refill]).toEqual(['Terminated', 'unclaimed']);
+    expect(Object.keys(await marks(['sessions', '--project', w.projectId])).sort()).toEqual([older, younger].sort());
   });
 
   it('replaces an instance nobody claimed within its maximum age', async () => {

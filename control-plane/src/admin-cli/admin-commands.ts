@@ -6,7 +6,7 @@ import { CliUsageError } from '@pixelfleet/common';
 import { adminV1, REGION_CODES } from '@pixelfleet/proto';
 import { ACTIVE_SUBSCRIPTION, SUBSCRIPTION_STATUSES } from '../auth/project-access';
 import type { AdminClient } from './admin-client';
-import { buildJson, iso, progressText, sessionJson, workerJson } from './admin-output';
+import { buildJson, iso, progressText, sessionJson, warmMark, workerJson } from './admin-output';
 import { followEvents, writeBackupCommand } from './admin-streams';
 import { renderFields, renderTable } from './table';
 
@@ -228,7 +228,7 @@ export const ADMIN_COMMANDS: readonly AdminCommandSpec[] = [
   {
     words: ['sessions'],
     args: '[--project P] [--limit N]',
-    about: 'lists sessions, newest first',
+    about: 'lists sessions, newest first; WARM marks the warm instances no viewer has claimed (ready, starting), which hold slots',
     strings: ['project', 'limit'],
     run: async ({ client, value, print }) => {
       const limitText = value('limit');
@@ -238,8 +238,8 @@ export const ADMIN_COMMANDS: readonly AdminCommandSpec[] = [
       print(
         { sessions: r.sessions.map(sessionJson) },
         renderTable(
-          ['SESSION', 'PROJECT', 'STATUS', 'REGION', 'WORKER', 'CREATED', 'END REASON'],
-          r.sessions.map((s) => [s.sessionId, s.projectId, s.status, s.region, s.assignedWorker || '-', iso(s.createdAt) ?? '', s.endReason || '-']),
+          ['SESSION', 'PROJECT', 'STATUS', 'WARM', 'REGION', 'WORKER', 'CREATED', 'END REASON'],
+          r.sessions.map((s) => [s.sessionId, s.projectId, s.status, warmMark(s), s.region, s.assignedWorker || '-', iso(s.createdAt) ?? '', s.endReason || '-']),
         ),
       );
     },

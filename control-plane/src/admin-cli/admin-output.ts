@@ -1,5 +1,5 @@
 // What the admin commands print: the JSON shape of each AdminService object (`--json`, with
-// unset fields as null) and the human forms of a build's progress and an event.
+// unset fields as null) and the human forms of a build's progress, a warm instance and an event.
 import type { adminV1 } from '@pixelfleet/proto';
 
 export const iso = (d: Date | undefined) => (d === undefined ? null : d.toISOString());
@@ -28,7 +28,21 @@ export const sessionJson = (s: adminV1.Session) => ({
   createdAt: iso(s.createdAt),
   updatedAt: iso(s.updatedAt),
   endReason: s.endReason === '' ? null : s.endReason,
+  warmInstance: s.warmInstance,
+  identifiedAt: iso(s.identifiedAt),
 });
+
+/**
+ * The WARM column of `admin sessions`: `-` for a viewer's session (one a warm instance served
+ * included); for a warm instance no viewer has claimed, `ready` (its app identified: the next
+ * viewer is served at once) or `starting` (its app loading), each holding its slot, and `unclaimed`
+ * once it is ending or ended without a viewer.
+ */
+export function warmMark(s: adminV1.Session): string {
+  if (!s.warmInstance) return '-';
+  if (s.status === 'Terminating' || s.status === 'Terminated') return 'unclaimed';
+  return s.identifiedAt === undefined ? 'starting' : 'ready';
+}
 
 export const buildJson = (b: adminV1.Build) => ({
   uploadId: b.uploadId,

@@ -38,6 +38,8 @@ export function sessionToProto(s: SessionRecord): adminV1.Session {
     createdAt: date(s.createdAt),
     updatedAt: date(s.updatedAt),
     endReason: s.endReason ?? '',
+    warmInstance: s.pooled === true,
+    identifiedAt: date(s.identifiedAt),
   };
 }
 

@@ -8,6 +8,7 @@ import type { PeopleService } from '../people/people-service';
 import type { AccountService } from '../accounts/account-service';
 import type { WorkerRegistry } from '../workers/registry';
 import type { SessionService } from '../sessions/session-service';
+import type { SessionRecord } from '../repositories/sessions';
 import type { BuildsRepository } from '../repositories/builds';
 import type { BuildProgress } from '../builds/build-pipeline';
 import type { EventLog } from '../events/event-log';
@@ -31,6 +32,8 @@ export interface AdminServiceDeps {
   people: Pick<PeopleService, 'invite'>;
   registry: WorkerRegistry;
   sessions: SessionService;
+  /** A project's unclaimed warm instances that hold slots, which its session list leaves out (ListSessions adds them). */
+  unclaimedWarm: (projectId: string) => SessionRecord[];
   builds: BuildsRepository;
   /** The pipeline's progress of a build it is working on. */
   buildProgress: (uploadId: string) => BuildProgress | undefined;
@@ -41,6 +44,8 @@ export interface AdminServiceDeps {
   credentialFailures: CredentialFailures;
   log: Logger;
 }
+
+const newestFirst = (a: SessionRecord, b: SessionRecord): number => b.createdAt - a.createdAt || (a.sessionId < b.sessionId ? 1 : a.sessionId > b.sessionId ? -1 : 0);
 
 const required = (value: string, name: string): string => {
   if (value.trim() === '') throw invalid(`${name} is required`);
@@ -143,8 +148,11 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
     }),
     listSessions: unary('ListSessions', (r: adminV1.ListSessionsRequest) => {
       const limit = r.limit === 0 ? 100 : Math.min(r.limit, 1000);
-      const filter = r.projectId === '' ? { limit } : { projectId: r.projectId, limit };
-      return { sessions: deps.sessions.list(filter).map(sessionToProto) };
+      if (r.projectId === '') return { sessions: deps.sessions.list({ limit }).map(sessionToProto) };
+      // An operator asking why a project's slots are held sees its idle warm instances among its
+      // sessions (marked warm_instance), in the same newest-first order.
+      const merged = [...deps.sessions.list({ projectId: r.projectId, limit }), ...deps.unclaimedWarm(r.projectId)].sort(newestFirst).slice(0, limit);
+      return { sessions: merged.map(sessionToProto) };
     }),
     endSession: unary('EndSession', (r: adminV1.EndSessionRequest) => ({
       session: sessionToProto(deps.sessions.endByOperator(required(r.sessionId, 'session_id'))),

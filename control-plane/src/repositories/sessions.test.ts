@@ -87,6 +87,30 @@ describe('SqliteSessionsRepository', () => {
     expect(plan[0]?.detail).toBe('SEARCH sessions USING INDEX sessions_project_not_terminated (project_id=?)');
   });
 
+  it("lists a project's unclaimed warm instances not yet Terminated, newest first, through its not-Terminated index", () => {
+    const all = [
+      session('s_warm_old', 1, { status: 'Starting', assignedWorker: 'wrk_1', pooled: true }),
+      session('s_warm_ending', 2, { status: 'Terminating', assignedWorker: 'wrk_1', pooled: true }),
+      session('s_warm_new', 3, { status: 'Starting', assignedWorker: 'wrk_1', pooled: true }),
+      session('s_warm_done', 4, { status: 'Terminated', pooled: true }),
+      session('s_viewer', 5, { status: 'Running', assignedWorker: 'wrk_1' }),
+      session('s_warm_other', 6, { projectId: 'prj_2', status: 'Starting', assignedWorker: 'wrk_1', pooled: true }),
+    ];
+    for (const s of all) sessions.insert(s, undefined);
+    expect(sessions.listUnclaimedWarm('prj_1').map((s) => s.sessionId)).toEqual(['s_warm_new', 's_warm_ending', 's_warm_old']);
+    // The project's own list leaves them out.
+    expect(sessions.list({ projectId: 'prj_1', limit: 10 }).map((s) => s.sessionId)).toEqual(['s_viewer']);
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    const spy = vi.spyOn(db, 'prepare').mockImplementation((sql: string) => (prepared.push(sql), prepare(sql)));
+    new SqliteSessionsRepository(db);
+    spy.mockRestore();
+    const sql = prepared.filter((q) => q.includes('project_id = ? AND pooled = 1'));
+    expect(sql).toHaveLength(1);
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql[0]!}`).all('prj_1') as { detail: string }[];
+    expect(plan.map((p) => p.detail)).toEqual(['SEARCH sessions USING INDEX sessions_project_not_terminated (project_id=?)']);
+  });
+
   it('lists the sessions holding a slot on a worker (Starting, Running, Terminating)', () => {
     const all = [
       session('s_enq', 1, { status: 'Enqueued', assignedWorker: 'wrk_1' }),

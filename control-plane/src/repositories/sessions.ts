@@ -24,7 +24,8 @@ export interface SessionRecord {
   uploadId?: string;
   /**
    * True for a warm instance no viewer has claimed (sessions/warm-pool.ts): it holds a slot, but is
-   * no customer's session, counts in no live number and appears in no list of a project's sessions.
+   * no customer's session, counts in no live number and appears in no list of a project's sessions
+   * (listUnclaimedWarm finds them, for the operators' list).
    */
   pooled?: boolean;
   /** When a viewer claimed it, for a session served by a warm instance (its createdAt and placedAt are that moment too). */
@@ -72,7 +73,10 @@ export interface SessionsRepository {
   /** Every session of the project that has not begun ending (not Terminating or Terminated), oldest first; no limit. */
   listNotEndingOfProject(projectId: string): SessionRecord[];
   findById(sessionId: string): SessionRecord | undefined;
+  /** Newest first; a project's list holds its customers' sessions only (no unclaimed warm instance). */
   list(filter: { projectId?: string; limit: number }): SessionRecord[];
+  /** The project's unclaimed warm instances not yet Terminated (each holds a slot), newest first; few, so no limit. */
+  listUnclaimedWarm(projectId: string): SessionRecord[];
   /** Sessions the control plane believes hold a slot on the worker. */
   listHoldingWorker(workerId: string): SessionRecord[];
   /** Writes the new state and its snapshot row in one transaction. */
@@ -214,6 +218,8 @@ export class SqliteSessionsRepository implements SessionsRepository {
       listAll: db.prepare(`SELECT ${SELECTED} FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`),
       // Through the partial index sessions_project_created: a project's sessions, not its warm instances.
       listProject: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE project_id = ? AND pooled = 0 ORDER BY created_at DESC, id DESC LIMIT ?`),
+      // Through the partial index sessions_project_not_terminated (`status <> 'Terminated'` spelled out for it).
+      unclaimedWarm: db.prepare(`SELECT ${SELECTED} FROM sessions WHERE project_id = ? AND pooled = 1 AND status <> 'Terminated' ORDER BY created_at DESC, id DESC`),
       claim: db.prepare(
         `UPDATE sessions SET pooled = 0, claimed_at = @claimedAt, created_at = @createdAt, placed_at = @placedAt, updated_at = @updatedAt,
            viewer_token_hash = @viewerTokenHash, browser = @browser, os = @os, device_type = @deviceType, country = @country,
@@ -288,6 +294,10 @@ export class SqliteSessionsRepository implements SessionsRepository {
         ? this.stmts.listAll.all(filter.limit)
         : this.stmts.listProject.all(filter.projectId, filter.limit);
     return (rows as SessionRow[]).map(toSession);
+  }
+
+  listUnclaimedWarm(projectId: string): SessionRecord[] {
+    return (this.stmts.unclaimedWarm.all(projectId) as SessionRow[]).map(toSession);
   }
 
   listHoldingWorker(workerId: string): SessionRecord[] {

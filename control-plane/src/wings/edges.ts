@@ -105,6 +105,7 @@ export function buildEdges(input: EdgesInput): Edges {
     people: input.people,
     registry,
     sessions,
+    unclaimedWarm: (projectId) => input.sessionsRepo.listUnclaimedWarm(projectId),
     builds,
     buildProgress: (uploadId) => buildService.pipeline?.progressOf(uploadId),
     backups: new OnlineBackups(db, join(config.dataDir, 'backups')),

@@ -1,6 +1,7 @@
 // The dashboard's session and audience routes of one project, for a signed-in person: a page of
 // its sessions (newest first, filtered by date window, status, diagnosis, country and browser, and
-// counted up to SESSIONS_COUNT_CAP so a page stays one bounded read over millions), the five
+// counted up to SESSIONS_COUNT_CAP so a page stays one bounded read over millions, with the
+// project's warm pool as it stands), the five
 // audience breakdowns of a window with its sessions and median start-up per day,
 // one session with its snapshot timeline, the player's
 // telemetry as chartable numbers, the page's events, its diagnosis and engine log files (the tail
@@ -10,7 +11,7 @@
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { DashboardAnalytics, DashboardSession, DashboardSessionDetail, DashboardSessions, DashboardStatsPoint } from '@pixelfleet/dashboard';
+import type { DashboardAnalytics, DashboardSession, DashboardSessionDetail, DashboardSessions, DashboardStatsPoint, DashboardWarmPool } from '@pixelfleet/dashboard';
 import type { AnalyticsService, SessionSummary } from '../../analytics/analytics-service';
 import { ANALYTICS_WINDOW_DAYS } from '../../analytics/analytics-window';
 import { ApiError } from '../../errors';
@@ -29,7 +30,7 @@ export interface DashboardSessionDeps {
   guards: DashboardGuards;
   projectAccess: DashboardProjectAccess;
   analytics: AnalyticsService;
-  sessions: Pick<SessionService, 'end'>;
+  sessions: Pick<SessionService, 'end' | 'warmPoolOf'>;
 }
 
 /** Sessions per page at most (the REST API's cap). */
@@ -69,9 +70,18 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
     if (skip >= SESSIONS_COUNT_CAP) throw new ApiError('invalidField', { detail: `Invalid field: skip must be under ${SESSIONS_COUNT_CAP}: narrow the window or filter` });
     const filters = { ...(status === undefined ? {} : { status }), ...(diagnosis === undefined ? {} : { diagnosis }), ...(country === undefined ? {} : { country }), ...(browser === undefined ? {} : { browser }) };
     const page = deps.analytics.sessionList({ projectId: project.projectId, fromMs, toMs, ...filters, limit, skip, countCap: SESSIONS_COUNT_CAP });
-    const answer: DashboardSessions = { project: header, total: page.total, totalExact: page.totalExact, sessions: page.sessions.map(listed) };
+    const answer: DashboardSessions = { project: header, total: page.total, totalExact: page.totalExact, sessions: page.sessions.map(listed), warmPool: warmPoolOf(project) };
     return reply.header('cache-control', 'no-store').send(answer);
   });
+
+  /** The project's pool, when it has one: a minimum set, or instances left (being stopped after the minimum went to 0). */
+  const warmPoolOf = (project: Project): DashboardWarmPool | null => {
+    const pool = deps.sessions.warmPoolOf(project);
+    const minIdle = project.settings.warmPoolMinIdle;
+    if (minIdle <= 0 && pool.ready + pool.starting + pool.ending === 0) return null;
+    const { wanted, ready, starting, ending, claims, misses, stopped } = pool;
+    return { minIdle, wanted, ready, starting, ending, claims, misses, stopped: stopped ?? null };
+  };
 
   /** The session, when it is this project's; another project's is as unknown as a missing one. */
   const sessionOf = (project: Project, sessionId: string) => {

@@ -1,8 +1,10 @@
 // A project's sessions, newest first: filters by date window, status, what the viewer got (the
 // diagnosis), country and browser (the choices are the window's audience, from the analytics
 // route), a page at a time, each with its times; the session page from each. Past 10,000 matches
-// the count says "more than" and the pages stop: the filters narrow it.
+// the count says "more than" and the pages stop: the filters narrow it. Above them, the project's
+// warm pool when it has one: here, where a customer looks when viewers wait, read as often.
 import { useState } from 'preact/hooks';
+import { describeFailure } from '../api';
 import { useDashboard } from '../context';
 import { DIAGNOSIS_WORDS, diagnosisWords } from '../diagnosis';
 import { formatMs, formatTime, isoTime } from '../format';
@@ -10,7 +12,7 @@ import { Link } from '../parts/link';
 import { Notice } from '../parts/notice';
 import { ProjectNav } from '../parts/project-nav';
 import { usePolled } from '../polling';
-import type { DashboardAnalytics, DashboardSessions } from '../../wire';
+import type { DashboardAnalytics, DashboardProjectHeader, DashboardSessions, DashboardWarmPool } from '../../wire';
 
 const STATUSES = ['Enqueued', 'Starting', 'Running', 'Terminating', 'Terminated'];
 export const SESSIONS_PAGE_SIZE = 25;
@@ -64,6 +66,7 @@ export function SessionsPage({ projectId }: { projectId: string }) {
   return (
     <>
       <ProjectNav projectId={projectId} project={data?.project} tab="sessions" />
+      {data !== undefined && data.warmPool !== null && <WarmPoolPanel projectId={projectId} project={data.project} pool={data.warmPool} onChanged={polled.refresh} />}
       <form
         class="filters"
         onSubmit={(event) => {
@@ -151,6 +154,88 @@ export function SessionsPage({ projectId }: { projectId: string }) {
         </>
       )}
     </>
+  );
+}
+
+/**
+ * The warm pool: what is loaded, loading and wanted, how viewers were served, and, when the live
+ * build stopped being warmed after its instances kept failing, why and what brings it back (a new
+ * build, or the pool settings saved again: the button saves the minimum as it is, since the
+ * settings form sends only what changed).
+ */
+function WarmPoolPanel({ projectId, project, pool, onChanged }: { projectId: string; project: DashboardProjectHeader; pool: DashboardWarmPool; onChanged: () => void }) {
+  const { api } = useDashboard();
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [retrying, setRetrying] = useState(false);
+  const retry = () => {
+    setRetrying(true);
+    setError(undefined);
+    api.patch(`/projects/${projectId}/settings`, { warmPoolMinIdle: pool.minIdle }).then(
+      () => {
+        setRetrying(false);
+        onChanged();
+      },
+      (failure: unknown) => {
+        setRetrying(false);
+        setError(describeFailure(failure));
+      },
+    );
+  };
+  const grown = pool.wanted > pool.minIdle;
+  return (
+    <section class="card" aria-labelledby="warm-pool-heading">
+      <h2 id="warm-pool-heading">Warm pool</h2>
+      <p class="muted">Apps started before any viewer comes, so a viewer sees the stream without waiting for the app to load. Each holds a streaming slot; the pool fills from free slots, never ahead of a viewer waiting for one.</p>
+      <dl class="facts">
+        <div>
+          <dt>Ready</dt>
+          <dd data-testid="warm-ready">{pool.ready}</dd>
+        </div>
+        <div>
+          <dt>Starting</dt>
+          <dd data-testid="warm-starting">{pool.starting}</dd>
+        </div>
+        <div>
+          <dt>Wanted</dt>
+          <dd data-testid="warm-wanted">
+            {pool.wanted}
+            {grown ? ` (minimum ${pool.minIdle}, grown while viewers waited)` : ''}
+          </dd>
+        </div>
+        {pool.ending > 0 && (
+          <div>
+            <dt>Being stopped</dt>
+            <dd data-testid="warm-ending">{pool.ending}</dd>
+          </div>
+        )}
+        <div>
+          <dt>Viewers served warm</dt>
+          <dd data-testid="warm-claims">{pool.claims}</dd>
+        </div>
+        <div>
+          <dt>Viewers who waited for a launch</dt>
+          <dd data-testid="warm-misses">{pool.misses}</dd>
+        </div>
+      </dl>
+      <p class="muted">Viewers are counted since Pixelfleet last restarted.</p>
+      {pool.stopped !== null && pool.minIdle > 0 && (
+        <>
+          <Notice kind="error">
+            Build <code>{pool.stopped.uploadId}</code> is no longer warmed: its warm instances failed {pool.stopped.failures} times in a row (the last: {pool.stopped.reason}). Until it is warmed again, every viewer waits for the app to launch.
+          </Notice>
+          <p>
+            Fix the app and <Link to={`/projects/${projectId}/builds`}>upload a new build</Link>, or warm this build again with the button below (changing a warm pool <Link to={`/projects/${projectId}/settings`}>setting</Link> does the same).
+            {!project.writable && ' Only someone with full access to the project can.'}
+          </p>
+          {error !== undefined && <Notice kind="error">{error}</Notice>}
+          {project.writable && (
+            <button type="button" disabled={retrying} onClick={retry}>
+              {retrying ? 'Warming again…' : 'Warm this build again'}
+            </button>
+          )}
+        </>
+      )}
+    </section>
   );
 }
 

@@ -264,7 +264,7 @@ export interface RemoveWorkerResponse {
 
 /** ListSessionsRequest filters sessions. */
 export interface ListSessionsRequest {
-  /** Only this project's sessions; empty for all. */
+  /** Only this project's sessions, and its unclaimed warm instances that still hold a slot; empty for all. */
   projectId: string;
   /** At most this many (default 100, at most 1000). */
   limit: number;
@@ -298,6 +298,17 @@ export interface Session {
     | undefined;
   /** Why it ended, once `Terminated` (for example `viewer left`). */
   endReason: string;
+  /**
+   * True for a warm instance no viewer has claimed: launched before any viewer, it holds its slot
+   * until a viewer claims it or it is stopped. False once claimed (it is that viewer's session then)
+   * and for every other session.
+   */
+  warmInstance: boolean;
+  /**
+   * When its app first identified itself on the agent's signalling (a warm instance is ready from
+   * then); unset before.
+   */
+  identifiedAt?: Date | undefined;
 }
 
 /** EndSessionRequest names the session to end. */
@@ -2662,6 +2673,8 @@ function createBaseSession(): Session {
     createdAt: undefined,
     updatedAt: undefined,
     endReason: "",
+    warmInstance: false,
+    identifiedAt: undefined,
   };
 }
 
@@ -2690,6 +2703,12 @@ export const Session: MessageFns<Session> = {
     }
     if (message.endReason !== "") {
       writer.uint32(66).string(message.endReason);
+    }
+    if (message.warmInstance !== false) {
+      writer.uint32(72).bool(message.warmInstance);
+    }
+    if (message.identifiedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.identifiedAt), writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -2771,6 +2790,22 @@ export const Session: MessageFns<Session> = {
             message.endReason = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.warmInstance = reader.bool();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.identifiedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2817,6 +2852,16 @@ export const Session: MessageFns<Session> = {
         : isSet(object.end_reason)
         ? globalThis.String(object.end_reason)
         : "",
+      warmInstance: isSet(object.warmInstance)
+        ? globalThis.Boolean(object.warmInstance)
+        : isSet(object.warm_instance)
+        ? globalThis.Boolean(object.warm_instance)
+        : false,
+      identifiedAt: isSet(object.identifiedAt)
+        ? fromJsonTimestamp(object.identifiedAt)
+        : isSet(object.identified_at)
+        ? fromJsonTimestamp(object.identified_at)
+        : undefined,
     };
   },
 
@@ -2846,6 +2891,12 @@ export const Session: MessageFns<Session> = {
     if (message.endReason !== "") {
       obj.endReason = message.endReason;
     }
+    if (message.warmInstance !== false) {
+      obj.warmInstance = message.warmInstance;
+    }
+    if (message.identifiedAt !== undefined) {
+      obj.identifiedAt = message.identifiedAt.toISOString();
+    }
     return obj;
   },
 
@@ -2862,6 +2913,8 @@ export const Session: MessageFns<Session> = {
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
     message.endReason = object.endReason ?? "";
+    message.warmInstance = object.warmInstance ?? false;
+    message.identifiedAt = object.identifiedAt ?? undefined;
     return message;
   },
 };
