@@ -93,7 +93,7 @@ export interface ColdWorld {
 }
 
 /** The control plane and agent of the first-frame parts: (a) with one slot and no pool, (e) with a warm pool and slots for it. */
-export async function coldWorld(appStartSeconds: number, options: { slots?: number; warmPoolMinIdle?: number; ingestBeforeClaim?: boolean } = {}): Promise<ColdWorld> {
+export async function coldWorld(appStartSeconds: number, options: { slots?: number; warmPoolMinIdle?: number; subscribeAtClaim?: boolean } = {}): Promise<ColdWorld> {
   const dirs: string[] = [];
   const cpDir = mkdtempSync(join(tmpdir(), 'pf-bench-cp-'));
   dirs.push(cpDir);
@@ -162,8 +162,9 @@ export async function coldWorld(appStartSeconds: number, options: { slots?: numb
   executor.handle = (d: DeliveredCommand) => {
     const command = d.command;
     if (command.kind === 'startSession') {
-      // (e)'s other way: the relay takes a warm instance's video from its identification (StartSession.warm).
-      if (options.ingestBeforeClaim === true) command.warm = cp.sessions.warm.ofProject(projectId).some((i) => i.sessionId === command.sessionId);
+      // (e)'s other way: the relay subscribes to a warm instance's app when its viewer does, as to
+      // any app (StartSession.warm cleared; the control plane sets it for warm instances).
+      if (options.subscribeAtClaim === true) command.warm = false;
       const m = mark(command.sessionId);
       m.startSession = epochNow();
       m.startSessionWall = Date.now();

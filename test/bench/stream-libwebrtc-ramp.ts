@@ -1,6 +1,9 @@
 // bench:stream part (c), libwebrtc ramp: a headless chromium page streams a canvas into the relay's
 // ingest the way Unreal does (offer → relay answer, trickled ICE) with one viewer; its outgoing
-// bitrate second by second. Figures only.
+// bitrate second by second. Twice: the viewer there from the start (a cold session: the relay
+// subscribes as its viewer does), and the viewer joining an app that streamed to nobody for
+// WARM_IDLE_MS (a warm instance, whose relay ingests from the app's identification: libwebrtc's
+// 2 s start phase, in which it takes a higher REMB at once, is over when its viewer comes). Figures only.
 import { createServer, type Server } from 'node:http';
 import pino from 'pino';
 import type { Page } from 'playwright-core';
@@ -13,6 +16,8 @@ import { f, mbps, until, waitMs } from './bench-support';
 const TARGET_RAMP_FRACTION = 0.8;
 const RAMP = { startBps: 4_000_000, minBps: 1_000_000, maxBps: 8_000_000 };
 const RAMP_SECONDS = 15;
+/** How long the warm case's app streams to nobody before its viewer joins. */
+const WARM_IDLE_MS = 5_000;
 
 interface SenderStats {
   at: number;
@@ -106,7 +111,8 @@ interface RampResult {
   connectMs: number;
 }
 
-async function libwebrtcRamp(): Promise<RampResult> {
+/** The sender's ramp after its viewer connected; the viewer joins idleMs after the app connected (0: at once, with the app). */
+async function libwebrtcRamp(idleMs: number): Promise<RampResult> {
   const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(STREAMER_PAGE));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
@@ -128,11 +134,16 @@ async function libwebrtcRamp(): Promise<RampResult> {
     const began = performance.now();
     const answer = await relay.acceptStreamerOffer(offer);
     await page.evaluate((sdp) => (window as unknown as PageApi).pfAnswer(sdp), answer);
-    // One viewer, attached as a browser would be.
+    // One viewer, attached as a browser would be: with the app, or once the app has streamed to nobody for idleMs.
     const viewerConnected = new Promise<void>((r) => relay.on('viewerConnected', () => r()));
-    await relay.acceptViewerAnswer('viewer-1', await viewer.answer(await relay.addViewer('viewer-1')));
+    const attachViewer = async () => relay.acceptViewerAnswer('viewer-1', await viewer.answer(await relay.addViewer('viewer-1')));
+    if (idleMs === 0) await attachViewer();
     await until(() => page.evaluate(() => ((window as unknown as PageApi).pc.connectionState === 'connected' ? true : undefined)), 'the streamer page to connect', 15_000, 10);
     const connectMs = performance.now() - began;
+    if (idleMs > 0) {
+      await waitMs(idleMs);
+      await attachViewer();
+    }
     await viewerConnected;
     const samples: SenderStats[] = [await page.evaluate(() => (window as unknown as PageApi).pfStats())];
     const viewerStart = viewerBytes;
@@ -166,26 +177,31 @@ async function libwebrtcRamp(): Promise<RampResult> {
   }
 }
 
-/** Part (c): the sender's bitrate over RAMP_SECONDS; prints a table and returns the summary rows. */
+/** Part (c): the sender's bitrate over RAMP_SECONDS, a cold and a warm viewer; prints the tables and returns the summary rows. */
 export async function benchLibwebrtcRamp(): Promise<string[]> {
   const summary: string[] = [];
   console.log(`\n(c) libwebrtc sender ramp: chromium page (canvas.captureStream(30) 1280x720, panning texture + noise patch, H.264 42e01f preferred) → relay ingest`);
   console.log(`  (SessionRelay in this process, offer → answer, trickled ICE; bitrate start ${mbps(RAMP.startBps)}, min ${mbps(RAMP.minBps)}, max ${mbps(RAMP.maxBps)}) → one werift viewer`);
-  const c = await libwebrtcRamp();
-  console.log(`  connected in ${f(c.connectMs, 0)} ms; codec ${c.codec}${c.encoder ? `; encoder ${c.encoder}` : ''}; relay REMB ${mbps(c.rembBps)}; viewer received ${mbps(c.viewerBps)} (payload, 15 s average)`);
-  console.log('  | s after connected | sent (outbound-rtp bytesSent Δ over 1 s) | of which retransmitted | targetBitrate | availableOutgoingBitrate | frame | fps | limited by |');
-  console.log('  |---|---|---|---|---|---|---|---|');
-  for (const s of c.series)
-    console.log(`  | ${s.second} | ${mbps(s.bps)} | ${mbps(s.rtxBps)} | ${s.target !== undefined ? mbps(s.target) : '–'} | ${s.available !== undefined ? mbps(s.available) : '–'} | ${s.size} | ${f(s.fps ?? NaN, 0)} | ${s.limit ?? '–'} |`);
-  const firstFive = c.series.filter((x) => x.second <= 5);
-  const meanFive = firstFive.reduce((sum, x) => sum + x.bps, 0) / firstFive.length;
-  console.log(`  mean over the first 5 s: ${mbps(meanFive)} (the first second includes the keyframes the relay asks for as the viewer joins)`);
-  for (const at of [5, 15]) {
-    const s = c.series.find((x) => x.second === at);
-    const fraction = s ? s.bps / RAMP.startBps : NaN;
-    summary.push(
-      `| (c) libwebrtc sender bitrate ${at} s after connecting | ${s ? mbps(s.bps) : 'n/a'} = ${f(fraction * 100, 0)} % of start ${mbps(RAMP.startBps)} | ≥ ${TARGET_RAMP_FRACTION * 100} % ${at === 5 ? 'within 5 s' : '(reference)'} | ${fraction >= TARGET_RAMP_FRACTION ? 'met' : 'MISSED'} |`,
-    );
+  for (const [label, idleMs] of [
+    ['cold: the viewer there as the app connects', 0],
+    [`warm: the viewer joins after the app streamed to nobody for ${WARM_IDLE_MS / 1000} s`, WARM_IDLE_MS],
+  ] as const) {
+    const c = await libwebrtcRamp(idleMs);
+    console.log(`\n  ${label}: connected in ${f(c.connectMs, 0)} ms; codec ${c.codec}${c.encoder ? `; encoder ${c.encoder}` : ''}; relay REMB ${mbps(c.rembBps)}; viewer received ${mbps(c.viewerBps)} (payload, 15 s average)`);
+    console.log('  | s after the viewer connected | sent (outbound-rtp bytesSent Δ over 1 s) | of which retransmitted | targetBitrate | availableOutgoingBitrate | frame | fps | limited by |');
+    console.log('  |---|---|---|---|---|---|---|---|');
+    for (const s of c.series)
+      console.log(`  | ${s.second} | ${mbps(s.bps)} | ${mbps(s.rtxBps)} | ${s.target !== undefined ? mbps(s.target) : '–'} | ${s.available !== undefined ? mbps(s.available) : '–'} | ${s.size} | ${f(s.fps ?? NaN, 0)} | ${s.limit ?? '–'} |`);
+    const firstFive = c.series.filter((x) => x.second <= 5);
+    const meanFive = firstFive.reduce((sum, x) => sum + x.bps, 0) / firstFive.length;
+    console.log(`  mean over the first 5 s: ${mbps(meanFive)} (the first second includes the keyframe the relay asks for as the viewer joins)`);
+    for (const at of [5, 15]) {
+      const s = c.series.find((x) => x.second === at);
+      const fraction = s ? s.bps / RAMP.startBps : NaN;
+      summary.push(
+        `| (c) libwebrtc sender bitrate ${at} s after its viewer connected, ${idleMs === 0 ? 'cold' : `warm (${idleMs / 1000} s idle first)`} | ${s ? mbps(s.bps) : 'n/a'} = ${f(fraction * 100, 0)} % of start ${mbps(RAMP.startBps)} | ≥ ${TARGET_RAMP_FRACTION * 100} % ${at === 5 ? 'within 5 s' : '(reference)'} | ${fraction >= TARGET_RAMP_FRACTION ? 'met' : 'MISSED'} |`,
+      );
+    }
   }
   return summary;
 }

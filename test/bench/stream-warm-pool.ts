@@ -2,10 +2,11 @@
 // default 10 s), and Debian chromium, a first-time visitor each run (HTTP cache off), opens the
 // share URL. Cold: one slot, no pool (part (a)'s world), every viewer waits for a launch. Warm: two
 // slots and a pool of one, so each viewer claims the instance that loaded before it came, and the
-// pool refills in the other slot; warm twice: the relay subscribing to the warm app when its viewer
-// does (the product's way), and ingesting its video from its identification (the other way: the
-// bench sets StartSession.warm, which the control plane leaves false). Figures: navigation → first decoded frame (median, p95,
-// max) for each, and the refill (claim → the replacement's app identified). Never fails on slowness.
+// pool refills in the other slot; warm twice: the relay ingesting the warm app's video from its
+// identification (the product's way: StartSession.warm, set by the control plane for a warm
+// instance), and subscribing to it when its viewer does (the other way: the bench clears the flag).
+// Figures: navigation → first decoded frame (median, p95, max) for each, and the refill (claim →
+// the replacement's app identified). Never fails on slowness.
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { coldWorld, firstFrameProbe, firstFrameRuns, firstTimeVisitor, type ColdWorld, type PageMarks } from './stream-first-frame';
@@ -106,38 +107,38 @@ export async function benchWarmPool(runs: number, appStartSeconds: number): Prom
   console.log(`\n(e) warm pool: chromium → share URL, the mock app taking ${appStartSeconds} s to start; ${runs} cold runs (1 slot, no pool) and ${runs} warm runs (2 slots, a pool of 1), each after a warm-up`);
   const cold = await firstFrameRuns(runs, appStartSeconds);
   const coldFrames = cold.runs.map((r) => r.firstFrameRvfc ?? r.firstFramePoll ?? NaN).filter(Number.isFinite);
-  const warmWith = async (ingestBeforeClaim: boolean) => {
-    const world = await coldWorld(appStartSeconds, { slots: 2, warmPoolMinIdle: 1, ingestBeforeClaim });
+  const warmWith = async (subscribeAtClaim: boolean) => {
+    const world = await coldWorld(appStartSeconds, { slots: 2, warmPoolMinIdle: 1, subscribeAtClaim });
     try {
       return await warmRuns(world, runs, appStartSeconds);
     } finally {
       await world.close();
     }
   };
-  // The product's way (the relay subscribes at the claim), then the other (it ingests from the app's identification).
+  // The product's way (the relay ingests from the app's identification), then the other (it subscribes at the claim).
   const warm = await warmWith(false);
-  const beforeClaim = await warmWith(true);
+  const atClaim = await warmWith(true);
   const warmFrames = warm.runs.map((r) => r.firstFrame);
   const refills = warm.runs.map((r) => r.refillMs ?? NaN).filter(Number.isFinite);
   console.log('  ms after navigation start; warm: the claim is when the page\'s signalling socket reached the gateway, viewer connected the agent\'s report');
-  console.log('  warm: the relay subscribes to the warm app when its viewer does; before claim: the relay ingests its video from its identification');
-  console.log('  | run | cold first frame | warm: claimed | warm: viewer connected | warm first frame | warm: instance ready at the claim | refill (claim → replacement identified) | before claim: viewer connected | before claim: first frame |');
+  console.log('  warm: the relay ingests the warm app\'s video from its identification (the product); at claim: the relay subscribes to it when its viewer does');
+  console.log('  | run | cold first frame | warm: claimed | warm: viewer connected | warm first frame | warm: instance ready at the claim | refill (claim → replacement identified) | at claim: viewer connected | at claim: first frame |');
   console.log('  |---|---|---|---|---|---|---|---|---|');
-  for (let i = 0; i < Math.max(cold.runs.length, warm.runs.length, beforeClaim.runs.length); i++) {
+  for (let i = 0; i < Math.max(cold.runs.length, warm.runs.length, atClaim.runs.length); i++) {
     const c = cold.runs[i];
     const w = warm.runs[i];
-    const a = beforeClaim.runs[i];
+    const a = atClaim.runs[i];
     console.log(
       `  | ${i + 1} | ${f(c?.firstFrameRvfc ?? c?.firstFramePoll ?? NaN, 0)} | ${f(w?.claimed ?? NaN, 0)} | ${f(w?.viewerConnected ?? NaN, 0)} | ${f(w?.firstFrame ?? NaN, 0)} | ${w === undefined ? '' : w.ready ? 'yes' : 'no'} | ${f(w?.refillMs ?? NaN, 0)} | ${f(a?.viewerConnected ?? NaN, 0)} | ${f(a?.firstFrame ?? NaN, 0)} |`,
     );
   }
-  for (const failure of [...cold.failures, ...warm.failures, ...beforeClaim.failures]) console.log(`  !! ${failure}`);
-  const beforeClaimFrames = beforeClaim.runs.map((r) => r.firstFrame);
+  for (const failure of [...cold.failures, ...warm.failures, ...atClaim.failures]) console.log(`  !! ${failure}`);
+  const atClaimFrames = atClaim.runs.map((r) => r.firstFrame);
   const startMs = appStartSeconds * 1000;
   const coldOver = coldFrames.map((ms) => ms - startMs);
   return [
     `| (e) first frame, warm (a pool of 1), ${warmFrames.length} runs | ${stats(warmFrames)} | p95 ≤ ${TARGET_WARM_P95_MS} ms | ${percentile(warmFrames, 95) <= TARGET_WARM_P95_MS ? 'met' : 'MISSED'} |`,
-    `| (e) first frame, warm with the relay ingesting before the claim instead, ${beforeClaimFrames.length} runs | ${stats(beforeClaimFrames)} | (the other way, for comparison) | |`,
+    `| (e) first frame, warm with the relay subscribing at the claim instead, ${atClaimFrames.length} runs | ${stats(atClaimFrames)} | (the other way, for comparison) | |`,
     `| (e) first frame, cold (a ${appStartSeconds} s app start), ${coldFrames.length} runs | ${stats(coldFrames)} (start + ${f(median(coldOver), 0)} median, + ${f(Math.max(...coldOver), 0)} max) | ≤ start + ${TARGET_COLD_OVER_START_MS} ms | ${Math.max(...coldOver) <= TARGET_COLD_OVER_START_MS ? 'met' : 'MISSED'} |`,
     `| (e) refill after a claim, ${refills.length} runs | ${stats(refills)} | ≤ start + ${TARGET_REFILL_OVER_START_MS} ms | ${Math.max(...refills) <= startMs + TARGET_REFILL_OVER_START_MS ? 'met' : 'MISSED'} |`,
   ];

@@ -137,6 +137,8 @@ describe('a project with a warm pool', () => {
     expect(second.status).toBe('Enqueued');
     // The free slot goes to the waiting viewer, not to a new warm instance.
     await expect.poll(() => script.started).toEqual([instance, second.sessionId]);
+    // Only the warm instance's relay takes its app's video before a viewer subscribes.
+    expect(script.startedWarm).toEqual([instance]);
     expect(status(w, second.sessionId)).toBe('Starting');
     expect(w.cp.sessions.warm.countByState()).toEqual({ starting: 0, ready: 0, ending: 0 });
     expect(w.cp.sessions.warmPoolOf(project(w))).toMatchObject({ claims: 1, misses: 1 });

@@ -8,6 +8,8 @@ export class ScriptedSessions {
   agent: Agent | undefined;
   readonly running = new Map<string, { projectId: string; startedAtMs: number }>();
   readonly started: string[] = [];
+  /** The sessions whose StartSession asked the relay to take the app's video before any viewer (a warm instance's). */
+  readonly startedWarm: string[] = [];
   readonly stopped: string[] = [];
   readonly signals: SignalEnvelope[] = [];
   /** When set, StartSession fails with this code instead of starting. */
@@ -19,6 +21,7 @@ export class ScriptedSessions {
         return Promise.reject(new CommandFailure(this.failStartWith, 'scripted failure'));
       }
       this.started.push(c.sessionId);
+      if (c.warm) this.startedWarm.push(c.sessionId);
       this.running.set(c.sessionId, { projectId: c.projectId, startedAtMs: Date.now() });
       this.report(c.sessionId, 'appStarted');
       return Promise.resolve();

@@ -473,9 +473,9 @@ export interface StartSession {
   startupTimeoutSeconds: number;
   /**
    * The relay takes the app's video as soon as it identifies, before any viewer, rather than when a
-   * viewer subscribes: a viewer then joins a running stream and waits for a keyframe. The control
-   * plane leaves it false, warm instances included (measured no faster, and an idle app would keep
-   * an encoder busy; docs/streaming.md "Warm pools"); bench:stream (e) sets it to measure that way.
+   * viewer subscribes: a viewer then joins a running stream and waits only for a keyframe. The
+   * control plane sets it for a warm instance (docs/streaming.md "Warm pools"); bench:stream (e)
+   * clears it to measure the other way.
    */
   warm: boolean;
 }
