@@ -1,6 +1,8 @@
 // The viewer's signalling path through the control plane with real parts: a WebSocket client
 // speaking Epic's player dialect, the real gateway and scheduler, a real agent whose relay is
 // scripted. Queue positions, the relayed offer/answer/ICE, promotion, and every refusal code.
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '@pixelfleet/agent';
 import { MAX_ICE_CANDIDATES_PER_SESSION } from '@pixelfleet/control-plane/test-support';
@@ -559,6 +561,35 @@ describe('the share page', () => {
     expect(await unknown.text()).toContain('/share/assets/player.js');
     const player = await FakePlayer.connect(`${t.started.publicUrls.share.replace(/^http/, 'ws')}/prj_unknown/signalling`);
     expect(await player.closed).toEqual({ code: VIEWER_CLOSES.projectNotFound.code, reason: VIEWER_CLOSES.projectNotFound.reason });
+  });
+
+  it('sends the page script gzipped to a browser that takes it, whole to one that does not, and a 304 to a returning viewer', async () => {
+    const { t } = await setup({ worker: false });
+    const url = `${t.started.httpOrigin}/share/assets/player.js`;
+    /** The raw answer: node:http, which neither asks for nor undoes an encoding. */
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        httpGet(url, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    const plain = await get({});
+    expect(plain.status).toBe(200);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toBe('accept-encoding');
+    expect(plain.headers['cache-control']).toBe('no-cache');
+    const zipped = await get({ 'accept-encoding': 'gzip, deflate, br, zstd' }); // Chromium's
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+    expect(zipped.body.length).toBeLessThan(plain.body.length / 3);
+    expect(zipped.headers.etag).toBe(plain.headers.etag);
+    const etag = plain.headers.etag ?? '';
+    expect(etag).toMatch(/^"[\w-]{22}"$/);
+    const again = await get({ 'accept-encoding': 'gzip', 'if-none-match': `W/${etag}` });
+    expect(again.status).toBe(304);
+    expect(again.body.length).toBe(0);
+    expect((await get({ 'if-none-match': '"another"' })).status).toBe(200);
   });
 
   it("may be framed by any site until the project lists its embedOrigins, then by those sites and its own origin only, and names them to the page", async () => {

@@ -6,7 +6,6 @@ import { ApiError, analyticsCodeOf, HTTP_ERRORS } from '../../errors';
 import { specSection, tableAfter } from '../../lib/spec-sections';
 import { BREAKDOWN_DIMENSIONS } from '../../repositories/session-dimensions';
 import { countryCode, dimension, MAX_WINDOW_DAYS, optionalWindow, paging, parseIsoInstant, requiredWindow } from './analytics-request';
-import { acceptsGzip } from './analytics-routes';
 
 const section = specSection(new URL('./spec-analytics-errors.fixture.md', import.meta.url), 'Analytics endpoints:', '### Retry');
 
@@ -107,19 +106,5 @@ describe('paging', () => {
     for (const [limit, skip, field] of [['0', '0', 'limit'], ['1001', '0', 'limit'], ['-5', '0', 'limit'], ['0x10', '0', 'limit'], ['5', '-1', 'skip'], ['5', '1.0', 'skip']]) {
       expect(refusal(() => paging({ limit, skip }, 100))[1]).toMatchObject({ code: 'VALIDATION_FAILED', field });
     }
-  });
-});
-
-describe('acceptsGzip', () => {
-  it('follows Accept-Encoding with q-values', () => {
-    expect(acceptsGzip('gzip, deflate, br')).toBe(true);
-    expect(acceptsGzip('br;q=1.0, gzip;q=0.8')).toBe(true);
-    expect(acceptsGzip('*')).toBe(true);
-    expect(acceptsGzip('GZIP')).toBe(true);
-    expect(acceptsGzip(undefined)).toBe(false);
-    expect(acceptsGzip('identity')).toBe(false);
-    expect(acceptsGzip('gzip;q=0')).toBe(false);
-    expect(acceptsGzip('*, gzip;q=0')).toBe(false);
-    expect(acceptsGzip('*;q=0')).toBe(false);
   });
 });

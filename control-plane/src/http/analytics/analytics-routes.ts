@@ -11,6 +11,7 @@ import type { AnalyticsService } from '../../analytics/analytics-service';
 import type { ClientDimensions } from '../../repositories/session-dimensions';
 import { queryParam } from '../api/request-fields';
 import { POLLED_ROUTE_LOG_LEVEL } from '../api/api-deps';
+import { acceptsGzip } from '../accept-encoding';
 import { analyticsReader, checkNamedProjectRead, checkProjectRead, checkSameProject, requiredProjectId, type AnalyticsReadDeps } from './analytics-read';
 import {
   countryCode,
@@ -60,24 +61,6 @@ const isoOf = (ms: number | undefined): string | null => (ms === undefined ? nul
 function geoDataOf(c: ClientDimensions): { country?: string; countryCode?: string; city?: string } | null {
   if (c.country === undefined && c.countryCode === undefined && c.city === undefined) return null;
   return { ...(c.country === undefined ? {} : { country: c.country }), ...(c.countryCode === undefined ? {} : { countryCode: c.countryCode }), ...(c.city === undefined ? {} : { city: c.city }) };
-}
-
-/**
- * Whether an Accept-Encoding header takes gzip (RFC 9110 §12.5.3): `gzip` (or `x-gzip`) with a
- * q above 0, or `*` above 0 when gzip is not named.
- */
-export function acceptsGzip(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  let star: boolean | undefined;
-  for (const part of header.toLowerCase().split(',')) {
-    const [name = '', ...params] = part.trim().split(';').map((s) => s.trim());
-    const q = params.find((p) => p.startsWith('q='));
-    const weight = q === undefined ? 1 : Number(q.slice(2));
-    const wanted = Number.isFinite(weight) && weight > 0;
-    if (name === 'gzip' || name === 'x-gzip') return wanted;
-    if (name === '*') star = wanted;
-  }
-  return star === true;
 }
 
 /** A Content-Disposition for a stored file name (names are checked at upload: letters, digits, ` ._()-`). */

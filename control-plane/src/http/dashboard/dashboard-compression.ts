@@ -7,23 +7,12 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acceptsGzip } from '../accept-encoding';
 
 const gzipAsync = promisify(gzip);
 
 /** Answers shorter than this go as they are: a gzip header and a thread-pool turn save nothing on them. */
 export const COMPRESS_MIN_BYTES = 1024;
-
-/** True when the request's Accept-Encoding takes gzip (by name or `*`, with a q above 0). */
-export function acceptsGzip(acceptEncoding: string | undefined): boolean {
-  if (acceptEncoding === undefined) return false;
-  for (const part of acceptEncoding.split(',')) {
-    const [name = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
-    if (name !== 'gzip' && name !== '*') continue;
-    const q = params.find((p) => p.startsWith('q='));
-    if (q === undefined || Number(q.slice(2)) > 0) return true;
-  }
-  return false;
-}
 
 export function registerDashboardCompression(scope: FastifyInstance): void {
   scope.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
