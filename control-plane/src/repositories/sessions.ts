@@ -62,8 +62,8 @@ export interface SessionsRepository {
   sessionIdOfViewerTokenHash(digest: string): string | undefined;
   /** Sessions of the project past Enqueued that have not begun ending (spec: liveUser). */
   countLive(projectId: string): number;
-  /** When each session holding a slot in the region was placed (the queue's wait estimate; the not-Terminated index, not the history). */
-  placedAtsHoldingSlots(region: string): number[];
+  /** Each session holding a slot in the region: when it was placed, whether a viewer claimed it from a warm pool, whether it is an unclaimed instance (the queue's wait estimate; the not-Terminated index, not the history). */
+  slotHoldersOfRegion(region: string): { placedAt: number; claimed: boolean; pooled: boolean }[];
   /** Records when the session's app first identified itself (later identifications, after a signalling drop, keep the first). */
   markIdentified(sessionId: string, at: number): void;
   /** How many sessions not yet Terminated each project has in each status (for /metrics; the partial index, not the history). */
@@ -195,8 +195,8 @@ export class SqliteSessionsRepository implements SessionsRepository {
       countLive: db.prepare(`SELECT COUNT(*) AS n FROM sessions WHERE project_id = ? AND status IN ('Starting', 'Running') AND pooled = 0`),
       // `status <> 'Terminated'` is spelled out so the partial index sessions_project_not_terminated applies.
       // Live sessions only, through the partial index of those not Terminated.
-      placedAtsHoldingSlots: db.prepare(
-        `SELECT placed_at AS placedAt FROM sessions INDEXED BY sessions_worker
+      slotHoldersOfRegion: db.prepare(
+        `SELECT placed_at AS placedAt, claimed_at IS NOT NULL AS claimed, pooled FROM sessions INDEXED BY sessions_worker
          WHERE assigned_worker IS NOT NULL AND status <> 'Terminated' AND region = ? AND placed_at IS NOT NULL`,
       ),
       markIdentified: db.prepare('UPDATE sessions SET identified_at = ? WHERE id = ? AND identified_at IS NULL'),
@@ -259,8 +259,8 @@ export class SqliteSessionsRepository implements SessionsRepository {
     return (this.stmts.byTokenHash.get(digest) as { id: string } | undefined)?.id;
   }
 
-  placedAtsHoldingSlots(region: string): number[] {
-    return (this.stmts.placedAtsHoldingSlots.all(region) as { placedAt: number }[]).map((r) => r.placedAt);
+  slotHoldersOfRegion(region: string): { placedAt: number; claimed: boolean; pooled: boolean }[] {
+    return (this.stmts.slotHoldersOfRegion.all(region) as { placedAt: number; claimed: number; pooled: number }[]).map((r) => ({ placedAt: r.placedAt, claimed: r.claimed === 1, pooled: r.pooled === 1 }));
   }
 
   markIdentified(sessionId: string, at: number): void {

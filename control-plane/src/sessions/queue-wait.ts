@@ -6,6 +6,11 @@
 // lifetimes L longer than a (0 when none is), and a freed slot's next session for the mean
 // lifetime. Without the busy sessions' ages, p × L / S (S slots leaving at S / L). Kept in memory,
 // per region: a restart starts without data, and the estimate stays absent until there is some.
+// Warm pools: a viewer in line is always served by a launch, so a session that claimed a warm
+// instance (placed at the claim, its app already started) counts on a launch's scale: its lifetime
+// and its age plus the median start-up, and its near-zero start-up not at all. An instance no viewer
+// claimed is nobody's session: its end is no lifetime, and its slot goes to the line at once (it is
+// stopped for a waiting viewer, scheduler.ts preemptWarm).
 import type { Clock } from '@pixelfleet/common';
 import type { SessionService } from './session-service';
 
@@ -31,6 +36,8 @@ function expectedRemaining(ageMs: number, lifetimes: readonly number[]): number 
 interface Sample {
   at: number;
   ms: number;
+  /** A lifetime from a claim: its app had started before (a launch's start-up is added when read). */
+  claimed?: boolean;
 }
 
 /** What serves the region now: slots of its placeable workers, and how many of them are free. */
@@ -39,8 +46,16 @@ export interface RegionCapacity {
   freeSlots: number;
 }
 
-/** When each session holding a slot of the region was placed (epoch ms). */
-export type BusySlots = (region: string) => readonly number[];
+/** A session holding a slot of the region: when it was placed (epoch ms; a claimed one at its claim), and what it is. */
+export interface BusySlot {
+  placedAt: number;
+  /** A viewer claimed it from a warm pool. */
+  claimed?: boolean;
+  /** An unclaimed warm instance. */
+  pooled?: boolean;
+}
+
+export type BusySlots = (region: string) => readonly BusySlot[];
 
 export class QueueWaitEstimator {
   private readonly lifetimes = new Map<string, Sample[]>();
@@ -52,13 +67,13 @@ export class QueueWaitEstimator {
     private readonly busy?: BusySlots,
   ) {}
 
-  /** Records each placed session's start-up (at Running) and slot lifetime (at its end). */
+  /** Records each launched session's start-up (at Running) and each viewer's session's slot lifetime (at its end). */
   follow(sessions: Pick<SessionService, 'on'>): void {
     sessions.on('running', (s) => {
-      if (s.placedAt !== undefined) this.add(this.startups, s.region, this.clock.now() - s.placedAt);
+      if (s.placedAt !== undefined && s.claimedAt === undefined) this.add(this.startups, s.region, this.clock.now() - s.placedAt);
     });
     sessions.on('ended', (s) => {
-      if (s.placedAt !== undefined) this.add(this.lifetimes, s.region, this.clock.now() - s.placedAt);
+      if (s.placedAt !== undefined && s.pooled !== true) this.add(this.lifetimes, s.region, this.clock.now() - s.placedAt, s.claimedAt !== undefined);
     });
   }
 
@@ -66,8 +81,9 @@ export class QueueWaitEstimator {
     this.add(this.startups, region, ms);
   }
 
-  recordLifetime(region: string, ms: number): void {
-    this.add(this.lifetimes, region, ms);
+  /** claimed: the session claimed a warm instance, so ms is from its claim. */
+  recordLifetime(region: string, ms: number, claimed = false): void {
+    this.add(this.lifetimes, region, ms, claimed);
   }
 
   /**
@@ -77,14 +93,19 @@ export class QueueWaitEstimator {
    * no slot serves it.
    */
   forRegion(region: string, capacity: RegionCapacity): (position: number) => number | undefined {
-    const lifetimes = this.recent(this.lifetimes, region);
-    if (lifetimes.length < QUEUE_WAIT_MIN_SAMPLES || capacity.slots <= 0) return () => undefined;
-    const meanLifetime = lifetimes.reduce((sum, ms) => sum + ms, 0) / lifetimes.length;
-    const startups = this.recent(this.startups, region).sort((a, b) => a - b);
+    const recentLifetimes = this.recent(this.lifetimes, region);
+    if (recentLifetimes.length < QUEUE_WAIT_MIN_SAMPLES || capacity.slots <= 0) return () => undefined;
+    const startups = this.recent(this.startups, region)
+      .map((sample) => sample.ms)
+      .sort((a, b) => a - b);
     const startup = startups.length === 0 ? 0 : startups[Math.floor(startups.length / 2)]!;
+    const lifetimes = recentLifetimes.map((sample) => sample.ms + (sample.claimed === true ? startup : 0));
+    const meanLifetime = lifetimes.reduce((sum, ms) => sum + ms, 0) / lifetimes.length;
     const now = this.clock.now();
     // When each busy slot frees, soonest first.
-    const frees = (this.busy?.(region) ?? []).map((placedAt) => expectedRemaining(now - placedAt, lifetimes)).sort((a, b) => a - b);
+    const frees = (this.busy?.(region) ?? [])
+      .map((slot) => (slot.pooled === true ? 0 : expectedRemaining(now - slot.placedAt + (slot.claimed === true ? startup : 0), lifetimes)))
+      .sort((a, b) => a - b);
     return (position) => {
       const departures = Math.max(0, position - capacity.freeSlots);
       let waitMs: number;
@@ -96,16 +117,16 @@ export class QueueWaitEstimator {
     };
   }
 
-  private add(samples: Map<string, Sample[]>, region: string, ms: number): void {
+  private add(samples: Map<string, Sample[]>, region: string, ms: number, claimed = false): void {
     if (!Number.isFinite(ms) || ms < 0) return;
     const list = samples.get(region) ?? [];
-    list.push({ at: this.clock.now(), ms });
+    list.push({ at: this.clock.now(), ms, ...(claimed ? { claimed } : {}) });
     if (list.length > QUEUE_WAIT_SAMPLES) list.splice(0, list.length - QUEUE_WAIT_SAMPLES);
     samples.set(region, list);
   }
 
-  private recent(samples: Map<string, Sample[]>, region: string): number[] {
+  private recent(samples: Map<string, Sample[]>, region: string): Sample[] {
     const since = this.clock.now() - QUEUE_WAIT_SAMPLE_MAX_AGE_MS;
-    return (samples.get(region) ?? []).filter((s) => s.at >= since).map((s) => s.ms);
+    return (samples.get(region) ?? []).filter((s) => s.at >= since);
   }
 }

@@ -68,7 +68,7 @@ export function buildSessionsWing(input: SessionsWingInput): SessionsWing {
     resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
   });
   // What the region's sessions did lately, for each queued viewer's estimated wait.
-  const queueWait = new QueueWaitEstimator(clock, (region) => sessionsRepo.placedAtsHoldingSlots(region));
+  const queueWait = new QueueWaitEstimator(clock, (region) => sessionsRepo.slotHoldersOfRegion(region));
   queueWait.follow(sessions);
   const gateway = new ViewerGateway({
     sessions,
