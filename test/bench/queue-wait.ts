@@ -1,18 +1,26 @@
-// `npm run bench:queue`: how right the queue's estimated wait is (pixelfleetQueue.estimatedWaitSeconds,
-// control-plane/src/sessions/queue-wait.ts), against the wait each viewer really had. A control
-// plane with two scripted agents of 2 slots each (4 slots, no media: the queue is what is measured),
-// whose apps take --startup seconds to identify and connect their viewer; each viewer (a real
-// signalling WebSocket) stays a random 4–8 s × --scale once Running, then leaves. Two loads: a burst
-// of 20 viewers in 5 s (the issue's case), then a steady stream at --load of the slots' capacity.
-// For each viewer whose first queue message carried an estimate: estimate against the time from
-// that message to its session's Running. Figures only; the target is issue 26's ±30 % for a
-// steady load.
-import type { CommandHandlers } from '@pixelfleet/agent';
-import { startTestControlPlane } from '../support/control-plane';
+// `npm run bench:queue`: what a viewer of a busy project waits, with and without a warm pool, and
+// how right the queue's estimated wait (pixelfleetQueue.estimatedWaitSeconds,
+// control-plane/src/sessions/queue-wait.ts) is against the wait each viewer really had.
+//
+// Each world is a fresh control plane with two scripted agents of 2 slots each (4 slots, no media:
+// the queue is what is measured), whose apps (warm instances too: the same StartSession) identify
+// --startup seconds after launch. Each viewer is a real signalling WebSocket that asks for the
+// streamer list and subscribes as Epic's frontend does; the scripted relay takes its peer as up at
+// the subscribe. Once Running it stays 4–8 s × --scale, then leaves. In each world a warm-up of 4
+// sessions (the estimate needs 3 ended ones), then the burst of 20 viewers in 5 s: with a pool of 0
+// (warmPoolMinIdle), then, in a second world, with a pool of 2 filled and ready before the first
+// viewer. Both bursts draw the same lifetimes. The first world then takes a steady stream at --load
+// of the slots' capacity. Printed: each burst viewer's wait (arrival → Running), whether a warm
+// instance served it (claimed ready, or still starting), its first estimate against the time from
+// that message to its Running; the wait and error per pool size, and whether an unclaimed instance
+// held a slot while a viewer waited. Figures only; the target is issue 26's ±30 % for a steady load.
+import type { Agent, CommandHandlers } from '@pixelfleet/agent';
+import type { SignalEnvelope } from '@pixelfleet/proto';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
-import { FakePlayer } from '../support/fake-player';
-import { seedLiveBuild } from '../support/seed';
+import { FakePlayer, type ServerMessage } from '../support/fake-player';
+import { seedLiveBuild, setProjectSettings } from '../support/seed';
 import { arg, f, median, percentile, until, waitMs } from './bench-support';
 
 const STARTUP_MS = Number(arg('--startup', '1')) * 1000;
@@ -25,106 +33,261 @@ const SLOTS = SLOTS_PER_AGENT * AGENTS;
 const LIFETIME_MIN_MS = 4_000 * SCALE;
 const LIFETIME_MAX_MS = 8_000 * SCALE;
 const TARGET_ERROR = 0.3;
+const BURST_VIEWERS = 20;
+const BURST_SPACING_MS = 250;
+const POOL_SIZES = [0, 2] as const;
+/** How often the burst checks whether an unclaimed warm instance holds a slot while a viewer of the project waits. */
+const POOL_CHECK_MS = 100;
+
+type Phase = 'warm-up' | 'burst' | 'steady';
 
 interface ViewerRun {
-  phase: 'burst' | 'steady';
+  phase: Phase;
+  /** Epoch ms before its socket opened. */
+  arrivedAt: number;
   sessionId: string;
-  /** The first queue message: when it came, and its estimate (s) when it had one. */
+  /** The first queue message: when it came, its position, and its estimate (s) when it had one. */
   firstQueueAt: number | undefined;
+  firstPosition: number | undefined;
   firstEstimateS: number | undefined;
   runningAt: number | undefined;
+  /** How its session began: a launch for it, or a warm instance claimed ready or still starting (claimedAt against identifiedAt). */
+  served: 'launch' | 'warm, ready' | 'warm, starting';
 }
 
-const t = await startTestControlPlane({ overrides: { viewers: { maxPerAddress: 0, sessionsPerMinute: 0, maxQueuedPerProject: 0 } } });
-const owner = t.cp.accounts.createUser('queue-bench@example.com');
-const projectId = t.cp.accounts.createProject(owner.userId, 'Queue bench', 'europe').projectId;
-seedLiveBuild(t.cp, projectId);
+interface World {
+  t: TestControlPlane;
+  projectId: string;
+  agents: Agent[];
+  wsUrl: string;
+  runs: ViewerRun[];
+}
 
-const agents = [];
-for (let i = 0; i < AGENTS; i++) {
-  const script = new ScriptedSessions();
-  // The app takes STARTUP_MS to identify itself, then its viewer connects at once.
-  const handlers: CommandHandlers = {
-    ...script.handlers,
-    startSession: async (c) => {
-      await script.handlers.startSession(c);
-      setTimeout(() => {
-        if (!script.running.has(c.sessionId)) return;
-        script.report(c.sessionId, 'appIdentified', { streamingId: `streamer_${c.sessionId}` });
-        script.report(c.sessionId, 'viewerConnected');
-      }, STARTUP_MS);
-    },
+/** The same lifetimes (ms) in the same order for every world: a small linear congruential generator. */
+function lifetimesFrom(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return LIFETIME_MIN_MS + (state / 2 ** 31) * (LIFETIME_MAX_MS - LIFETIME_MIN_MS);
   };
-  const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, slots: SLOTS_PER_AGENT, handlers, inventory: script.inventory, onSignal: script.onSignal });
-  script.agent = agent;
-  await linkReaches(agent, 'connected');
-  agents.push(agent);
 }
 
-const runs = new Map<string, ViewerRun>();
-t.cp.sessions.on('running', (s) => {
-  const run = runs.get(s.sessionId);
-  if (run) run.runningAt = Date.now();
-});
-const wsUrl = `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
-const live: Promise<void>[] = [];
-
-/** One viewer: joins, notes its first queue message, stays its lifetime once Running, leaves. */
-async function viewer(phase: ViewerRun['phase']): Promise<void> {
-  const player = await FakePlayer.connect(wsUrl);
-  const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
-  const run: ViewerRun = { phase, sessionId, firstQueueAt: undefined, firstEstimateS: undefined, runningAt: undefined };
-  runs.set(sessionId, run);
-  const first = player.received.find((m) => m.type === 'pixelfleetQueue');
-  const queued = first ?? (await player.next('pixelfleetQueue', 1_000).catch(() => undefined));
-  if (queued !== undefined) {
-    run.firstQueueAt = Date.now();
-    if (typeof queued.estimatedWaitSeconds === 'number') run.firstEstimateS = queued.estimatedWaitSeconds;
+async function startWorld(): Promise<World> {
+  const t = await startTestControlPlane({ overrides: { viewers: { maxPerAddress: 0, sessionsPerMinute: 0, maxQueuedPerProject: 0 } } });
+  const owner = t.cp.accounts.createUser('queue-bench@example.com');
+  const projectId = t.cp.accounts.createProject(owner.userId, 'Queue bench', 'europe').projectId;
+  seedLiveBuild(t.cp, projectId);
+  const agents: Agent[] = [];
+  for (let i = 0; i < AGENTS; i++) {
+    const script = new ScriptedSessions();
+    // Every app, a warm instance's as a viewer's, identifies STARTUP_MS after its launch.
+    const handlers: CommandHandlers = {
+      ...script.handlers,
+      startSession: async (c) => {
+        await script.handlers.startSession(c);
+        setTimeout(() => {
+          if (script.running.has(c.sessionId)) script.report(c.sessionId, 'appIdentified', { streamingId: `streamer_${c.sessionId}` });
+        }, STARTUP_MS);
+      },
+    };
+    // The viewer subscribed to its app: no media here, so its peer is taken as up at once.
+    const onSignal = (signal: SignalEnvelope) => {
+      script.onSignal(signal);
+      if ((JSON.parse(signal.json) as { type?: unknown }).type === 'subscribe' && script.running.has(signal.sessionId)) script.report(signal.sessionId, 'viewerConnected');
+    };
+    const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, slots: SLOTS_PER_AGENT, handlers, inventory: script.inventory, onSignal });
+    script.agent = agent;
+    await linkReaches(agent, 'connected');
+    agents.push(agent);
   }
-  await until(() => run.runningAt, `session ${sessionId} Running`, 600_000, 50);
-  await waitMs(LIFETIME_MIN_MS + Math.random() * (LIFETIME_MAX_MS - LIFETIME_MIN_MS));
+  const wsUrl = `${t.started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
+  const world: World = { t, projectId, agents, wsUrl, runs: [] };
+  t.cp.sessions.on('running', (s) => {
+    const run = world.runs.find((r) => r.sessionId === s.sessionId);
+    if (run) run.runningAt = Date.now();
+  });
+  return world;
+}
+
+async function closeWorld(world: World): Promise<void> {
+  for (const agent of world.agents) await agent.close();
+  await world.t.destroy();
+}
+
+/** One viewer: joins, notes its first queue message, subscribes once its app is listed, stays lifetimeMs once Running, leaves. */
+async function viewer(world: World, phase: Phase, lifetimeMs: number): Promise<void> {
+  const arrivedAt = Date.now();
+  const player = await FakePlayer.connect(world.wsUrl);
+  let firstQueue: { at: number; message: ServerMessage } | undefined;
+  const noteQueue = (m: ServerMessage) => {
+    if (firstQueue === undefined && m.type === 'pixelfleetQueue') firstQueue = { at: Date.now(), message: m };
+  };
+  player.socket.on('message', (data: Buffer) => noteQueue(JSON.parse(data.toString('utf8')) as ServerMessage));
+  for (const m of player.received) noteQueue(m);
+  player.send({ type: 'listStreamers' });
+  const sessionId = (await player.next('pixelfleetSession')).sessionId as string;
+  const run: ViewerRun = { phase, arrivedAt, sessionId, firstQueueAt: undefined, firstPosition: undefined, firstEstimateS: undefined, runningAt: undefined, served: 'launch' };
+  world.runs.push(run);
+  const [streamerId] = (await player.next('streamerList', 600_000)).ids as string[];
+  player.send({ type: 'subscribe', streamerId });
+  await until(() => run.runningAt, `session ${sessionId} Running`, 600_000, 20);
+  const { claimedAt, identifiedAt } = world.t.cp.sessions.get(sessionId);
+  if (claimedAt !== undefined) run.served = identifiedAt !== undefined && identifiedAt <= claimedAt ? 'warm, ready' : 'warm, starting';
+  if (firstQueue !== undefined) {
+    run.firstQueueAt = firstQueue.at;
+    run.firstPosition = firstQueue.message.position as number;
+    if (typeof firstQueue.message.estimatedWaitSeconds === 'number') run.firstEstimateS = firstQueue.message.estimatedWaitSeconds;
+  }
+  await waitMs(lifetimeMs);
   player.close();
 }
 
+/** Every session of the world has ended and its slot is free. */
+async function settled(world: World): Promise<void> {
+  await until(() => (world.t.cp.registry.placeable('europe').every((w) => w.usedSlots === 0) ? true : undefined), 'every slot free', 60_000);
+}
+
+interface Burst {
+  pool: number;
+  runs: ViewerRun[];
+  /** The pool before the first viewer, and how long it took to fill (ms) from its setting. */
+  poolAtStart: { ready: number; starting: number; fillMs: number };
+  /** The most unclaimed instances seen while a viewer of the project waited in line, and how many checks saw any. */
+  idleWhileWaiting: { max: number; checks: number; seen: number };
+  claims: number;
+  misses: number;
+  startedAt: number;
+}
+
+/** The warm-up, the pool filled (when pool > 0), then 20 viewers in 5 s. */
+async function burst(world: World, pool: number): Promise<Burst> {
+  const { t, projectId } = world;
+  const lifetime = lifetimesFrom(20261207);
+  // The estimate needs three ended sessions of the region first.
+  await Promise.all(Array.from({ length: SLOTS }, () => viewer(world, 'warm-up', lifetime())));
+  await settled(world);
+  const poolSetAt = Date.now();
+  if (pool > 0) {
+    // As the settings API does: stored, then the pools told.
+    setProjectSettings(t.cp, projectId, { warmPoolMinIdle: pool });
+    t.cp.sessions.warmPoolSettingsChanged(projectId);
+    await until(() => {
+      const c = t.cp.sessions.warm.countByState();
+      return c.ready === pool && c.starting === 0 ? true : undefined;
+    }, `a pool of ${pool} ready`, 60_000);
+  }
+  const counts = t.cp.sessions.warm.countByState();
+  const poolAtStart = { ready: counts.ready, starting: counts.starting, fillMs: Date.now() - poolSetAt };
+  const idleWhileWaiting = { max: 0, checks: 0, seen: 0 };
+  const check = setInterval(() => {
+    if (t.cp.sessions.queues.length(projectId) === 0) return;
+    const idle = t.cp.sessions.warm.ofProject(projectId).length;
+    idleWhileWaiting.checks += 1;
+    if (idle > 0) idleWhileWaiting.seen += 1;
+    idleWhileWaiting.max = Math.max(idleWhileWaiting.max, idle);
+  }, POOL_CHECK_MS);
+  const startedAt = Date.now();
+  const live: Promise<void>[] = [];
+  for (let i = 0; i < BURST_VIEWERS; i++) {
+    live.push(viewer(world, 'burst', lifetime()));
+    await waitMs(BURST_SPACING_MS);
+  }
+  await Promise.all(live);
+  clearInterval(check);
+  const view = t.cp.sessions.warmPoolOf(t.cp.accounts.requireProject(projectId));
+  const runs = world.runs.filter((r) => r.phase === 'burst').sort((a, b) => a.arrivedAt - b.arrivedAt);
+  return { pool, runs, poolAtStart, idleWhileWaiting, claims: view.claims, misses: view.misses, startedAt };
+}
+
+/** A steady load: Poisson arrivals at LOAD × what the slots serve. */
+async function steady(world: World): Promise<void> {
+  const meanHoldMs = STARTUP_MS + (LIFETIME_MIN_MS + LIFETIME_MAX_MS) / 2;
+  const ratePerMs = (LOAD * SLOTS) / meanHoldMs;
+  const live: Promise<void>[] = [];
+  for (let i = 0; i < STEADY_VIEWERS; i++) {
+    live.push(viewer(world, 'steady', LIFETIME_MIN_MS + Math.random() * (LIFETIME_MAX_MS - LIFETIME_MIN_MS)));
+    await waitMs(-Math.log(1 - Math.random()) / ratePerMs);
+  }
+  await Promise.all(live);
+}
+
+const waitedS = (r: ViewerRun): number => (r.runningAt! - r.arrivedAt) / 1000;
+const judged = (runs: readonly ViewerRun[]) => runs.filter((r) => r.firstEstimateS !== undefined && r.firstQueueAt !== undefined && r.runningAt !== undefined);
+/** The real wait (s) an estimate is judged against: from its queue message to Running. */
+const realWaitS = (r: ViewerRun): number => (r.runningAt! - r.firstQueueAt!) / 1000;
+/** Relative to the real wait, floored at 1 s: a viewer served at once has no wait to be wrong by a share of. */
+const errorOf = (r: ViewerRun): number => (r.firstEstimateS! - realWaitS(r)) / Math.max(1, realWaitS(r));
+const pct = (v: number): string => `${f(v * 100, 0)} %`;
+
+function printViewers(b: Burst): void {
+  console.log(`\nBurst, pool of ${b.pool}: ${b.pool === 0 ? 'no warm instances' : `${b.poolAtStart.ready} ready and ${b.poolAtStart.starting} starting before the first viewer (filled ${f(b.poolAtStart.fillMs / 1000, 1)} s after it was set)`}`);
+  console.log('| # | arrived | served | waited (arrival → Running) | first queue message | its estimate | real wait from it | error |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  b.runs.forEach((r, i) => {
+    const queue = r.firstQueueAt === undefined ? '—' : `position ${r.firstPosition ?? '?'}`;
+    const estimate = r.firstEstimateS === undefined ? '—' : `${r.firstEstimateS} s`;
+    const real = r.firstQueueAt === undefined ? '—' : `${f(realWaitS(r), 1)} s`;
+    const error = r.firstEstimateS === undefined || r.firstQueueAt === undefined ? '—' : pct(errorOf(r));
+    console.log(`| ${i + 1} | +${f((r.arrivedAt - b.startedAt) / 1000, 2)} s | ${r.served} | ${f(waitedS(r), 2)} s | ${queue} | ${estimate} | ${real} | ${error} |`);
+  });
+}
+
+function printBurstSummary(bursts: readonly Burst[]): void {
+  console.log('\n| Pool | Served warm | Waited, median / p95 / max | With an estimate | Error, median / p95 of its size (median signed) | Within ±30 % | Warm viewers sent a queue message | Unclaimed instances while a viewer waited |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const b of bursts) {
+    const waits = b.runs.map(waitedS);
+    const j = judged(b.runs);
+    const errors = j.map(errorOf);
+    const abs = errors.map(Math.abs);
+    const warm = b.runs.filter((r) => r.served !== 'launch');
+    const ready = warm.filter((r) => r.served === 'warm, ready').length;
+    const idle = `max ${b.idleWhileWaiting.max} (${b.idleWhileWaiting.seen} of ${b.idleWhileWaiting.checks} checks)`;
+    console.log(
+      `| ${b.pool}${b.pool > 0 ? ` (${b.poolAtStart.ready} ready)` : ''} | ${warm.length} of ${b.runs.length}${b.pool > 0 ? ` (${ready} ready; claims ${b.claims}, misses ${b.misses})` : ''} | ` +
+        `${f(median(waits), 1)} / ${f(percentile(waits, 95), 1)} / ${f(Math.max(...waits), 1)} s | ${j.length} of ${b.runs.length} | ` +
+        `${pct(median(abs))} / ${pct(percentile(abs, 95))} (${pct(median(errors))}) | ${abs.filter((e) => e <= TARGET_ERROR).length} of ${j.length} | ` +
+        `${warm.filter((r) => r.firstQueueAt !== undefined).length} of ${warm.length} | ${b.pool > 0 ? idle : '—'} |`,
+    );
+  }
+}
+
+/** The estimate's table as before the pool (p90), the steady load's row being issue 26's target. */
+function printEstimates(rows: readonly { label: string; runs: readonly ViewerRun[] }[]): void {
+  console.log('\n| load | viewers | with an estimate | waited from the queue message (median / max) | estimate error, median / p90 of |error| | within ±30 % |');
+  console.log('|---|---|---|---|---|---|');
+  for (const { label, runs } of rows) {
+    const j = judged(runs);
+    const waits = j.map(realWaitS);
+    const errors = j.map(errorOf);
+    const abs = errors.map(Math.abs);
+    const within = abs.filter((e) => e <= TARGET_ERROR).length;
+    console.log(
+      `| ${label} | ${runs.length} | ${j.length} | ${f(median(waits), 1)} / ${f(Math.max(...waits), 1)} s | ` +
+        `${pct(median(abs))} / ${pct(percentile(abs, 90))} (median signed ${pct(median(errors))}) | ${within} of ${j.length} |`,
+    );
+  }
+}
+
 const started = Date.now();
-console.log(`bench:queue — ${new Date().toISOString()}, ${SLOTS} slots (${AGENTS} agents × ${SLOTS_PER_AGENT}), app start ${STARTUP_MS} ms, viewers stay ${LIFETIME_MIN_MS / 1000}–${LIFETIME_MAX_MS / 1000} s`);
+console.log(
+  `bench:queue — ${new Date().toISOString()}, ${SLOTS} slots (${AGENTS} agents × ${SLOTS_PER_AGENT}), app start ${STARTUP_MS} ms, viewers stay ${LIFETIME_MIN_MS / 1000}–${LIFETIME_MAX_MS / 1000} s, ` +
+    `burst of ${BURST_VIEWERS} in ${(BURST_VIEWERS * BURST_SPACING_MS) / 1000} s with a pool of ${POOL_SIZES.join(' and of ')}, each in a fresh control plane`,
+);
 
-// Warm-up: the estimate needs three ended sessions of the region first.
-for (let i = 0; i < SLOTS; i++) live.push(viewer('burst'));
-await Promise.all(live.splice(0));
-runs.clear();
-
-// The burst: 20 viewers in 5 s.
-for (let i = 0; i < 20; i++) {
-  live.push(viewer('burst'));
-  await waitMs(250);
+const bursts: Burst[] = [];
+let steadyRuns: ViewerRun[] = [];
+for (const pool of POOL_SIZES) {
+  const world = await startWorld();
+  bursts.push(await burst(world, pool));
+  if (pool === 0) {
+    await steady(world);
+    steadyRuns = world.runs.filter((r) => r.phase === 'steady');
+  }
+  await closeWorld(world);
 }
-await Promise.all(live.splice(0));
 
-// A steady load: Poisson arrivals at LOAD × what the slots serve.
-const meanHoldMs = STARTUP_MS + (LIFETIME_MIN_MS + LIFETIME_MAX_MS) / 2;
-const ratePerMs = (LOAD * SLOTS) / meanHoldMs;
-for (let i = 0; i < STEADY_VIEWERS; i++) {
-  live.push(viewer('steady'));
-  await waitMs(-Math.log(1 - Math.random()) / ratePerMs);
-}
-await Promise.all(live.splice(0));
-
-console.log('\n| load | viewers | with an estimate | waited (median / max) | estimate error, median / p90 of |error| | within ±30 % |');
-console.log('|---|---|---|---|---|---|');
-for (const phase of ['burst', 'steady'] as const) {
-  const all = [...runs.values()].filter((r) => r.phase === phase);
-  const judged = all.filter((r) => r.firstEstimateS !== undefined && r.firstQueueAt !== undefined && r.runningAt !== undefined);
-  const waits = judged.map((r) => (r.runningAt! - r.firstQueueAt!) / 1000);
-  // Relative to the real wait, floored at 1 s: a viewer served at once has no wait to be wrong by a share of.
-  const errors = judged.map((r, i) => (r.firstEstimateS! - waits[i]!) / Math.max(1, waits[i]!));
-  const abs = errors.map(Math.abs);
-  const within = abs.filter((e) => e <= TARGET_ERROR).length;
-  console.log(
-    `| ${phase === 'burst' ? '20 in 5 s' : `steady at ${LOAD * 100} %`} | ${all.length} | ${judged.length} | ${f(median(waits), 1)} / ${f(Math.max(...waits), 1)} s | ` +
-      `${f(median(abs) * 100, 0)} % / ${f(percentile(abs, 90) * 100, 0)} % (median signed ${f(median(errors) * 100, 0)} %) | ${within} of ${judged.length} |`,
-  );
-}
+for (const b of bursts) printViewers(b);
+printBurstSummary(bursts);
+printEstimates([...bursts.map((b) => ({ label: `20 in 5 s, pool of ${b.pool}`, runs: b.runs })), { label: `steady at ${LOAD * 100} %`, runs: steadyRuns }]);
 console.log(`\nwhole run ${f((Date.now() - started) / 1000, 0)} s`);
-for (const agent of agents) await agent.close();
-await t.destroy();
