@@ -143,7 +143,7 @@ export interface ProcessAccount {
 }
 
 /** `pixelfleet admin <args> --json` against a serve process; its parsed output. */
-async function adminJson(grpcAddress: string, args: string[]): Promise<unknown> {
+export async function adminJson(grpcAddress: string, args: string[]): Promise<unknown> {
   let out = '';
   const io = { env: { PIXELFLEET_ADMIN_SERVER: grpcAddress, PIXELFLEET_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN }, stdout: (t: string) => (out += t), stderr: (t: string) => (out += t) };
   const code = await runAdminCli([...args, '--json'], io);

@@ -80,11 +80,16 @@ export interface StreamingFleetOptions {
   agentLogLevel?: string;
 }
 
+/** The agent's `run` of a fleet in `dir`: its data dir, hostname and config file, the same for a restart. */
+function fleetAgent(dir: string, grpcAddress: string, slots: number, logLevel: string): Parameters<typeof startAgentProcess>[0] {
+  return { grpcAddress, dataDir: join(dir, 'agent'), configDir: dir, hostname: 'gpu-fleet', slots, logLevel };
+}
+
 /** Starts the fleet and waits until the build is the project's live build on the agent. */
 export async function startStreamingFleet(o: StreamingFleetOptions): Promise<StreamingFleet> {
   const cp = await startServe({ dataDir: join(o.dir, 'cp'), configDir: o.dir, ...(o.config ? { config: o.config } : {}) });
   const account = await createAccount(cp.grpcAddress, `fleet-${Date.now()}@example.com`);
-  const agent = await startAgentProcess({ grpcAddress: cp.grpcAddress, dataDir: join(o.dir, 'agent'), configDir: o.dir, hostname: 'gpu-fleet', slots: o.slots ?? 1, logLevel: o.agentLogLevel ?? 'info' });
+  const agent = await startAgentProcess(fleetAgent(o.dir, cp.grpcAddress, o.slots ?? 1, o.agentLogLevel ?? 'info'));
   const up = await callApi(cp.httpOrigin, 'POST', '/projects/upload-file', { apiKey: account.apiKey, userId: account.userId, projectId: account.projectId, fileUrl: o.buildUrl, autoRelease: true });
   if (up.status !== 201) throw new Error(`upload-file answered ${up.status}`);
   const deadline = performance.now() + 60_000;
@@ -105,4 +110,9 @@ export function restartServe(dir: string, cp: ServeProcess, config: Record<strin
     grpcPort: Number(cp.grpcAddress.split(':')[1]),
     config: { ...config, http: { host: '127.0.0.1', port: Number(new URL(cp.httpOrigin).port) } },
   });
+}
+
+/** Starts the fleet's agent again on the first run's data dir (its worker identity, app records and journal), once it is connected. */
+export function restartAgent(dir: string, cp: ServeProcess, options: { slots?: number; logLevel?: string } = {}): Promise<FleetProcess> {
+  return startAgentProcess(fleetAgent(dir, cp.grpcAddress, options.slots ?? 1, options.logLevel ?? 'info'));
 }

@@ -52,10 +52,18 @@ export interface WorkerEventsDeps {
 }
 
 export class WorkerEvents {
+  /**
+   * Per worker, since its latest Hello: the Starting sessions it did not list, kept for their resent
+   * StartSession (reconcileWorker), until the agent reports anything of them. A launch reports
+   * appStarted before its start finishes; a start that finishes without a word since was answered
+   * from the journal of an earlier run of the agent, and that run's crash took the app.
+   */
+  private readonly unlistedStarts = new Map<string, Set<string>>();
+
   constructor(private readonly d: WorkerEventsDeps) {
     const { registry } = d;
     registry.on('helloAccepted', (workerId, hello) => {
-      reconcileWorker({ repo: d.repo, registry, log: d.log, sessionGoneFromWorker: (s) => this.sessionGoneFromWorker(s) }, workerId, hello);
+      this.unlistedStarts.set(workerId, reconcileWorker({ repo: d.repo, registry, log: d.log, sessionGoneFromWorker: (s) => this.sessionGoneFromWorker(s) }, workerId, hello));
       this.sendPendingSignals(workerId);
       // A worker (back) with free slots.
       d.scheduler.requestRun();
@@ -153,6 +161,7 @@ export class WorkerEvents {
       d.agentWarnings.for(workerId).warn({ sessionId: event.sessionId, workerId, kind: event.kind }, 'session event for a session this worker does not hold; ignored');
       return;
     }
+    this.unlistedStarts.get(workerId)?.delete(s.sessionId);
     switch (event.kind) {
       case 'appStarted':
         break;
@@ -235,17 +244,24 @@ export class WorkerEvents {
     d.scheduler.requestRun();
   }
 
-  private onCommandFinished(_workerId: string, command: AgentCommand, ack: AgentAck): void {
+  private onCommandFinished(workerId: string, command: AgentCommand, ack: AgentAck): void {
     const { d } = this;
     if (command.kind === 'stopSession') {
       const s = d.repo.findById(command.sessionId);
       // A failed stop still ends the session for the viewer; the agent reports the app's fate.
       if (s && s.status !== 'Terminated') d.lifecycle.finishOnWorker(s, undefined);
-    } else if (command.kind === 'startSession' && ack.phase === 'FAILED') {
+    } else if (command.kind === 'startSession') {
+      const unlisted = this.unlistedStarts.get(workerId)?.delete(command.sessionId) === true;
       const s = d.repo.findById(command.sessionId);
-      if (s && (s.status === 'Starting' || s.status === 'Running')) {
-        d.log.warn({ sessionId: s.sessionId, errorCode: ack.errorCode, errorMessage: ack.errorMessage }, 'session failed to start');
-        d.lifecycle.finishOnWorker(s, 'launchFailed');
+      if (ack.phase === 'FAILED') {
+        if (s && (s.status === 'Starting' || s.status === 'Running')) {
+          d.log.warn({ sessionId: s.sessionId, errorCode: ack.errorCode, errorMessage: ack.errorMessage }, 'session failed to start');
+          d.lifecycle.finishOnWorker(s, 'launchFailed');
+        }
+      } else if (unlisted && s?.status === 'Starting' && s.assignedWorker === workerId) {
+        // Left Starting, it would hold its slot with no app (a warm instance until its maximum age, and claimable meanwhile).
+        d.log.warn({ sessionId: s.sessionId, workerId, status: s.status, startAnsweredFromJournal: true }, 'worker no longer runs session; ending it');
+        this.sessionGoneFromWorker(s);
       }
     }
   }

@@ -1,6 +1,7 @@
 // After a worker's Hello, what we believe it runs and what it says it runs are made to agree:
 // sessions we placed there that it no longer runs are over; apps it runs for sessions that are
-// over, unknown or not its own are orphans holding a GPU, and are stopped.
+// over, unknown or not its own are orphans holding a GPU, and are stopped. A Starting session it
+// did not list is kept for its resent StartSession, which settles it (WorkerEvents).
 import type { Logger } from 'pino';
 import { isSessionId } from '../lib/ids';
 import type { SessionRecord, SessionsRepository } from '../repositories/sessions';
@@ -16,16 +17,25 @@ export interface WorkerReconcileDeps {
   sessionGoneFromWorker(s: SessionRecord): void;
 }
 
-export function reconcileWorker(deps: WorkerReconcileDeps, workerId: string, hello: AgentHello): void {
+/**
+ * Reconciles the worker's sessions with its Hello. Returns the Starting sessions it did not list
+ * that are kept for their resent StartSession: the agent launches them now, or, when a run of it
+ * that has since crashed finished the start, answers from its journal for an app that is gone.
+ */
+export function reconcileWorker(deps: WorkerReconcileDeps, workerId: string, hello: AgentHello): Set<string> {
   const { repo, registry, log } = deps;
   const reported = new Set(hello.runningSessions.map((r) => r.sessionId));
   const pending = registry.pendingSessionCommands(workerId);
+  const keptForResentStart = new Set<string>();
   for (const s of repo.listHoldingWorker(workerId)) {
     if (reported.has(s.sessionId)) continue;
     // A Starting session may not have reached the agent yet: its StartSession is resent after this
     // Hello. One whose StartSession is no longer pending (its stored row no longer decodes and was
     // failed) would hold the slot for good: it is over too.
-    if (s.status === 'Starting' && pending.starts.has(s.sessionId)) continue;
+    if (s.status === 'Starting' && pending.starts.has(s.sessionId)) {
+      keptForResentStart.add(s.sessionId);
+      continue;
+    }
     log.warn({ sessionId: s.sessionId, workerId, status: s.status }, 'worker no longer runs session; ending it');
     deps.sessionGoneFromWorker(s);
   }
@@ -49,4 +59,5 @@ export function reconcileWorker(deps: WorkerReconcileDeps, workerId: string, hel
     pendingStops.add(r.sessionId);
   }
   if (malformed > 0) log.warn({ workerId, malformed }, 'Hello lists malformed session ids; ignored');
+  return keptForResentStart;
 }
