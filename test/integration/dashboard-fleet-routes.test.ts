@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
-import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
+import { type DashboardClient, signedInPerson } from '../support/dashboard-client';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 
@@ -21,11 +21,7 @@ afterAll(async () => {
 });
 
 async function signedIn(email: string): Promise<DashboardClient> {
-  const client = new DashboardClient(t.started.httpOrigin);
-  await client.fetchCsrf();
-  await invitedWithPassword(t, email, PASSWORD);
-  expect((await client.post('/dashboard/api/sign-in', { email, password: PASSWORD })).status).toBe(200);
-  return client;
+  return (await signedInPerson(t, email, PASSWORD)).client;
 }
 
 describe('the fleet in the dashboard', () => {

@@ -4,7 +4,7 @@
 // at once), 401 without a sign-in, 403 without the CSRF token, and Set Live's webhook status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
-import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
+import { DashboardClient, signedInPerson } from '../support/dashboard-client';
 import { seedBuild, seedEndedSessions, seedSession, setBuildStatus, setProjectWebhook } from '../support/seed';
 import { seedLogFile, seedSessionHistory, seedTelemetry } from '../support/analytics-seed';
 import { listen, type TestServer } from '../support/local-server';
@@ -29,11 +29,7 @@ afterAll(async () => {
 
 /** A signed-in person's client, and their user id. */
 async function signedIn(email: string): Promise<{ client: DashboardClient; userId: string }> {
-  const client = new DashboardClient(t.started.httpOrigin);
-  await client.fetchCsrf();
-  const userId = await invitedWithPassword(t, email, PASSWORD);
-  expect((await client.post('/dashboard/api/sign-in', { email, password: PASSWORD })).status).toBe(200);
-  return { client, userId };
+  return signedInPerson(t, email, PASSWORD);
 }
 
 describe('a project of the dashboard', () => {

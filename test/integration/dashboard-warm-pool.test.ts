@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
 import type { DashboardWarmPool } from '@pixelfleet/dashboard';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane';
-import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
+import { DashboardClient, signedInPerson } from '../support/dashboard-client';
 import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 import { seedLiveBuild } from '../support/seed';
@@ -28,11 +28,7 @@ afterAll(async () => {
 });
 
 async function signedIn(email: string): Promise<{ client: DashboardClient; userId: string }> {
-  const client = new DashboardClient(t.started.httpOrigin);
-  await client.fetchCsrf();
-  const userId = await invitedWithPassword(t, email, PASSWORD);
-  expect((await client.post('/dashboard/api/sign-in', { email, password: PASSWORD })).status).toBe(200);
-  return { client, userId };
+  return signedInPerson(t, email, PASSWORD);
 }
 
 describe("a project's warm pool in the dashboard", () => {

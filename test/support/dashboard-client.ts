@@ -73,3 +73,13 @@ export async function invitedWithPassword(t: TestControlPlane, email: string, pa
   await t.cp.people.setPasswordWithLink(token, 'invitation', password);
   return user.userId;
 }
+
+/** A person invited with `password` and signed in to the dashboard: their client (CSRF token held) and user id. */
+export async function signedInPerson(t: TestControlPlane, email: string, password: string): Promise<{ client: DashboardClient; userId: string }> {
+  const client = new DashboardClient(t.started.httpOrigin);
+  await client.fetchCsrf();
+  const userId = await invitedWithPassword(t, email, password);
+  const signIn = await client.post('/dashboard/api/sign-in', { email, password });
+  if (signIn.status !== 200) throw new Error(`sign-in of ${email} answered ${signIn.status}`);
+  return { client, userId };
+}
