@@ -277,10 +277,12 @@ describe('mock Unreal app failure modes', () => {
     expect(stub.connections).toBe(1);
   });
 
-  it('a realistic start (-MockStartupSeconds=1.5): idle, not dialling, until 1.5 s after its process started, then identifies', async () => {
+  it('a realistic start (-MockStartupSeconds=1.5): idle but for a WebRTC warm-up, not dialling, until 1.5 s after its process started, then identifies', async () => {
     const { app, stub } = await launch('SlowStart', ['-MockStartupSeconds=1.5']);
     await app.waitForLine('before connecting to signalling');
     expect(stub.connections).toBe(0);
+    // Its WebRTC stack made ready while it loads (webrtc-warmup.ts), as libwebrtc's needs no warming.
+    await app.waitForLine('WebRTC stack warmed in');
     await app.waitForLine(MOCK_UNREAL_LOG.identified('SlowStart'));
     // The process's own clock: the dial came no earlier than the start it was given.
     const startedAt = Number(readFileSync(`/proc/${app.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]) / 100;

@@ -178,7 +178,7 @@ if (config.failure.exitEarly) {
 }
 
 // werift is loaded only now, so the failure modes above take effect without its start-up cost.
-const [{ createMockUnrealApp }, { loadClip }] = await Promise.all([import('./mock-unreal-app'), import('./h264-clip')]);
+const [{ createMockUnrealApp }, { loadClip }, { warmWebRtcStack }] = await Promise.all([import('./mock-unreal-app'), import('./h264-clip'), import('./webrtc-warmup')]);
 
 function loadClipOrExit(): H264Clip {
   try {
@@ -232,11 +232,21 @@ if (!stopping) {
   };
   const startupMs = config.startupSeconds === undefined ? 0 : config.startupSeconds * 1000 - process.uptime() * 1000;
   if (startupMs > 0) {
-    // Idle, as a real app is while its engine loads (the wait is I/O and GPU work, not this CPU).
+    // Idle, as a real app is while its engine loads (the wait is I/O and GPU work, not this CPU),
+    // but for one WebRTC handshake with itself: werift's first one in a process is slow where
+    // libwebrtc's is not (webrtc-warmup.ts). It overlaps the load; connecting waits for both.
     log.log('LogMockUnreal', `Loading for ${config.startupSeconds} s after start (-MockStartupSeconds) before connecting to signalling`);
+    const warmStartedAt = performance.now();
+    const warmed = warmWebRtcStack(startupMs).then(
+      () => log.log('LogMockUnreal', `WebRTC stack warmed in ${Math.round(performance.now() - warmStartedAt)} ms`),
+      (error: unknown) => log.warning('LogMockUnreal', `WebRTC warm-up failed (${String(error)}); the first player pays for it`),
+    );
     startupTimer = setTimeout(() => {
-      log.log('LogLoad', 'Level loaded; connecting to signalling');
-      connect();
+      void warmed.then(() => {
+        if (stopping) return;
+        log.log('LogLoad', 'Level loaded; connecting to signalling');
+        connect();
+      });
     }, startupMs);
   } else {
     connect();

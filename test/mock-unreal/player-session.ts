@@ -62,6 +62,43 @@ export function streamerPeerConfig(icePortRange: readonly [number, number] | und
   };
 }
 
+/**
+ * libwebrtc asks no STUN server it was not given; werift would ask Google's (its default, even for
+ * `iceServers: []`: see agent/src/relay/peer-config.ts withoutWeriftDefaultStun). The mock's peers
+ * are given none. Call once the peer's transport exists, before setLocalDescription.
+ */
+export function askNoDefaultStun(pc: RTCPeerConnection): void {
+  for (const transport of pc.iceTransports) transport.connection.stunServer = undefined;
+}
+
+/**
+ * libwebrtc, as the DTLS client (the relay answers `a=setup:passive`), sends its ClientHello as soon
+ * as ICE connects; werift's client waits 100 ms first (its RTCDtlsTransport start, a margin for a
+ * server still getting ready), 100 ms of every first frame that the app this mock stands in for
+ * does not spend. So the mock starts its handshake at once, and werift's own later call gets the
+ * handshake already under way. Call once the peer's transport exists.
+ */
+export function sendClientHelloAtOnce(pc: RTCPeerConnection): void {
+  for (const transport of pc.dtlsTransports) {
+    transport.onStateChange.subscribe((state) => {
+      if (state !== 'connecting') return;
+      // werift creates its DTLS socket right after announcing 'connecting', before its wait.
+      queueMicrotask(() => {
+        const socket: unknown = transport.dtls;
+        if (transport.role !== 'client' || !hasConnect(socket)) return;
+        const started = socket.connect();
+        // werift's own call, 100 ms on, returns this and handles its failure as it would its own.
+        started.catch(() => undefined);
+        socket.connect = () => started;
+      });
+    });
+  }
+}
+
+function hasConnect(socket: unknown): socket is { connect: () => Promise<void> } {
+  return typeof socket === 'object' && socket !== null && typeof (socket as { connect?: unknown }).connect === 'function';
+}
+
 export interface PlayerSessionOptions {
   readonly playerId: string;
   readonly clip: H264Clip;
@@ -100,6 +137,8 @@ export class PlayerSession {
     const track = new MediaStreamTrack({ kind: 'video' });
     // A stream id gives the offer an a=msid line; the frontend plays event.streams[0].
     const transceiver = this.pc.addTransceiver(track, { direction: 'sendonly', streams: [new MediaStream([track])] });
+    askNoDefaultStun(this.pc);
+    sendClientHelloAtOnce(this.pc);
     this.sender = transceiver.sender;
     this.channel = this.pc.createDataChannel('datachannel', { ordered: true });
     this.feed = new ClipVideoFeed(options.clip, (packet) => this.sendRtp(packet));

@@ -15,8 +15,8 @@ import type { Clock } from '@pixelfleet/common';
 import { startsKeyframe } from './h264-keyframe';
 import { keyframeRequestBytes, rtcpBytes } from './keyframe-request';
 import { IngestLossTracker, type IngestLossStats } from './ingest-loss';
-import { addBitrateHints, planStreamerOffer, type BitrateHints, type StreamerOfferPlan } from './ingest-sdp';
-import { ingestPeerConfig } from './peer-config';
+import { addBitrateHints, answerAsDtlsServer, planStreamerOffer, type BitrateHints, type StreamerOfferPlan } from './ingest-sdp';
+import { ingestPeerConfig, withoutWeriftDefaultStun } from './peer-config';
 import { RelayError } from './relay-error';
 import { rembPacket } from './remb';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
@@ -168,7 +168,9 @@ export class IngestLeg {
     try {
       await this.pc.setRemoteDescription({ type: 'offer', sdp: plan.sdp });
       this.disableWeriftNack();
-      await this.pc.setLocalDescription(await this.pc.createAnswer());
+      withoutWeriftDefaultStun(this.pc);
+      const weriftAnswer = await this.pc.createAnswer();
+      await this.pc.setLocalDescription({ type: 'answer', sdp: answerAsDtlsServer(weriftAnswer.sdp) });
       answer = this.pc.localDescription?.sdp;
       // werift bound its sockets while gathering: room for keyframe bursts while the relay is busy.
       this.socketBuffers = growSocketBuffers(this.pc, { recvBytes: INGEST_RECV_BUFFER_BYTES });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addBitrateHints, planStreamerOffer } from './ingest-sdp';
+import { addBitrateHints, answerAsDtlsServer, planStreamerOffer } from './ingest-sdp';
 import { fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps } from './sdp-text';
 
 const offer = (video: string[], audio: string[] = []): string =>
@@ -122,5 +122,15 @@ describe('addBitrateHints', () => {
     expect(addBitrateHints(bare, 106, { startBps: 1_000_000, minBps: 1_000_000, maxBps: 1_000_000 })).toContain(
       'a=rtpmap:106 H264/90000\r\na=fmtp:106 x-google-min-bitrate=1000;x-google-start-bitrate=1000;x-google-max-bitrate=1000\r\n',
     );
+  });
+});
+
+describe('answerAsDtlsServer', () => {
+  it('turns every a=setup:active into passive and leaves the rest byte for byte', () => {
+    const sdp = ['v=0', 'm=video 9 UDP/TLS/RTP/SAVPF 96', 'a=setup:active', 'a=mid:0', 'm=application 9 UDP/DTLS/SCTP webrtc-datachannel', 'a=setup:active', ''].join('\r\n');
+    expect(answerAsDtlsServer(sdp)).toBe(sdp.replaceAll('a=setup:active', 'a=setup:passive'));
+    expect(answerAsDtlsServer(sdp.replaceAll('\r\n', '\n'))).toBe(sdp.replaceAll('\r\n', '\n').replaceAll('a=setup:active', 'a=setup:passive'));
+    const already = sdp.replaceAll('a=setup:active', 'a=setup:passive');
+    expect(answerAsDtlsServer(already)).toBe(already);
   });
 });

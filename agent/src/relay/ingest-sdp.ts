@@ -1,7 +1,7 @@
 // The ingest leg's SDP policy: the app's offer is narrowed before werift sees it (werift would
 // accept every H.264 variant, werift-notes §5.6) to one H.264 42e01f packetization-mode=1 format
-// (with its RTX format) and Opus, without transport-cc (§5.7); the answer gets bitrate hints for
-// the app's encoder.
+// (with its RTX format) and Opus, without transport-cc (§5.7); the answer makes the relay the DTLS
+// server and gets bitrate hints for the app's encoder.
 import { RelayError } from './relay-error';
 import { attributePayloadType, fmtps, mediaFormats, mediaKind, parseSdp, rtpmaps, serializeSdp } from './sdp-text';
 
@@ -153,4 +153,15 @@ function describeCodecs(section: string[]): string {
     })
     .filter((d) => d !== undefined);
   return described.length > 0 ? described.join(', ') : 'none';
+}
+
+/**
+ * The relay's answer with `a=setup:passive` where werift wrote `active`: the app becomes the DTLS
+ * client. werift as a client holds its ClientHello back 100 ms after ICE connects (its RTCDtlsTransport
+ * start, still in 0.25), on the path to every session's first frame; libwebrtc, the app's side, sends
+ * it at once (RFC 8842 §5.3 lets the answerer take either role). Applied before setLocalDescription:
+ * werift takes its role from its local answer.
+ */
+export function answerAsDtlsServer(answerSdp: string): string {
+  return answerSdp.replace(/^a=setup:active(\r?)$/gm, 'a=setup:passive$1');
 }

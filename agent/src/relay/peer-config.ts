@@ -1,7 +1,7 @@
 // werift settings for both legs (werift-notes §7.3). Ingest (loopback): no ICE servers, never
-// werift's default public STUN; loopback gathered explicitly. Viewers: the project's STUN/TURN and
-// port range. Both: max-bundle, IPv4 only.
-import { RTCRtpCodecParameters, useFIR, useH264, useNACK, useOPUS, usePLI, useREMB, type RTCPeerConnectionConfig } from 'werift';
+// werift's default public STUN (withoutWeriftDefaultStun); loopback gathered explicitly. Viewers:
+// the project's STUN/TURN and port range. Both: max-bundle, IPv4 only.
+import { RTCRtpCodecParameters, useFIR, useH264, useNACK, useOPUS, usePLI, useREMB, type RTCPeerConnection, type RTCPeerConnectionConfig } from 'werift';
 import { RELAY_H264 } from './ingest-sdp';
 
 export interface RelayIceServer {
@@ -63,4 +63,22 @@ export function viewerPeerConfig(network: ViewerNetwork): RTCPeerConnectionConfi
     iceAdditionalHostAddresses: [...new Set([LOOPBACK, ...network.hostAddresses])],
     icePortRange: network.portRange ? [network.portRange.min, network.portRange.max] : undefined,
   };
+}
+
+/** A STUN URL among ICE servers: werift queries the first one it finds. */
+function namesStunServer(iceServers: readonly RelayIceServer[]): boolean {
+  return iceServers.some((server) => (Array.isArray(server.urls) ? server.urls : [server.urls]).some((url) => /^stuns?:/i.test(url)));
+}
+
+/**
+ * werift (0.24, its ICE `Connection`) queries stun.l.google.com:19302 whenever its configuration
+ * names no STUN server, `iceServers: []` included (werift-webrtc issue #691), and
+ * setLocalDescription waits for the answer: every offer and answer of this relay then asked Google
+ * for this host's address, and waited up to 5 s where UDP to it is dropped. A peer given no STUN
+ * server asks none, as libwebrtc does. Call it after the peer's transport exists (the offerer: after
+ * its first transceiver; the answerer: after setRemoteDescription) and before setLocalDescription.
+ */
+export function withoutWeriftDefaultStun(pc: RTCPeerConnection): void {
+  if (namesStunServer(pc.config.iceServers ?? [])) return;
+  for (const transport of pc.iceTransports) transport.connection.stunServer = undefined;
 }

@@ -15,6 +15,7 @@ import { MAX_REMOTE_CANDIDATES } from './viewer-leg';
 import { INGEST_RECV_BUFFER_BYTES } from './socket-buffers';
 import { MAX_RESENDS_PER_PACKET } from './send-history';
 import { readFileSync } from 'node:fs';
+import dns from 'node:dns';
 import { ManualClock } from '@pixelfleet/common';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -62,7 +63,7 @@ async function connectedViewer(relay: SessionRelay, id: string, options?: Constr
 }
 
 describe('SessionRelay', () => {
-  it('answers the app with exactly H.264 42e01f packetization-mode=1, bitrate hints, and no transport-cc', async () => {
+  it('answers the app with exactly H.264 42e01f packetization-mode=1, bitrate hints, no transport-cc, and itself as the DTLS server', async () => {
     const { relay } = setup();
     const a = app();
     let ingestConnected = false;
@@ -83,10 +84,34 @@ describe('SessionRelay', () => {
     // The ingest gathers loopback (werift skips it unless told) and never a STUN/TURN candidate.
     expect(answer).toMatch(/a=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 \d+ typ host/);
     expect(answer).not.toMatch(/typ (srflx|relay)/);
+    // The relay is the DTLS server (ingest-sdp.ts answerAsDtlsServer): the app sends the ClientHello.
+    expect(answer.match(/^a=setup:\w+/gm)).toEqual(parseSdp(answer).media.map(() => 'a=setup:passive'));
 
     await until(() => ingestConnected, [relayEvents(relay)], 'ingestConnected');
+    expect(a.pc.dtlsTransports.map((t) => t.role)).toEqual(['client']);
     // The app's sender now uses the one payload type the answer named.
     expect(a.videoPayloadType).toBe(APP_H264_42E01F_PT);
+  });
+
+  it("asks no STUN server it was not given (werift's default is Google's), and the one it was given for viewers", async () => {
+    // werift resolves a STUN server's name before its first request: every name it looks up is seen here.
+    const lookedUp: string[] = [];
+    const lookup = dns.promises.lookup.bind(dns.promises);
+    const spy = vi.spyOn(dns.promises, 'lookup').mockImplementation(((host: string, options: dns.LookupOptions) => {
+      lookedUp.push(host);
+      return lookup(host, options);
+    }) as typeof dns.promises.lookup);
+    cleanups.push(() => spy.mockRestore());
+    // The fake app's offer is made before the count starts: its own werift peer is not under test.
+    const { relay } = setup();
+    const offer = await app().offer();
+    lookedUp.length = 0;
+    await relay.acceptStreamerOffer(offer);
+    await relay.addViewer('no-stun');
+    expect(lookedUp).toEqual([]);
+    const withStun = setup({ iceServers: [{ urls: 'stun:stun.pixelfleet.invalid:3478' }] }).relay;
+    await withStun.addViewer('configured-stun');
+    expect(lookedUp).toEqual(['stun.pixelfleet.invalid']);
   });
 
   it('refuses an offer without H.264 42e01f packetization-mode=1, with a reason naming what was offered', async () => {

@@ -23,6 +23,7 @@ import {
 import type { Logger } from 'pino';
 import { ChannelOutbox, type ChannelPayload, type OutboxLimits } from './channel-outbox';
 import { RelayError } from './relay-error';
+import { withoutWeriftDefaultStun } from './peer-config';
 import type { MediaKind, RelayIceCandidate } from './relay-types';
 import { SendHistory } from './send-history';
 import { VideoShownWitness } from './video-shown';
@@ -126,6 +127,7 @@ export class ViewerLeg {
     const stream = new MediaStream();
     const video = this.pc.addTransceiver(new MediaStreamTrack({ kind: 'video' }), { direction: 'sendonly', streams: [stream] });
     const audio = this.pc.addTransceiver(new MediaStreamTrack({ kind: 'audio' }), { direction: 'sendonly', streams: [stream] });
+    withoutWeriftDefaultStun(this.pc);
     this.outputs = { video: { sender: video.sender, sourceSsrc: undefined }, audio: { sender: audio.sender, sourceSsrc: undefined } };
     this.answerNacksFromHistory(video.sender);
 
