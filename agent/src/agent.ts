@@ -1,6 +1,7 @@
 // The agent's composition root: from one parsed config, enroll if needed, then keep the
 // control link up. main.ts reads flags and env, calls this and wires signals; tests build the
 // same agent against a control plane on port 0.
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { agentV1, SignalEnvelope } from '@pixelfleet/proto';
@@ -24,6 +25,7 @@ import { LogSpool, removeSpooledSessionDir } from './logs/log-spool';
 import { SpoolUploader } from './logs/spool-uploader';
 import { AGENT_TLS_KEYS, ControlLink, createAgentClient, enroll, EnrollRefusedError } from './link/control-link';
 import { TlsWatch } from './link/tls-watch';
+import { IdentityRefusalStore } from './link/identity-refusal';
 import type { AgentInventory } from './agent-inventory';
 import agentPackage from '../package.json' with { type: 'json' };
 
@@ -49,6 +51,8 @@ export interface AgentDeps {
   clock?: Clock;
   /** How long apps a previous run left behind get between SIGTERM and SIGKILL at start, in ms (default DEFAULT_SURVIVOR_GRACE_MS). */
   survivorGraceMs?: number;
+  /** This agent process's id in every Hello (default: 16 random hex digits, new at each start). */
+  instanceId?: string;
 }
 
 export interface Agent {
@@ -59,6 +63,11 @@ export interface Agent {
   readonly builds: BuildCache;
   /** Known after start(). */
   readonly workerId: string;
+  /**
+   * This process's id, the same in each of its Hellos: the control plane tells its redial from
+   * another process presenting the same worker.json (a cloned server) by it.
+   */
+  readonly instanceId: string;
   /** What start() found of the apps a previous run left behind (empty before start()). */
   readonly survivors: readonly SurvivorOutcome[];
   /** True while an operator has drained this worker (from Welcome and DrainNotice). */
@@ -75,6 +84,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const log = deps.logger ?? createLogger(config.logLevel, deps.logDestination);
   const backoff = deps.backoff ?? DEFAULT_BACKOFF;
   const clock = deps.clock ?? systemClock;
+  const instanceId = deps.instanceId ?? randomBytes(8).toString('hex');
   const client: agentV1.AgentServiceClient = createAgentClient(config.controlPlane, config.tls);
   const tls = usesTls(config.controlPlane, config.tls);
   if (!tls && !isLoopbackHost(hostOf(config.controlPlane))) {
@@ -83,6 +93,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   // A refused TLS handshake is told (once per reason) with the setting to fix; see tls-watch.ts.
   const tlsWatch = tls ? new TlsWatch(client, () => probeTls(config.controlPlane, config.tls, AGENT_TLS_KEYS), log.child({ component: 'control-link' })) : undefined;
   const store = new CredentialStore(config.dataDir);
+  const identityRefusals = new IdentityRefusalStore(config.dataDir);
   const journal = new CommandJournal(config.dataDir);
   const appRecords = new AppRecordStore(config.dataDir);
   let survivors: SurvivorOutcome[] = [];
@@ -159,6 +170,15 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
   const executor = new CommandExecutor(journal, handlers, (ack) => linkRef?.sendAck(ack), () => clock.now(), log.child({ component: 'commands' }));
   let link: ControlLink | undefined;
 
+  /** Writes or clears the refusal `doctor` reads; a failure costs only that advice, never the link. */
+  function recordRefusal(write: () => void): void {
+    try {
+      write();
+    } catch (err) {
+      log.warn({ err: (err as Error).message, path: identityRefusals.path }, 'cannot record the identity refusal for doctor');
+    }
+  }
+
   async function obtainCredentials(): Promise<WorkerCredentials> {
     const stored = store.load();
     if (stored && stored.controlPlane === config.controlPlane) return stored;
@@ -193,6 +213,7 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
       if (!credentials) throw new Error('agent not started');
       return credentials.workerId;
     },
+    instanceId,
     get tlsFailure() {
       return tlsWatch?.failure;
     },
@@ -234,6 +255,8 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
           lastAckedSeq: executor.lastAckedSeq,
           runningSessions: inventory.runningSessions(),
           cachedBuilds: inventory.cachedBuilds(),
+          hostname: config.hostname,
+          instanceId,
         }),
         heartbeatState: () => ({ runningSessions: inventory.runningSessions().length, activity: inventory.sessionActivity?.() ?? [] }),
         onCommand: (c) => executor.handle(c),
@@ -242,14 +265,17 @@ export function buildAgent(config: AgentConfig, deps: AgentDeps = {}): Agent {
         },
         onSignal,
         onConnected: () => sessions.reannounceIdentified(),
+        // Kept for `doctor` until the next accepted stream (identity-refusal.ts).
+        onIdentityRefused: (details) => recordRefusal(() => identityRefusals.save({ workerId: creds.workerId, atMs: clock.now(), details })),
         backoff,
-        log: log.child({ component: 'control-link', workerId: creds.workerId }),
+        log: log.child({ component: 'control-link', workerId: creds.workerId, instanceId }),
         clock,
       });
       linkRef = link;
       // A reconnected link means the control plane is back: spooled logs go now, not at their next backoff.
       link.onStateChange((state) => {
         if (state !== 'connected') return;
+        recordRefusal(() => identityRefusals.clear());
         tlsWatch?.healthy();
         void uploader.retryNow();
       });

@@ -62,6 +62,7 @@ const HELLO: AgentHello = {
   workerId: 'wrk_1', agentVersion: '0.1.0', region: 'europe', slots: 2, lastAckedSeq: 7,
   runningSessions: [{ sessionId: 'session_1_1', projectId: 'prj_1', startedAtMs: AT }],
   cachedBuilds: [{ uploadId: 'upl_1', sha256: 'cd'.repeat(32), ready: true }],
+  hostname: 'gpu-1', instanceId: 'a1b2c3d4',
 };
 
 const TO_AGENT: Record<NonNullable<agentV1.ConnectResponse['msg']>['$case'], ToAgent[]> = {

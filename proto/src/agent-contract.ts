@@ -283,6 +283,8 @@ export function helloToProto(h: AgentHello): agentV1.Hello {
     lastAckedSeq: h.lastAckedSeq,
     runningSessions: h.runningSessions.map((r) => ({ sessionId: r.sessionId, projectId: r.projectId, startedAt: dateOf(r.startedAtMs) })),
     cachedBuilds: h.cachedBuilds.map((b) => ({ uploadId: b.uploadId, sha256: b.sha256, ready: b.ready })),
+    hostname: h.hostname,
+    instanceId: h.instanceId,
   };
 }
 
@@ -295,6 +297,8 @@ export function helloFromProto(h: agentV1.Hello): AgentHello {
     lastAckedSeq: h.lastAckedSeq,
     runningSessions: h.runningSessions.map((r) => ({ sessionId: r.sessionId, projectId: r.projectId, startedAtMs: r.startedAt?.getTime() })),
     cachedBuilds: h.cachedBuilds.map((b) => ({ uploadId: b.uploadId, sha256: b.sha256, ready: b.ready })),
+    hostname: h.hostname,
+    instanceId: h.instanceId,
   };
 }
 

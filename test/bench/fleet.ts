@@ -363,7 +363,7 @@ function connectAll(agents: readonly SimAgent[], counters: Counters, timeoutMs: 
       call.write({
         msg: {
           $case: 'hello',
-          value: { workerId: a.workerId, agentVersion: 'bench', region: 'europe', slots: 1, lastAckedSeq: 0, runningSessions: [], cachedBuilds: [] },
+          value: { workerId: a.workerId, agentVersion: 'bench', region: 'europe', slots: 1, lastAckedSeq: 0, runningSessions: [], cachedBuilds: [], hostname: '', instanceId: '' },
         },
       } satisfies agentV1.ConnectRequest);
     }

@@ -252,7 +252,7 @@ const hasPath = (config: unknown, path: string[]): boolean => {
 
 /** Dotted code spans that are not config keys: file names (by their extension) and fleet event names (`admin events`). */
 const FILE_EXTENSIONS = new Set(['cjs', 'com', 'conf', 'crt', 'exe', 'json', 'key', 'mjs', 'pem', 'service', 'sqlite', 'sysusers', 'xml', 'zip']);
-const FLEET_EVENTS = new Set(['worker.enrolled', 'worker.connected', 'worker.disconnected', 'worker.unreachable', 'warmPool.stopped']);
+const FLEET_EVENTS = new Set(['worker.enrolled', 'worker.connected', 'worker.disconnected', 'worker.unreachable', 'worker.identityConflict', 'warmPool.stopped']);
 const DOTTED_KEY = /^[a-z][A-Za-z0-9]*(?:\.[a-z][A-Za-z0-9]*)+$/;
 
 describe('docs/operations.md config keys', () => {

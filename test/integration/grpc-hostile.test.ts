@@ -45,8 +45,9 @@ function connectAndSend(token: string, messages: agentV1.ConnectRequest[]): Prom
   });
 }
 
+/** A Hello that names no host or agent instance, as agents older than those fields send it. */
 const hello = (workerId: string): agentV1.ConnectRequest => ({
-  msg: { $case: 'hello', value: { workerId, agentVersion: 't', region: 'europe', slots: 1, lastAckedSeq: 0, runningSessions: [], cachedBuilds: [] } },
+  msg: { $case: 'hello', value: { workerId, agentVersion: 't', region: 'europe', slots: 1, lastAckedSeq: 0, runningSessions: [], cachedBuilds: [], hostname: '', instanceId: '' } },
 });
 
 describe('authentication', () => {

@@ -1,5 +1,6 @@
 // `pixelfleet-agent doctor`: checks what a worker needs before it can stream — its config, the
-// control plane (resolution, connection, TLS, a token proven by a real call), free disk, the app
+// control plane (resolution, connection, TLS, a token proven by a real call, and whether the agent's
+// stream was last refused because another server presents its identity), free disk, the app
 // launcher (on Windows also a test tree under it), the GPU and the UDP port range — one line each
 // with a verdict. Nothing is enrolled or stored (the test tree's temp folder is removed).
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { ConfigError } from '@pixelfleet/common';
 import { loadAgentConfig, type AgentConfig } from '../config';
 import { CredentialStore, type WorkerCredentials } from '../credentials';
 import { createAgentClient } from '../link/control-link';
+import { IdentityRefusalStore } from '../link/identity-refusal';
 import { checkJoinToken, checkReachability, checkWorkerToken, PROBE_TIMEOUT_MS } from './control-plane-probe';
 import type { DoctorLine } from './doctor-line';
 import { APP_JOB_EXE } from '../launcher/app-job';
@@ -84,8 +86,12 @@ async function checkToken(config: AgentConfig, reached: boolean, timeoutMs: numb
     return { check: 'token', verdict: 'fail', detail: `not checked: ${(err as Error).message}` };
   }
   try {
-    if (worker !== undefined) return await checkWorkerToken(client, worker.workerId, worker.workerToken, timeoutMs);
-    return await checkJoinToken(client, config.joinToken!, config.region, timeoutMs);
+    if (worker === undefined) return await checkJoinToken(client, config.joinToken!, config.region, timeoutMs);
+    const line = await checkWorkerToken(client, worker.workerId, worker.workerToken, timeoutMs);
+    // A good token is not enough: another server may present the same identity (a cloned worker.json).
+    const refusal = new IdentityRefusalStore(config.dataDir).load();
+    if (line.verdict !== 'ok' || refusal?.workerId !== worker.workerId) return line;
+    return { check: 'token', verdict: 'fail', detail: `${line.detail}, but the agent's last stream was refused at ${new Date(refusal.atMs).toISOString()} (until its next accepted one): ${refusal.details}` };
   } finally {
     client.close();
   }

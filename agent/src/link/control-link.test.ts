@@ -33,7 +33,7 @@ afterEach(async () => {
   for (const link of links.splice(0)) await link.close();
 });
 
-function linkOn(clock: ManualClock, extra: { onConnected?: () => void; logLines?: string[] } = {}) {
+function linkOn(clock: ManualClock, extra: { onConnected?: () => void; onIdentityRefused?: (details: string) => void; logLines?: string[]; backoff?: { initialMs: number; maxMs: number } } = {}) {
   const calls: ScriptedCall[] = [];
   const commands: DeliveredCommand[] = [];
   const client = {
@@ -46,13 +46,14 @@ function linkOn(clock: ManualClock, extra: { onConnected?: () => void; logLines?
   const link = new ControlLink({
     client,
     workerToken: 'token',
-    helloState: () => ({ workerId: 'wrk_1', agentVersion: '0.1.0', region: 'europe', slots: 1, lastAckedSeq: 0, runningSessions: [], cachedBuilds: [] }),
+    helloState: () => ({ workerId: 'wrk_1', agentVersion: '0.1.0', region: 'europe', slots: 1, lastAckedSeq: 0, runningSessions: [], cachedBuilds: [], hostname: 'gpu-1', instanceId: 'inst_1' }),
     heartbeatState: () => ({ runningSessions: 0, activity: [] }),
     onCommand: (c) => commands.push(c),
-    backoff: { initialMs: 1_000, maxMs: 1_000 },
+    backoff: extra.backoff ?? { initialMs: 1_000, maxMs: 1_000 },
     log: extra.logLines ? pino({ level: 'warn' }, { write: (line: string) => void extra.logLines!.push(line) }) : pino({ level: 'silent' }),
     clock,
     ...(extra.onConnected ? { onConnected: extra.onConnected } : {}),
+    ...(extra.onIdentityRefused ? { onIdentityRefused: extra.onIdentityRefused } : {}),
   });
   links.push(link);
   link.start();
@@ -85,6 +86,36 @@ describe('ControlLink on the injected clock', () => {
     clock.advance(1_000); // the backoff ceiling: the delay is below it
     await vi.waitFor(() => expect(calls).toHaveLength(2));
     expect(written(calls[1], 'hello')).toHaveLength(1);
+  });
+});
+
+describe('ControlLink refused because another agent process holds the identity', () => {
+  const details = 'worker wrk_1 is already connected from host gpu-a (…); this agent on host gpu-1 (…) presents the same identity (a copy of its worker.json): re-enroll one of them';
+
+  it('names its instance in every Hello, says the refusal once per try at error level, and asks again only at the longest backoff', async () => {
+    const clock = new ManualClock();
+    const logLines: string[] = [];
+    const refusals: string[] = [];
+    const { link, calls } = linkOn(clock, { logLines, backoff: { initialMs: 1_000, maxMs: 30_000 }, onIdentityRefused: (d) => refusals.push(d) });
+    expect(written(calls[0], 'hello')[0]?.msg).toMatchObject({ value: { hostname: 'gpu-1', instanceId: 'inst_1' } });
+    for (let attempt = 1; attempt <= 2; attempt += 1) {
+      calls.at(-1)!.emit('error', { code: status.ALREADY_EXISTS, details });
+      await vi.waitFor(() => expect(link.linkState).toBe('waiting'));
+      // Not the usual first steps (under 1 s, then 2 s): the other process will not be gone by then.
+      clock.advance(29_999);
+      await Promise.resolve();
+      expect(calls).toHaveLength(attempt);
+      clock.advance(1);
+      await vi.waitFor(() => expect(calls).toHaveLength(attempt + 1));
+    }
+    expect(refusals).toEqual([details, details]);
+    expect(logLines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ level: 50, code: 'ALREADY_EXISTS', details, retryInMs: 30_000, msg: 'another agent process presents this worker identity; this one waits until it stops: re-enroll one of them' }),
+      expect.objectContaining({ level: 50, code: 'ALREADY_EXISTS', details, retryInMs: 30_000 }),
+    ]);
+    // Accepted once the other has stopped: connected, as any stream.
+    calls.at(-1)!.say(WELCOME);
+    expect(link.linkState).toBe('connected');
   });
 });
 

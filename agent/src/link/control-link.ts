@@ -2,7 +2,9 @@
 // Hello with full state on every (re)connect, heartbeats at the interval the Welcome names,
 // commands to the executor — and redial with full-jitter backoff on any failure (a control
 // plane restart arrives as CANCELLED, a dead network as UNAVAILABLE). Session events and relayed
-// signals that find the link down wait in a SessionOutbox and follow the next Welcome.
+// signals that find the link down wait in a SessionOutbox and follow the next Welcome. A refusal
+// that only the operator can end (a token the control plane does not know; another agent process
+// holding this worker identity, ALREADY_EXISTS) is an error line and a redial at the longest backoff.
 import { Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { AgentContractError, agentV1, fromAgentToProto, helloToProto, toAgentFromProto, type AgentAck, type AgentHello, type AgentSessionEvent, type DeliveredCommand, type Heartbeat, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
@@ -77,6 +79,11 @@ export interface ControlLinkOptions {
    * know after a restart of its own is told again here (the agent re-announces its identified apps).
    */
   onConnected?: () => void;
+  /**
+   * The control plane refused the stream because another agent process presents this worker
+   * identity and its stream is alive (ALREADY_EXISTS); details is its message, naming both hosts.
+   */
+  onIdentityRefused?: (details: string) => void;
   backoff: BackoffOptions;
   log: Logger;
   /** Time source of the heartbeat interval, the redial wait and the healthy-stream measure (default systemClock). */
@@ -189,11 +196,17 @@ export class ControlLink {
       if (this.isClosed()) break;
       if (result.healthyMs >= BACKOFF_RESET_AFTER_MS) attempt = 0;
       const unauthenticated = result.code === status.UNAUTHENTICATED || result.code === status.PERMISSION_DENIED;
-      const delay = unauthenticated ? this.options.backoff.maxMs : backoffDelayMs(attempt, this.options.backoff);
+      // Refused while another process holds this identity: asked again only at the longest backoff
+      // (one error line each time), which is also about when a dead holder's lease has run out.
+      const identityTaken = result.code === status.ALREADY_EXISTS;
+      const delay = unauthenticated || identityTaken ? this.options.backoff.maxMs : backoffDelayMs(attempt, this.options.backoff);
       attempt += 1;
       const logFields = { code: status[result.code] ?? result.code, details: result.details, retryInMs: delay };
       if (unauthenticated) this.options.log.error(logFields, 'control plane rejected the worker token; fix the credentials or re-enroll');
-      else this.options.log.warn(logFields, 'control link lost; redialing');
+      else if (identityTaken) {
+        this.options.log.error(logFields, 'another agent process presents this worker identity; this one waits until it stops: re-enroll one of them');
+        this.options.onIdentityRefused?.(result.details);
+      } else this.options.log.warn(logFields, 'control link lost; redialing');
       this.setState('waiting');
       await new Promise<void>((resolve) => {
         this.wakeRetry = resolve;

@@ -91,6 +91,7 @@ export function createAgentService(deps: AgentServiceDeps): agentV1.AgentService
             helloTimer?.cancel();
             helloTimer = undefined;
             epoch = registry.acceptHello(workerId, helloFromProto(m.msg.value), {
+              peer: call.getPeer(),
               send: (out) => {
                 if (!finished) call.write(toAgentProto(out));
               },

@@ -5,13 +5,16 @@ import { createMetrics, type FleetCounts, type WarmPoolSource } from './metrics'
 import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
 import type { RegistryEvents, WorkerRegistry } from '../workers/registry';
 
-/** A worker registry that only lets the test play heartbeats to its listeners. */
-function heartbeats(): { registry: WorkerRegistry; beat: (workerId: string, activity: SessionActivity[]) => void } {
+/** A worker registry that only lets the test play heartbeats and identity conflicts to its listeners. */
+function heartbeats(): { registry: WorkerRegistry; beat: (workerId: string, activity: SessionActivity[]) => void; conflict: (workerId: string) => void } {
   type ActivityListener = (...args: RegistryEvents['sessionActivity']) => void;
+  type ConflictListener = (...args: RegistryEvents['identityConflict']) => void;
   const listeners: ActivityListener[] = [];
-  const on = (event: keyof RegistryEvents, l: ActivityListener) => (event === 'sessionActivity' ? listeners.push(l) : 0);
+  const conflictListeners: ConflictListener[] = [];
+  const on = (event: keyof RegistryEvents, l: ActivityListener & ConflictListener) =>
+    event === 'sessionActivity' ? listeners.push(l) : event === 'identityConflict' ? conflictListeners.push(l) : 0;
   const registry = { list: () => [], liveStreamCount: () => 0, on } as unknown as WorkerRegistry;
-  return { registry, beat: (workerId, activity) => listeners.forEach((l) => l(workerId, activity)) };
+  return { registry, beat: (workerId, activity) => listeners.forEach((l) => l(workerId, activity)), conflict: (workerId) => conflictListeners.forEach((l) => l(workerId)) };
 }
 
 /** No sessions, no builds (the product gauges have their own test with a real database: control-plane-surface.test.ts). */
@@ -82,6 +85,18 @@ describe('relay counters in /metrics', () => {
     beat('w1', [{ sessionId: 's9', lastInputAtMs: undefined, relay: counters() }]);
     beat('w1', [{ sessionId: 's1', lastInputAtMs: undefined, relay: counters({ viewerPacketsResent: 4 }) }]);
     expect(await value(metrics, 'pixelfleet_relay_viewer_packets_resent_total')).toBe(14);
+  });
+});
+
+describe('identity conflicts in /metrics', () => {
+  it('count every stream refused because another agent process holds the worker identity', async () => {
+    const { registry, conflict } = heartbeats();
+    const metrics = createMetrics(registry, () => true, noCounts, noPools);
+    expect(await value(metrics, 'pixelfleet_worker_identity_conflicts_total')).toBe(0);
+    conflict('w1');
+    conflict('w1');
+    conflict('w2');
+    expect(await value(metrics, 'pixelfleet_worker_identity_conflicts_total')).toBe(3);
   });
 });
 

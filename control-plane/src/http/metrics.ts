@@ -1,6 +1,6 @@
 // Prometheus metrics: process defaults plus fleet gauges read at scrape time (workers by link state,
 // sessions by status, queue length per project, builds by status, warm instances by state), HTTP
-// request counts by route, the time from a viewer's arrival to its first video (warm or cold), and
+// request counts by route, agent streams refused for a shared worker identity, the time from a viewer's arrival to its first video (warm or cold), and
 // the session relays' counters as the agents report them.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RelayCounters, SessionActivity } from '@pixelfleet/proto';
@@ -61,6 +61,12 @@ export function createMetrics(workers: WorkerRegistry, holds: (workerId: string,
       this.set(workers.liveStreamCount());
     },
   });
+  const identityConflicts = new Counter({
+    name: 'pixelfleet_worker_identity_conflicts_total',
+    help: "Agent Connect streams refused because another agent process holds the worker's identity (a server cloned with worker.json), since start",
+    registers: [registry],
+  });
+  workers.on('identityConflict', () => identityConflicts.inc());
   new Gauge({
     name: 'pixelfleet_sessions',
     help: 'Sessions by status, all projects (Terminated ones are history, not counted)',

@@ -1,6 +1,6 @@
-// The worker registry: enrollment, the one live Connect stream per worker, leases from
-// heartbeats, drain/undrain, and at-least-once command delivery with acks. Link state
-// changes go through WORKER_LINK_TABLE; every change is a fleet event.
+// The worker registry: enrollment, the one live Connect stream per worker (which of two keeps it:
+// stream-takeover.ts), leases from heartbeats, drain/undrain, and at-least-once command delivery
+// with acks. Link state changes go through WORKER_LINK_TABLE; every change is a fleet event.
 // Longer than ~400 lines: the one writer of worker state, whose link table, live streams, leases
 // and command delivery all change the same rows; the link table and reconcile live beside it.
 import type { Logger } from 'pino';
@@ -11,6 +11,7 @@ import { DomainError, invalid, notFound } from '../errors';
 import type { EventLog } from '../events/event-log';
 import type { WorkerCommandRecord, WorkerRecord, WorkersRepository } from '../repositories/workers';
 import { nextWorkerLink, WORKER_LOST_GRACE_MS, workerStatus, type WorkerLink, type WorkerLinkEvent } from './worker-link';
+import { takeoverVerdict } from './stream-takeover';
 import { decodeStoredCommand, encodeStoredCommand, isRegionCode, REGION_CODES, type AgentAck, type AgentCommand, type AgentHello, type AgentSessionEvent, type SessionActivity, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
 
 export const MAX_SLOTS = 64;
@@ -27,9 +28,16 @@ export const MAX_ACK_ERROR_CODE_CHARS = 64;
 export const MAX_ACK_ERROR_MESSAGE_CHARS = 1024;
 /** Longest command id of an unknown ack that is logged (ours are short; an agent may send anything). */
 export const MAX_LOGGED_COMMAND_ID_CHARS = 64;
+/** Longest host name and agent instance id kept from a Hello, in characters (the agent's own words, repeated to operators). */
+export const MAX_HELLO_HOSTNAME_CHARS = 253;
+export const MAX_HELLO_INSTANCE_ID_CHARS = 64;
+/** Refused agent instances remembered so that each is a fleet event once (the oldest are forgotten first). */
+const MAX_REMEMBERED_REFUSALS = 1_000;
 
 /** The control plane's end of one agent Connect stream. */
 export interface AgentStream {
+  /** The address it came from (grpc-js `getPeer()`, `host:port`), named when two agents present one identity. */
+  readonly peer?: string;
   send(message: ToAgent): void;
   /** Ends the stream from our side (replaced by a newer one, or shutdown). */
   end(reason: string): void;
@@ -46,6 +54,8 @@ export type RegistryEvents = {
   drainChanged: [workerId: string, draining: boolean];
   /** Viewer input per session, from each heartbeat. */
   sessionActivity: [workerId: string, activity: readonly SessionActivity[]];
+  /** A Hello was refused: another agent process holds the worker's identity (every refusal, unsampled). */
+  identityConflict: [workerId: string];
 };
 
 export interface WorkerView extends WorkerRecord {
@@ -59,6 +69,16 @@ interface LiveStream {
   /** The most sessions its Hello allows it to run (slots × MAX_RUNNING_SESSIONS_PER_SLOT): a heartbeat reports no more. */
   maxRunning: number;
   stream: AgentStream;
+  /** Who sent its Hello, and when it was accepted (ms since the epoch), for an identity conflict's message. */
+  agent: HelloAgent;
+  since: number;
+}
+
+/** The agent behind a Hello, as it describes itself (cut to the MAX_HELLO_* lengths). */
+interface HelloAgent {
+  hostname: string;
+  instanceId: string;
+  peer: string | undefined;
 }
 
 export interface WorkerRegistryOptions {
@@ -76,6 +96,8 @@ export class WorkerRegistry {
   private sweeper: TimerHandle | undefined;
   /** Warn lines an agent can cause at will (acks for commands it was not sent), sampled per worker. */
   private readonly agentWarnings: SampledLog;
+  /** `workerId/instanceId` of agents refused for an identity conflict, so each is one fleet event (not one per redial). */
+  private readonly refusedInstances = new Set<string>();
 
   constructor(
     private readonly repo: WorkersRepository,
@@ -147,7 +169,9 @@ export class WorkerRegistry {
   /**
    * Accepts a Hello on a new stream: replaces any older stream of the worker, starts a new
    * epoch, renews the lease, sends Welcome, lets listeners reconcile, and resends every
-   * unfinished command. Returns the new epoch.
+   * unfinished command. Returns the new epoch. A Hello from another agent process while the
+   * worker's stream holds its lease is refused instead (a `conflict`, naming both hosts), and that
+   * stream is left alone: see stream-takeover.ts.
    */
   acceptHello(authenticatedWorkerId: string, hello: AgentHello, stream: AgentStream): number {
     if (hello.workerId !== authenticatedWorkerId) {
@@ -171,13 +195,23 @@ export class WorkerRegistry {
       throw invalid(`runningSessions lists ${hello.runningSessions.length} sessions; at most ${maxRunning} (${MAX_RUNNING_SESSIONS_PER_SLOT} per slot) are accepted`);
     }
     const agentVersion = hello.agentVersion.slice(0, MAX_AGENT_VERSION_CHARS);
-
-    const previous = this.live.get(worker.workerId);
-    const epoch = Math.max(worker.connectionEpoch, previous?.epoch ?? 0) + 1;
-    this.live.set(worker.workerId, { epoch, stream, maxRunning });
-    previous?.stream.end('replaced by a newer stream from the same worker');
+    const agent: HelloAgent = { hostname: reported(hello.hostname, MAX_HELLO_HOSTNAME_CHARS), instanceId: reported(hello.instanceId, MAX_HELLO_INSTANCE_ID_CHARS), peer: stream.peer };
 
     const now = this.clock.now();
+    const previous = this.live.get(worker.workerId);
+    let replacedWhy = 'replaced by a newer stream from the same worker';
+    if (previous !== undefined) {
+      const verdict = takeoverVerdict(previous.agent, agent, worker.leaseExpiresAt, now);
+      if (!verdict.replace) this.refuseSecondAgent(worker.workerId, previous, agent);
+      if (verdict.reason === 'quietIncumbent') {
+        replacedWhy = `replaced by another agent process presenting this worker's identity (${describeAgent(agent)}) after this stream let the lease run out`;
+        this.log.info({ workerId: worker.workerId, replacedHost: previous.agent.hostname, replacedInstanceId: previous.agent.instanceId, hostname: agent.hostname, instanceId: agent.instanceId }, 'worker taken over by another agent process after its stream went quiet');
+      }
+    }
+    const epoch = Math.max(worker.connectionEpoch, previous?.epoch ?? 0) + 1;
+    this.live.set(worker.workerId, { epoch, stream, maxRunning, agent, since: now });
+    previous?.stream.end(replacedWhy);
+
     this.repo.recordHello({
       workerId: worker.workerId,
       epoch,
@@ -199,6 +233,36 @@ export class WorkerRegistry {
     this.listeners.emit('helloAccepted', worker.workerId, hello);
     this.resendUnfinished(worker.workerId, epoch, stream);
     return epoch;
+  }
+
+  /**
+   * A second agent presents the identity of a worker whose stream is alive: refused, the live
+   * stream untouched. Logged sampled per worker, one fleet event per refused process, every refusal
+   * counted (`identityConflict`). @throws DomainError `conflict` naming both hosts.
+   */
+  private refuseSecondAgent(workerId: string, holder: LiveStream, refused: HelloAgent): never {
+    const fields = {
+      workerId,
+      connectedHost: holder.agent.hostname,
+      connectedPeer: holder.agent.peer,
+      connectedInstanceId: holder.agent.instanceId,
+      refusedHost: refused.hostname,
+      refusedPeer: refused.peer,
+      refusedInstanceId: refused.instanceId,
+    };
+    this.agentWarnings.for(workerId).warn(fields, 'Hello refused: another agent process presents this worker identity while its stream is alive');
+    const key = `${workerId}/${refused.instanceId}`;
+    if (!this.refusedInstances.has(key)) {
+      if (this.refusedInstances.size >= MAX_REMEMBERED_REFUSALS) this.refusedInstances.delete(this.refusedInstances.values().next().value!);
+      this.refusedInstances.add(key);
+      const { workerId: _about, ...data } = fields;
+      this.events.record('worker.identityConflict', { workerId }, data);
+    }
+    this.listeners.emit('identityConflict', workerId);
+    throw new DomainError(
+      'conflict',
+      `worker ${workerId} is already connected from ${describeAgent(holder.agent, new Date(holder.since).toISOString())}; this agent on ${describeAgent(refused)} presents the same identity (a copy of its worker.json): re-enroll one of them (stop its agent, delete worker.json from its data folder, start it with joinToken)`,
+    );
   }
 
   /** Renews the lease; messages from a replaced stream are ignored. */
@@ -458,4 +522,19 @@ export class WorkerRegistry {
   private view(w: WorkerRecord): WorkerView {
     return { ...w, status: workerStatus(w.link, w.draining), usedSlots: this.repo.usedSlots(w.workerId) };
   }
+}
+
+/** An agent's own words, cut to max characters, control characters shown as `?` (they reach operators' logs and messages). */
+function reported(text: string, max: number): string {
+  return text.slice(0, max).replace(/\p{Cc}/gu, '?');
+}
+
+/** `host gpu-1 (address 10.0.0.5:50123, agent instance 3f2a…, since …)`, for an identity conflict's message. */
+function describeAgent(agent: HelloAgent, since?: string): string {
+  const details = [
+    agent.peer === undefined ? undefined : `address ${agent.peer}`,
+    agent.instanceId === '' ? 'an agent too old to name its instance' : `agent instance ${agent.instanceId}`,
+    since === undefined ? undefined : `since ${since}`,
+  ].filter((d) => d !== undefined);
+  return `host ${agent.hostname === '' ? '(not named)' : agent.hostname} (${details.join(', ')})`;
 }

@@ -319,6 +319,16 @@ export interface Hello {
   runningSessions: RunningSession[];
   /** Builds present in the agent's cache. */
   cachedBuilds: CachedBuild[];
+  /**
+   * Host name of the machine the agent runs on (its config's `hostname`), named to operators
+   * when two agents present the same worker identity. Empty from agents older than this field.
+   */
+  hostname: string;
+  /**
+   * Random id of this agent process, made when it starts: the same on every redial of the
+   * process, another after a restart. Empty from agents older than this field.
+   */
+  instanceId: string;
 }
 
 /** RunningSession is a session the agent is running. */
@@ -1125,6 +1135,8 @@ function createBaseHello(): Hello {
     lastAckedSeq: 0,
     runningSessions: [],
     cachedBuilds: [],
+    hostname: "",
+    instanceId: "",
   };
 }
 
@@ -1150,6 +1162,12 @@ export const Hello: MessageFns<Hello> = {
     }
     for (const v of message.cachedBuilds) {
       CachedBuild.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.hostname !== "") {
+      writer.uint32(66).string(message.hostname);
+    }
+    if (message.instanceId !== "") {
+      writer.uint32(74).string(message.instanceId);
     }
     return writer;
   },
@@ -1223,6 +1241,22 @@ export const Hello: MessageFns<Hello> = {
             message.cachedBuilds.push(CachedBuild.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.hostname = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.instanceId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1264,6 +1298,12 @@ export const Hello: MessageFns<Hello> = {
         : globalThis.Array.isArray(object?.cached_builds)
         ? object.cached_builds.map((e: any) => CachedBuild.fromJSON(e))
         : [],
+      hostname: isSet(object.hostname) ? globalThis.String(object.hostname) : "",
+      instanceId: isSet(object.instanceId)
+        ? globalThis.String(object.instanceId)
+        : isSet(object.instance_id)
+        ? globalThis.String(object.instance_id)
+        : "",
     };
   },
 
@@ -1290,6 +1330,12 @@ export const Hello: MessageFns<Hello> = {
     if (message.cachedBuilds?.length) {
       obj.cachedBuilds = message.cachedBuilds.map((e) => CachedBuild.toJSON(e));
     }
+    if (message.hostname !== "") {
+      obj.hostname = message.hostname;
+    }
+    if (message.instanceId !== "") {
+      obj.instanceId = message.instanceId;
+    }
     return obj;
   },
 
@@ -1305,6 +1351,8 @@ export const Hello: MessageFns<Hello> = {
     message.lastAckedSeq = object.lastAckedSeq ?? 0;
     message.runningSessions = object.runningSessions?.map((e) => RunningSession.fromPartial(e)) || [];
     message.cachedBuilds = object.cachedBuilds?.map((e) => CachedBuild.fromPartial(e)) || [];
+    message.hostname = object.hostname ?? "";
+    message.instanceId = object.instanceId ?? "";
     return message;
   },
 };
@@ -3894,7 +3942,9 @@ export const AgentServiceService = {
   /**
    * Connect is the agent's one long-lived control stream. The first message must be a Hello;
    * the control plane answers with a Welcome and then streams commands. A newer Connect from
-   * the same worker replaces this one.
+   * the same worker replaces this one, unless it comes from another agent process (another
+   * Hello.instance_id) while this one still holds the worker's lease: that one is refused with
+   * ALREADY_EXISTS, its message naming both hosts (two servers sharing one worker.json).
    */
   connect: {
     path: "/pixelfleet.agent.v1.AgentService/Connect" as const,
@@ -3928,7 +3978,9 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
   /**
    * Connect is the agent's one long-lived control stream. The first message must be a Hello;
    * the control plane answers with a Welcome and then streams commands. A newer Connect from
-   * the same worker replaces this one.
+   * the same worker replaces this one, unless it comes from another agent process (another
+   * Hello.instance_id) while this one still holds the worker's lease: that one is refused with
+   * ALREADY_EXISTS, its message naming both hosts (two servers sharing one worker.json).
    */
   connect: handleBidiStreamingCall<ConnectRequest, ConnectResponse>;
   /** UploadSessionLogs streams one session's engine log file: a header, then gzip chunks. */
@@ -3958,7 +4010,9 @@ export interface AgentServiceClient extends Client {
   /**
    * Connect is the agent's one long-lived control stream. The first message must be a Hello;
    * the control plane answers with a Welcome and then streams commands. A newer Connect from
-   * the same worker replaces this one.
+   * the same worker replaces this one, unless it comes from another agent process (another
+   * Hello.instance_id) while this one still holds the worker's lease: that one is refused with
+   * ALREADY_EXISTS, its message naming both hosts (two servers sharing one worker.json).
    */
   connect(): ClientDuplexStream<ConnectRequest, ConnectResponse>;
   connect(options: Partial<CallOptions>): ClientDuplexStream<ConnectRequest, ConnectResponse>;
