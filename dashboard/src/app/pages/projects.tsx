@@ -2,6 +2,7 @@
 // viewers (read again every few seconds), the share link to copy and an embed snippet.
 import { useDashboard } from '../context';
 import { CopyButton } from '../parts/copy-button';
+import { Fact } from '../parts/fact';
 import { Link } from '../parts/link';
 import { Notice } from '../parts/notice';
 import { usePolled } from '../polling';
@@ -55,28 +56,13 @@ function ProjectCard({ project }: { project: DashboardProject }) {
         <span class={`badge ${project.subscriptionStatus === 'active' ? 'badge-good' : 'badge-bad'}`}>Subscription: {project.subscriptionStatus}</span>
       </p>
       <dl class="facts">
-        <div>
-          <dt>Watching now</dt>
-          <dd data-testid="live-viewers">{project.liveUser}</dd>
-        </div>
-        <div>
-          <dt>Waiting in queue</dt>
-          <dd data-testid="queued-viewers">{project.queueUser}</dd>
-        </div>
-        <div>
-          <dt>Region</dt>
-          <dd>{project.region}</dd>
-        </div>
-        <div>
-          <dt>Live build</dt>
-          <dd>{project.liveUploadId ?? 'none yet'}</dd>
-        </div>
-        <div>
-          <dt>Project ID</dt>
-          <dd>
-            <code>{project.projectId}</code>
-          </dd>
-        </div>
+        <Fact term="Watching now" testId="live-viewers">{project.liveUser}</Fact>
+        <Fact term="Waiting in queue" testId="queued-viewers">{project.queueUser}</Fact>
+        <Fact term="Region">{project.region}</Fact>
+        <Fact term="Live build">{project.liveUploadId ?? 'none yet'}</Fact>
+        <Fact term="Project ID">
+          <code>{project.projectId}</code>
+        </Fact>
       </dl>
       <div class="share">
         <h3>Share link</h3>

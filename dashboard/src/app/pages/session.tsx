@@ -7,6 +7,7 @@ import { describeFailure } from '../api';
 import { useDashboard } from '../context';
 import { diagnosisWords } from '../diagnosis';
 import { formatBytes, formatMs, formatTime, isoTime } from '../format';
+import { Fact } from '../parts/fact';
 import { Link } from '../parts/link';
 import { Notice } from '../parts/notice';
 import { ProjectNav } from '../parts/project-nav';
@@ -58,34 +59,16 @@ function Summary({ data, projectId, onEnded }: { data: DashboardSessionDetail; p
         <strong>{words.label}.</strong> {words.explanation}
       </p>
       <dl class="facts">
-        <div>
-          <dt>Status</dt>
-          <dd>{s.status}{s.endReason !== null ? ` (${s.endReason})` : ''}</dd>
-        </div>
-        <div>
-          <dt>Queue wait</dt>
-          <dd>{formatMs(s.queueWaitMs)}</dd>
-        </div>
-        <div>
-          <dt>Start-up</dt>
-          <dd>
-            {formatMs(s.startupMs)}
-            {s.launchMs !== null && s.negotiationMs !== null ? ` (app ${formatMs(s.launchMs)}, connection ${formatMs(s.negotiationMs)})` : ''}
-            {s.servedWarm ? ' · served warm: the app was already running' : ''}
-          </dd>
-        </div>
-        <div>
-          <dt>Length</dt>
-          <dd>{formatMs(s.lifetimeMs)}</dd>
-        </div>
-        <div>
-          <dt>Viewer</dt>
-          <dd>{[s.browser, s.os, s.deviceType].filter(Boolean).join(', ') || '—'}</dd>
-        </div>
-        <div>
-          <dt>Place</dt>
-          <dd>{[s.city, s.country].filter(Boolean).join(', ') || '—'}</dd>
-        </div>
+        <Fact term="Status">{s.status}{s.endReason !== null ? ` (${s.endReason})` : ''}</Fact>
+        <Fact term="Queue wait">{formatMs(s.queueWaitMs)}</Fact>
+        <Fact term="Start-up">
+          {formatMs(s.startupMs)}
+          {s.launchMs !== null && s.negotiationMs !== null ? ` (app ${formatMs(s.launchMs)}, connection ${formatMs(s.negotiationMs)})` : ''}
+          {s.servedWarm ? ' · served warm: the app was already running' : ''}
+        </Fact>
+        <Fact term="Length">{formatMs(s.lifetimeMs)}</Fact>
+        <Fact term="Viewer">{[s.browser, s.os, s.deviceType].filter(Boolean).join(', ') || '—'}</Fact>
+        <Fact term="Place">{[s.city, s.country].filter(Boolean).join(', ') || '—'}</Fact>
       </dl>
       <ol class="timeline" aria-label="Status timeline">
         {data.timeline.map((step, index) => (

@@ -8,6 +8,7 @@ import { describeFailure } from '../api';
 import { useDashboard } from '../context';
 import { DIAGNOSIS_WORDS, diagnosisWords } from '../diagnosis';
 import { formatMs, formatTime, isoTime } from '../format';
+import { Fact } from '../parts/fact';
 import { Link } from '../parts/link';
 import { Notice } from '../parts/notice';
 import { ProjectNav } from '../parts/project-nav';
@@ -187,35 +188,17 @@ function WarmPoolPanel({ projectId, project, pool, onChanged }: { projectId: str
       <h2 id="warm-pool-heading">Warm pool</h2>
       <p class="muted">Apps started before any viewer comes, so a viewer sees the stream without waiting for the app to load. Each holds a streaming slot; the pool fills from free slots, never ahead of a viewer waiting for one.</p>
       <dl class="facts">
-        <div>
-          <dt>Ready</dt>
-          <dd data-testid="warm-ready">{pool.ready}</dd>
-        </div>
-        <div>
-          <dt>Starting</dt>
-          <dd data-testid="warm-starting">{pool.starting}</dd>
-        </div>
-        <div>
-          <dt>Wanted</dt>
-          <dd data-testid="warm-wanted">
-            {pool.wanted}
-            {grown ? ` (minimum ${pool.minIdle}, grown while viewers waited)` : ''}
-          </dd>
-        </div>
+        <Fact term="Ready" testId="warm-ready">{pool.ready}</Fact>
+        <Fact term="Starting" testId="warm-starting">{pool.starting}</Fact>
+        <Fact term="Wanted" testId="warm-wanted">
+          {pool.wanted}
+          {grown ? ` (minimum ${pool.minIdle}, grown while viewers waited)` : ''}
+        </Fact>
         {pool.ending > 0 && (
-          <div>
-            <dt>Being stopped</dt>
-            <dd data-testid="warm-ending">{pool.ending}</dd>
-          </div>
+          <Fact term="Being stopped" testId="warm-ending">{pool.ending}</Fact>
         )}
-        <div>
-          <dt>Viewers served warm</dt>
-          <dd data-testid="warm-claims">{pool.claims}</dd>
-        </div>
-        <div>
-          <dt>Viewers who waited for a launch</dt>
-          <dd data-testid="warm-misses">{pool.misses}</dd>
-        </div>
+        <Fact term="Viewers served warm" testId="warm-claims">{pool.claims}</Fact>
+        <Fact term="Viewers who waited for a launch" testId="warm-misses">{pool.misses}</Fact>
       </dl>
       <p class="muted">Viewers are counted since Pixelfleet last restarted.</p>
       {pool.stopped !== null && pool.minIdle > 0 && (

@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, describeFailure, fieldOfFailure } from '../api';
 import { useDashboard } from '../context';
 import { formatTime, isoTime } from '../format';
+import { Fact } from '../parts/fact';
 import { Notice } from '../parts/notice';
 import { ProjectNav } from '../parts/project-nav';
 import { TextField } from '../parts/text-field';
@@ -104,20 +105,11 @@ function StreamSettings({ projectId, data, onSaved }: { projectId: string; data:
     <section class="card" aria-labelledby="stream-heading">
       <h2 id="stream-heading">Streaming</h2>
       <dl class="facts">
-        <div>
-          <dt>Project ID</dt>
-          <dd>
-            <code>{data.settings.projectId}</code>
-          </dd>
-        </div>
-        <div>
-          <dt>Region</dt>
-          <dd>{data.settings.region}</dd>
-        </div>
-        <div>
-          <dt>Your access</dt>
-          <dd>{data.project.access === 'owner' ? 'Owner' : data.project.access === 'FULL' ? 'Full access' : 'Read only'}</dd>
-        </div>
+        <Fact term="Project ID">
+          <code>{data.settings.projectId}</code>
+        </Fact>
+        <Fact term="Region">{data.settings.region}</Fact>
+        <Fact term="Your access">{data.project.access === 'owner' ? 'Owner' : data.project.access === 'FULL' ? 'Full access' : 'Read only'}</Fact>
       </dl>
       <form onSubmit={(event) => void save(event)}>
         <TextField label="Name" value={draft.name!} onInput={set('name')} readOnly={!writable} maxLength={200} error={fieldError('name')} />
