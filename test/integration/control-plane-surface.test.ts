@@ -35,6 +35,12 @@ describe('HTTP', () => {
     expect(await res.json()).toEqual({ status: 'ok' });
   });
 
+  it('GET /readyz is ready: the SQLite store answers on the schema this build brings', async () => {
+    const res = await fetch(`${t.started.httpOrigin}/readyz`);
+    const { applied } = t.cp.db.prepare('SELECT MAX(version) AS applied FROM schema_migrations').get() as { applied: number };
+    expect([res.status, await res.json()]).toEqual([200, { status: 'ready', store: 'sqlite', schemaVersion: applied, latestSchemaVersion: applied }]);
+  });
+
   it('GET /metrics with the bearer token is Prometheus text with fleet gauges', async () => {
     const res = await fetch(`${t.started.httpOrigin}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
     expect(res.status).toBe(200);

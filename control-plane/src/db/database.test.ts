@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SchemaTooNewError, migrate, openDatabase, type Db } from './database';
+import { SchemaTooNewError, migrate, openDatabase, schemaStatus, type Db } from './database';
 import { MIGRATIONS, type Migration } from './migrations';
 import { SqliteBuildsRepository } from '../repositories/builds';
 import { SqliteTelemetryDiagnosisRepository } from '../repositories/telemetry-diagnosis';
@@ -102,6 +102,16 @@ describe('openDatabase', () => {
     expect(again.prepare('SELECT version, applied_at FROM schema_migrations ORDER BY version').all()).toEqual(appliedAt);
     expect(migrate(again, MIGRATIONS)).toEqual([]);
     expect(again.prepare('SELECT COUNT(*) AS n FROM users').get()).toEqual({ n: 1 });
+  });
+
+  it('reports the schema version applied and the one this build brings, for readiness', () => {
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    expect(schemaStatus(track(openDatabase(join(dir, 'now.sqlite'))))).toEqual({ current: latest, latest });
+    // A database left by a build one migration older, read by this one before migrating.
+    const older = track(openDatabase(join(dir, 'older.sqlite'), MIGRATIONS.filter((m) => m.version < latest)));
+    expect(schemaStatus(older)).toEqual({ current: latest - 1, latest });
+    older.close();
+    expect(() => schemaStatus(older)).toThrow();
   });
 
   it('turns on WAL mode and foreign keys', () => {

@@ -58,3 +58,18 @@ export function migrate(db: Db, migrations: readonly Migration[]): number[] {
   }
   return applied;
 }
+
+/** The store's schema as a replica's readiness reports it: the version applied and the one this build brings. */
+export interface SchemaStatus {
+  current: number;
+  latest: number;
+}
+
+/**
+ * Reads the applied schema version (a query, so it also proves the database answers). Throws what
+ * the driver throws when it cannot be read.
+ */
+export function schemaStatus(db: Db, migrations: readonly Migration[] = MIGRATIONS): SchemaStatus {
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+  return { current: row.v ?? 0, latest: migrations.reduce((max, m) => Math.max(max, m.version), 0) };
+}

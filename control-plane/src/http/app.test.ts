@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { ApiError, DOMAIN_ERROR_HTTP_STATUS, DomainError, type DomainErrorKind } from '../errors';
 import { toGrpcError } from '../grpc/status';
-import { buildHttpApp } from './app';
+import { buildHttpApp, type Readiness } from './app';
 import type { Metrics } from './metrics';
 
 /** The standard gRPC → HTTP status mapping, written out independently of the catalog. */
@@ -29,7 +29,7 @@ let app: FastifyInstance;
 beforeAll(async () => {
   const metrics = { httpRequests: { inc: () => undefined } } as unknown as Metrics;
   const log = pino({ level: 'error' }, { write: (line: string) => logged.push(line) });
-  app = buildHttpApp({ log, metrics, isServing: () => true, trustProxy: [], metricsBearerToken: undefined });
+  app = buildHttpApp({ log, metrics, isServing: () => true, readiness: () => ({ store: 'sqlite', schemaVersion: 1, latestSchemaVersion: 1 }), trustProxy: [], metricsBearerToken: undefined });
   app.get('/domain/:kind', (req) => {
     throw new DomainError((req.params as { kind: DomainErrorKind }).kind, 'Build upl_1 cannot be distributed while its status is pending');
   });
@@ -69,7 +69,7 @@ describe('the HTTP error handler', () => {
 describe('a request on a kept-alive connection while the app closes', () => {
   it('is answered 503 with a message and Connection: close', async () => {
     const metrics = { httpRequests: { inc: () => undefined } } as unknown as Metrics;
-    const closing = buildHttpApp({ log: silent, metrics, isServing: () => true, trustProxy: [], metricsBearerToken: undefined });
+    const closing = buildHttpApp({ log: silent, metrics, isServing: () => true, readiness: () => ({ store: 'sqlite', schemaVersion: 1, latestSchemaVersion: 1 }), trustProxy: [], metricsBearerToken: undefined });
     let entered!: () => void;
     const inSlow = new Promise<void>((resolve) => (entered = resolve));
     let release!: () => void;
@@ -105,5 +105,44 @@ describe('a request on a kept-alive connection while the app closes', () => {
     expect(responses[1]).toMatch(/^HTTP\/1\.1 503 /);
     expect(responses[1]).toMatch(/\r\nconnection: close\r\n/i);
     expect(responses[1]!.endsWith('\r\n\r\n{"message":"The server is shutting down"}')).toBe(true);
+  });
+});
+
+describe('GET /readyz', () => {
+  const metrics = { httpRequests: { inc: () => undefined } } as unknown as Metrics;
+  async function ask(serving: boolean, readiness: () => Readiness): Promise<{ status: number; body: unknown }> {
+    const a = buildHttpApp({ log: silent, metrics, isServing: () => serving, readiness, trustProxy: [], metricsBearerToken: undefined });
+    try {
+      const res = await a.inject({ method: 'GET', url: '/readyz' });
+      return { status: res.statusCode, body: res.json() };
+    } finally {
+      await a.close();
+    }
+  }
+  const current = (schemaVersion: number): Readiness => ({ store: 'sqlite', schemaVersion, latestSchemaVersion: 23 });
+
+  it('is ready while serving on the schema this build brings', async () => {
+    expect(await ask(true, () => current(23))).toEqual({ status: 200, body: { status: 'ready', store: 'sqlite', schemaVersion: 23, latestSchemaVersion: 23 } });
+  });
+
+  it('is not ready, saying why, with migrations pending, a schema newer than the build, a database that does not answer, or while shutting down', async () => {
+    expect(await ask(true, () => current(22))).toEqual({
+      status: 503,
+      body: { status: 'not ready', reason: 'the database schema is at version 22; this build needs 23 (migrations pending)', store: 'sqlite', schemaVersion: 22, latestSchemaVersion: 23 },
+    });
+    expect(await ask(true, () => current(24))).toMatchObject({ status: 503, body: { reason: "the database schema is at version 24, newer than this build's 23" } });
+    expect(
+      await ask(true, () => {
+        throw new Error('connect ECONNREFUSED 10.0.0.7:5432');
+      }),
+    ).toEqual({ status: 503, body: { status: 'not ready', reason: 'the database did not answer' } });
+    let asked = false;
+    expect(
+      await ask(false, () => {
+        asked = true;
+        return current(23);
+      }),
+    ).toEqual({ status: 503, body: { status: 'not ready', reason: 'shutting down' } });
+    expect(asked).toBe(false);
   });
 });

@@ -17,12 +17,31 @@ export interface HttpAppOptions {
   metrics: Metrics;
   /** False once shutdown has begun: /healthz then answers 503 so balancers stop sending. */
   isServing: () => boolean;
+  /**
+   * /readyz: whether this replica can serve (its store answers, its schema is this build's). Throws
+   * when the store cannot be asked; never called while shutting down.
+   */
+  readiness: () => Readiness | Promise<Readiness>;
   /** Reverse proxies trusted to name the client in X-Forwarded-For (config http.trustProxy). */
   trustProxy: readonly string[];
   /** The only credential /metrics accepts, as `Authorization: Bearer <token>` (config metrics.bearerToken); undefined: none is. */
   metricsBearerToken: string | undefined;
   /** HTTPS: certificate and key (config http.tls, read by loadServerTls); undefined: plain HTTP. */
   tls?: SecureContextOptions | undefined;
+}
+
+/** What /readyz checks beyond serving: the store, by the schema version it reports. */
+export interface Readiness {
+  store: string;
+  schemaVersion: number;
+  latestSchemaVersion: number;
+}
+
+/** /readyz's 503 reasons, in the words the body carries. */
+function notReadyReason(r: Readiness): string | undefined {
+  if (r.schemaVersion < r.latestSchemaVersion) return `the database schema is at version ${r.schemaVersion}; this build needs ${r.latestSchemaVersion} (migrations pending)`;
+  if (r.schemaVersion > r.latestSchemaVersion) return `the database schema is at version ${r.schemaVersion}, newer than this build's ${r.latestSchemaVersion}`;
+  return undefined;
 }
 
 export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
@@ -87,6 +106,22 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
   app.get('/healthz', (_req, reply) =>
     options.isServing() ? reply.send({ status: 'ok' }) : reply.status(503).send({ status: 'shutting down' }),
   );
+
+  // Liveness above, readiness here: a load balancer sends traffic to a replica that is serving,
+  // reaches its database and runs on the schema it was built for (docs/operations.md).
+  app.get('/readyz', async (req, reply) => {
+    if (!options.isServing()) return reply.status(503).send({ status: 'not ready', reason: 'shutting down' });
+    let readiness: Readiness;
+    try {
+      readiness = await options.readiness();
+    } catch (err) {
+      req.log.warn({ err }, 'readiness: the database did not answer');
+      return reply.status(503).send({ status: 'not ready', reason: 'the database did not answer' });
+    }
+    const reason = notReadyReason(readiness);
+    const body = { store: readiness.store, schemaVersion: readiness.schemaVersion, latestSchemaVersion: readiness.latestSchemaVersion };
+    return reason === undefined ? reply.send({ status: 'ready', ...body }) : reply.status(503).send({ status: 'not ready', reason, ...body });
+  });
 
   // Browsers ask for it on every page; answering keeps the viewer page's console clean.
   app.get('/favicon.ico', (_req, reply) => reply.status(204).header('cache-control', 'max-age=86400').send());

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Clock } from '@pixelfleet/common';
 import type { ControlPlaneConfig } from '../config';
-import type { Db } from '../db/database';
+import { schemaStatus, type Db } from '../db/database';
 import type { BlobStore } from '../blobs/blob-store';
 import type { EventLog } from '../events/event-log';
 import type { PeopleService } from '../people/people-service';
@@ -127,6 +127,10 @@ export function buildEdges(input: EdgesInput): Edges {
       },
     }),
     isServing: input.isServing,
+    readiness: () => {
+      const schema = schemaStatus(db);
+      return { store: 'sqlite', schemaVersion: schema.current, latestSchemaVersion: schema.latest };
+    },
     trustProxy: config.http.trustProxy,
     metricsBearerToken: config.metrics.bearerToken,
     // Read at build: unusable files refuse the start before anything listens.
