@@ -3,8 +3,10 @@
 import { defineConfig } from 'vitest/config';
 
 // Workspace packages export their TypeScript sources under the "source" condition and their
-// compiled dist/ by default (what the production binaries load): tests run the sources.
-const conditions = ['source', 'module', 'node', 'development|production'];
+// compiled dist/ by default (what the production binaries load): tests run the sources. No
+// "module" condition: dependencies resolve as Node resolves them in production (the AWS SDK's
+// packages put a bundler-only build, with extensionless imports, under "module").
+const conditions = ['source', 'node', 'development|production'];
 
 export default defineConfig({
   resolve: { conditions },

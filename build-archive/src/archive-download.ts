@@ -11,6 +11,7 @@ import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
+import { rootCertificates } from 'node:tls';
 import type { LookupFunction } from 'node:net';
 import { dirname } from 'node:path';
 import { backoffDelayMs, type Clock, type TimerHandle } from '@pixelfleet/common';
@@ -63,13 +64,18 @@ export interface ArchiveDownloadOptions {
   destPath: string;
   hopPolicy: HopPolicy;
   /**
-   * PEM of the CA(s) an https hop's certificate must chain to, instead of Node's bundled roots
-   * (the agent's `tls.caFile`); default: the bundled roots. The host name is checked either way.
+   * PEM of the CA(s) an https hop's certificate must chain to on the first URL's origin, instead of
+   * Node's bundled roots (the agent's `tls.caFile`); on another origin (an object store the first
+   * one redirects to) beside them. Default: the bundled roots. The host name is checked either way.
    */
   ca?: string | Buffer;
   /** Redirects followed before giving up. */
   maxRedirects: number;
-  /** An Authorization header for every hop (the agent's worker credential on the control plane's archive route; hops there never leave its origin). */
+  /**
+   * An Authorization header for the hops on the first URL's origin (the agent's worker credential
+   * on the control plane's archive route); never sent to another origin (an object store's
+   * presigned URL, which carries its own signature and would refuse a second credential).
+   */
   authorization?: string;
   /**
    * `advertised`: Range only to a server that said `Accept-Ranges: bytes` (or, after a restart, to
@@ -268,7 +274,7 @@ class ArchiveDownload {
   private async attempt(): Promise<void> {
     if (this.offset > 0 && (this.startOver || !this.canResume())) this.restart();
     const resumeAt = this.offset;
-    const res = await this.follow(resumeAt);
+    const { res, redirectedHost } = await this.follow(resumeAt);
     const status = res.statusCode ?? 0;
     if (status === 416 && resumeAt > 0) {
       res.destroy();
@@ -279,7 +285,7 @@ class ArchiveDownload {
     }
     if (status !== 200 && status !== 206) {
       res.destroy();
-      throw new AttemptFailure({ kind: 'http-status', status });
+      throw new AttemptFailure({ kind: 'http-status', status, ...(redirectedHost === undefined ? {} : { redirectedHost }) });
     }
     let announced: number | undefined;
     if (status === 206) {
@@ -378,21 +384,24 @@ class ArchiveDownload {
     return new AttemptFailure({ kind: 'too-large', maxBytes: this.o.maxBytes ?? Infinity, totalBytes: undefined });
   }
 
-  /** Requests the URL and follows redirects, each hop checked by the policy; resolves with the final answer. */
-  private async follow(resumeAt: number): Promise<IncomingMessage> {
+  /** Requests the URL and follows redirects, each hop checked by the policy; resolves with the final answer (and its host, when on another origin). */
+  private async follow(resumeAt: number): Promise<{ res: IncomingMessage; redirectedHost?: string }> {
     let target = this.o.url;
+    let firstOrigin: string | undefined;
     for (let hop = 0; ; hop += 1) {
       const verdict = await this.o.hopPolicy(target, hop);
       if (!verdict.ok) throw new AttemptFailure({ kind: 'refused-url', hop, url: target, reason: verdict.reason });
+      firstOrigin ??= verdict.url.origin;
+      const home = verdict.url.origin === firstOrigin;
       const headers: OutgoingHttpHeaders = { 'user-agent': 'Pixelfleet-Build-Download/1', accept: '*/*', 'accept-encoding': 'identity' };
-      if (this.o.authorization !== undefined) headers.authorization = this.o.authorization;
+      if (this.o.authorization !== undefined && home) headers.authorization = this.o.authorization;
       if (resumeAt > 0) {
         headers.range = `bytes=${resumeAt}-`;
         if (this.validator !== undefined) headers['if-range'] = this.validator;
       }
-      const res = await this.get(verdict, headers);
+      const res = await this.get(verdict, headers, home);
       const location = res.headers.location;
-      if (!REDIRECTS.has(res.statusCode ?? 0) || location === undefined) return res;
+      if (!REDIRECTS.has(res.statusCode ?? 0) || location === undefined) return home ? { res } : { res, redirectedHost: verdict.url.host };
       res.destroy();
       if (hop >= this.o.maxRedirects) throw new AttemptFailure({ kind: 'too-many-redirects', maxRedirects: this.o.maxRedirects });
       try {
@@ -405,13 +414,13 @@ class ArchiveDownload {
   }
 
   /** One GET on a fresh connection (a pooled one would skip a pinned lookup); the stall timer runs until the body ends. */
-  private get(verdict: Extract<HopVerdict, { ok: true }>, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
+  private get(verdict: Extract<HopVerdict, { ok: true }>, headers: OutgoingHttpHeaders, home: boolean): Promise<IncomingMessage> {
     this.startStallTimer();
     return new Promise<IncomingMessage>((resolve, reject) => {
       const options: HttpsRequestOptions = { method: 'GET', headers, agent: false };
       if (verdict.lookup !== undefined) options.lookup = verdict.lookup;
       const https = verdict.url.protocol === 'https:';
-      if (https && this.o.ca !== undefined) options.ca = this.o.ca;
+      if (https && this.o.ca !== undefined) options.ca = home ? this.o.ca : [...rootCertificates, this.o.ca];
       const send = https ? httpsRequest : httpRequest;
       const req = send(verdict.url, options, (res) => {
         this.lastActivityAt = this.o.clock.now();

@@ -11,7 +11,7 @@ export type DownloadFailure =
   | { kind: 'bad-redirect' }
   | { kind: 'too-many-redirects'; maxRedirects: number }
   /** An answer that is neither the file nor worth a retry (4xx, 3xx without Location, …); or, once retries ran out, a 5xx/408/429. */
-  | { kind: 'http-status'; status: number }
+  | { kind: 'http-status'; status: number; /** The host that answered, when it is not the first URL's (a redirect's target). */ redirectedHost?: string }
   /** The first bytes are no ZIP local-file or empty-archive header. */
   | { kind: 'not-zip'; head: Buffer; contentType: string | undefined }
   /** More than `maxBytes`: said by the server (`totalBytes`) or found while streaming. */

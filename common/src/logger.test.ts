@@ -194,6 +194,18 @@ describe('createLogger and URLs', () => {
   });
 });
 
+describe('object storage secrets (blobs.s3)', () => {
+  it("never writes the S3 secret key (config or the SDK's credentials object) nor a presigned URL's signature", () => {
+    const { log, text } = memoryLogger();
+    log.info({ config: { blobs: { s3: { bucket: 'pixelfleet-blobs', accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'SECRET-S3-KEY' } } }, client: { credentials: { secretAccessKey: 'SECRET-S3-CREDS' } } }, 'config');
+    log.info({ url: 'https://s3.example.com/b/k?X-Amz-Credential=AKID%2F20261207&X-Amz-Signature=SECRETSIG0a1b&X-Amz-Security-Token=SECRETSESSION' }, 'presigned');
+    const out = text();
+    for (const secret of ['SECRET-S3-KEY', 'SECRET-S3-CREDS', 'SECRETSIG0a1b', 'SECRETSESSION']) expect(out).not.toContain(secret);
+    expect(out).toContain('pixelfleet-blobs');
+    expect(out).toContain('X-Amz-Signature=[Redacted]');
+  });
+});
+
 describe('redactUrl', () => {
   it('replaces the values of apikey, apiKey, token and viewerToken only', () => {
     expect(redactUrl('/a?apikey=S1&userId=u')).toBe('/a?apikey=[Redacted]&userId=u');

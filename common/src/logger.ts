@@ -22,6 +22,9 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set([
   // config.turn.secret and a viewer's TURN credential (share/turn-credentials.ts).
   'secret',
   'credential',
+  // config.blobs.s3's secret key (and the AWS SDK's own name for a credentials object).
+  'secretAccessKey',
+  'credentials',
 ]);
 
 /**
@@ -84,7 +87,7 @@ function redactLogObject(object: Record<string, unknown>): Record<string, unknow
 }
 
 /** Query parameter names whose values are secrets, lower-cased. */
-const SECRET_QUERY_NAMES: ReadonlySet<string> = new Set(['apikey', 'api_key', 'x-api-key', 'token', 'viewertoken']);
+const SECRET_QUERY_NAMES: ReadonlySet<string> = new Set(['apikey', 'api_key', 'x-api-key', 'token', 'viewertoken', 'x-amz-signature', 'x-amz-security-token']);
 const QUERY_PARAM = /([?&])([^=&#]*)=([^&#]*)/g;
 
 /**

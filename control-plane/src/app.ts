@@ -26,7 +26,8 @@ import { SqliteLogRetentionRepository } from './repositories/log-retention';
 import { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
 import { SqliteSessionDailyRepository } from './repositories/session-daily';
 import { SessionDiagnosisStore } from './repositories/session-diagnosis-store';
-import { LocalBlobStore, type BlobStore } from './blobs/blob-store';
+import type { BlobStore } from './blobs/blob-store';
+import { blobStoreWhere, checkBlobStore, openBlobStore } from './blobs/open-blob-store';
 import { EventLog } from './events/event-log';
 import type { WatchCounters } from './events/event-watch';
 import { AccountService } from './accounts/account-service';
@@ -152,7 +153,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   const sessionsRepo = new SqliteSessionsRepository(db);
   const builds = new SqliteBuildsRepository(db);
   const logFiles = new SqliteLogFilesRepository(db);
-  const blobs = new LocalBlobStore(join(config.dataDir, 'blobs'));
+  const blobsLog = log.child({ component: 'blobs' });
+  const blobs = openBlobStore(config, blobsLog);
 
   const eventsRepo = new SqliteEventsRepository(db);
   const events = new EventLog(eventsRepo, clock, log.child({ component: 'events' }));
@@ -278,8 +280,14 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     // (the next run arms the timers again from what is stored).
     ['sessions', () => sessions.close()],
     ['http', () => http.close()],
-    // Builds being processed stop where they stand (a download keeps its .part) and resume at the next start.
-    ['build pipeline', () => buildService.pipeline?.close()],
+    // Builds being processed stop where they stand (a download keeps its .part, an upload to object
+    // storage its parts) and resume at the next start: the pipeline's builds are aborted first, then
+    // the store's requests, so a save cut short counts as stopped, not failed.
+    ['build pipeline', async () => {
+      const stopped = buildService.pipeline?.close();
+      blobs.close();
+      await stopped;
+    }],
     // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
     ['webhooks', () => webhooks.idle()],
     // The mail being sent finishes; pending mail waits in the outbox for the next run.
@@ -367,6 +375,10 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       buildService.pipeline?.resumeUnfinished();
       distribution.resumeAtStart();
       retention.start();
+      void checkBlobStore(blobs, blobStoreWhere(config), blobsLog);
+      if (config.blobs.s3?.endpoint !== undefined && crossesNetworkInPlaintext(config.blobs.s3.endpoint)) {
+        blobsLog.warn({ endpoint: config.blobs.s3.endpoint }, 'object storage over plain HTTP to another machine (blobs.s3.insecure): build archives, engine logs and presigned links cross the network unencrypted');
+      }
       mail.start();
       mailLog.info({ destination: mail.destination }, 'mail delivery started');
       serving = true;
@@ -381,7 +393,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       if (crossesNetworkInPlaintext(publicUrls.agents)) {
         log.warn({ agentsUrl: publicUrls.agents }, 'agents download builds over plain HTTP from another machine (http.insecure): archive links and builds cross the network unencrypted');
       }
-      log.info({ httpOrigin, grpcPort: grpc.port, grpcTls: grpc.tls, dataDir: config.dataDir }, 'control plane started');
+      log.info({ httpOrigin, grpcPort: grpc.port, grpcTls: grpc.tls, dataDir: config.dataDir, blobs: blobStoreWhere(config) }, 'control plane started');
       return started;
     },
 

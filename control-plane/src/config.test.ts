@@ -524,3 +524,46 @@ describe('listeners other machines can reach (TLS, a trusted proxy, or an explic
     expect(configError(() => loadControlPlaneConfig({ overrides: { ...TOKENS, http: { tls: { certFile: 'c.pem', keyFile: 'k.pem', clientCaFile: 'x' } } } })).message).toContain('"http.tls.clientCaFile"');
   });
 });
+
+describe('blobs.s3 (object storage)', () => {
+  const s3 = { endpoint: 'https://s3.example.com', bucket: 'pixelfleet-blobs', accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
+  const load = (blobs: unknown, env: Record<string, string> = {}) => () => loadControlPlaneConfig({ overrides: { ...TOKENS, blobs }, env });
+
+  it('is absent by default: the local folder', () => {
+    expect(loadControlPlaneConfig({ overrides: TOKENS }).blobs).toEqual({});
+  });
+
+  it('takes the connection and fills every default', () => {
+    expect(load({ s3 })().blobs.s3).toEqual({ ...s3, region: 'us-east-1', forcePathStyle: false, prefix: '', partSizeMiB: 16, uploadConcurrency: 4, presignSeconds: 300, insecure: false });
+  });
+
+  it('takes the secret key from the environment (PIXELFLEET_BLOBS__S3__SECRET_ACCESS_KEY) over the file', () => {
+    const file = writeConfig({ ...TOKENS, blobs: { s3: { ...s3, secretAccessKey: 'from-the-file' } } });
+    const config = loadControlPlaneConfig({ file, env: { PIXELFLEET_BLOBS__S3__SECRET_ACCESS_KEY: 'from-the-env', PIXELFLEET_BLOBS__S3__FORCE_PATH_STYLE: 'true' } });
+    expect(config.blobs.s3).toMatchObject({ secretAccessKey: 'from-the-env', forcePathStyle: true });
+  });
+
+  it('accepts neither key (the AWS SDK default chain) but not one alone', () => {
+    expect(load({ s3: { bucket: 'b-1' } })().blobs.s3).toMatchObject({ bucket: 'b-1', region: 'us-east-1' });
+    expect(load({ s3: { ...s3, secretAccessKey: undefined } })).toThrow('config key "blobs.s3.secretAccessKey": set accessKeyId and secretAccessKey together, or neither');
+  });
+
+  it('refuses what S3 would refuse, naming the key', () => {
+    expect(load({ s3: { ...s3, bucket: 'Pixelfleet_Blobs' } })).toThrow(/"blobs\.s3\.bucket": must be an S3 bucket name/);
+    expect(load({ s3: { ...s3, bucket: '192.168.1.10' } })).toThrow(/"blobs\.s3\.bucket": must be an S3 bucket name \(no "\.\.", not an IP address\)/);
+    expect(load({ s3: { ...s3, endpoint: 'https://s3.example.com/pixelfleet-blobs' } })).toThrow(/"blobs\.s3\.endpoint": must be an http\(s\) URL of a host, with no path/);
+    expect(load({ s3: { ...s3, partSizeMiB: 4 } })).toThrow(/"blobs\.s3\.partSizeMiB"/);
+    expect(load({ s3: { ...s3, prefix: 'pixelfleet' } })).toThrow(/"blobs\.s3\.prefix": must be empty or path segments each ending with "\/"/);
+    expect(load({ s3: { ...s3, presignSeconds: 7200 } })).toThrow(/"blobs\.s3\.presignSeconds"/);
+    expect(load({ s3: { ...s3, sessionToken: 'x' } })).toThrow('unknown config key "blobs.s3.sessionToken"');
+    expect(load({ s3: { ...s3, bucket: undefined } })).toThrow(/"blobs\.s3\.bucket"/);
+  });
+
+  it('refuses a plain-HTTP endpoint on another machine unless blobs.s3.insecure, and takes one on loopback', () => {
+    expect(load({ s3: { ...s3, endpoint: 'http://s3.internal:9000' } })).toThrow(
+      'config key "blobs.s3.endpoint": is plain HTTP to another machine: build archives, engine logs and presigned links would cross the network unencrypted; use https://, or set blobs.s3.insecure: true to accept plaintext',
+    );
+    expect(load({ s3: { ...s3, endpoint: 'http://s3.internal:9000', insecure: true } })().blobs.s3?.endpoint).toBe('http://s3.internal:9000');
+    expect(load({ s3: { ...s3, endpoint: 'http://127.0.0.1:9000/' } })().blobs.s3?.endpoint).toBe('http://127.0.0.1:9000');
+  });
+});

@@ -53,6 +53,57 @@ const smtpUrl = z
     }
   }, 'must be an smtp:// or smtps:// URL with a host');
 
+/** An S3 bucket name as S3 takes new ones: 3–63 of a-z 0-9 . -, starting and ending with a letter or digit. */
+const bucketName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name: 3-63 characters of a-z, 0-9, . and -, starting and ending with a letter or digit')
+  .refine((b) => !b.includes('..') && !/^\d+\.\d+\.\d+\.\d+$/.test(b), 'must be an S3 bucket name (no "..", not an IP address)');
+
+/**
+ * Build archives and engine logs in an S3-compatible bucket instead of `<dataDir>/blobs`
+ * (blobs/s3-blob-store.ts). Absent: the local folder. The secret key is never logged.
+ */
+const s3Blobs = z
+  .object({
+    /** The service's URL; unset: AWS's endpoint for `region`. http:// to another machine needs `insecure`. */
+    endpoint: z
+      .string()
+      .url('must be an absolute URL')
+      .refine((u) => /^https?:\/\/[^/?#]+\/?$/.test(u), 'must be an http(s) URL of a host, with no path (the bucket is set apart)')
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
+    bucket: bucketName,
+    region: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be a region name such as us-east-1').default('us-east-1'),
+    /** Both or neither; neither: the AWS SDK's default chain (AWS_* environment, profile, instance role). */
+    accessKeyId: z.string().min(1).max(256).optional(),
+    secretAccessKey: z.string().min(1).max(256).optional(),
+    /** Path-style requests (`<endpoint>/<bucket>/<key>`): most self-hosted servers (MinIO, Ceph, Swift, Garage) want it. */
+    forcePathStyle: z.boolean().default(false),
+    /** Put before every key, to share a bucket (`pixelfleet/`); must end with `/`. */
+    prefix: z
+      .string()
+      .max(256)
+      .regex(/^([A-Za-z0-9!_.*'()-]+\/)*$/, 'must be empty or path segments each ending with "/" (letters, digits, !_.*\'()-)')
+      .default(''),
+    /** MiB per multipart part: 5 (S3's least) to 5120; raised for an archive that would need more than 10,000 parts. */
+    partSizeMiB: z.number().int().min(5).max(5120).default(16),
+    /** Parts sent at once per upload; each holds one part in memory. */
+    uploadConcurrency: z.number().int().min(1).max(16).default(4),
+    /** Lifetime of the presigned URL an agent's download is sent to, in seconds (only the request's start must fall in it). */
+    presignSeconds: z.number().int().min(30).max(3600).default(300),
+    /** true: an http:// endpoint on another machine is accepted (archives and logs cross the network unencrypted). */
+    insecure: z.boolean().default(false),
+  })
+  .strict()
+  .refine((s) => (s.accessKeyId === undefined) === (s.secretAccessKey === undefined), {
+    path: ['secretAccessKey'],
+    message: 'set accessKeyId and secretAccessKey together, or neither (the AWS SDK default credentials)',
+  })
+  .refine((s) => s.endpoint === undefined || s.insecure || !crossesNetworkInPlaintext(s.endpoint), {
+    path: ['endpoint'],
+    message: 'is plain HTTP to another machine: build archives, engine logs and presigned links would cross the network unencrypted; use https://, or set blobs.s3.insecure: true to accept plaintext',
+  });
+
 const schema = z
   .object({
     http: z
@@ -280,6 +331,8 @@ const schema = z
       })
       .strict()
       .default({ from: 'Pixelfleet <pixelfleet@localhost>' }),
+    /** Where build archives and engine logs are stored: `<dataDir>/blobs` unless `s3` is set. */
+    blobs: z.object({ s3: s3Blobs.optional() }).strict().default({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict()
@@ -399,6 +452,17 @@ export const CONTROL_PLANE_ENV_LEAVES: Readonly<Record<string, EnvLeafKind>> = {
   'mail.smtp.url': 'string',
   'mail.from': 'string',
   'mail.outboxDir': 'string',
+  'blobs.s3.endpoint': 'string',
+  'blobs.s3.bucket': 'string',
+  'blobs.s3.region': 'string',
+  'blobs.s3.accessKeyId': 'string',
+  'blobs.s3.secretAccessKey': 'string',
+  'blobs.s3.forcePathStyle': 'boolean',
+  'blobs.s3.prefix': 'string',
+  'blobs.s3.partSizeMiB': 'number',
+  'blobs.s3.uploadConcurrency': 'number',
+  'blobs.s3.presignSeconds': 'number',
+  'blobs.s3.insecure': 'boolean',
   logLevel: 'string',
 };
 

@@ -30,3 +30,6 @@ export { MailDelivery, MAIL_MAX_ATTEMPTS, type MailTransport } from './mail/mail
 export { smtpTransport } from './mail/smtp-transport';
 export { outboxFolderTransport } from './mail/outbox-folder-transport';
 export { SqliteMailOutboxRepository } from './repositories/mail-outbox';
+export { LocalBlobStore, BlobTooLargeError, type BlobStore, type ByteRange } from './blobs/blob-store';
+export { S3BlobStore, createS3Client } from './blobs/s3-blob-store';
+export { partBytesFor } from './blobs/s3-multipart-upload';

@@ -208,6 +208,9 @@ const FULL_CONTROL_PLANE = {
   geoip: { enabled: false },
   turn: { secret: 'turn-0123456789abcdefghijklmnopqrstuv', urls: ['turn:turn.example.com:3478'], ttlSeconds: 86400 },
   mail: { smtp: { url: 'smtps://pixelfleet:secret@mail.example.com:465' }, from: 'Pixelfleet <noreply@x.example>', outboxDir: '/var/lib/pixelfleet/outbox' },
+  blobs: {
+    s3: { endpoint: 'https://s3.x.example', bucket: 'pixelfleet-blobs', region: 'us-east-1', accessKeyId: 'AKID', secretAccessKey: 'secret-key', forcePathStyle: true, prefix: 'pixelfleet/', partSizeMiB: 16, uploadConcurrency: 4, presignSeconds: 300, insecure: false },
+  },
   logLevel: 'info',
 };
 /** The agent's counterpart of FULL_CONTROL_PLANE. */

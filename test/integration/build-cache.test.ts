@@ -282,13 +282,27 @@ describe('BuildCache.prepare', () => {
     expect(await failureOf(cache.prepare({ ...command('upl_2', linux), downloadUrl: server.url('/expired.zip') }))).toEqual(['DOWNLOAD_FAILED', 'the control plane refused the build download with HTTP 404']);
   });
 
-  it('follows a redirect on the same host, and refuses one to another host', async () => {
+  it('follows a redirect on the same host with the worker token, and one to another host (an object store) without it', async () => {
+    const bearer = 'Bearer pfw_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
     server.script.push({ redirectTo: '/linux.zip?token=moved' });
-    const cache = openCache();
+    const cache = openCache({ workerToken: () => bearer.slice('Bearer '.length) });
     await cache.prepare(command('upl_1', linux, '/old.zip'));
-    expect(server.requests.map((r) => r.path)).toEqual(['/old.zip', '/linux.zip']);
-    server.script.push({ redirectTo: 'http://localhost:9/linux.zip' });
-    expect(await failureOf(cache.prepare(command('upl_2', linux, '/old.zip')))).toEqual(['DOWNLOAD_FAILED', 'the build download redirected to another host (localhost:9), which the agent does not follow']);
+    expect(server.requests.map((r) => [r.path, r.headers.authorization])).toEqual([['/old.zip', bearer], ['/linux.zip', bearer]]);
+    // localhost is another origin than 127.0.0.1 (the same server here): the presigned URL's host.
+    server.requests.length = 0;
+    const port = new URL(server.url('/')).port;
+    server.script.push({ redirectTo: `http://localhost:${port}/linux.zip?X-Amz-Signature=0a1b` });
+    await cache.prepare(command('upl_2', linux, '/old.zip'));
+    expect(server.requests.map((r) => [r.path, r.headers.host, r.headers.authorization])).toEqual([
+      ['/old.zip', `127.0.0.1:${port}`, bearer],
+      ['/linux.zip', `localhost:${port}`, undefined],
+    ]);
+    // A refusal there is the store's, and says so (an expired presigned URL: the clocks, or the bucket's rights).
+    server.script.push({ redirectTo: `http://localhost:${port}/expired.zip?X-Amz-Signature=0a1b` });
+    expect(await failureOf(cache.prepare(command('upl_3', linux, '/old.zip')))).toEqual([
+      'DOWNLOAD_FAILED',
+      `the object store the control plane sent the download to (localhost:${port}) refused the build download with HTTP 404`,
+    ]);
   });
 
   it('downloads once more on a wrong hash, then fails HASH_MISMATCH naming both hashes and keeps nothing', async () => {

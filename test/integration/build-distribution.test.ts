@@ -194,7 +194,7 @@ describe('distribution to the region\'s workers', () => {
     const stored = () => logFilesOf(f.t.cp, sessionId).find((r) => r.fileName === 'app-output.log');
     await expect.poll(stored, { timeout: 20_000 }).toBeDefined();
     const gz: Buffer[] = [];
-    for await (const chunk of f.t.cp.blobs.read(stored()!.blobSha256)) gz.push(chunk as Buffer);
+    for await (const chunk of await f.t.cp.blobs.read(stored()!.blobSha256)) gz.push(chunk as Buffer);
     expect(gunzipSync(Buffer.concat(gz)).toString()).toMatch(/^launched with: PixelDemo -PixelStreamingConnectionURL=(ws:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{43}) -PixelStreamingURL=\1 -PixelStreamingID=/m);
   });
 

@@ -140,6 +140,29 @@ describe('HTTPS build downloads trust what the control link trusts', () => {
     expect([...otherCa.requests, ...expired.requests, ...wrongHost.requests]).toEqual([]);
   });
 
+  it('a redirect to another origin (an object store) trusts the bundled roots and tls.caFile together, and refuses any other CA', async () => {
+    const { agent } = await agentWith({ PIXELFLEET_AGENT_TLS__CA_FILE: pki.caFile });
+    /** The control plane's archive route: 307 to `target` on another origin (localhost, not 127.0.0.1). */
+    const redirecting = async (target: string): Promise<string> => {
+      const server = createHttpsServer({ cert: await readFile(pki.server.certFile), key: await readFile(pki.server.keyFile) }, (_req, res) => res.writeHead(307, { location: target }).end());
+      const port = await listen(server, '127.0.0.1');
+      return `https://127.0.0.1:${port}/agent/builds/upl_1/archive?token=t0k`;
+    };
+    const store = await httpsServer(pki.server);
+    const storeUrl = new URL(store.url);
+    storeUrl.hostname = 'localhost';
+    const record = await agent.builds.prepare(command(await redirecting(storeUrl.href)));
+    expect(record.sha256).toBe(zip.sha256);
+    expect(store.requests).toHaveLength(1);
+
+    const untrusted = await httpsServer(pki.otherCaServer);
+    const untrustedUrl = new URL(untrusted.url);
+    untrustedUrl.hostname = 'localhost';
+    const [code, message] = await failureOf(agent.builds.prepare({ ...command(await redirecting(untrustedUrl.href)), uploadId: 'upl_2' }));
+    expect([code, message]).toEqual(['DOWNLOAD_FAILED', expect.stringContaining('failed TLS verification')]);
+    expect(untrusted.requests).toEqual([]);
+  });
+
   it('a tls.caFile that cannot be read when a download starts fails it naming the key', async () => {
     const server = await httpsServer(pki.server);
     const missing = join(root, 'gone-ca.pem');

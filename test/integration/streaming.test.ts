@@ -69,7 +69,7 @@ describe('a viewer watches and controls the app', () => {
     // What the control plane stored is what the app wrote (the agent's copy went with its spool entry).
     const { blobSha256: sha256 } = logFilesOf(t.cp, sessionId).find((r) => r.fileName === 'PixelfleetApp.log')!;
     const gz: Buffer[] = [];
-    for await (const chunk of t.cp.blobs.read(sha256)) gz.push(chunk as Buffer);
+    for await (const chunk of await t.cp.blobs.read(sha256)) gz.push(chunk as Buffer);
     const engineLog = gunzipSync(Buffer.concat(gz)).toString();
     await expect.poll(() => existsSync(join(agentDataDir, 'log-spool')) && readdirSync(join(agentDataDir, 'log-spool')).length).toBe(0);
     expect(engineLog).toContain('UIInteraction');

@@ -1,8 +1,10 @@
 // The agent's download of a distributed build from the control plane: the shared archive download
 // (`@pixelfleet/build-archive`'s archive-download.ts) of the command's short-lived URL into `<uploadId>.zip`,
-// same-origin redirects only, the control link's trust (`tls.caFile`; plain http:// only to a
-// loopback host or with `buildCache.insecureDownloads` / `tls.insecure`), the size and SHA-256 the command names, Range resume of a
+// the control link's trust (`tls.caFile`; plain http:// only to a loopback host or with
+// `buildCache.insecureDownloads` / `tls.insecure`) on every hop, the size and SHA-256 the command names, Range resume of a
 // kept `.part`; its failures become the command's codes (DOWNLOAD_FAILED, SIZE_MISMATCH, HASH_MISMATCH, …).
+// A control plane on object storage redirects each attempt to a presigned URL of the store: the
+// redirect is followed to that host without the worker token (which stays with the control plane).
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { crossesNetworkInPlaintext, type Clock } from '@pixelfleet/common';
@@ -23,7 +25,7 @@ export interface BuildDownloadRetry {
 
 export const DEFAULT_BUILD_DOWNLOAD_RETRY: Readonly<BuildDownloadRetry> = Object.freeze({ maxAttempts: 5, initialMs: 1_000, maxMs: 30_000, stallTimeoutMs: 60_000 });
 
-/** Same-host redirects followed before giving up. */
+/** Redirects followed before giving up. */
 const MAX_REDIRECTS = 5;
 
 /**
@@ -68,19 +70,16 @@ export interface BuildDownloadOptions {
  */
 export async function downloadVerified(o: BuildDownloadOptions): Promise<void> {
   const tls = o.tls ?? {};
-  let origin: string | undefined;
-  // The URL's token is for the control plane's host: a redirect elsewhere is not followed (so
-  // neither scheme nor host can change after the first hop's checks).
-  const hopPolicy: HopPolicy = (raw, hop) => {
+  // Every hop meets the same rules as the first (scheme, plaintext); the worker token goes only to
+  // the first hop's origin (archive-download.ts), so a redirect to an object store carries none.
+  const hopPolicy: HopPolicy = (raw) => {
     let url: URL;
     try {
       url = new URL(raw);
     } catch {
       return Promise.resolve({ ok: false, reason: 'the build URL is not a valid URL' });
     }
-    origin ??= url.origin;
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve({ ok: false, reason: `the build URL's scheme ${url.protocol} is not http or https` });
-    if (hop > 0 && url.origin !== origin) return Promise.resolve({ ok: false, reason: `the build download redirected to another host (${url.host}), which the agent does not follow` });
     if (crossesNetworkInPlaintext(url) && tls.insecure !== true) return Promise.resolve({ ok: false, reason: plaintextRefusal(url) });
     return Promise.resolve({ ok: true, url });
   };
@@ -97,9 +96,9 @@ export async function downloadVerified(o: BuildDownloadOptions): Promise<void> {
       hopPolicy,
       ...(ca === undefined ? {} : { ca }),
       maxRedirects: MAX_REDIRECTS,
-      // Redirects never leave the first hop's origin (hopPolicy), so the credential stays with the control plane.
+      // Sent to the first hop's origin only: the credential stays with the control plane.
       ...(o.workerToken === undefined ? {} : { authorization: `Bearer ${o.workerToken}` }),
-      // The control plane's archive route serves ranges (and checks If-Range against the archive's hash).
+      // The control plane's archive route, and the object store it may redirect to, serve ranges.
       ranges: 'assumed',
       expectedBytes: o.sizeBytes,
       expectedSha256: o.sha256,
@@ -166,13 +165,18 @@ function certificateWords(code: string, url: URL, caFile: string | undefined): s
   }
 }
 
+/** Who answered: the control plane, or the object store it sent the download to (a presigned URL refused: the clocks, or the store's rights). */
+function answerer(redirectedHost: string | undefined): string {
+  return redirectedHost === undefined ? 'the control plane' : `the object store the control plane sent the download to (${redirectedHost})`;
+}
+
 /** The shared download's failure as the command's code and message. */
 function commandFailure(err: ArchiveDownloadError, url: URL | undefined, caFile: string | undefined): Error {
   const f = err.failure;
   const certificate = f.kind === 'network' && url !== undefined ? certificateWords(f.code, url, caFile) : undefined;
   if (certificate !== undefined && url !== undefined) return new CommandFailure('DOWNLOAD_FAILED', `the build download from ${url.host} failed TLS verification: ${certificate}`);
   if (err.failedAttempts > 0) {
-    const last = f.kind === 'http-status' ? `the control plane answered HTTP ${f.status}` : err.message;
+    const last = f.kind === 'http-status' ? `${answerer(f.redirectedHost)} answered HTTP ${f.status}` : err.message;
     return new CommandFailure('DOWNLOAD_FAILED', `the build download failed ${err.failedAttempts} times in a row; the last error: ${last}`);
   }
   switch (f.kind) {
@@ -183,7 +187,7 @@ function commandFailure(err: ArchiveDownloadError, url: URL | undefined, caFile:
     case 'too-many-redirects':
       return new CommandFailure('DOWNLOAD_FAILED', `the build download redirected more than ${f.maxRedirects} times`);
     case 'http-status':
-      return new CommandFailure('DOWNLOAD_FAILED', `the control plane refused the build download with HTTP ${f.status}`);
+      return new CommandFailure('DOWNLOAD_FAILED', `${answerer(f.redirectedHost)} refused the build download with HTTP ${f.status}`);
     case 'size-mismatch':
       return new CommandFailure(
         'SIZE_MISMATCH',

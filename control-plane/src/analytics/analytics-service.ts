@@ -96,14 +96,14 @@ export class AnalyticsService {
   }
 
   /** The log file, or 404 Log file not found (also when its bytes are gone from the blob store). */
-  logFile(logFileId: string): LogFileRecord {
+  async logFile(logFileId: string): Promise<LogFileRecord> {
     const f = this.deps.logFiles.findById(logFileId);
-    if (!f || !this.deps.blobs.has(f.blobSha256)) throw new ApiError('analyticsLogFileNotFound');
+    if (!f || !(await this.deps.blobs.has(f.blobSha256))) throw new ApiError('analyticsLogFileNotFound');
     return f;
   }
 
-  /** The stored (gzip) bytes of a log file. */
-  logFileGzip(f: LogFileRecord): Readable {
+  /** The stored (gzip) bytes of a log file, once the store has answered. */
+  logFileGzip(f: LogFileRecord): Promise<Readable> {
     return this.deps.blobs.read(f.blobSha256);
   }
 

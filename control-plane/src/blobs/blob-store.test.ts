@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type * as NodeFs from 'node:fs';
-import { type WriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type WriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +57,7 @@ const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
 async function readAll(store: LocalBlobStore, digest: string, range?: ByteRange): Promise<Buffer> {
   const parts: Buffer[] = [];
-  for await (const chunk of store.read(digest, range)) parts.push(chunk as Buffer);
+  for await (const chunk of await store.read(digest, range)) parts.push(chunk as Buffer);
   return Buffer.concat(parts);
 }
 
@@ -67,7 +67,7 @@ describe('LocalBlobStore.write', () => {
     const whole = Buffer.from('hello, streaming world\n'.repeat(1_000));
     const blob = await store.write(chunksOf(whole.subarray(0, 5), whole.subarray(5, 9_000), whole.subarray(9_000)), 1_000_000);
     expect(blob).toEqual({ sha256: sha(whole), size: whole.length });
-    expect(store.has(blob.sha256)).toBe(true);
+    expect(await store.has(blob.sha256)).toBe(true);
     const path = join(root, 'sha256', blob.sha256.slice(0, 2), blob.sha256);
     expect(readFileSync(path)).toEqual(whole);
   });
@@ -152,16 +152,16 @@ describe('LocalBlobStore.write', () => {
 });
 
 describe('LocalBlobStore lookups', () => {
-  it('has() is false for an unknown digest', () => {
+  it('has() is false for an unknown digest', async () => {
     const store = new LocalBlobStore(root);
-    expect(store.has('0'.repeat(64))).toBe(false);
+    expect(await store.has('0'.repeat(64))).toBe(false);
   });
 
-  it('refuses names that are not sha256 digests (no path escapes)', () => {
+  it('refuses names that are not sha256 digests (no path escapes)', async () => {
     const store = new LocalBlobStore(root);
     for (const bad of ['../../etc/passwd', 'A'.repeat(64), '0'.repeat(63), '']) {
       expect(() => store.has(bad), bad).toThrow('not a sha256 digest');
-      expect(() => store.read(bad), bad).toThrow('not a sha256 digest');
+      await expect(store.read(bad), bad).rejects.toThrow('not a sha256 digest');
     }
   });
 });
@@ -181,13 +181,13 @@ describe('LocalBlobStore.read with a range', () => {
     const store = new LocalBlobStore(root);
     const { sha256 } = await store.write(chunksOf('abc'), 10);
     for (const bad of [{ start: -1, end: 2 }, { start: 2, end: 1 }, { start: 0.5, end: 2 }]) {
-      expect(() => store.read(sha256, bad), JSON.stringify(bad)).toThrow('not a byte range');
+      await expect(store.read(sha256, bad), JSON.stringify(bad)).rejects.toThrow('not a byte range');
     }
   });
 
-  it('fails the stream of a missing blob', async () => {
+  it('rejects the read of a missing blob before any stream is handed out', async () => {
     const store = new LocalBlobStore(root);
-    await expect(readAll(store, 'a'.repeat(64), { start: 0, end: 1 })).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(store.read('a'.repeat(64), { start: 0, end: 1 })).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 
@@ -227,7 +227,7 @@ describe('LocalBlobStore.adopt', () => {
     const path = fileOf(root, 'short.zip', data);
     await expect(store.adopt(path, { sha256: sha(data), size: 13 })).rejects.toThrow(`adopt: ${path} holds 12 bytes, not the 13 stated`);
     expect(existsSync(path)).toBe(true);
-    expect(store.has(sha(data))).toBe(false);
+    expect(await store.has(sha(data))).toBe(false);
   });
 
   it('copies across file systems (EXDEV) through write(), which checks the digest', async () => {
@@ -245,9 +245,24 @@ describe('LocalBlobStore.adopt', () => {
       const lie = fileOf(shm, 'lie.zip', data);
       const wrong = sha(Buffer.from('something else'));
       await expect(store.adopt(lie, { sha256: wrong, size: data.length })).rejects.toThrow(`adopt: ${lie} hashes to ${sha(data)}, not the ${wrong} stated`);
-      expect(store.has(wrong)).toBe(false);
+      expect(await store.has(wrong)).toBe(false);
     } finally {
       rmSync(shm, { recursive: true, force: true });
     }
+  });
+});
+
+describe('LocalBlobStore.sweepAbandoned', () => {
+  it('removes temp files a crash left (untouched for longer than the age given) and keeps newer ones', async () => {
+    const now = Date.UTC(2026, 0, 1);
+    const store = new LocalBlobStore(root, () => now);
+    const left = join(root, 'tmp', 'left-by-a-crash');
+    const recent = join(root, 'tmp', 'being-written');
+    writeFileSync(left, 'partial');
+    writeFileSync(recent, 'partial');
+    utimesSync(left, new Date(now - 2 * 3600_000), new Date(now - 2 * 3600_000));
+    utimesSync(recent, new Date(now - 600_000), new Date(now - 600_000));
+    expect(await store.sweepAbandoned(3600_000)).toBe(1);
+    expect(readdirSync(join(root, 'tmp'))).toEqual(['being-written']);
   });
 });

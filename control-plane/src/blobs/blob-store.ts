@@ -1,7 +1,9 @@
-// Content-addressed blob storage (builds, log files) in a local folder. Writes stream to a
-// temp file while hashing, then fsync and rename into place, so a crash never leaves a partial blob.
+// Content-addressed blob storage (builds, log files): the interface both stores implement, and the
+// local folder (the default). Writes stream to a temp file while hashing, then fsync and rename
+// into place, so a crash never leaves a partial blob. The S3 store is s3-blob-store.ts.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
@@ -22,10 +24,13 @@ export interface ByteRange {
   end: number;
 }
 
+/** How long a write's or an upload's leftovers are kept before sweepAbandoned takes them (default 24 h). */
+export const DEFAULT_ABANDONED_AFTER_MS = 24 * 3600 * 1000;
+
 /**
- * Where blobs live, by SHA-256. Kept to what an S3-compatible object store can implement later:
- * a streamed put (multipart upload, keyed by the digest once known), a streamed get, a ranged
- * get (`GetObject` with `Range: bytes=start-end`) and an existence check (`HeadObject`).
+ * Where blobs live, by SHA-256: a folder (LocalBlobStore) or an S3 bucket (S3BlobStore). What an
+ * object store can do: a streamed put (multipart upload), a streamed get, a ranged get (`GetObject`
+ * with `Range: bytes=start-end`), an existence check (`HeadObject`), a delete and a signed URL.
  */
 export interface BlobStore {
   /** Streams chunks into a new blob; throws BlobTooLargeError past maxBytes. */
@@ -38,17 +43,32 @@ export interface BlobStore {
    */
   adopt(path: string, blob: StoredBlob): Promise<void>;
   /**
-   * Streams the blob, or only `range` of it (never buffered whole). The caller checks the range
-   * against the blob's size: a range past the end yields the bytes that exist. A missing blob
-   * fails the stream with an error (ENOENT for this store).
+   * Streams the blob, or only `range` of it (never buffered whole), once the store has answered:
+   * a missing blob rejects (ENOENT for the folder, NoSuchKey for S3). The caller checks the range
+   * against the blob's size: a range past the end yields the bytes that exist.
    */
-  read(sha256: string, range?: ByteRange): Readable;
-  has(sha256: string): boolean;
+  read(sha256: string, range?: ByteRange): Promise<Readable>;
+  has(sha256: string): Promise<boolean>;
   /**
    * Deletes a blob (`DeleteObject`); a missing one is not an error. The caller makes sure no record
-   * names it any more, in the same turn of the event loop as that check.
+   * names it any more, in the same turn of the event loop as that check, and calls remove in that
+   * turn: the deletion is registered before remove returns its promise, so a write or adopt of the
+   * same digest that has not resolved yet stores the blob again after it.
    */
-  remove(sha256: string): void;
+  remove(sha256: string): Promise<void>;
+  /**
+   * A URL any HTTP client may GET the blob from, `Range` included, without credentials of its own,
+   * valid for a short while (S3: a presigned GetObject, `blobs.s3.presignSeconds`); undefined when
+   * the store has none (the folder: the control plane serves the bytes itself).
+   */
+  directUrl(sha256: string): Promise<string | undefined>;
+  /**
+   * Deletes what interrupted writes left behind more than `olderThanMs` ago (the folder: temp
+   * files; S3: incomplete multipart uploads) and resolves with how many. Run by the retention sweep.
+   */
+  sweepAbandoned(olderThanMs?: number): Promise<number>;
+  /** Stops requests in flight (an upload stops where it stands and resumes at the next adopt). Idempotent. */
+  close(): void;
 }
 
 function syncPath(path: string): void {
@@ -70,7 +90,14 @@ function syncDirectory(dir: string): void {
 }
 
 export class LocalBlobStore implements BlobStore {
-  constructor(private readonly root: string) {
+  /**
+   * `now`: epoch ms, for sweepAbandoned's age of temp files. Real time by default, not the app's
+   * clock: it is compared with file modification times, which the file system writes in real time.
+   */
+  constructor(
+    private readonly root: string,
+    private readonly now: () => number = Date.now,
+  ) {
     mkdirSync(join(root, 'tmp'), { recursive: true });
   }
 
@@ -132,23 +159,68 @@ export class LocalBlobStore implements BlobStore {
     syncDirectory(dir);
   }
 
-  read(sha256: string, range?: ByteRange): Readable {
-    if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.end >= range.start)) {
-      throw new RangeError(`not a byte range: ${range.start}-${range.end}`);
-    }
-    return createReadStream(this.pathOf(sha256), range ? { start: range.start, end: range.end } : {});
+  async read(sha256: string, range?: ByteRange): Promise<Readable> {
+    checkRange(range);
+    // Opened first, so a missing blob rejects here rather than failing a stream already answered.
+    const file = await open(this.pathOf(sha256), 'r');
+    return file.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 
-  has(sha256: string): boolean {
-    return existsSync(this.pathOf(sha256));
+  has(sha256: string): Promise<boolean> {
+    return Promise.resolve(existsSync(this.pathOf(sha256)));
   }
 
-  remove(sha256: string): void {
+  remove(sha256: string): Promise<void> {
+    // Synchronous: the file is gone before a write of the same digest can rename its own in.
     rmSync(this.pathOf(sha256), { force: true });
+    return Promise.resolve();
+  }
+
+  directUrl(_sha256: string): Promise<string | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  sweepAbandoned(olderThanMs = DEFAULT_ABANDONED_AFTER_MS): Promise<number> {
+    return Promise.resolve(removeOldFiles(join(this.root, 'tmp'), this.now() - olderThanMs));
+  }
+
+  close(): void {
+    // Nothing to stop: every operation is a file-system call.
   }
 
   private pathOf(sha256: string): string {
-    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error('not a sha256 digest');
+    checkDigest(sha256);
     return join(this.root, 'sha256', sha256.slice(0, 2), sha256);
+  }
+}
+
+/**
+ * Removes the files of `dir` last modified before `cutoff` (epoch ms) and returns how many: temp
+ * files a crash left. A write in flight touches its temp file with every chunk, so it is never one.
+ */
+export function removeOldFiles(dir: string, cutoff: number): number {
+  let removed = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    try {
+      if (statSync(path).mtimeMs >= cutoff) continue;
+      rmSync(path, { force: true });
+      removed += 1;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return removed;
+}
+
+/** Throws unless `sha256` is a lower-case hex SHA-256 digest (so no name escapes the store). */
+export function checkDigest(sha256: string): void {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error('not a sha256 digest');
+}
+
+/** Throws RangeError unless `range` is absent or whole, non-negative, inclusive offsets in order. */
+export function checkRange(range: ByteRange | undefined): void {
+  if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.end >= range.start)) {
+    throw new RangeError(`not a byte range: ${range.start}-${range.end}`);
   }
 }

@@ -27,7 +27,7 @@ function linksOf(key = loadArchiveLinkKey(dir), listening = true) {
     linkTtlSeconds: TTL_SECONDS,
     agentsUrl: () => (listening ? 'https://cp.example.com' : undefined),
     builds: { findById: () => undefined },
-    blobs: { has: () => false, read: () => { throw new Error('not read here'); } },
+    blobs: { has: () => Promise.resolve(false), read: () => Promise.reject(new Error('not read here')), directUrl: () => Promise.resolve(undefined) },
   });
 }
 const tokenOf = (url: string) => new URL(url).searchParams.get('token') ?? '';

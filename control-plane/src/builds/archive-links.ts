@@ -1,6 +1,7 @@
 // Download links for build archives, handed to agents by the distribution: stateless signed
 // tokens (HMAC-SHA256 over worker, build, archive digest and expiry) under a key kept in the data
-// dir, so links issued before a restart still work until they expire. Redeeming one finds the archive.
+// dir, so links issued before a restart still work until they expire. Redeeming one finds the archive:
+// its bytes, or (object storage) a short-lived URL of the store's own to send the agent to.
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,8 +67,10 @@ export interface OpenedArchive {
   uploadId: string;
   sha256: string;
   bytes: number;
-  /** Streams the archive, or `range` of it (inclusive offsets). */
-  read(range?: ByteRange): Readable;
+  /** Streams the archive, or `range` of it (inclusive offsets), once the store has answered. */
+  read(range?: ByteRange): Promise<Readable>;
+  /** A short-lived URL the archive can be fetched from directly (`Range` included), or undefined when the control plane serves it (BlobStore.directUrl). */
+  directUrl(): Promise<string | undefined>;
 }
 
 export interface ArchiveLinksOptions {
@@ -78,7 +81,7 @@ export interface ArchiveLinksOptions {
   /** The HTTP origin agents reach (publicUrls.agents); undefined until the HTTP server listens. */
   agentsUrl: () => string | undefined;
   builds: Pick<BuildsRepository, 'findById'>;
-  blobs: Pick<BlobStore, 'has' | 'read'>;
+  blobs: Pick<BlobStore, 'has' | 'read' | 'directUrl'>;
 }
 
 export class ArchiveLinks {
@@ -121,7 +124,7 @@ export class ArchiveLinks {
    * before the build is looked up, so a caller without a link learns nothing about builds),
    * 404 for an unknown build or one without an archive.
    */
-  openArchive(token: unknown, uploadId: string): OpenedArchive {
+  async openArchive(token: unknown, uploadId: string): Promise<OpenedArchive> {
     const check = this.verifyArchiveToken(token, uploadId);
     if (!check.ok) throw new ApiError(ARCHIVE_TOKEN_REFUSALS[check.refusal]);
     const build = this.options.builds.findById(uploadId);
@@ -130,8 +133,9 @@ export class ArchiveLinks {
     if (build.archive.sha256 !== check.sha256) throw new ApiError('archiveLinkOtherBuild');
     const { sha256, bytes } = build.archive;
     // A recorded archive whose blob is gone is the server's fault: a logged 500, not a 404.
-    if (!this.options.blobs.has(sha256)) throw new Error(`archive blob ${sha256} of ${uploadId} is missing from the blob store`);
-    return { workerId: check.workerId, uploadId, sha256, bytes, read: (range) => this.options.blobs.read(sha256, range) };
+    if (!(await this.options.blobs.has(sha256))) throw new Error(`archive blob ${sha256} of ${uploadId} is missing from the blob store`);
+    const { blobs } = this.options;
+    return { workerId: check.workerId, uploadId, sha256, bytes, read: (range) => blobs.read(sha256, range), directUrl: () => blobs.directUrl(sha256) };
   }
 
   private mac(workerId: string, uploadId: string, sha256: string, expiresAt: number): string {

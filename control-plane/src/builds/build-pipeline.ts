@@ -192,7 +192,7 @@ export class BuildPipeline {
    */
   private async save(build: BuildRecord, paths: WorkPaths, log: Logger): Promise<BuildRecord> {
     const recorded = this.deps.builds.findById(build.uploadId)?.archive;
-    if (recorded === undefined || !this.deps.blobs.has(recorded.sha256)) {
+    if (recorded === undefined || !(await this.deps.blobs.has(recorded.sha256))) {
       if (!existsSync(paths.zip)) return this.deps.advance(build.uploadId, 'Reject', INTERRUPTED_OBJECTION);
       if (recorded !== undefined) {
         await this.deps.blobs.adopt(paths.zip, { sha256: recorded.sha256, size: recorded.bytes });

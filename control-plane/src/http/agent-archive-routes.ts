@@ -1,6 +1,9 @@
 // The build archive download for agents: `GET|HEAD /agent/builds/<uploadId>/archive?token=…`,
 // the link the distribution hands each worker. Streams the blob (never buffered), with a single
-// `Range` for resumed downloads; the token is checked by builds/archive-links.ts. A link is a
+// `Range` for resumed downloads; with object storage (`blobs.s3`) a GET is answered 307 with a
+// presigned URL of the store instead, which the agent follows without its credential (every
+// attempt, a resume included, asks here first, so each gets a fresh URL and the link's checks).
+// The token is checked by builds/archive-links.ts. A link is a
 // bearer URL no longer: the request must carry the worker token of the worker the link names
 // (`Authorization: Bearer`), so a leaked or intercepted link alone fetches nothing (issue 22).
 import type { ServerResponse } from 'node:http';
@@ -55,13 +58,19 @@ export function registerAgentArchiveRoutes(app: FastifyInstance, deps: AgentArch
   app.route<{ Params: { uploadId: string }; Querystring: Record<string, unknown> }>({
     method: ['GET', 'HEAD'],
     url: ARCHIVE_ROUTE,
-    handler: (req, reply) => {
+    handler: async (req, reply) => {
       const credential = bearerCredential(req.headers.authorization);
       if (credential === undefined) throw new ApiError('archiveWorkerCredentialMissing');
       const caller = deps.workerOfToken(credential);
       if (caller === undefined) throw new ApiError('archiveWorkerCredentialInvalid');
-      const archive = deps.links.openArchive(req.query.token, req.params.uploadId);
+      const archive = await deps.links.openArchive(req.query.token, req.params.uploadId);
       if (archive.workerId !== caller) throw new ApiError('archiveLinkOtherWorker');
+      // The store serves the bytes (and the Range) itself; HEAD is answered here from the record.
+      const direct = req.method === 'GET' ? await archive.directUrl() : undefined;
+      if (direct !== undefined) {
+        req.log.info({ uploadId: archive.uploadId, workerId: archive.workerId, range: req.headers.range }, 'archive download sent to object storage');
+        return reply.status(307).headers({ location: direct, 'cache-control': 'private, no-store' }).send();
+      }
       const etag = `"${archive.sha256}"`;
       // If-Range: a range only of the same bytes, else the whole archive (it never changes under an
       // uploadId, but the check is what a resuming client relies on).
@@ -81,7 +90,7 @@ export function registerAgentArchiveRoutes(app: FastifyInstance, deps: AgentArch
       if (req.method === 'HEAD' || length === 0) return reply.send();
       inFlight.add(reply.raw);
       reply.raw.once('close', () => inFlight.delete(reply.raw));
-      return reply.send(archive.read(range.kind === 'range' ? range : undefined));
+      return reply.send(await archive.read(range.kind === 'range' ? range : undefined));
     },
   });
 }

@@ -297,10 +297,10 @@ describe('RetentionSweep', () => {
 
       expect(result).toMatchObject({ sessions: 0, logFiles: 5, logBlobs: 2, telemetryRows: 3 });
       expect(ids('log_files')).toEqual(['log_shared_recent']);
-      expect(blobs.has(alone)).toBe(false);
-      expect(blobs.has(sharedWithOld)).toBe(false);
-      expect(blobs.has(sharedWithRecent)).toBe(true);
-      expect(blobs.has(sharedWithBuild)).toBe(true);
+      expect(await blobs.has(alone)).toBe(false);
+      expect(await blobs.has(sharedWithOld)).toBe(false);
+      expect(await blobs.has(sharedWithRecent)).toBe(true);
+      expect(await blobs.has(sharedWithBuild)).toBe(true);
       expect(count('telemetry_rows')).toBe(2);
       expect(count('telemetry_rows', `received_at < ${clock.now() - TELEMETRY_DAYS * DAY}`)).toBe(0);
       expect(ids('sessions')).toEqual(['s_ended', 's_running']); // sessions keep their own window
@@ -308,7 +308,7 @@ describe('RetentionSweep', () => {
       // The last record naming a blob goes a day later, and the blob with it.
       clock.advance(DAY);
       expect(await sweeper({ logDays: LOG_DAYS, telemetryDays: TELEMETRY_DAYS }).sweep()).toMatchObject({ logFiles: 1, logBlobs: 1 });
-      expect(blobs.has(sharedWithRecent)).toBe(false);
+      expect(await blobs.has(sharedWithRecent)).toBe(false);
     });
 
     it('an ended session past sessionDays takes its log blobs along', async () => {
@@ -316,7 +316,7 @@ describe('RetentionSweep', () => {
       seedSession(db, sessionRecord('s_gone', 0, { status: 'Terminated', updatedAt: clock.now() - (DAYS + 1) * DAY }));
       seedLog('log_gone', 's_gone', 1, sha); // uploaded late (a spool drained after an outage): the session's age decides
       expect(await sweeper({ logDays: LOG_DAYS, telemetryDays: TELEMETRY_DAYS }).sweep()).toMatchObject({ sessions: 1, logFiles: 1, logBlobs: 1 });
-      expect(blobs.has(sha)).toBe(false);
+      expect(await blobs.has(sha)).toBe(false);
     });
 
     it('deletes logs and telemetry in batches of at most batchRows, a turn of the event loop between two', async () => {
@@ -340,7 +340,7 @@ describe('RetentionSweep', () => {
       expect(result).toMatchObject({ logFiles: 23, logBlobs: 1, telemetryRows: 31 });
       expect(Math.max(...steps)).toBe(10);
       expect(count('log_files') + count('telemetry_rows')).toBe(0);
-      expect(blobs.has(sha)).toBe(false);
+      expect(await blobs.has(sha)).toBe(false);
     });
   });
 });

@@ -11,8 +11,11 @@
 // is deleted too once no record names its digest (blobs are content-addressed: one may back
 // several records, or a build); the check and the deletion run in the same turn of the event
 // loop, and an upload stores its blob and inserts its record without yielding between the two, so
-// a blob an upload is about to name is never taken. People's dead rows go too: dashboard sign-ins
-// that are over, links that can no longer be used, and mail records older than the cutoff.
+// a blob an upload is about to name is never taken (the deletion is issued in that turn; object
+// storage finishes it afterwards, and an upload of the same bytes meanwhile stores them again).
+// People's dead rows go too: dashboard sign-ins that are over, links that can no longer be used,
+// and mail records older than the cutoff. Last, the blob store's leftovers of interrupted writes
+// (temp files, incomplete multipart uploads) older than a day are deleted.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '@pixelfleet/common';
@@ -45,8 +48,8 @@ export interface RetentionSweepDeps {
   sessionDays: number;
   /** Log file records and telemetry rows by age, and whether a blob is still named. */
   logs: LogRetentionRepository;
-  /** Where a deleted log file's blob is removed from. */
-  blobs: Pick<BlobStore, 'remove'>;
+  /** Where a deleted log file's blob is removed from, and whose abandoned uploads are swept. */
+  blobs: Pick<BlobStore, 'remove' | 'sweepAbandoned'>;
   /** Days a log file record (and its blob) is kept from its upload (≤ sessionDays). */
   logDays: number;
   /** Days a telemetry row is kept from its receipt (≤ sessionDays). */
@@ -69,6 +72,8 @@ export interface SweepResult {
   logFiles: number;
   /** Blobs deleted with the last record that named them. */
   logBlobs: number;
+  /** Leftovers of interrupted blob writes deleted (temp files, incomplete multipart uploads). */
+  abandonedUploads: number;
   events: number;
   commands: number;
   /** Rollup rows (session_dimension_days) of days before the cutoff. */
@@ -146,15 +151,22 @@ export class RetentionSweep {
     const { sessions, events, commands, clock, log } = this.deps;
     const cutoff = clock.now() - this.deps.sessionDays * DAY_MS;
     const limit = this.batchRows;
-    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, logBlobs: 0, events: 0, commands: 0, dimensionDays: 0, dailyRows: 0, signIns: 0, links: 0, mails: 0, batches: 0 };
+    const result: SweepResult = { sessions: 0, snapshots: 0, telemetryRows: 0, logFiles: 0, logBlobs: 0, abandonedUploads: 0, events: 0, commands: 0, dimensionDays: 0, dailyRows: 0, signIns: 0, links: 0, mails: 0, batches: 0 };
     const logCutoff = clock.now() - this.deps.logDays * DAY_MS;
     const telemetryCutoff = clock.now() - this.deps.telemetryDays * DAY_MS;
-    /** Deletes a batch of log file records, then the blobs no record names any more (same turn); returns the records deleted. */
+    /** Blob deletions issued and not yet awaited (object storage answers later). */
+    const removing: Promise<void>[] = [];
+    /** Deletes a batch of log file records, then issues the deletion of the blobs no record names any more (same turn); returns the records deleted. */
     const deleteLogs = (deleteBatch: () => string[]): number => {
       const digests = deleteBatch();
       for (const sha256 of new Set(digests)) {
         if (this.deps.logs.isBlobReferenced(sha256)) continue;
-        this.deps.blobs.remove(sha256);
+        removing.push(
+          this.deps.blobs.remove(sha256).catch((err: unknown) => {
+            result.logBlobs -= 1;
+            log.warn({ err, sha256 }, 'a log blob could not be deleted from the blob store; it stays, named by no record');
+          }),
+        );
         result.logBlobs += 1;
       }
       return digests.length;
@@ -164,6 +176,7 @@ export class RetentionSweep {
     const turn = async (): Promise<boolean> => {
       result.batches += 1;
       await this.betweenBatches();
+      await Promise.all(removing.splice(0));
       return !this.closed;
     };
     /** Repeats a bounded delete until it deletes less than a full batch. */
@@ -205,9 +218,16 @@ export class RetentionSweep {
       }
       // Shorter windows for the bulky rows, sessions ended or not.
       if (!(await drain(() => deleteLogs(() => this.deps.logs.deleteLogFilesBefore(logCutoff, limit)), (n) => (result.logFiles += n)))) break sweep;
-      await drain(() => this.deps.logs.deleteTelemetryBefore(telemetryCutoff, limit), (n) => (result.telemetryRows += n));
+      if (!(await drain(() => this.deps.logs.deleteTelemetryBefore(telemetryCutoff, limit), (n) => (result.telemetryRows += n)))) break sweep;
+      try {
+        result.abandonedUploads = await this.deps.blobs.sweepAbandoned();
+      } catch (err) {
+        log.warn({ err }, 'abandoned blob uploads could not be swept; the next sweep tries again');
+      }
     }
-    const deleted = result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.dimensionDays + result.dailyRows + result.events + result.commands + result.signIns + result.links + result.mails;
+    await Promise.all(removing.splice(0));
+    const deleted =
+      result.sessions + result.snapshots + result.telemetryRows + result.logFiles + result.abandonedUploads + result.dimensionDays + result.dailyRows + result.events + result.commands + result.signIns + result.links + result.mails;
     if (deleted > 0) {
       log.info(
         {

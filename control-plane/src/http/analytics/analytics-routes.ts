@@ -230,14 +230,14 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
         response: { 200: logFileDownloadResponse, ...analyticsErrorResponses },
       },
     },
-    (req, reply) => {
+    async (req, reply) => {
       const logFileId = queryParam(req.params, 'logFileId') ?? '';
       const userId = analyticsReader(req, deps);
       const projectId = requiredProjectId(req.query);
       checkNamedProjectRead(userId, projectId, deps);
-      const file = deps.analytics.logFile(logFileId);
+      const file = await deps.analytics.logFile(logFileId);
       checkSameProject(file.projectId, projectId);
-      const gzip = deps.analytics.logFileGzip(file);
+      const gzip = await deps.analytics.logFileGzip(file);
       const accept = req.headers['accept-encoding'];
       void reply
         .header('content-type', file.fileName.toLowerCase().endsWith('.zip') ? 'application/zip' : 'text/plain; charset=utf-8')

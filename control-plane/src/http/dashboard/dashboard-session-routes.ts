@@ -138,9 +138,9 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
   // A log file: its last LOG_TAIL_BYTES as text (?tail), or the whole file to download.
   app.get<LogFileParams>(`${base}/log-files/:logFileId`, read, async (req, reply) => {
     const { project } = projectAccess.read(req);
-    const file = deps.analytics.logFile(req.params.logFileId);
+    const file = await deps.analytics.logFile(req.params.logFileId);
     if (file.projectId !== project.projectId) throw new ApiError('analyticsLogFileNotFound');
-    const text = pipeline(deps.analytics.logFileGzip(file), createGunzip(), () => undefined);
+    const text = pipeline(await deps.analytics.logFileGzip(file), createGunzip(), () => undefined);
     void reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
     if (queryParam(req.query, 'tail') === undefined) {
       return reply.type('text/plain; charset=utf-8').header('content-disposition', attachment(file.fileName)).send(text);
