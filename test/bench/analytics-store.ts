@@ -12,18 +12,6 @@ export const SPAN_DAYS = 90;
 /** The tables the seed fills, in the order the benches print their counts. */
 export const STORE_TABLES = ['sessions', 'session_snapshots', 'telemetry_rows', 'session_dimension_days', 'session_dimension_weeks'] as const;
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32), so two runs seed the same data. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Picks from values with Zipf weights (the first most often), as real audiences are spread. */
 function zipf<T>(values: readonly T[], rand: () => number): () => T {
   const cumulative: number[] = [];

@@ -18,8 +18,8 @@ import Fastify from 'fastify';
 import { createLogger, loadControlPlaneConfig } from '@pixelfleet/control-plane';
 import { buildControlPlaneWithDb, SqliteSessionDimensionsRepository, SqliteTelemetryRepository } from '@pixelfleet/control-plane/test-support';
 import { TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN } from '../support/control-plane';
-import { countRows, DAY_MS, random, ROWS_PER_LONG_SESSION, seedAnalyticsStore, statsRow, STORE_TABLES } from './analytics-store';
-import { arg, f, percentile } from './bench-support';
+import { countRows, DAY_MS, ROWS_PER_LONG_SESSION, seedAnalyticsStore, statsRow, STORE_TABLES } from './analytics-store';
+import { arg, f, percentile, seededRandom } from './bench-support';
 
 const sessionCount = Number(arg('--sessions', '1000000'));
 const telemetryCount = Number(arg('--rows', '10000000'));
@@ -33,7 +33,7 @@ const config = loadControlPlaneConfig({
 const cp = buildControlPlaneWithDb(config, { logger: createLogger('warn', process.stderr) });
 const db = cp.db;
 const now = Date.now();
-const rand = random(13);
+const rand = seededRandom(13);
 
 const count = (table: string) => countRows(db, table);
 const timed = (fn: () => unknown): number => {

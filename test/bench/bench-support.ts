@@ -1,4 +1,4 @@
-// Shared by the parts of `bench:stream` (stream.ts, stream-realistic.ts): small number helpers,
+// Shared by the benches (first of all `bench:stream`'s parts): small number helpers, a seeded random source,
 // and child processes driven by request/reply over IPC (a relay, an app or viewers in a process of
 // their own, so each one's CPU is its own and no packet waits for another's event loop).
 import { fork, type ChildProcess } from 'node:child_process';
@@ -15,6 +15,18 @@ export function percentile(values: readonly number[], p: number): number {
   return (sorted[lo] ?? NaN) + ((sorted[hi] ?? NaN) - (sorted[lo] ?? NaN)) * (rank - lo);
 }
 export const median = (values: readonly number[]): number => percentile(values, 50);
+
+/** Deterministic pseudo-random numbers in [0, 1) (mulberry32): two runs with one seed draw the same. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
 export const f = (v: number, digits = 1): string => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 export const mbps = (bps: number): string => `${f(bps / 1e6, 2)} Mbps`;
 

@@ -18,8 +18,8 @@ import { buildControlPlaneWithDb } from '@pixelfleet/control-plane/test-support'
 import { launchChromium } from '../support/chromium';
 import { LogCapture, TEST_ADMIN_TOKEN, TEST_JOIN_TOKEN, TEST_METRICS_TOKEN, type TestControlPlane } from '../support/control-plane';
 import { DashboardClient, invitedWithPassword } from '../support/dashboard-client';
-import { DAY_MS, random, seedAnalyticsStore, STORE_TABLES } from './analytics-store';
-import { arg, f, median, percentile } from './bench-support';
+import { DAY_MS, seedAnalyticsStore, STORE_TABLES } from './analytics-store';
+import { arg, f, median, percentile, seededRandom } from './bench-support';
 
 const sessionCount = Number(arg('--sessions', '1000000'));
 const telemetryCount = Number(arg('--rows', '10000000'));
@@ -135,7 +135,7 @@ try {
   const owner = cp.accounts.createUser(EMAIL);
   const projectId = cp.accounts.createProject(owner.userId, 'Bench', 'europe').projectId;
   const seedStart = performance.now();
-  const { longSessions, tableCounts } = seedAnalyticsStore(cp.db, { projectId, sessionCount, telemetryCount, now: Date.now(), rand: random(13) });
+  const { longSessions, tableCounts } = seedAnalyticsStore(cp.db, { projectId, sessionCount, telemetryCount, now: Date.now(), rand: seededRandom(13) });
   console.log(`bench:dashboard — seeded in ${f((performance.now() - seedStart) / 1000, 1)} s: ${STORE_TABLES.map((t) => `${t} ${tableCounts[t]}`).join(', ')}`);
   const startAt = performance.now();
   const started = await cp.start();

@@ -1,6 +1,7 @@
 // bench:queue's oracle: the best queue wait estimate any estimator could give a viewer of the
 // bench's world, knowing the lifetime distribution the bench draws from, its start-up, and what the
 // control plane knows at the viewer's queue message (slot holders' states and ages, its position).
+import { seededRandom } from './bench-support';
 
 /** The bench's world, as only the bench knows it. */
 export interface OracleWorld {
@@ -48,17 +49,6 @@ export interface OracleWait {
   errors: Float64Array;
 }
 
-/** A small fixed-seed generator (mulberry32): uniform in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /**
  * The viewer's wait (its queue message → Running, ms) by Monte Carlo: each holder's remaining time

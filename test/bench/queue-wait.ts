@@ -24,8 +24,8 @@ import { linkReaches, startTestAgent } from '../support/agent';
 import { ScriptedSessions } from '../support/scripted-sessions';
 import { FakePlayer, type ServerMessage } from '../support/fake-player';
 import { seedLiveBuild, setProjectSettings } from '../support/seed';
-import { arg, f, median, percentile, until, waitMs } from './bench-support';
-import { errorsOn, oracleWait, percentileOf, seededRandom, shareWithin, type LineNow, type OracleWait, type OracleWorld, type SlotHolder } from './queue-oracle';
+import { arg, f, median, percentile, seededRandom, until, waitMs } from './bench-support';
+import { errorsOn, oracleWait, percentileOf, shareWithin, type LineNow, type OracleWait, type OracleWorld, type SlotHolder } from './queue-oracle';
 
 const STARTUP_MS = Number(arg('--startup', '1')) * 1000;
 const SCALE = Number(arg('--scale', '1'));

@@ -103,20 +103,9 @@ export class LocalBlobStore implements BlobStore {
 
   async write(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StoredBlob> {
     const tmp = join(this.root, 'tmp', randomBytes(12).toString('hex'));
-    const out = createWriteStream(tmp, { flags: 'wx' });
-    const hash = createHash('sha256');
-    let size = 0;
+    const blob = await spoolHashed(chunks, maxBytes, tmp);
     try {
-      for await (const chunk of chunks) {
-        size += chunk.byteLength;
-        if (size > maxBytes) throw new BlobTooLargeError(`blob exceeds ${maxBytes} bytes`);
-        hash.update(chunk);
-        if (!out.write(chunk)) await once(out, 'drain');
-      }
-      out.end();
-      await once(out, 'close');
-      const sha256 = hash.digest('hex');
-      const final = this.pathOf(sha256);
+      const final = this.pathOf(blob.sha256);
       const dir = join(final, '..');
       mkdirSync(dir, { recursive: true });
       // The bytes reach the disk before the name does, and the name before the caller records the
@@ -124,12 +113,8 @@ export class LocalBlobStore implements BlobStore {
       syncPath(tmp);
       renameSync(tmp, final);
       syncDirectory(dir);
-      return { sha256, size };
+      return blob;
     } catch (err) {
-      // The file is opened in the background: wait for the stream to close, or the open
-      // could land after the removal and leave an empty temp file behind.
-      out.destroy();
-      if (!out.closed) await once(out, 'close');
       rmSync(tmp, { force: true });
       throw err;
     }
@@ -222,5 +207,34 @@ export function checkDigest(sha256: string): void {
 export function checkRange(range: ByteRange | undefined): void {
   if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.end >= range.start)) {
     throw new RangeError(`not a byte range: ${range.start}-${range.end}`);
+  }
+}
+
+/**
+ * Writes chunks to a new file at path (refusing one that exists) while hashing them, at most maxBytes
+ * (BlobTooLargeError past it): what both stores do with a blob whose digest is not known yet. The
+ * file is the caller's once this resolves; on failure it is removed.
+ */
+export async function spoolHashed(chunks: AsyncIterable<Uint8Array>, maxBytes: number, path: string, mode?: number): Promise<StoredBlob> {
+  const out = createWriteStream(path, { flags: 'wx', ...(mode === undefined ? {} : { mode }) });
+  const hash = createHash('sha256');
+  let size = 0;
+  try {
+    for await (const chunk of chunks) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw new BlobTooLargeError(`blob exceeds ${maxBytes} bytes`);
+      hash.update(chunk);
+      if (!out.write(chunk)) await once(out, 'drain');
+    }
+    out.end();
+    await once(out, 'close');
+    return { sha256: hash.digest('hex'), size };
+  } catch (err) {
+    // The file is opened in the background: wait for the stream to close, or the open
+    // could land after the removal and leave an empty temp file behind.
+    out.destroy();
+    if (!out.closed) await once(out, 'close');
+    rmSync(path, { force: true });
+    throw err;
   }
 }

@@ -3,10 +3,9 @@
 // file, resumably (s3-multipart-upload.ts); a stream of unknown digest (an engine log) is spooled
 // to a local temp file while it is hashed, then uploaded the same way. Agents fetch archives from
 // presigned GetObject URLs (directUrl), so build bytes never pass through the control plane.
-import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import {
@@ -20,7 +19,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Logger } from 'pino';
-import { BlobTooLargeError, checkDigest, checkRange, DEFAULT_ABANDONED_AFTER_MS, removeOldFiles, type BlobStore, type ByteRange, type StoredBlob } from './blob-store';
+import { checkDigest, checkRange, DEFAULT_ABANDONED_AFTER_MS, removeOldFiles, spoolHashed, type BlobStore, type ByteRange, type StoredBlob } from './blob-store';
 import { errorName, httpStatus, uploadFile, type UploadOutcome } from './s3-multipart-upload';
 
 /** How the control plane reaches the bucket (config `blobs.s3`). */
@@ -97,24 +96,11 @@ export class S3BlobStore implements BlobStore {
 
   async write(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StoredBlob> {
     const tmp = join(this.o.spoolDir, randomBytes(12).toString('hex'));
-    const out = createWriteStream(tmp, { flags: 'wx', mode: 0o600 });
-    const hash = createHash('sha256');
-    let size = 0;
+    const blob = await spoolHashed(chunks, maxBytes, tmp, 0o600);
     try {
-      for await (const chunk of chunks) {
-        size += chunk.byteLength;
-        if (size > maxBytes) throw new BlobTooLargeError(`blob exceeds ${maxBytes} bytes`);
-        hash.update(chunk);
-        if (!out.write(chunk)) await once(out, 'drain');
-      }
-      out.end();
-      await once(out, 'close');
-      const blob = { sha256: hash.digest('hex'), size };
       await this.adopt(tmp, blob);
       return blob;
     } finally {
-      out.destroy();
-      if (!out.closed) await once(out, 'close');
       rmSync(tmp, { force: true });
     }
   }
