@@ -119,6 +119,30 @@ describe('ControlLink refused because another agent process holds the identity',
   });
 });
 
+describe('ControlLink refused for what its Hello says', () => {
+  it('says so at error level and asks again only at the longest backoff, for a region mismatch and an invalid Hello alike', async () => {
+    const clock = new ManualClock();
+    const logLines: string[] = [];
+    const { link, calls } = linkOn(clock, { logLines, backoff: { initialMs: 1_000, maxMs: 30_000 } });
+    const refusals = [
+      { code: status.FAILED_PRECONDITION, details: 'worker wrk_1 serves region europe and cannot move to asia by itself: …' },
+      { code: status.INVALID_ARGUMENT, details: 'slots must be 1 to 64' },
+    ];
+    for (const [i, refusal] of refusals.entries()) {
+      calls.at(-1)!.emit('error', refusal);
+      await vi.waitFor(() => expect(link.linkState).toBe('waiting'));
+      clock.advance(29_999);
+      await Promise.resolve();
+      expect(calls).toHaveLength(i + 1);
+      clock.advance(1);
+      await vi.waitFor(() => expect(calls).toHaveLength(i + 2));
+    }
+    expect(logLines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual(
+      refusals.map((r): unknown => expect.objectContaining({ level: 50, code: status[r.code], details: r.details, retryInMs: 30_000, msg: "control plane refused this agent's Hello; fix what it says" })),
+    );
+  });
+});
+
 describe('ControlLink and commands it cannot decode', () => {
   const start = (codec: number): agentV1.ConnectResponse['msg'] => ({
     $case: 'command',

@@ -4,7 +4,8 @@
 // plane restart arrives as CANCELLED, a dead network as UNAVAILABLE). Session events and relayed
 // signals that find the link down wait in a SessionOutbox and follow the next Welcome. A refusal
 // that only the operator can end (a token the control plane does not know; another agent process
-// holding this worker identity, ALREADY_EXISTS) is an error line and a redial at the longest backoff.
+// holding this worker identity, ALREADY_EXISTS; a Hello refused for what it says, FAILED_PRECONDITION
+// or INVALID_ARGUMENT) is an error line and a redial at the longest backoff.
 import { Metadata, status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { AgentContractError, agentV1, fromAgentToProto, helloToProto, toAgentFromProto, type AgentAck, type AgentHello, type AgentSessionEvent, type DeliveredCommand, type Heartbeat, type SignalEnvelope, type ToAgent } from '@pixelfleet/proto';
@@ -199,10 +200,14 @@ export class ControlLink {
       // Refused while another process holds this identity: asked again only at the longest backoff
       // (one error line each time), which is also about when a dead holder's lease has run out.
       const identityTaken = result.code === status.ALREADY_EXISTS;
-      const delay = unauthenticated || identityTaken ? this.options.backoff.maxMs : backoffDelayMs(attempt, this.options.backoff);
+      // Refused for what this agent says of itself (a region other than its worker's, slots out of
+      // range, too many running sessions): the next Hello says the same until someone acts.
+      const helloRefused = result.code === status.FAILED_PRECONDITION || result.code === status.INVALID_ARGUMENT;
+      const delay = unauthenticated || identityTaken || helloRefused ? this.options.backoff.maxMs : backoffDelayMs(attempt, this.options.backoff);
       attempt += 1;
       const logFields = { code: status[result.code] ?? result.code, details: result.details, retryInMs: delay };
       if (unauthenticated) this.options.log.error(logFields, 'control plane rejected the worker token; fix the credentials or re-enroll');
+      else if (helloRefused) this.options.log.error(logFields, "control plane refused this agent's Hello; fix what it says");
       else if (identityTaken) {
         this.options.log.error(logFields, 'another agent process presents this worker identity; this one waits until it stops: re-enroll one of them');
         this.options.onIdentityRefused?.(result.details);
