@@ -60,6 +60,8 @@ const SHUTDOWN_DEADLINE_MS = 3000;
 const RECONNECT_INTERVAL_MS = 1000;
 /** -MockSignallingGate: how often the gate file is looked for. */
 const GATE_POLL_MS = 50;
+/** The WebRTC warm-up a realistic start runs (webrtc-warmup.ts) is given up after this long: the app then dials without it. */
+const WEBRTC_WARMUP_TIMEOUT_MS = 5_000;
 
 const config: MockUnrealConfig = parseCommandLine(process.argv.slice(2), process.env, process.cwd());
 
@@ -234,10 +236,11 @@ if (!stopping) {
   if (startupMs > 0) {
     // Idle, as a real app is while its engine loads (the wait is I/O and GPU work, not this CPU),
     // but for one WebRTC handshake with itself: werift's first one in a process is slow where
-    // libwebrtc's is not (webrtc-warmup.ts). It overlaps the load; connecting waits for both.
+    // libwebrtc's is not (webrtc-warmup.ts). It overlaps the load; connecting waits for both (on a
+    // loaded machine a short load may end first: the app then dials once warm, or gives up waiting).
     log.log('LogMockUnreal', `Loading for ${config.startupSeconds} s after start (-MockStartupSeconds) before connecting to signalling`);
     const warmStartedAt = performance.now();
-    const warmed = warmWebRtcStack(startupMs).then(
+    const warmed = warmWebRtcStack(WEBRTC_WARMUP_TIMEOUT_MS).then(
       () => log.log('LogMockUnreal', `WebRTC stack warmed in ${Math.round(performance.now() - warmStartedAt)} ms`),
       (error: unknown) => log.warning('LogMockUnreal', `WebRTC warm-up failed (${String(error)}); the first player pays for it`),
     );
