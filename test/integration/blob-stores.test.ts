@@ -174,6 +174,20 @@ describe('the local folder has no direct URL: the control plane serves its bytes
   });
 });
 
+/** A client hook that closes the store once it has sent `parts` upload parts: a shutdown or a crash mid-upload. */
+function closeAfterParts(parts: number): (client: S3Client, store: S3BlobStore) => void {
+  let sent = 0;
+  return (client, store) =>
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (context.commandName === 'UploadPartCommand' && ++sent === parts) store.close();
+        return out;
+      },
+      { step: 'initialize' },
+    );
+}
+
 describe('S3: multipart uploads', () => {
   it('uploads a file larger than one part in parts (ETag "-3"), with its sha256 as metadata, and reads it back whole', async () => {
     const { store, bucket, prefix, client } = await s3Store();
@@ -192,20 +206,11 @@ describe('S3: multipart uploads', () => {
     const data = randomBytes(16 * MIB);
     const digest = sha(data);
     const path = fileOf(data);
-    let sent = 0;
     const { store: first, prefix, client } = await s3Store({
       bucket,
       uploadConcurrency: 1,
-      withClient: (c, store) =>
-        c.middlewareStack.add(
-          (next, context) => async (args) => {
-            const out = await next(args);
-            // A shutdown (or a crash) after the second of four parts.
-            if (context.commandName === 'UploadPartCommand' && ++sent === 2) store.close();
-            return out;
-          },
-          { step: 'initialize' },
-        ),
+      // A shutdown (or a crash) after the second of four parts.
+      withClient: closeAfterParts(2),
     });
     await expect(first.adopt(path, { sha256: digest, size: data.length })).rejects.toThrow();
     expect(existsSync(path)).toBe(true);
@@ -230,19 +235,10 @@ describe('S3: multipart uploads', () => {
     const data = randomBytes(13 * MIB);
     const digest = sha(data);
     const path = fileOf(data);
-    let sent = 0;
     const { store: first, prefix, client } = await s3Store({
       bucket,
       uploadConcurrency: 1,
-      withClient: (c, store) =>
-        c.middlewareStack.add(
-          (next, context) => async (args) => {
-            const out = await next(args);
-            if (context.commandName === 'UploadPartCommand' && ++sent === 1) store.close();
-            return out;
-          },
-          { step: 'initialize' },
-        ),
+      withClient: closeAfterParts(1),
     });
     await expect(first.adopt(path, { sha256: digest, size: data.length })).rejects.toThrow();
     const { store: second } = await s3Store({ bucket, prefix, partBytes: 6 * MIB });
