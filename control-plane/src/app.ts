@@ -12,20 +12,9 @@ import { crossesNetworkInPlaintext, systemClock, type Clock, createLogger } from
 import { insecureListeners, resolvePublicUrls, type ControlPlaneConfig, type PublicUrls } from './config';
 import { randomIds, type IdSource } from './lib/ids';
 import { listenOrExplain } from './lib/listen-error';
-import { openDatabase, type Db } from './db/database';
-import { WalCheckpointer } from './db/wal-checkpointer';
-import { SqliteUsersRepository } from './repositories/users';
-import { SqliteProjectsRepository } from './repositories/projects';
-import { SqliteWorkersRepository } from './repositories/workers';
-import { SqliteSessionsRepository } from './repositories/sessions';
-import { SqliteBuildsRepository } from './repositories/builds';
-import { SqliteEventsRepository } from './repositories/events';
-import { SqliteLogFilesRepository } from './repositories/log-files';
-import { SqliteSessionRetentionRepository } from './repositories/session-retention';
-import { SqliteLogRetentionRepository } from './repositories/log-retention';
-import { SqliteSessionDimensionsRepository } from './repositories/session-dimensions';
-import { SqliteSessionDailyRepository } from './repositories/session-daily';
-import { SessionDiagnosisStore } from './repositories/session-diagnosis-store';
+import type { Db } from './db/database';
+import type { Store } from './store/store';
+import { openSqliteStore } from './store/sqlite-store';
 import type { BlobStore } from './blobs/blob-store';
 import { blobStoreWhere, checkBlobStore, openBlobStore } from './blobs/open-blob-store';
 import { EventLog } from './events/event-log';
@@ -46,9 +35,6 @@ import { RetentionSweep } from './retention/retention-sweep';
 import { MailDelivery } from './mail/mail-delivery';
 import { smtpTransport } from './mail/smtp-transport';
 import { outboxFolderTransport } from './mail/outbox-folder-transport';
-import { SqliteMailOutboxRepository } from './repositories/mail-outbox';
-import { SqliteSignInsRepository } from './repositories/sign-ins';
-import { SqlitePeopleRetentionRepository } from './repositories/people-retention';
 import { PeopleService } from './people/people-service';
 import { registerDashboardAuthRoutes } from './http/dashboard/dashboard-auth-routes';
 import { registerDashboardCompression } from './http/dashboard/dashboard-compression';
@@ -63,7 +49,6 @@ import { loadDbIpCity, type GeoIp } from './enrichment/geoip';
 import type { HostResolver } from './webhooks/url-policy';
 import { buildBuildsWing } from './wings/builds-wing';
 import { buildSessionsWing } from './wings/sessions-wing';
-import { SqliteWarmPoolFailuresRepository } from './repositories/warm-pool-failures';
 import { buildEdges } from './wings/edges';
 
 export interface ControlPlaneDeps {
@@ -123,6 +108,9 @@ const GRPC_SHUTDOWN_DEADLINE_MS = 5_000;
 
 /** The app and its raw database handle, for tests and benches that seed or read rows (`@pixelfleet/control-plane/test-support`). */
 export interface ControlPlaneWithDb extends ControlPlane {
+  /** Every repository, as the services use them (tests seed rows and read them back through these). */
+  readonly store: Store;
+  /** The SQLite connection under the store (tests that read tables directly). */
   readonly db: Db;
   /** The blob store (tests seed archives) and the archive link issuer (tests issue agents' links). */
   readonly blobs: BlobStore;
@@ -133,7 +121,7 @@ export interface ControlPlaneWithDb extends ControlPlane {
 
 export function buildControlPlane(config: ControlPlaneConfig, deps: ControlPlaneDeps = {}): ControlPlane {
   // The raw handle stays out of production's reach, at run time too, not only in the type.
-  const { db: _db, blobs: _blobs, archiveLinks: _archiveLinks, adminWatches: _adminWatches, ...app } = buildControlPlaneWithDb(config, deps);
+  const { store: _store, db: _db, blobs: _blobs, archiveLinks: _archiveLinks, adminWatches: _adminWatches, ...app } = buildControlPlaneWithDb(config, deps);
   return app;
 }
 
@@ -143,23 +131,14 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   const log = deps.logger ?? createLogger(config.logLevel);
   // Created for the service's account alone (a folder that exists keeps the modes its operator gave it).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(join(config.dataDir, 'pixelfleet.sqlite'));
-  // WAL checkpoints in a thread of their own, not inside a commit on the event loop.
-  const checkpointer = WalCheckpointer.start(db, log.child({ component: 'db' }));
-
-  const users = new SqliteUsersRepository(db);
-  const projects = new SqliteProjectsRepository(db);
-  const workersRepo = new SqliteWorkersRepository(db);
-  const sessionsRepo = new SqliteSessionsRepository(db);
-  const builds = new SqliteBuildsRepository(db);
-  const logFiles = new SqliteLogFilesRepository(db);
+  const store = openSqliteStore(config.dataDir, log.child({ component: 'db' }));
+  const { users, projects, builds } = store;
   const blobsLog = log.child({ component: 'blobs' });
   const blobs = openBlobStore(config, blobsLog);
 
-  const eventsRepo = new SqliteEventsRepository(db);
-  const events = new EventLog(eventsRepo, clock, log.child({ component: 'events' }));
+  const events = new EventLog(store.events, clock, log.child({ component: 'events' }));
   const accounts = new AccountService(users, projects, events, clock, ids);
-  const registry = new WorkerRegistry(workersRepo, events, clock, ids, log.child({ component: 'workers' }), {
+  const registry = new WorkerRegistry(store.workers, events, clock, ids, log.child({ component: 'workers' }), {
     heartbeatIntervalMs: config.workers.heartbeatIntervalSeconds * 1000,
     leaseTtlMs: config.workers.leaseSeconds * 1000,
     lostGraceMs: config.workers.lostGraceSeconds * 1000,
@@ -172,7 +151,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   // Mail to people, and the people it goes to (invitations, passwords, dashboard sign-ins).
   const mailLog = log.child({ component: 'mail' });
   const mail = new MailDelivery({
-    outbox: new SqliteMailOutboxRepository(db),
+    outbox: store.mailOutbox,
     transport: config.mail.smtp !== undefined ? smtpTransport(config.mail.smtp.url) : outboxFolderTransport(config.mail.outboxDir ?? join(config.dataDir, 'outbox'), mailLog),
     from: config.mail.from,
     clock,
@@ -180,7 +159,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   });
   const people = new PeopleService({
     users,
-    signIns: new SqliteSignInsRepository(db),
+    signIns: store.signIns,
     accounts,
     mail,
     events,
@@ -194,14 +173,12 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   // hold a build.
   const buildsWing = buildBuildsWing({
     config,
-    db,
+    store,
     clock,
     ids,
     log,
     events,
     registry,
-    projects,
-    builds,
     blobs,
     resolveHost: deps.resolveHost,
     withoutPipeline: deps.withoutPipeline,
@@ -215,11 +192,7 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     log,
     events,
     registry,
-    projects,
-    sessionsRepo,
-    logFiles,
-    diagnoses: new SessionDiagnosisStore(db),
-    warmFailures: new SqliteWarmPoolFailuresRepository(db),
+    store,
     blobs,
     canRunBuild: (workerId, uploadId) => buildsWing.distribution.canRun(workerId, uploadId),
     telemetryUrl: () => `${publicUrls?.platform ?? ''}${TELEMETRY_PATH}`,
@@ -228,18 +201,13 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   });
   const { http, agentService, admin, fairUse, dashboard } = buildEdges({
     config,
-    db,
+    store,
     clock,
     log,
     events,
     accounts,
     people,
     registry,
-    users,
-    projects,
-    builds,
-    sessionsRepo,
-    logFiles,
     blobs,
     buildsWing,
     sessionsWing,
@@ -248,19 +216,19 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
   const { sessions, gateway } = sessionsWing;
   const { buildService, distribution, archiveLinks, webhooks } = buildsWing;
   const retention = new RetentionSweep({
-    sessions: new SqliteSessionRetentionRepository(db),
-    events: eventsRepo,
-    commands: workersRepo,
-    dimensions: new SqliteSessionDimensionsRepository(db),
-    daily: new SqliteSessionDailyRepository(db),
+    sessions: store.sessionRetention,
+    events: store.events,
+    commands: store.workers,
+    dimensions: store.sessionDimensions,
+    daily: store.sessionDaily,
     clock,
     log: log.child({ component: 'retention' }),
     sessionDays: config.retention.sessionDays,
-    logs: new SqliteLogRetentionRepository(db),
+    logs: store.logRetention,
     blobs,
     logDays: config.retention.logDays,
     telemetryDays: config.retention.telemetryDays,
-    people: new SqlitePeopleRetentionRepository(db),
+    people: store.peopleRetention,
     sweepIntervalMs: config.retention.sweepIntervalMinutes * 60_000,
   });
   let grpc: GrpcServerHandle | undefined;
@@ -298,14 +266,14 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     ['admin watches', () => admin.endWatches()],
     ['grpc', () => grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS)],
     // 4. The database closes last.
-    ['wal checkpointer', () => checkpointer?.close()],
-    ['database', () => db.close()],
+    ['database', () => store.close()],
   ];
 
   return {
     config,
     log,
-    db,
+    store,
+    db: store.db,
     blobs,
     archiveLinks,
     adminWatches: admin.watchCounters,

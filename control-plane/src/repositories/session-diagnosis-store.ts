@@ -5,7 +5,14 @@ import type { Db } from '../db/database';
 import { diagnose } from '../analytics/session-diagnosis';
 import { SqliteTelemetryDiagnosisRepository } from './telemetry-diagnosis';
 
-export class SessionDiagnosisStore {
+export interface SessionDiagnosisRepository {
+  /** Reads the session's facts and stores the diagnosis they give. */
+  refresh(sessionId: string): void;
+  /** Records the relay's witness of video shown (the first one counts) and refreshes the diagnosis; false when it was already recorded. */
+  videoShown(sessionId: string, atMs: number): boolean;
+}
+
+export class SqliteSessionDiagnosisRepository implements SessionDiagnosisRepository {
   private readonly facts: SqliteTelemetryDiagnosisRepository;
   private readonly stmts;
 

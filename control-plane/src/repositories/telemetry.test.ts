@@ -4,7 +4,7 @@ import { openRepositoryTestDb, seedSession, sessionRecord, type RepositoryTestDb
 import { SqliteTelemetryRepository, storedRowBytes, type TelemetryRowRecord } from './telemetry';
 import { SqliteSessionHistoryRepository } from './session-history';
 import { SqliteLogRetentionRepository } from './log-retention';
-import { SessionDiagnosisStore } from './session-diagnosis-store';
+import { SqliteSessionDiagnosisRepository } from './session-diagnosis-store';
 
 let testDb: RepositoryTestDb;
 let db: Db;
@@ -73,7 +73,7 @@ describe('SqliteTelemetryRepository', () => {
 
   it("takes the relay's witness of video shown into the diagnosis, once, unless the player's statistics say otherwise", () => {
     const history = new SqliteSessionHistoryRepository(db);
-    const store = new SessionDiagnosisStore(db);
+    const store = new SqliteSessionDiagnosisRepository(db);
     // A viewer who left before its player reported anything.
     expect(store.videoShown('session_1_1', T0)).toBe(true);
     expect(store.videoShown('session_1_1', T0 + 5)).toBe(false);

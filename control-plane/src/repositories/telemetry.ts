@@ -1,7 +1,7 @@
 // Telemetry rows reported by viewers' players, stored as received (the analytics API reads them);
 // each batch also brings its sessions' stored diagnosis up to date, in the same transaction.
 import type { Db } from '../db/database';
-import { SessionDiagnosisStore } from './session-diagnosis-store';
+import { SqliteSessionDiagnosisRepository } from './session-diagnosis-store';
 
 export interface TelemetryRowRecord {
   sessionId: string;
@@ -97,10 +97,10 @@ export class SqliteTelemetryRepository implements TelemetryRepository {
   private readonly stmts;
 
   /** Brings each batch's sessions' diagnoses up to date inside insertMany's transaction. */
-  private readonly diagnoses: SessionDiagnosisStore;
+  private readonly diagnoses: SqliteSessionDiagnosisRepository;
 
   constructor(private readonly db: Db) {
-    this.diagnoses = new SessionDiagnosisStore(db);
+    this.diagnoses = new SqliteSessionDiagnosisRepository(db);
     // The page's filters, every combination spelled out so each statement is prepared once and
     // walks telemetry_rows_session_ts (session_id, ts, id, log_type) backwards: no sort, and the
     // count answered from the index alone.

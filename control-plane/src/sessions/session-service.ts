@@ -27,7 +27,7 @@ import { WorkerEvents } from './worker-events';
 import { SignalRoutes } from './signal-routes';
 import { Scheduler } from './scheduler';
 import type { ClientDimensions } from '../repositories/session-dimensions';
-import type { SessionDiagnosisStore } from '../repositories/session-diagnosis-store';
+import type { SessionDiagnosisRepository } from '../repositories/session-diagnosis-store';
 import type { WarmPoolFailuresRepository } from '../repositories/warm-pool-failures';
 import { WARM_POOL_REFRESH_MS, WarmPools, type WarmPoolView } from './warm-pool';
 
@@ -42,7 +42,7 @@ export interface SessionServiceDeps {
   /** True when the worker may run sessions of that live build (it holds it, or it is a local build). */
   canRunBuild?: (workerId: string, uploadId: string) => boolean;
   /** Takes the relay's witness that video reached a session's viewer into its diagnosis. */
-  diagnoses: Pick<SessionDiagnosisStore, 'videoShown'>;
+  diagnoses: Pick<SessionDiagnosisRepository, 'videoShown'>;
   /** From placed (Starting) to the viewer's peer connection up; past it the session ends (`sessions.connectTimeoutSeconds`; 0: none). */
   connectTimeoutMs: number;
   /** How long a Running session whose media legs dropped waits for its viewer to renegotiate (`viewers.resumeGraceSeconds`). */

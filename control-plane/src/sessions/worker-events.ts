@@ -14,7 +14,7 @@ import type { WorkerRegistry } from '../workers/registry';
 import type { Clock, SampledLog } from '@pixelfleet/common';
 import type { SessionEndCause } from './session-end';
 import type { SessionEvents } from './session-events';
-import type { SessionDiagnosisStore } from '../repositories/session-diagnosis-store';
+import type { SessionDiagnosisRepository } from '../repositories/session-diagnosis-store';
 import type { SessionQueues } from './session-queue';
 import { STOP_CONFIRM_MARGIN_MS, STOP_GRACE_MS, type SessionTimers } from './session-timers';
 import { reconcileWorker } from './worker-reconcile';
@@ -46,7 +46,7 @@ export interface WorkerEventsDeps {
   log: Logger;
   /** Warn lines an agent can cause at will (reports about sessions it does not hold), sampled per worker. */
   agentWarnings: SampledLog;
-  diagnoses: Pick<SessionDiagnosisStore, 'videoShown'>;
+  diagnoses: Pick<SessionDiagnosisRepository, 'videoShown'>;
   connectTimeoutMs: number;
   resumeGraceMs: number;
 }

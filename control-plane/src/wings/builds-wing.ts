@@ -7,15 +7,12 @@ import type { Logger } from 'pino';
 import type { Clock } from '@pixelfleet/common';
 import { DEFAULT_ARCHIVE_LIMITS } from '@pixelfleet/build-archive';
 import type { ControlPlaneConfig } from '../config';
-import type { Db } from '../db/database';
 import type { IdSource } from '../lib/ids';
 import type { BlobStore } from '../blobs/blob-store';
 import type { EventLog } from '../events/event-log';
 import type { WorkerRegistry } from '../workers/registry';
-import type { SqliteBuildsRepository } from '../repositories/builds';
-import type { SqliteProjectsRepository } from '../repositories/projects';
-import { SqliteBuildCopiesRepository } from '../repositories/build-copies';
-import { SqliteWebhookDeliveriesRepository, type WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
+import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
+import type { Repositories } from '../store/store';
 import { ArchiveLinks, loadArchiveLinkKey } from '../builds/archive-links';
 import { BuildCallLimit } from '../builds/build-call-limit';
 import { BuildDistribution } from '../builds/build-distribution';
@@ -28,14 +25,12 @@ const PIPELINE_CONCURRENCY = 2;
 
 export interface BuildsWingInput {
   config: ControlPlaneConfig;
-  db: Db;
+  store: Pick<Repositories, 'projects' | 'builds' | 'buildCopies' | 'webhookDeliveries'>;
   clock: Clock;
   ids: IdSource;
   log: Logger;
   events: EventLog;
   registry: WorkerRegistry;
-  projects: SqliteProjectsRepository;
-  builds: SqliteBuildsRepository;
   blobs: BlobStore;
   /** DNS for the outbound URL policy (fileUrl, webhooks); tests inject one. */
   resolveHost?: HostResolver | undefined;
@@ -59,9 +54,9 @@ export interface BuildsWing {
 }
 
 export function buildBuildsWing(input: BuildsWingInput): BuildsWing {
-  const { config, db, clock, ids, log, events, registry, projects, builds, blobs } = input;
+  const { config, clock, ids, log, events, registry, blobs } = input;
+  const { projects, builds, webhookDeliveries } = input.store;
   const urlPolicy: UrlPolicyOptions = { allowPrivateUrls: config.network.allowPrivateUrls, resolve: input.resolveHost ?? systemResolver };
-  const webhookDeliveries = new SqliteWebhookDeliveriesRepository(db);
   const webhooks = new WebhookSender({ projects, deliveries: webhookDeliveries, clock, policy: urlPolicy, log: log.child({ component: 'webhooks' }) });
   // Agents download build archives over HTTP with links signed by a key kept in the data dir.
   const archiveLinks = new ArchiveLinks({ key: loadArchiveLinkKey(config.dataDir), clock, linkTtlSeconds: config.distribution.linkTtlSeconds, agentsUrl: input.agentsUrl, builds, blobs });
@@ -70,7 +65,7 @@ export function buildBuildsWing(input: BuildsWingInput): BuildsWing {
   // long after construction.
   const distribution: BuildDistribution = new BuildDistribution({
     builds,
-    copies: new SqliteBuildCopiesRepository(db),
+    copies: input.store.buildCopies,
     projects,
     registry,
     issueLink: (link) => archiveLinks.issueArchiveLink(link),

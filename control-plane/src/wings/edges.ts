@@ -3,28 +3,16 @@
 // the analytics API, the telemetry route, the agents' archive downloads, the docs and landing
 // page, /healthz and /metrics). The share page's routes are registered at start (app.ts), once
 // the gateway can take sockets.
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Clock } from '@pixelfleet/common';
 import type { ControlPlaneConfig } from '../config';
-import { schemaStatus, type Db } from '../db/database';
 import type { BlobStore } from '../blobs/blob-store';
 import type { EventLog } from '../events/event-log';
 import type { PeopleService } from '../people/people-service';
 import type { AccountService } from '../accounts/account-service';
 import type { WorkerRegistry } from '../workers/registry';
-import type { SqliteUsersRepository } from '../repositories/users';
-import type { SqliteProjectsRepository } from '../repositories/projects';
-import type { SqliteBuildsRepository } from '../repositories/builds';
-import type { SqliteSessionsRepository } from '../repositories/sessions';
-import type { SqliteLogFilesRepository } from '../repositories/log-files';
-import { SqliteTelemetryRepository } from '../repositories/telemetry';
-import { SqliteAccessFactsRepository } from '../repositories/access-facts';
-import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
-import { SqliteSessionDailyRepository } from '../repositories/session-daily';
-import { SqliteSessionHistoryRepository } from '../repositories/session-history';
-import { OnlineBackups } from '../db/online-backup';
+import type { Store } from '../store/store';
 import { createAgentService } from '../grpc/agent-service';
 import { CredentialFailures } from '../grpc/credential-failures';
 import { createAdminService } from '../grpc/admin-service';
@@ -50,18 +38,13 @@ import type { SessionsWing } from './sessions-wing';
 
 export interface EdgesInput {
   config: ControlPlaneConfig;
-  db: Db;
+  store: Store;
   clock: Clock;
   log: Logger;
   events: EventLog;
   accounts: AccountService;
   people: PeopleService;
   registry: WorkerRegistry;
-  users: SqliteUsersRepository;
-  projects: SqliteProjectsRepository;
-  builds: SqliteBuildsRepository;
-  sessionsRepo: SqliteSessionsRepository;
-  logFiles: SqliteLogFilesRepository;
   blobs: BlobStore;
   buildsWing: BuildsWing;
   sessionsWing: SessionsWing;
@@ -90,7 +73,8 @@ export interface Edges {
 }
 
 export function buildEdges(input: EdgesInput): Edges {
-  const { config, db, clock, log, events, registry, projects, builds, blobs } = input;
+  const { config, store, clock, log, events, registry, blobs } = input;
+  const { projects, builds } = store;
   const { sessions, logUploads } = input.sessionsWing;
   const { buildService, webhooks, urlPolicy, archiveLinks } = input.buildsWing;
 
@@ -105,10 +89,10 @@ export function buildEdges(input: EdgesInput): Edges {
     people: input.people,
     registry,
     sessions,
-    unclaimedWarm: (projectId) => input.sessionsRepo.listUnclaimedWarm(projectId),
+    unclaimedWarm: (projectId) => store.sessions.listUnclaimedWarm(projectId),
     builds,
     buildProgress: (uploadId) => buildService.pipeline?.progressOf(uploadId),
-    backups: new OnlineBackups(db, join(config.dataDir, 'backups')),
+    backups: { take: () => store.takeBackup() },
     events,
     log: log.child({ component: 'admin-service' }),
   });
@@ -116,7 +100,7 @@ export function buildEdges(input: EdgesInput): Edges {
   const http = buildHttpApp({
     log: log.child({ component: 'http' }),
     metrics: createMetrics(registry, (workerId, sessionId) => sessions.heldBy(sessionId, workerId), {
-      countNotTerminatedByProjectAndStatus: () => input.sessionsRepo.countNotTerminatedByProjectAndStatus(),
+      countNotTerminatedByProjectAndStatus: () => store.sessions.countNotTerminatedByProjectAndStatus(),
       countBuildsByStatus: () => builds.countByStatus(),
     }, {
       countByState: () => sessions.warm.countByState(),
@@ -127,9 +111,9 @@ export function buildEdges(input: EdgesInput): Edges {
       },
     }),
     isServing: input.isServing,
-    readiness: () => {
-      const schema = schemaStatus(db);
-      return { store: 'sqlite', schemaVersion: schema.current, latestSchemaVersion: schema.latest };
+    readiness: async () => {
+      const schema = await store.schemaStatus();
+      return { store: store.kind, schemaVersion: schema.current, latestSchemaVersion: schema.latest };
     },
     trustProxy: config.http.trustProxy,
     metricsBearerToken: config.metrics.bearerToken,
@@ -138,7 +122,7 @@ export function buildEdges(input: EdgesInput): Edges {
   });
   registerTelemetryRoutes(http, {
     sessions,
-    telemetry: new SqliteTelemetryRepository(db),
+    telemetry: store.telemetry,
     clock,
     limits: {
       bytesPerSession: config.limits.telemetryBytesPerSession,
@@ -156,10 +140,10 @@ export function buildEdges(input: EdgesInput): Edges {
     addressRefillPerSecond: config.limits.fairUseAddressPerSecond,
   });
   const projectAccess = new ProjectAccess(projects);
-  const accessFacts = new SqliteAccessFactsRepository(db);
+  const { accessFacts } = store;
   const projectService = new ProjectService({ projects, sessions, events, webhooks, urlPolicy, clock });
   registerApiRoutes(http, {
-    auth: new ApiKeyAuth(input.users),
+    auth: new ApiKeyAuth(store.users),
     access: projectAccess,
     accessFacts,
     projects: projectService,
@@ -168,20 +152,20 @@ export function buildEdges(input: EdgesInput): Edges {
     fairUse,
   });
   const analytics = new AnalyticsService({
-    sessions: input.sessionsRepo,
-    history: new SqliteSessionHistoryRepository(db),
-    telemetry: new SqliteTelemetryRepository(db),
-    dimensions: new SqliteSessionDimensionsRepository(db),
-    daily: new SqliteSessionDailyRepository(db),
-    logFiles: input.logFiles,
+    sessions: store.sessions,
+    history: store.sessionHistory,
+    telemetry: store.telemetry,
+    dimensions: store.sessionDimensions,
+    daily: store.sessionDaily,
+    logFiles: store.logFiles,
     blobs,
   });
   // The analytics API: the same key and access checks as the build API's reads, its own read limit.
   const analyticsReads = config.limits.analyticsReadsPerMinute;
   registerAnalyticsRoutes(http, {
-    auth: new ApiKeyAuth(input.users),
+    auth: new ApiKeyAuth(store.users),
     access: new ProjectAccess(projects),
-    accessFacts: new SqliteAccessFactsRepository(db),
+    accessFacts,
     readLimit: new FairUse(clock, { burst: analyticsReads, refillPerSecond: analyticsReads / 60, addressBurst: analyticsReads, addressRefillPerSecond: analyticsReads / 60 }),
     addressLimit: fairUse,
     analytics,

@@ -8,11 +8,7 @@ import type { IdSource } from '../lib/ids';
 import type { BlobStore } from '../blobs/blob-store';
 import type { EventLog } from '../events/event-log';
 import type { WorkerRegistry } from '../workers/registry';
-import type { SqliteProjectsRepository } from '../repositories/projects';
-import type { SqliteSessionsRepository } from '../repositories/sessions';
-import type { SqliteLogFilesRepository } from '../repositories/log-files';
-import type { SessionDiagnosisStore } from '../repositories/session-diagnosis-store';
-import type { WarmPoolFailuresRepository } from '../repositories/warm-pool-failures';
+import type { Repositories } from '../store/store';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import type { ViewerOrigin } from '../enrichment/client-dimensions';
 import { SessionService } from '../sessions/session-service';
@@ -27,13 +23,8 @@ export interface SessionsWingInput {
   log: Logger;
   events: EventLog;
   registry: WorkerRegistry;
-  projects: SqliteProjectsRepository;
-  sessionsRepo: SqliteSessionsRepository;
-  logFiles: SqliteLogFilesRepository;
-  /** Where the relay's witness of video shown goes into the session's diagnosis. */
-  diagnoses: SessionDiagnosisStore;
-  /** Builds whose warm instances keep failing. */
-  warmFailures: WarmPoolFailuresRepository;
+  /** Sessions, their engine logs and diagnoses (the relay's witness of video shown), and builds whose warm instances keep failing. */
+  store: Pick<Repositories, 'projects' | 'sessions' | 'logFiles' | 'diagnoses' | 'warmFailures'>;
   blobs: BlobStore;
   /** True when the worker may run sessions of that live build (the builds wing's distribution). */
   canRunBuild: (workerId: string, uploadId: string) => boolean;
@@ -52,7 +43,8 @@ export interface SessionsWing {
 }
 
 export function buildSessionsWing(input: SessionsWingInput): SessionsWing {
-  const { config, clock, ids, log, events, registry, projects, sessionsRepo, logFiles, blobs } = input;
+  const { config, clock, ids, log, events, registry, blobs } = input;
+  const { projects, sessions: sessionsRepo, logFiles } = input.store;
   const sessions = new SessionService({
     repo: sessionsRepo,
     projects,
@@ -62,8 +54,8 @@ export function buildSessionsWing(input: SessionsWingInput): SessionsWing {
     ids,
     log: log.child({ component: 'sessions' }),
     canRunBuild: input.canRunBuild,
-    diagnoses: input.diagnoses,
-    warmFailures: input.warmFailures,
+    diagnoses: input.store.diagnoses,
+    warmFailures: input.store.warmFailures,
     connectTimeoutMs: config.sessions.connectTimeoutSeconds * 1000,
     resumeGraceMs: config.viewers.resumeGraceSeconds * 1000,
   });
