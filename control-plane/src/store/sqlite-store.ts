@@ -76,7 +76,8 @@ export function openSqliteStore(dataDir: string, log: Logger): SqliteStore {
     kind: 'sqlite',
     db,
     ...sqliteRepositories(db),
-    schemaStatus: () => Promise.resolve(schemaStatus(db)),
+    // A closed or broken file rejects (the readiness check answers 503), never throws.
+    schemaStatus: () => new Promise((resolve) => resolve(schemaStatus(db))),
     takeBackup: () => backups.take(),
     close() {
       closing ??= (async () => {
