@@ -33,3 +33,7 @@ export { SqliteMailOutboxRepository } from './repositories/mail-outbox';
 export { LocalBlobStore, BlobTooLargeError, type BlobStore, type ByteRange } from './blobs/blob-store';
 export { S3BlobStore, createS3Client } from './blobs/s3-blob-store';
 export { partBytesFor } from './blobs/s3-multipart-upload';
+export { MIGRATIONS, type Migration } from './db/migrations';
+export { SchemaTooNewError, schemaStatus } from './db/database';
+export { POSTGRES_MIGRATIONS } from './db/postgres-migrations';
+export { MIGRATION_LOCK_KEY, PostgresConnectError, migratePostgres, openPostgres, postgresSchemaStatus, type PostgresPool } from './db/postgres-database';

@@ -1,5 +1,7 @@
 // Numbered schema migrations, applied in order at start, each in its own transaction.
-// Never edit a released migration: add the next number.
+// Never edit a released migration: add the next number. From 24 on, every migration is added here
+// and to postgres-migrations.ts (whose 23 is a baseline of this schema at 23) with the same version
+// and name; test/integration/postgres-schema.test.ts compares the lists and the schemas they end at.
 // Longer than ~400 lines: the schema's whole history, append-only and read in order; a split by
 // number would hide which migration came after which.
 

@@ -32,5 +32,5 @@ export function promised<T extends AllAsync<T>>(repository: Sync<T>): T {
       };
     }
   }
-  return methods as T;
+  return methods as unknown as T;
 }
