@@ -92,7 +92,7 @@ export interface ControlPlane {
   /** People: invitations, passwords and dashboard sign-ins. */
   readonly people: PeopleService;
   /** Makes an archive-less Approved build live (local demos and tests; see builds/local-build.ts). */
-  registerLocalBuild(projectId: string): string;
+  registerLocalBuild(projectId: string): Promise<string>;
   start(): Promise<StartedControlPlane>;
   /**
    * Reads grpc.tls's and http.tls's files again (SIGHUP): new connections get the new certificates,
@@ -340,8 +340,8 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       const httpOrigin = `${config.http.tls === undefined ? 'http' : 'https'}://${httpHost.includes(':') ? `[${httpHost}]` : httpHost}:${httpPort}`;
       registry.start();
       // Builds a previous run left mid-pipeline resume where they stood.
-      buildService.pipeline?.resumeUnfinished();
-      distribution.resumeAtStart();
+      await buildService.pipeline?.resumeUnfinished();
+      await distribution.resumeAtStart();
       retention.start();
       void checkBlobStore(blobs, blobStoreWhere(config), blobsLog);
       if (config.blobs.s3?.endpoint !== undefined && crossesNetworkInPlaintext(config.blobs.s3.endpoint)) {

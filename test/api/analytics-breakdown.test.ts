@@ -27,8 +27,8 @@ async function breakdown(projectId: string, query: Record<string, string>, key: 
 
 beforeAll(async () => {
   f = await startApiFixture({ clock });
-  a = f.account();
-  other = f.account();
+  a = await f.account();
+  other = await f.account();
   const project = f.t.cp.accounts.requireProject(a.projectId);
   // At D0: 3 in Berlin, 2 in Munich, 1 in Paris, 1 with nothing known (a private address, a bot).
   for (const client of [berlin, berlin, berlin, munich, munich, paris, {}]) f.t.cp.sessions.create(project, client);
@@ -158,8 +158,8 @@ describe('the breakdown', () => {
   });
 
   it('lets a READONLY member read and refuses a removed member on the next request', async () => {
-    const member = f.user();
-    f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+    const member = await f.user();
+    await f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
     expect((await breakdown(a.projectId, { dimension: 'country', ...day }, member.apiKey))[0]).toBe(200);
     f.t.cp.accounts.removeMember(a.projectId, member.userId);
     expect(await breakdown(a.projectId, { dimension: 'country', ...day }, member.apiKey)).toEqual([403, error('Access denied', 'FORBIDDEN')]);

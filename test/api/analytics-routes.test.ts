@@ -58,9 +58,9 @@ beforeAll(async () => {
   // retention.logDays is seeded below (its log files are from T0, a month before NOW), or it
   // deletes them: this sweep starts once that one has ended.
   await f.t.cp.retention.sweep();
-  a = f.account();
-  other = f.account();
-  secondProject = f.t.cp.accounts.createProject(a.userId, 'Second', 'europe').projectId;
+  a = await f.account();
+  other = await f.account();
+  secondProject = (await f.t.cp.accounts.createProject(a.userId, 'Second', 'europe')).projectId;
   const cp = f.t.cp;
   const history = (projectId: string, start: number, statuses: ('Enqueued' | 'Starting' | 'Running' | 'Terminated')[], endReason?: string) =>
     seedSessionHistory(cp, {
@@ -205,7 +205,7 @@ describe('GET /frontend-streaming-logs', () => {
   });
 
   it('reads rows the viewer posted through the telemetry route', async () => {
-    const projectId = f.t.cp.accounts.createProject(a.userId, 'Ingest', 'europe').projectId;
+    const projectId = (await f.t.cp.accounts.createProject(a.userId, 'Ingest', 'europe')).projectId;
     const { session, viewerToken } = f.t.cp.sessions.create(f.t.cp.accounts.requireProject(projectId));
     const rows = [
       { logType: 'Webrtc', event: 'sdpAnswer', timestamp: at(NOW + 1_000) },
@@ -241,7 +241,7 @@ describe('GET /sessions/{sessionId}', () => {
   });
 
   it('answers an unexpected failure with 500 Internal server error and its code, the detail only in the log', async () => {
-    const projectId = f.t.cp.accounts.createProject(a.userId, 'Broken', 'europe').projectId;
+    const projectId = (await f.t.cp.accounts.createProject(a.userId, 'Broken', 'europe')).projectId;
     const broken = seedSessionHistory(f.t.cp, { projectId, statuses: [['Enqueued', T0]] });
     // Raw SQL on purpose: a snapshot that is not JSON is a corrupt row the sessions repository never writes.
     f.t.cp.db.prepare("UPDATE session_snapshots SET data = '{not json' WHERE session_id = ?").run(broken);
@@ -330,7 +330,7 @@ describe('GET /projects/{projectId}/sessions', () => {
   });
 
   it("tells who watched, from where and on what, as the server derived it when the session was created", async () => {
-    const projectId = f.t.cp.accounts.createProject(a.userId, 'Audience', 'europe').projectId;
+    const projectId = (await f.t.cp.accounts.createProject(a.userId, 'Audience', 'europe')).projectId;
     const client = { browser: 'Chrome', os: 'Windows', deviceType: 'desktop', country: 'Germany', countryCode: 'DE', city: 'Berlin' };
     const { session } = f.t.cp.sessions.create(f.t.cp.accounts.requireProject(projectId), client);
     const res = await read(`/projects/${projectId}/sessions`);
@@ -385,18 +385,18 @@ describe('key scope', () => {
     const path = `/sessions/${s.delivered}`;
     const query = { projectId: a.projectId };
     for (const access of ['READONLY', 'FULL'] as const) {
-      const member = f.user();
-      f.t.cp.accounts.addMember(a.projectId, member.userId, access);
+      const member = await f.user();
+      await f.t.cp.accounts.addMember(a.projectId, member.userId, access);
       expect((await read(path, query, member.apiKey)).status).toBe(200);
       expect((await read(`/projects/${a.projectId}/sessions`, {}, member.apiKey)).status).toBe(200);
       f.t.cp.accounts.removeMember(a.projectId, member.userId);
       const refused = await read(path, query, member.apiKey);
       expect([access, refused.status, refused.body]).toEqual([access, 403, error('Access denied', 'FORBIDDEN')]);
     }
-    const owner = f.user();
-    const project = f.t.cp.accounts.createProject(owner.userId, 'Rotating', 'europe').projectId;
+    const owner = await f.user();
+    const project = (await f.t.cp.accounts.createProject(owner.userId, 'Rotating', 'europe')).projectId;
     expect((await read(`/projects/${project}/sessions`, {}, owner.apiKey)).status).toBe(200);
-    f.rotate(owner.userId);
+    await f.rotate(owner.userId);
     expect((await read(`/projects/${project}/sessions`, {}, owner.apiKey)).body).toEqual(error('Unauthorized: Invalid API Key', 'UNAUTHORIZED'));
   });
 });
@@ -406,8 +406,8 @@ describe('limits.analyticsReadsPerMinute', () => {
     const limitedClock = new ManualClock(NOW);
     const limited = await startApiFixture({ clock: limitedClock, overrides: { limits: { analyticsReadsPerMinute: 3 } } });
     try {
-      const one = limited.account();
-      const two = limited.account();
+      const one = await limited.account();
+      const two = await limited.account();
       const get = async (path: string, key: string) => {
         const res = await fetch(`${limited.t.started.httpOrigin}/api/v1/analytics${path}`, { headers: { 'x-api-key': key } });
         return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as unknown };

@@ -17,11 +17,11 @@ export interface ApiFixture {
   /** Every API key issued through this fixture. */
   keys: string[];
   /** A user with a key and one project (europe). */
-  account(): Account;
+  account(): Promise<Account>;
   /** A user with a key and no project. */
-  user(): { userId: string; apiKey: string };
+  user(): Promise<{ userId: string; apiKey: string }>;
   /** A new key for the user (the old one stops working). */
-  rotate(userId: string): string;
+  rotate(userId: string): Promise<string>;
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
   get(path: string, query: Record<string, string | string[]>): Promise<LightMyRequestResponse>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
@@ -38,10 +38,10 @@ export async function startApiFixture(options: { clock?: Clock; overrides?: Reco
     overrides: { limits: { fairUseBurst: 100_000, fairUsePerSecond: 100_000, fairUseAddressBurst: 100_000, fairUseAddressPerSecond: 100_000 }, ...options.overrides },
   });
   const keys: string[] = [];
-  const user = () => {
+  const user = async () => {
     counter += 1;
-    const u = t.cp.accounts.createUser(`api${counter}-${process.pid}@example.com`);
-    const apiKey = t.cp.accounts.issueKey(u.userId);
+    const u = await t.cp.accounts.createUser(`api${counter}-${process.pid}@example.com`);
+    const apiKey = await t.cp.accounts.issueKey(u.userId);
     keys.push(apiKey);
     return { userId: u.userId, apiKey };
   };
@@ -50,13 +50,13 @@ export async function startApiFixture(options: { clock?: Clock; overrides?: Reco
     t,
     keys,
     user,
-    account() {
-      const u = user();
-      const p = t.cp.accounts.createProject(u.userId, `Project ${counter}`, 'europe');
+    async account() {
+      const u = await user();
+      const p = await t.cp.accounts.createProject(u.userId, `Project ${counter}`, 'europe');
       return { ...u, projectId: p.projectId };
     },
-    rotate(userId) {
-      const apiKey = t.cp.accounts.issueKey(userId);
+    async rotate(userId) {
+      const apiKey = await t.cp.accounts.issueKey(userId);
       keys.push(apiKey);
       return apiKey;
     },

@@ -32,7 +32,7 @@ const nextWindow = () => clock.advance(120_000);
 
 describe('POST /projects/upload-file', () => {
   it('creates a pending build and answers 201 { uploadId }', async () => {
-    const a = f.account();
+    const a = await f.account();
     const res = await f.post('/projects/upload-file', upload(a, { autoRelease: true }));
     expect(res.statusCode).toBe(201);
     const { uploadId, status } = res.json<{ uploadId: string; status: string }>();
@@ -47,14 +47,14 @@ describe('POST /projects/upload-file', () => {
 
   it('defaults autoRelease to false', async () => {
     nextWindow();
-    const a = f.account();
+    const a = await f.account();
     expect((await f.post('/projects/upload-file', upload(a))).statusCode).toBe(201);
     const [build] = buildsOfProject(f.t.cp, a.projectId);
     expect(build?.autoRelease).toBe(false);
   });
 
   it('answers 400 Missing required field for each required field, in body order', async () => {
-    const a = f.account();
+    const a = await f.account();
     for (const field of ['apiKey', 'userId', 'projectId', 'fileUrl']) {
       for (const missing of [undefined, null, '']) {
         const body: Record<string, unknown> = upload(a);
@@ -67,7 +67,7 @@ describe('POST /projects/upload-file', () => {
   });
 
   it('answers 400 naming the field for each wrong type', async () => {
-    const a = f.account();
+    const a = await f.account();
     const cases: [string, unknown, string][] = [
       ['apiKey', 123, 'Invalid field: apiKey must be a string'],
       ['userId', true, 'Invalid field: userId must be a string'],
@@ -86,14 +86,14 @@ describe('POST /projects/upload-file', () => {
   it('answers 400 for malformed JSON, 413 for an oversized body, 400 for a huge field', async () => {
     expect(answer(await f.post('/projects/upload-file', '{"apiKey": '))).toEqual([400, message('malformedJson')]);
     expect(answer(await f.post('/projects/upload-file', 'not json at all'))).toEqual([400, message('malformedJson')]);
-    const a = f.account();
+    const a = await f.account();
     expect(answer(await f.post('/projects/upload-file', upload(a, { fileUrl: 'x'.repeat(1_100_000) })))).toEqual([413, message('bodyTooLarge')]);
     expect(answer(await f.post('/projects/upload-file', upload(a, { fileUrl: `https://example.com/${'x'.repeat(1_000_000)}` })))).toEqual([400, { message: 'Invalid field: fileUrl must be at most 2048 characters' }]);
     expect(answer(await f.post('/projects/upload-file', upload(a, { userId: 'u'.repeat(1_000_000) })))).toEqual([400, { message: 'Invalid field: userId must be at most 128 characters' }]);
   });
 
   it('answers 415 for any content type but application/json, and accepts charset parameters', async () => {
-    const a = f.account();
+    const a = await f.account();
     const body = JSON.stringify(upload(a, { fileUrl: 'not a url' }));
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'text/json']) {
       expect([type, ...answer(await f.post('/projects/upload-file', body, { 'content-type': type }))]).toEqual([type, 415, message('unsupportedMediaType')]);
@@ -107,8 +107,8 @@ describe('POST /projects/upload-file', () => {
   });
 
   it('applies the key rules: wrong, whitespace, rotated, another user, Authorization header only', async () => {
-    const a = f.account();
-    const b = f.account();
+    const a = await f.account();
+    const b = await f.account();
     const cases: [string, Record<string, unknown>, number, string][] = [
       ['wrong key', upload(a, { apiKey: 'pfk_wrong' }), 401, 'Unauthorized: Invalid API Key'],
       ['key with whitespace', upload(a, { apiKey: ` ${a.apiKey}\n` }), 401, 'Unauthorized: Invalid API Key'],
@@ -120,15 +120,15 @@ describe('POST /projects/upload-file', () => {
     const { apiKey: _omitted, ...withoutKey } = upload(a);
     const res = await f.post('/projects/upload-file', withoutKey, { 'content-type': 'application/json', authorization: `Bearer ${a.apiKey}` });
     expect(answer(res)).toEqual([401, message('invalidApiKey')]);
-    const rotated = f.account();
-    f.rotate(rotated.userId);
+    const rotated = await f.account();
+    await f.rotate(rotated.userId);
     expect(answer(await f.post('/projects/upload-file', upload(rotated)))).toEqual([401, message('invalidApiKey')]);
   });
 
   it('applies the project rules: unknown 404, other account 403, READONLY, removed member, expired subscription', async () => {
-    const a = f.account();
-    const other = f.account();
-    const member = f.user();
+    const a = await f.account();
+    const other = await f.account();
+    const member = await f.user();
     const asMember = { ...upload(a), apiKey: member.apiKey, userId: member.userId };
     const cases: [string, Record<string, unknown>, number, string][] = [
       ['unknown project', upload(a, { projectId: 'prj_nothing' }), 404, 'Project not found'],
@@ -138,9 +138,9 @@ describe('POST /projects/upload-file', () => {
       ['not a member', asMember, 403, 'Forbidden'],
     ];
     for (const [why, body, status, msg] of cases) expect([why, ...answer(await f.post('/projects/upload-file', body))]).toEqual([why, status, { message: msg }]);
-    f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+    await f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
     expect(answer(await f.post('/projects/upload-file', asMember))).toEqual([403, message('readOnlyAccess')]);
-    f.t.cp.accounts.addMember(a.projectId, member.userId, 'FULL');
+    await f.t.cp.accounts.addMember(a.projectId, member.userId, 'FULL');
     nextWindow();
     expect((await f.post('/projects/upload-file', asMember)).statusCode).toBe(201);
     f.t.cp.accounts.removeMember(a.projectId, member.userId);
@@ -156,16 +156,16 @@ describe('POST /projects/upload-file', () => {
 describe("what a READONLY member sees of a build's fileUrl", () => {
   it('the URL without its query, fragment or userinfo (a presigned signature is a credential); the owner and FULL members see it whole', async () => {
     nextWindow();
-    const a = f.account();
+    const a = await f.account();
     const presigned = 'https://bucket.example.com/builds/game.zip?X-Amz-Signature=0123abcd&X-Amz-Credential=AKIA%2F20261129#part';
     expect((await f.post('/projects/upload-file', upload(a, { fileUrl: presigned }))).statusCode).toBe(201);
-    const reader = f.user();
-    f.t.cp.accounts.addMember(a.projectId, reader.userId, 'READONLY');
+    const reader = await f.user();
+    await f.t.cp.accounts.addMember(a.projectId, reader.userId, 'READONLY');
     const fileUrls = async (who: { userId: string; apiKey: string }) =>
       (await f.get(`/projects/${a.projectId}/builds`, { userId: who.userId, apikey: who.apiKey })).json<{ builds: { fileUrl: string }[] }>().builds.map((b) => b.fileUrl);
     expect(await fileUrls(reader)).toEqual(['https://bucket.example.com/builds/game.zip']);
     expect(await fileUrls(a)).toEqual([presigned]);
-    f.t.cp.accounts.addMember(a.projectId, reader.userId, 'FULL');
+    await f.t.cp.accounts.addMember(a.projectId, reader.userId, 'FULL');
     expect(await fileUrls(reader)).toEqual([presigned]);
     expect(maskFileUrl('https://user:pass@example.com:8443/a/b.zip?sig=1')).toBe('https://example.com:8443/a/b.zip');
     expect(maskFileUrl('not a url')).toBe('…');
@@ -175,7 +175,7 @@ describe("what a READONLY member sees of a build's fileUrl", () => {
 describe('the build-call window (one accepted call per 120 s per user, shared)', () => {
   it('refuses the second call with 429 and Retry-After until the window has passed', async () => {
     nextWindow();
-    const a = f.account();
+    const a = await f.account();
     expect((await f.post('/projects/upload-file', upload(a))).statusCode).toBe(201);
     const second = await f.post('/projects/upload-file', upload(a));
     expect(answer(second)).toEqual([429, { message: 'Rate limit exceeded. Try again in 2 minutes.' }]);
@@ -185,14 +185,14 @@ describe('the build-call window (one accepted call per 120 s per user, shared)',
     expect(third.statusCode).toBe(429);
     expect(third.headers['retry-after']).toBe('1');
     // Another user has a window of their own.
-    expect((await f.post('/projects/upload-file', upload(f.account()))).statusCode).toBe(201);
+    expect((await f.post('/projects/upload-file', upload(await f.account()))).statusCode).toBe(201);
     clock.advance(1_000);
     expect((await f.post('/projects/upload-file', upload(a))).statusCode).toBe(201);
   });
 
   it('is shared between upload-file, distribute-file and set-active-build', async () => {
     nextWindow();
-    const a = f.account();
+    const a = await f.account();
     const uploadId = (await f.post('/projects/upload-file', upload(a))).json<{ uploadId: string }>().uploadId;
     setStatus(f, uploadId, 'Ready');
     const body = { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, uploadId };
@@ -205,8 +205,8 @@ describe('the build-call window (one accepted call per 120 s per user, shared)',
 
   it('is not used by calls refused with 400, 401, 403, 404 or 415', async () => {
     nextWindow();
-    const a = f.account();
-    const other = f.account();
+    const a = await f.account();
+    const other = await f.account();
     const refused: [Record<string, unknown> | string, number, Record<string, string>?][] = [
       [upload(a, { fileUrl: '' }), 400],
       [upload(a, { fileUrl: 'ftp://host/b.zip' }), 400],
@@ -222,7 +222,7 @@ describe('the build-call window (one accepted call per 120 s per user, shared)',
   it('names the configured window in the message', async () => {
     const short = await startApiFixture({ overrides: { limits: { buildCallWindowSeconds: 60, fairUseBurst: 1000, fairUsePerSecond: 1000, fairUseAddressBurst: 1000, fairUseAddressPerSecond: 1000 } }, withoutPipeline: true });
     try {
-      const a = short.account();
+      const a = await short.account();
       expect((await short.post('/projects/upload-file', upload(a))).statusCode).toBe(201);
       const res = await short.post('/projects/upload-file', upload(a));
       expect(answer(res)).toEqual([429, { message: 'Rate limit exceeded. Try again in 1 minute.' }]);
@@ -236,7 +236,7 @@ describe('the build-call window (one accepted call per 120 s per user, shared)',
 describe('POST /projects/distribute-file and /projects/set-active-build', () => {
   it('moves a Ready build to Distributing to Servers; set-active-build re-queues it', async () => {
     nextWindow();
-    const a = f.account();
+    const a = await f.account();
     const uploadId = (await f.post('/projects/upload-file', upload(a))).json<{ uploadId: string }>().uploadId;
     setStatus(f, uploadId, 'Ready');
     // As the pipeline leaves it: the archive saved. No worker is in the region, so it stays distributing.
@@ -250,7 +250,7 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
 
   it('starts from Approved too (roll back or redo); refuses every other status with 400 naming it (the stage table)', async () => {
     nextWindow();
-    const a = f.account();
+    const a = await f.account();
     const uploadId = (await f.post('/projects/upload-file', upload(a))).json<{ uploadId: string }>().uploadId;
     const body = { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, uploadId };
     setStatus(f, uploadId, 'Approved');
@@ -274,8 +274,8 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
 
   it('answers 400 per missing field, 404 for an unknown upload or one of another project, 400 for a pending build', async () => {
     nextWindow();
-    const a = f.account();
-    const b = f.account();
+    const a = await f.account();
+    const b = await f.account();
     const bUpload = (await f.post('/projects/upload-file', upload(b))).json<{ uploadId: string }>().uploadId;
     const aUpload = (await f.post('/projects/upload-file', upload(a))).json<{ uploadId: string }>().uploadId;
     const body = { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, uploadId: aUpload };
@@ -296,8 +296,8 @@ describe('POST /projects/distribute-file and /projects/set-active-build', () => 
 
 describe('GET /projects/{projectId}/builds', () => {
   it('follows the GET rules (400, 401, 403, 404)', async () => {
-    const a = f.account();
-    const other = f.account();
+    const a = await f.account();
+    const other = await f.account();
     const rows: [string, Record<string, string>, number, string][] = [
       [a.projectId, { userId: a.userId }, 400, 'projectId, userId and apikey are required'],
       [a.projectId, { userId: 'usr_nobody', apikey: a.apiKey }, 401, 'Invalid User'],
@@ -311,7 +311,7 @@ describe('GET /projects/{projectId}/builds', () => {
 
 describe('the fileUrl policy (network.allowPrivateUrls = false)', () => {
   it('refuses http, private, loopback, link-local, CGNAT, multicast, unique-local and mapped addresses', async () => {
-    const a = strict.account();
+    const a = await strict.account();
     const https = 'Invalid fileUrl: must point to a public address (private, loopback and link-local addresses are refused)';
     const cases: [string, string][] = [
       ['http://93.184.216.34/build.zip', 'Invalid fileUrl: must be an https URL'],
@@ -339,7 +339,7 @@ describe('the fileUrl policy (network.allowPrivateUrls = false)', () => {
   });
 
   it('accepts an https URL on a public address (IP literal: no DNS, nothing is fetched at submit time)', async () => {
-    const a = strict.account();
+    const a = await strict.account();
     expect((await strict.post('/projects/upload-file', upload(a, { fileUrl: 'https://93.184.216.34/builds/game.zip?X-Amz-Signature=abc' }))).statusCode).toBe(201);
   });
 });

@@ -29,7 +29,7 @@ const body = (a: Account, extra: Record<string, unknown> = {}) => ({ apiKey: a.a
 
 describe('POST /projects/enable and /projects/disable', () => {
   it('switch the project status, idempotently; disable ends its sessions', async () => {
-    const a = f.account();
+    const a = await f.account();
     const queued = seedSession(f.t.cp, { projectId: a.projectId, status: 'Enqueued' });
     for (let i = 0; i < 2; i++) expect(answer(await f.post('/projects/disable', body(a)))).toEqual([200, { projectId: a.projectId, status: false }]);
     expect(sessionStatus(f.t.cp, queued)).toEqual({ status: 'Terminated', endReason: 'project disabled' });
@@ -40,7 +40,7 @@ describe('POST /projects/enable and /projects/disable', () => {
   });
 
   it('disable ends a Running session however many newer sessions the project has', async () => {
-    const a = f.account();
+    const a = await f.account();
     const { workerId } = f.t.cp.registry.enroll({ hostname: 'w', region: 'europe', slots: 1, agentVersion: 't' });
     const old = seedSession(f.t.cp, { projectId: a.projectId, status: 'Running', workerId });
     seedEndedSessions(f.t.cp, a.projectId, 10_001);
@@ -52,10 +52,10 @@ describe('POST /projects/enable and /projects/disable', () => {
   });
 
   it('apply the write rules', async () => {
-    const a = f.account();
-    const other = f.account();
-    const member = f.user();
-    f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+    const a = await f.account();
+    const other = await f.account();
+    const member = await f.user();
+    await f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
     for (const path of ['/projects/enable', '/projects/disable']) {
       expect(answer(await f.post(path, { userId: a.userId, projectId: a.projectId }))).toEqual([400, { message: 'Missing required field: apiKey' }]);
       expect(answer(await f.post(path, body(a, { projectId: '' })))).toEqual([400, { message: 'Missing required field: projectId' }]);
@@ -70,14 +70,14 @@ describe('POST /projects/enable and /projects/disable', () => {
 
 describe('POST /projects/end-session', () => {
   it('ends a session of the project, idempotently', async () => {
-    const a = f.account();
+    const a = await f.account();
     const sessionId = f.t.cp.sessions.create(f.t.cp.accounts.requireProject(a.projectId)).session.sessionId;
     for (let i = 0; i < 2; i++) expect(answer(await f.post('/projects/end-session', body(a, { sessionId })))).toEqual([200, { sessionId, status: 'Terminated' }]);
   });
 
   it('answers 404 for an unknown session or one of another project', async () => {
-    const a = f.account();
-    const b = f.account();
+    const a = await f.account();
+    const b = await f.account();
     const bSession = seedSession(f.t.cp, { projectId: b.projectId, status: 'Enqueued' });
     expect(answer(await f.post('/projects/end-session', body(a, { sessionId: 'session_1_1' })))).toEqual([404, message('sessionNotFound')]);
     expect(answer(await f.post('/projects/end-session', body(a, { sessionId: bSession })))).toEqual([404, message('sessionNotFound')]);
@@ -88,8 +88,8 @@ describe('POST /projects/end-session', () => {
 
 describe('fair use (token buckets per client address and userId, and per address alone)', () => {
   it('answers 429 with Retry-After once the bucket is empty, and refills over time', async () => {
-    const a = limited.account();
-    const b = limited.account();
+    const a = await limited.account();
+    const b = await limited.account();
     const q = { userId: a.userId, apikey: a.apiKey };
     for (let i = 0; i < 3; i++) expect((await limited.get(`/projects/userStats/${a.projectId}`, q)).statusCode).toBe(200);
     const refused = await limited.get(`/projects/userStats/${a.projectId}`, q);
@@ -104,8 +104,8 @@ describe('fair use (token buckets per client address and userId, and per address
   });
 
   it('counts writes too, with the userId from the JSON body', async () => {
-    const a = limited.account();
-    const b = limited.account();
+    const a = await limited.account();
+    const b = await limited.account();
     for (let i = 0; i < 3; i++) expect((await limited.post('/projects/enable', body(a))).statusCode).toBe(200);
     const refused = await limited.post('/projects/disable', body(a));
     expect(answer(refused)).toEqual([429, { message: 'Too many requests. Try again in 2 seconds.' }]);
@@ -115,7 +115,7 @@ describe('fair use (token buckets per client address and userId, and per address
   });
 
   it("refuses a flood from one address even when every request names another userId", async () => {
-    const a = addressLimited.account();
+    const a = await addressLimited.account();
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await addressLimited.get(`/projects/userStats/${a.projectId}`, { userId: `usr_made_up_${i}`, apikey: a.apiKey })).statusCode);
     expect(statuses.slice(0, 4).every((s) => s !== 429)).toBe(true);

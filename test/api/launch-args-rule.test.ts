@@ -42,7 +42,7 @@ function expected(args: unknown): [number, unknown] {
 
 describe('the launch-argument rule', () => {
   it('is the same in the settings API as in checkLaunchArgs', async () => {
-    const a = f.account();
+    const a = await f.account();
     for (const launchArgs of SAMPLES) {
       const res = answer(await f.patch(`/projects/${a.projectId}/settings`, { apiKey: a.apiKey, userId: a.userId, launchArgs }));
       expect([launchArgs, ...res]).toEqual([launchArgs, ...expected(launchArgs)]);

@@ -12,8 +12,8 @@ let other: Account;
 
 beforeAll(async () => {
   f = await startApiFixture();
-  a = f.account();
-  other = f.account();
+  a = await f.account();
+  other = await f.account();
 });
 afterAll(async () => {
   await f.close();
@@ -23,7 +23,7 @@ const message = (name: keyof typeof HTTP_ERRORS) => ({ message: HTTP_ERRORS[name
 
 describe('GET /projects/userStats/{projectId}', () => {
   it('answers the live and queued counts of the project', async () => {
-    const p = f.t.cp.accounts.createProject(a.userId, 'Counts', 'europe').projectId;
+    const p = (await f.t.cp.accounts.createProject(a.userId, 'Counts', 'europe')).projectId;
     seedSession(f.t.cp, { projectId: p, status: 'Running', workerId: 'wrk_x' });
     seedSession(f.t.cp, { projectId: p, status: 'Starting', workerId: 'wrk_x' });
     f.t.cp.sessions.create(f.t.cp.accounts.requireProject(p));
@@ -75,22 +75,22 @@ describe('GET /projects/userStats/{projectId}', () => {
   });
 
   it('gives FULL and READONLY members their listed projects; a removed member loses it at once', async () => {
-    const member = f.user();
+    const member = await f.user();
     const path = `/projects/userStats/${a.projectId}`;
     const q = { userId: member.userId, apikey: member.apiKey };
     expect(answer(await f.get(path, q))).toEqual([403, message('accessDenied')]);
-    f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+    await f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
     expect((await f.get(path, q)).statusCode).toBe(200);
-    f.t.cp.accounts.addMember(a.projectId, member.userId, 'FULL');
+    await f.t.cp.accounts.addMember(a.projectId, member.userId, 'FULL');
     expect((await f.get(path, q)).statusCode).toBe(200);
     f.t.cp.accounts.removeMember(a.projectId, member.userId);
     expect(answer(await f.get(path, q))).toEqual([403, message('accessDenied')]);
   });
 
   it('refuses a rotated key at once, and a key with whitespace', async () => {
-    const u = f.account();
+    const u = await f.account();
     const path = `/projects/userStats/${u.projectId}`;
-    const fresh = f.rotate(u.userId);
+    const fresh = await f.rotate(u.userId);
     expect(answer(await f.get(path, { userId: u.userId, apikey: u.apiKey }))).toEqual([401, message('invalidApiKey')]);
     expect((await f.get(path, { userId: u.userId, apikey: fresh })).statusCode).toBe(200);
     expect(answer(await f.get(path, { userId: u.userId, apikey: ` ${fresh} ` }))).toEqual([401, message('invalidApiKey')]);
@@ -121,8 +121,8 @@ describe('GET /projects/userStats/{projectId}', () => {
 
 describe('GET /projects/projects-status', () => {
   it('lists every project the user owns, with totalProjects', async () => {
-    const u = f.account();
-    const second = f.t.cp.accounts.createProject(u.userId, 'Second', 'asia-pacific').projectId;
+    const u = await f.account();
+    const second = (await f.t.cp.accounts.createProject(u.userId, 'Second', 'asia-pacific')).projectId;
     f.t.cp.accounts.setSubscriptionStatus(second, 'expired');
     setProjectEnabled(f.t.cp, second, false);
     const res = await f.get('/projects/projects-status', { userId: u.userId, apikey: u.apiKey });
@@ -136,7 +136,7 @@ describe('GET /projects/projects-status', () => {
   });
 
   it('answers an empty list for a user without projects', async () => {
-    const u = f.user();
+    const u = await f.user();
     expect(answer(await f.get('/projects/projects-status', { userId: u.userId, apikey: u.apiKey }))).toEqual([200, { totalProjects: 0, projects: [] }]);
   });
 
@@ -196,25 +196,25 @@ describe.each(READ_ROUTES.map((route) => [route('{projectId}'), route] as const)
   });
 
   it('lets members read, drops a removed member and a rotated key at once, and reads on an expired subscription', async () => {
-    const owner = f.account();
-    const member = f.user();
+    const owner = await f.account();
+    const member = await f.user();
     const q = { userId: member.userId, apikey: member.apiKey };
     for (const access of ['READONLY', 'FULL'] as const) {
-      f.t.cp.accounts.addMember(owner.projectId, member.userId, access);
+      await f.t.cp.accounts.addMember(owner.projectId, member.userId, access);
       expect([access, (await f.get(route(owner.projectId), q)).statusCode]).toEqual([access, 200]);
     }
     f.t.cp.accounts.removeMember(owner.projectId, member.userId);
     expect(answer(await f.get(route(owner.projectId), q))).toEqual([403, { message: 'Access denied' }]);
     f.t.cp.accounts.setSubscriptionStatus(owner.projectId, 'expired');
     expect((await f.get(route(owner.projectId), { userId: owner.userId, apikey: owner.apiKey })).statusCode).toBe(200);
-    f.rotate(owner.userId);
+    await f.rotate(owner.userId);
     expect(answer(await f.get(route(owner.projectId), { userId: owner.userId, apikey: owner.apiKey }))).toEqual([401, { message: 'Unauthorized: Invalid API Key' }]);
   });
 });
 
 describe('the one cached read path', () => {
   it('answers every read route from the cached key and access facts: with the key table gone, a pair read before still reads', async () => {
-    const b = f.account();
+    const b = await f.account();
     const q = { userId: b.userId, apikey: b.apiKey };
     // Warms the pair's facts through one route only.
     expect((await f.get(READ_ROUTES[0]!(b.projectId), q)).statusCode).toBe(200);

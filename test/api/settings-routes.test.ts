@@ -44,7 +44,7 @@ const nextArrival = () => new Promise<void>((resolve) => arrivals.push(resolve))
 
 describe('GET /projects/{projectId}/settings', () => {
   it('answers the settings with their defaults', async () => {
-    const a = f.account();
+    const a = await f.account();
     const res = await f.get(`/projects/${a.projectId}/settings`, { userId: a.userId, apikey: a.apiKey });
     expect(answer(res)).toEqual([
       200,
@@ -76,7 +76,7 @@ describe('GET /projects/{projectId}/settings', () => {
 
 describe('PATCH /projects/{projectId}/settings', () => {
   it('updates allow-listed fields, and the same body twice gives the same settings', async () => {
-    const a = f.account();
+    const a = await f.account();
     const body = { ...creds(a), name: 'Renamed ✨', codec: 'VP9', resX: 1280, resY: 720, fps: 60, maxRunTime: 30, afkTimeout: 300, maxConcurrentSessions: 4, launchArgs: ['-Windowed', '-Level=Demo'], minBitrate: 2_000_000, maxBitrate: 8_000_000 };
     const first = await f.patch(`/projects/${a.projectId}/settings`, body);
     expect(first.statusCode).toBe(200);
@@ -87,7 +87,7 @@ describe('PATCH /projects/{projectId}/settings', () => {
   });
 
   it('keeps embedOrigins as origins (lower case, no default port, no trailing slash, once each); [] opens the page to every site again', async () => {
-    const a = f.account();
+    const a = await f.account();
     const path = `/projects/${a.projectId}/settings`;
     const res = await f.patch(path, { ...creds(a), embedOrigins: ['https://Shop.Example.com/', 'https://shop.example.com:443', 'http://localhost:8080'] });
     expect(answer(res)).toEqual([200, expect.objectContaining({ embedOrigins: ['https://shop.example.com', 'http://localhost:8080'] })]);
@@ -96,14 +96,14 @@ describe('PATCH /projects/{projectId}/settings', () => {
   });
 
   it('accepts the projectId in the body too when it names the project of the path', async () => {
-    const a = f.account();
+    const a = await f.account();
     const res = await f.patch(`/projects/${a.projectId}/settings`, { ...creds(a), projectId: a.projectId, fps: 24 });
     expect(res.statusCode).toBe(200);
     expect(f.t.cp.accounts.requireProject(a.projectId).settings.fps).toBe(24);
   });
 
   it('refuses with 400 naming the field: region, allowedUsers, unknown fields, wrong case, odd sizes, bitrate conflicts', async () => {
-    const a = f.account();
+    const a = await f.account();
     const cases: [Record<string, unknown>, string][] = [
       [{ region: 'us-east-1' }, 'Invalid field: region cannot be changed'],
       [{ allowedUsers: ['usr_x'] }, 'Invalid field: allowedUsers cannot be changed'],
@@ -143,15 +143,15 @@ describe('PATCH /projects/{projectId}/settings', () => {
   });
 
   it('applies the write rules: 415, missing key, READONLY, expired subscription, other account', async () => {
-    const a = f.account();
-    const b = f.account();
-    const member = f.user();
+    const a = await f.account();
+    const b = await f.account();
+    const member = await f.user();
     const path = `/projects/${a.projectId}/settings`;
     expect(answer(await f.patch(path, JSON.stringify({ ...creds(a), fps: 30 }), { 'content-type': 'text/plain' }))).toEqual([415, message('unsupportedMediaType')]);
     expect(answer(await f.patch(path, { userId: a.userId, fps: 30 }))).toEqual([400, { message: 'Missing required field: apiKey' }]);
     expect(answer(await f.patch(path, { ...creds(b), fps: 30 }))).toEqual([403, message('forbidden')]);
     expect(answer(await f.patch('/projects/prj_nothing/settings', { ...creds(a), fps: 30 }))).toEqual([404, message('projectNotFound')]);
-    f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+    await f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
     expect(answer(await f.patch(path, { ...creds({ ...member, projectId: a.projectId }), fps: 30 }))).toEqual([403, message('readOnlyAccess')]);
     expect((await f.get(path, { userId: member.userId, apikey: member.apiKey })).statusCode).toBe(200);
     f.t.cp.accounts.setSubscriptionStatus(a.projectId, 'expired');
@@ -159,9 +159,9 @@ describe('PATCH /projects/{projectId}/settings', () => {
   });
 
   it('shows READONLY members only the webhook URL\'s origin (the full URL is the receiver\'s secret)', async () => {
-    const a = f.account();
-    const member = f.user();
-    f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+    const a = await f.account();
+    const member = await f.user();
+    await f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
     const path = `/projects/${a.projectId}/settings`;
     const secretUrl = `${receiverUrl}/hooks/s3cr3t-token-path`;
     expect((await f.patch(path, { ...creds(a), webhookUrl: secretUrl })).statusCode).toBe(200);
@@ -173,7 +173,7 @@ describe('PATCH /projects/{projectId}/settings', () => {
   });
 
   it('refuses a webhook URL on a private address when private URLs are not allowed', async () => {
-    const a = strict.account();
+    const a = await strict.account();
     const path = `/projects/${a.projectId}/settings`;
     for (const webhookUrl of ['https://127.0.0.1/hook', 'https://10.0.0.8/hook', 'https://[::1]/hook', 'https://localhost/hook']) {
       expect([webhookUrl, ...answer(await strict.patch(path, { ...creds(a), webhookUrl }))]).toEqual([
@@ -189,12 +189,12 @@ describe('PATCH /projects/{projectId}/settings', () => {
 
 describe('POST /projects/test-webhook and build events', () => {
   it('answers 404 when no webhook URL is configured', async () => {
-    const a = f.account();
+    const a = await f.account();
     expect(answer(await f.post('/projects/test-webhook', { ...creds(a), projectId: a.projectId }))).toEqual([404, message('webhookNotConfigured')]);
   });
 
   it('delivers webhook.test with placeholder ids to the configured URL and records the delivery', async () => {
-    const a = f.account();
+    const a = await f.account();
     const secretPath = '/hooks/4f1c9a7e-test';
     expect((await f.patch(`/projects/${a.projectId}/settings`, { ...creds(a), webhookUrl: `${receiverUrl}${secretPath}` })).statusCode).toBe(200);
     const before = received.length;
@@ -211,7 +211,7 @@ describe('POST /projects/test-webhook and build events', () => {
   });
 
   it('reports a receiver failure without retrying', async () => {
-    const a = f.account();
+    const a = await f.account();
     await f.patch(`/projects/${a.projectId}/settings`, { ...creds(a), webhookUrl: `${receiverUrl}/fail` });
     const before = received.length;
     const res = await f.post('/projects/test-webhook', { ...creds(a), projectId: a.projectId });
@@ -220,7 +220,7 @@ describe('POST /projects/test-webhook and build events', () => {
   });
 
   it('answers a generic sentence for an unreachable endpoint: no socket error, address or port', async () => {
-    const a = f.account();
+    const a = await f.account();
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
@@ -234,7 +234,7 @@ describe('POST /projects/test-webhook and build events', () => {
   });
 
   it('sends build.uploaded when upload-file accepts a build', async () => {
-    const a = f.account();
+    const a = await f.account();
     await f.patch(`/projects/${a.projectId}/settings`, { ...creds(a), webhookUrl: `${receiverUrl}/uploads`, webhookEvents: ['build.uploaded'] });
     const arrived = nextArrival();
     const res = await f.post('/projects/upload-file', { ...creds(a), projectId: a.projectId, fileUrl: 'http://127.0.0.1:9/b.zip' });
@@ -252,7 +252,7 @@ describe('POST /projects/test-webhook and build events', () => {
   });
 
   it('applies the write rules to test-webhook', async () => {
-    const a = f.account();
+    const a = await f.account();
     expect(answer(await f.post('/projects/test-webhook', { ...creds(a) }))).toEqual([400, { message: 'Missing required field: projectId' }]);
     expect(answer(await f.post('/projects/test-webhook', { ...creds(a), apiKey: 'pfk_nope', projectId: a.projectId }))).toEqual([401, message('invalidApiKey')]);
   });

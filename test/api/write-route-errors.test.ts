@@ -119,7 +119,7 @@ interface ErrorRow {
   status: number;
   message: string;
   /** The refused request: the route's valid request with one thing changed. */
-  arrange(f: ApiFixture, route: WriteRoute): { call: Call; headers?: Record<string, string> };
+  arrange(f: ApiFixture, route: WriteRoute): Promise<{ call: Call; headers?: Record<string, string> }>;
 }
 
 /** The rows every write route shares. */
@@ -130,17 +130,17 @@ function errorRows(route: WriteRoute): ErrorRow[] {
       name: "401 Invalid User: userId names another account than the key's owner",
       status: 401,
       message: 'Invalid User',
-      arrange: (f, r) => {
-        const call = r.valid(f, f.account());
-        return { call: { ...call, body: { ...call.body, userId: f.user().userId } } };
+      arrange: async (f, r) => {
+        const call = r.valid(f, await f.account());
+        return { call: { ...call, body: { ...call.body, userId: (await f.user()).userId } } };
       },
     },
     {
       name: '401 Invalid User: userId matches no account',
       status: 401,
       message: 'Invalid User',
-      arrange: (f, r) => {
-        const call = r.valid(f, f.account());
+      arrange: async (f, r) => {
+        const call = r.valid(f, await f.account());
         return { call: { ...call, body: { ...call.body, userId: 'usr_nobody' } } };
       },
     },
@@ -149,8 +149,8 @@ function errorRows(route: WriteRoute): ErrorRow[] {
       name: '401 Unauthorized: Invalid API Key: mistyped key',
       status: 401,
       message: 'Unauthorized: Invalid API Key',
-      arrange: (f, r) => {
-        const call = r.valid(f, f.account());
+      arrange: async (f, r) => {
+        const call = r.valid(f, await f.account());
         return { call: { ...call, body: { ...call.body, apiKey: 'pfk_wrong' } } };
       },
     },
@@ -159,9 +159,9 @@ function errorRows(route: WriteRoute): ErrorRow[] {
       name: '401 Unauthorized: Invalid API Key: previous key after a rotation',
       status: 401,
       message: 'Unauthorized: Invalid API Key',
-      arrange: (f, r) => {
-        const a = f.account();
-        f.rotate(a.userId);
+      arrange: async (f, r) => {
+        const a = await f.account();
+        await f.rotate(a.userId);
         return { call: r.valid(f, a) };
       },
     },
@@ -170,9 +170,9 @@ function errorRows(route: WriteRoute): ErrorRow[] {
       name: '403 Forbidden: project of another account',
       status: 403,
       message: 'Forbidden',
-      arrange: (f, r) => {
-        const a = f.account();
-        const call = r.valid(f, f.account());
+      arrange: async (f, r) => {
+        const a = await f.account();
+        const call = r.valid(f, await f.account());
         return { call: { ...call, body: { ...call.body, ...creds(a) } } };
       },
     },
@@ -181,10 +181,10 @@ function errorRows(route: WriteRoute): ErrorRow[] {
       name: '403 Forbidden: read-only access: READONLY member',
       status: 403,
       message: 'Forbidden: read-only access',
-      arrange: (f, r) => {
-        const a = f.account();
-        const member = f.user();
-        f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
+      arrange: async (f, r) => {
+        const a = await f.account();
+        const member = await f.user();
+        await f.t.cp.accounts.addMember(a.projectId, member.userId, 'READONLY');
         const call = r.valid(f, a);
         return { call: { ...call, body: { ...call.body, ...creds(member) } } };
       },
@@ -194,8 +194,8 @@ function errorRows(route: WriteRoute): ErrorRow[] {
       name: '403 Forbidden: subscription is not active: expired subscription',
       status: 403,
       message: 'Forbidden: subscription is not active',
-      arrange: (f, r) => {
-        const a = f.account();
+      arrange: async (f, r) => {
+        const a = await f.account();
         f.t.cp.accounts.setSubscriptionStatus(a.projectId, 'expired');
         return { call: r.valid(f, a) };
       },
@@ -205,14 +205,14 @@ function errorRows(route: WriteRoute): ErrorRow[] {
       name: '415 Content-Type must be application/json: text/plain',
       status: 415,
       message: 'Content-Type must be application/json',
-      arrange: (f, r) => ({ call: r.valid(f, f.account()), headers: { 'content-type': 'text/plain' } }),
+      arrange: async (f, r) => ({ call: r.valid(f, await f.account()), headers: { 'content-type': 'text/plain' } }),
     },
     {
       // Spec, HTTP status codes: 415 "Content type missing or not `application/json`".
       name: '415 Content-Type must be application/json: no Content-Type header',
       status: 415,
       message: 'Content-Type must be application/json',
-      arrange: (f, r) => ({ call: r.valid(f, f.account()), headers: {} }),
+      arrange: async (f, r) => ({ call: r.valid(f, await f.account()), headers: {} }),
     },
   ];
   // apiKey is left out on purpose: the spec lists it as a required body field (400 "required
@@ -223,8 +223,8 @@ function errorRows(route: WriteRoute): ErrorRow[] {
       name: `400 Missing required field: ${field}`,
       status: 400,
       message: `Missing required field: ${field}`,
-      arrange: (f, r) => {
-        const call = r.valid(f, f.account());
+      arrange: async (f, r) => {
+        const call = r.valid(f, await f.account());
         const { [field]: _omitted, ...body } = call.body;
         return { call: { ...call, body } };
       },
@@ -248,18 +248,18 @@ describe.each(ROUTES.map((r) => [r.name, r] as const))('%s', (_name, route) => {
   });
 
   it(`baseline: the unchanged valid request answers ${route.passStatus}`, async () => {
-    const res = await send(f, route, route.valid(f, f.account()));
+    const res = await send(f, route, route.valid(f, await f.account()));
     expect(res.statusCode).toBe(route.passStatus);
     if (route.passBody !== undefined) expect(res.json()).toEqual(route.passBody);
   });
 
   it.each(errorRows(route).map((r) => [r.name, r] as const))('%s', async (_name, row) => {
-    const { call, headers } = row.arrange(f, route);
+    const { call, headers } = await row.arrange(f, route);
     expect(answer(await send(f, route, call, headers))).toEqual([row.status, { message: row.message }]);
   });
 
   it('500 Internal server error: unexpected failure inside the route (SQLite: projects table gone)', async () => {
-    const call = route.valid(f, f.account());
+    const call = route.valid(f, await f.account());
     // Raw SQL on purpose: no repository call can fail this way. As in project-routes.test.ts, the
     // table the routes read after the key check is renamed away, so the project lookup throws a SqliteError.
     f.t.cp.db.exec('ALTER TABLE projects RENAME TO projects_gone');
@@ -277,7 +277,7 @@ describe.each(ROUTES.map((r) => [r.name, r] as const))('%s', (_name, route) => {
     // Spec, Limits: "1 request per 2 minutes, per `userId`"; the README adds set-active-build to
     // the shared window and a Retry-After in seconds.
     it('429 Rate limit exceeded. Try again in 2 minutes.: a second call within the window, with Retry-After', async () => {
-      const a = f.account();
+      const a = await f.account();
       expect((await send(f, route, route.valid(f, a))).statusCode).toBe(route.passStatus);
       const res = await send(f, route, route.valid(f, a));
       expect(answer(res)).toEqual([429, RATE_LIMITED]);
@@ -286,7 +286,7 @@ describe.each(ROUTES.map((r) => [r.name, r] as const))('%s', (_name, route) => {
 
     const others = ROUTES.filter((r) => r.buildCall && r !== route).map((r) => [r.name, r] as const);
     it.each(others)('429 Rate limit exceeded. Try again in 2 minutes.: after an accepted %s (shared window)', async (_name, first) => {
-      const a = f.account();
+      const a = await f.account();
       expect((await send(f, first, first.valid(f, a))).statusCode).toBe(first.passStatus);
       const res = await send(f, route, route.valid(f, a));
       expect(answer(res)).toEqual([429, RATE_LIMITED]);
@@ -295,7 +295,7 @@ describe.each(ROUTES.map((r) => [r.name, r] as const))('%s', (_name, route) => {
   } else {
     // Spec, Limits: other build and project API endpoints have "No fixed limit".
     it(`not a build call: answers ${route.passStatus} twice right after an accepted upload-file of the same user`, async () => {
-      const a = f.account();
+      const a = await f.account();
       expect((await send(f, UPLOAD_FILE, UPLOAD_FILE.valid(f, a))).statusCode).toBe(201);
       for (let i = 0; i < 2; i++) expect((await send(f, route, route.valid(f, a))).statusCode).toBe(route.passStatus);
     });

@@ -89,8 +89,8 @@ function load(url: string, bodies: { body: string; token: string }[], inFlight =
 }
 
 try {
-  const owner = cp.accounts.createUser('bench-analytics@example.com');
-  const project = cp.accounts.createProject(owner.userId, 'Bench', 'europe');
+  const owner = await cp.accounts.createUser('bench-analytics@example.com');
+  const project = await cp.accounts.createProject(owner.userId, 'Bench', 'europe');
   const projectId = project.projectId;
 
   // ---- Seeding (analytics-store.ts): prepared statements in big transactions. ----
@@ -155,7 +155,7 @@ try {
   await cp.http.listen({ host: '127.0.0.1', port: 0 });
   const address = cp.http.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  const ingestProject = cp.accounts.requireProject(cp.accounts.createProject(owner.userId, 'Ingest', 'europe').projectId);
+  const ingestProject = cp.accounts.requireProject((await cp.accounts.createProject(owner.userId, 'Ingest', 'europe')).projectId);
   /** Bodies of 200 rows for enough new sessions (each takes up to 20,000 rows: 100 batches), interleaved as concurrent viewers post. */
   const batchesFor = (batches: number) => {
     const perSession: { body: string; token: string }[][] = [];

@@ -239,9 +239,9 @@ async function main(): Promise<void> {
   });
   const cp = buildControlPlane(config, { logger: createLogger('info', pino.destination('/dev/null')) });
   const started = await cp.start();
-  const user = cp.accounts.createUser('bench@example.com');
-  const apiKey = cp.accounts.issueKey(user.userId);
-  const project = cp.accounts.createProject(user.userId, 'Bench', 'europe');
+  const user = await cp.accounts.createUser('bench@example.com');
+  const apiKey = await cp.accounts.issueKey(user.userId);
+  const project = await cp.accounts.createProject(user.userId, 'Bench', 'europe');
   const body = cp.sessions.counts(project.projectId);
 
   const bare = Fastify();

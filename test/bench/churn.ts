@@ -73,9 +73,9 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
   script.agent = agent;
   try {
     await linkReaches(agent, 'connected');
-    const owner = cp.accounts.createUser('churn@example.com');
-    const projectId = cp.accounts.createProject(owner.userId, 'Churn', 'europe').projectId;
-    cp.registerLocalBuild(projectId);
+    const owner = await cp.accounts.createUser('churn@example.com');
+    const projectId = (await cp.accounts.createProject(owner.userId, 'Churn', 'europe')).projectId;
+    await cp.registerLocalBuild(projectId);
     const url = `${started.publicUrls.share.replace(/^http/, 'ws')}/${projectId}/signalling`;
 
     const db0 = dbBytes(cp);

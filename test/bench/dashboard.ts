@@ -132,8 +132,8 @@ function record(measure: string, restMeasure: string | undefined, figures: { das
 let closeBrowser: (() => Promise<void>) | undefined;
 try {
   // ---- The store, the owner who signs in, and the server. ----
-  const owner = cp.accounts.createUser(EMAIL);
-  const projectId = cp.accounts.createProject(owner.userId, 'Bench', 'europe').projectId;
+  const owner = await cp.accounts.createUser(EMAIL);
+  const projectId = (await cp.accounts.createProject(owner.userId, 'Bench', 'europe')).projectId;
   const seedStart = performance.now();
   const { longSessions, tableCounts } = seedAnalyticsStore(cp.db, { projectId, sessionCount, telemetryCount, now: Date.now(), rand: seededRandom(13) });
   console.log(`bench:dashboard — seeded in ${f((performance.now() - seedStart) / 1000, 1)} s: ${STORE_TABLES.map((t) => `${t} ${tableCounts[t]}`).join(', ')}`);
@@ -152,7 +152,7 @@ try {
   const signIn = await client.post(`${new URL(dashboardUrl).pathname}/api/sign-in`, { email: EMAIL, password: PASSWORD });
   if (signIn.status !== 200) throw new Error(`sign-in answered ${signIn.status}: ${JSON.stringify(signIn.json)}`);
   const signedIn = { cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ') };
-  const apiKey = { 'x-api-key': cp.accounts.issueKey(owner.userId) };
+  const apiKey = { 'x-api-key': await cp.accounts.issueKey(owner.userId) };
   const dashboardRead = (path: string): Read[] => [{ url: `${dashboardApi}${path}`, headers: signedIn }];
   const restRead = (path: string): Read => ({ url: `${restApi}${path}`, headers: apiKey });
 

@@ -165,9 +165,9 @@ async function main(): Promise<void> {
 
     // The pipeline: upload-file → Ready on a real control plane.
     const cp = await startTestControlPlane({ dataDir: join(dir, 'cp') });
-    const user = cp.cp.accounts.createUser('bench@example.com');
-    const project = cp.cp.accounts.createProject(user.userId, 'Bench', 'europe');
-    const apiKey = cp.cp.accounts.issueKey(user.userId);
+    const user = await cp.cp.accounts.createUser('bench@example.com');
+    const project = await cp.cp.accounts.createProject(user.userId, 'Bench', 'europe');
+    const apiKey = await cp.cp.accounts.issueKey(user.userId);
     const stageAt = new Map<string, number>();
     const stop = cp.cp.events.follow(0, (e) => {
       if (e.type.startsWith('build.')) stageAt.set(e.type, performance.now());
@@ -206,7 +206,7 @@ async function main(): Promise<void> {
     });
     t = performance.now();
     // As distribute-file would (without spending the user's build-call window on the bench): Ready → Distributing.
-    cp.cp.builds.advance(uploadId, 'Distributing to Servers');
+    await cp.cp.builds.advance(uploadId, 'Distributing to Servers');
     await approved;
     const distributeMs = performance.now() - t;
     const final = cp.cp.db.prepare('SELECT status, objection FROM builds WHERE upload_id = ?').get(uploadId) as { status: string; objection: string | null };

@@ -89,8 +89,8 @@ function lifetimesFrom(seed: number): () => number {
 
 async function startWorld(): Promise<World> {
   const t = await startTestControlPlane({ overrides: { viewers: { maxPerAddress: 0, sessionsPerMinute: 0, maxQueuedPerProject: 0 } } });
-  const owner = t.cp.accounts.createUser('queue-bench@example.com');
-  const projectId = t.cp.accounts.createProject(owner.userId, 'Queue bench', 'europe').projectId;
+  const owner = await t.cp.accounts.createUser('queue-bench@example.com');
+  const projectId = (await t.cp.accounts.createProject(owner.userId, 'Queue bench', 'europe')).projectId;
   seedLiveBuild(t.cp, projectId);
   const agents: Agent[] = [];
   for (let i = 0; i < AGENTS; i++) {

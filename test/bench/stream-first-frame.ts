@@ -112,9 +112,9 @@ export async function coldWorld(appStartSeconds: number, options: { slots?: numb
   });
   const cp = buildControlPlaneWithDb(config, { logger: createLogger('error', process.stderr) });
   const started = await cp.start();
-  const owner = cp.accounts.createUser('bench@example.com');
-  const projectId = cp.accounts.createProject(owner.userId, 'Bench', 'europe').projectId;
-  cp.registerLocalBuild(projectId);
+  const owner = await cp.accounts.createUser('bench@example.com');
+  const projectId = (await cp.accounts.createProject(owner.userId, 'Bench', 'europe')).projectId;
+  await cp.registerLocalBuild(projectId);
   cp.db
     .prepare('UPDATE projects SET settings = ? WHERE id = ?')
     .run(JSON.stringify({ resX: 1280, resY: 720, fps: 30, minBitrate: 1_000_000, maxBitrate: 8_000_000, warmPoolMinIdle: options.warmPoolMinIdle ?? 0 }), projectId);

@@ -156,10 +156,10 @@ async function main(): Promise<void> {
 
   const state = existsSync(stateFile)
     ? (JSON.parse(readFileSync(stateFile, 'utf8')) as DemoState)
-    : (() => {
-        const user = control.accounts.createUser(DEMO_EMAIL);
-        const project = control.accounts.createProject(user.userId, 'Demo', 'europe');
-        const apiKey = control.accounts.issueKey(user.userId);
+    : await (async () => {
+        const user = await control.accounts.createUser(DEMO_EMAIL);
+        const project = await control.accounts.createProject(user.userId, 'Demo', 'europe');
+        const apiKey = await control.accounts.issueKey(user.userId);
         const created: DemoState = { userId: user.userId, projectId: project.projectId, apiKey };
         writeFileSync(stateFile, JSON.stringify(created, null, 2), { mode: 0o600 });
         return created;
@@ -251,7 +251,7 @@ main().catch((err: unknown) => {
  * in as.
  */
 async function dashboardWelcome(control: ControlPlane, outboxDir: string): Promise<string> {
-  const { invited } = control.people.invite(DEMO_EMAIL);
+  const { invited } = await control.people.invite(DEMO_EMAIL);
   if (!invited) return `Sign in as ${DEMO_EMAIL} with the password you chose (forgot it? "Forgot your password?" mails a link to ${join(shownOf(outboxDir), '*.eml')}).`;
   await control.mail.idle();
   const newest = readdirSync(outboxDir)

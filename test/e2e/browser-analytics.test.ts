@@ -37,10 +37,10 @@ beforeAll(async () => {
   browser = await launchChromium();
   // The browser's requests come from loopback, the "proxy" that names the viewer in X-Forwarded-For.
   t = await startTestControlPlane({ overrides: { http: { host: '127.0.0.1', port: 0, trustProxy: ['127.0.0.1'] } } });
-  const owner = t.cp.accounts.createUser('analytics@example.com');
-  apiKey = t.cp.accounts.issueKey(owner.userId);
-  projectId = t.cp.accounts.createProject(owner.userId, 'Analytics', 'europe').projectId;
-  t.cp.registerLocalBuild(projectId);
+  const owner = await t.cp.accounts.createUser('analytics@example.com');
+  apiKey = await t.cp.accounts.issueKey(owner.userId);
+  projectId = (await t.cp.accounts.createProject(owner.userId, 'Analytics', 'europe')).projectId;
+  await t.cp.registerLocalBuild(projectId);
   setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000 });
   agent = await startBundledAgent(t, { launcherCommand: mockAppCommand() });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;

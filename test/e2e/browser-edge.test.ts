@@ -61,9 +61,9 @@ beforeAll(async () => {
     },
   });
   nginx = await startNginx({ listen: { host: VIEWER_ADDRESS, port: nginxPort }, upstreamPort: t.started.httpPort, certFile, keyFile });
-  const owner = t.cp.accounts.createUser('edge@example.com');
-  projectId = t.cp.accounts.createProject(owner.userId, 'Edge', 'europe').projectId;
-  t.cp.registerLocalBuild(projectId);
+  const owner = await t.cp.accounts.createUser('edge@example.com');
+  projectId = (await t.cp.accounts.createProject(owner.userId, 'Edge', 'europe')).projectId;
+  await t.cp.registerLocalBuild(projectId);
   // The agent as a public streaming server runs it: no STUN or TURN of its own (ice.iceServers empty).
   agent = await startBundledAgent(t, { launcherCommand: mockAppCommand() });
   // Trusting exactly the certificate made here: another one from nginx would fail the page.

@@ -57,9 +57,9 @@ beforeAll(async () => {
   copyFileSync(pki.server.certFile, live.certFile);
   copyFileSync(pki.server.keyFile, live.keyFile);
   t = await startTestControlPlane({ overrides: { http: { host: '127.0.0.1', port: 0, tls: live } } });
-  const owner = t.cp.accounts.createUser('https@example.com');
-  const projectId = t.cp.accounts.createProject(owner.userId, 'Https', 'europe').projectId;
-  t.cp.registerLocalBuild(projectId);
+  const owner = await t.cp.accounts.createUser('https@example.com');
+  const projectId = (await t.cp.accounts.createProject(owner.userId, 'Https', 'europe')).projectId;
+  await t.cp.registerLocalBuild(projectId);
   agent = await startBundledAgent(t, { launcherCommand: mockAppCommand() });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;
 }, 60_000);

@@ -29,15 +29,15 @@ printAgentOutputOnFailure();
 beforeAll(async () => {
   browser = await launchChromium();
   t = await startTestControlPlane();
-  const owner = t.cp.accounts.createUser('browser@example.com');
-  const projectId = t.cp.accounts.createProject(owner.userId, 'Browser', 'europe').projectId;
-  t.cp.registerLocalBuild(projectId);
+  const owner = await t.cp.accounts.createUser('browser@example.com');
+  const projectId = (await t.cp.accounts.createProject(owner.userId, 'Browser', 'europe')).projectId;
+  await t.cp.registerLocalBuild(projectId);
   setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000 });
   // Kick mode: only a UIInteraction {"kick": …} makes the app disconnect its viewer; the others are echoed.
   agent = await startBundledAgent(t, { launcherCommand: mockAppCommand('-MockKickOnUIInteraction') });
   shareUrl = `${t.started.publicUrls.share}/${projectId}`;
-  const slowProjectId = t.cp.accounts.createProject(owner.userId, 'Slow start', 'europe').projectId;
-  t.cp.registerLocalBuild(slowProjectId);
+  const slowProjectId = (await t.cp.accounts.createProject(owner.userId, 'Slow start', 'europe')).projectId;
+  await t.cp.registerLocalBuild(slowProjectId);
   setProjectSettings(t.cp, slowProjectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000, launchArgs: ['-MockStartupSeconds=30'] });
   slowShareUrl = `${t.started.publicUrls.share}/${slowProjectId}`;
   host = await serveEmbeddingPage(shareUrl);

@@ -27,9 +27,9 @@ printAgentOutputOnFailure();
 beforeAll(async () => {
   browser = await launchChromium();
   t = await startTestControlPlane();
-  const owner = t.cp.accounts.createUser('warm@example.com');
-  projectId = t.cp.accounts.createProject(owner.userId, 'Warm', 'europe').projectId;
-  t.cp.registerLocalBuild(projectId);
+  const owner = await t.cp.accounts.createUser('warm@example.com');
+  projectId = (await t.cp.accounts.createProject(owner.userId, 'Warm', 'europe')).projectId;
+  await t.cp.registerLocalBuild(projectId);
   setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000, launchArgs: [`-MockStartupSeconds=${APP_START_SECONDS}`] });
   // Two slots: the claimed instance and its replacement.
   agent = await startBundledAgent(t, { slots: 2, launcherCommand: mockAppCommand('-MockKickOnUIInteraction') });

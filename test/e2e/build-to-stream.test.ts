@@ -50,9 +50,9 @@ afterAll(async () => {
 
 describe('a customer build, end to end', () => {
   it('upload a Linux zip by URL → Approved → open the share page → frames decoded', async () => {
-    const owner = t.cp.accounts.createUser('customer@example.com');
-    const projectId = t.cp.accounts.createProject(owner.userId, 'Customer', 'europe').projectId;
-    const apiKey = t.cp.accounts.issueKey(owner.userId);
+    const owner = await t.cp.accounts.createUser('customer@example.com');
+    const projectId = (await t.cp.accounts.createProject(owner.userId, 'Customer', 'europe')).projectId;
+    const apiKey = await t.cp.accounts.issueKey(owner.userId);
     setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000 });
     const fileUrl = `http://127.0.0.1:${(fileServer.address() as AddressInfo).port}/customer-build.zip`;
     const res = await t.cp.http.inject({

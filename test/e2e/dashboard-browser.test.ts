@@ -114,7 +114,7 @@ async function expectAccessible(page: Page): Promise<void> {
 /** A person invited by mail who set their password through the link (the pages of that are the first test's). */
 async function personWithPassword(email: string): Promise<string> {
   const before = smtp.mails.length;
-  const { user } = t.cp.people.invite(email);
+  const { user } = await t.cp.people.invite(email);
   const token = /set-password#token=(pfi_[A-Za-z0-9_-]+)/.exec(await nthMailBody(before + 1))?.[1];
   await t.cp.people.setPasswordWithLink(token!, 'invitation', PASSWORD);
   return user.userId;
@@ -138,9 +138,9 @@ async function signIn(page: Page, email: string): Promise<void> {
 
 describe('a customer in the dashboard', () => {
   it('follows the invitation, sets a password, signs in, sees their projects live, and replaces their API key', async () => {
-    const { user } = t.cp.people.invite('ada@example.com');
-    const project = t.cp.accounts.createProject(user.userId, XSS_NAME, 'europe');
-    const oldKey = t.cp.accounts.issueKey(user.userId);
+    const { user } = await t.cp.people.invite('ada@example.com');
+    const project = await t.cp.accounts.createProject(user.userId, XSS_NAME, 'europe');
+    const oldKey = await t.cp.accounts.issueKey(user.userId);
     const invitation = await nthMailBody(1);
     const link = /(http\S+\/set-password#token=pfi_[A-Za-z0-9_-]+)/.exec(invitation)?.[1];
     expect(link?.startsWith(`${dashboardUrl}/set-password#token=`)).toBe(true);
@@ -244,7 +244,7 @@ describe('a customer in the dashboard', () => {
 
     // The sign-in ended elsewhere (sign out everywhere, from another browser): the page's next read
     // is refused and it asks to sign in again, where it stands, and goes on from there.
-    t.cp.people.signOutEverywhere(user.userId);
+    await t.cp.people.signOutEverywhere(user.userId);
     await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Projects' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByLabel('E-mail address').fill('ada@example.com');
@@ -346,7 +346,7 @@ describe('a customer in the dashboard', () => {
 
   it("configures and tests the project's webhook, sees a refusal beside its field, and takes a build from URL to Set Live", async () => {
     const ownerId = await personWithPassword('grace@example.com');
-    const project = t.cp.accounts.createProject(ownerId, 'Configurator', 'europe');
+    const project = await t.cp.accounts.createProject(ownerId, 'Configurator', 'europe');
     const { page, problems } = await openPage(browser.context);
     await signIn(page, 'grace@example.com');
     await page.getByRole('listitem').filter({ hasText: 'Configurator' }).getByRole('link', { name: 'Settings' }).click();
@@ -429,7 +429,7 @@ describe('a customer in the dashboard', () => {
     await card.getByText('Ready', { exact: true }).first().waitFor({ timeout: 30_000 });
     const stages = await card.locator('.stages .stage-name').allTextContents();
     expect(stages).toEqual(['pending', 'Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Ready']);
-    expect(t.cp.builds.list(project.projectId).find((b) => b.uploadId === uploadId)?.status).toBe('Ready');
+    expect((await t.cp.builds.list(project.projectId)).find((b) => b.uploadId === uploadId)?.status).toBe('Ready');
 
     // Set Live: the receiver gets build.distributing with the status the spec gives Set Live.
     await card.getByRole('button', { name: 'Set Live' }).click();
@@ -451,7 +451,7 @@ describe('a customer in the dashboard', () => {
     await page.getByRole('row').filter({ hasText: 'heidi@example.com' }).getByText('invited').waitFor();
     await expectAccessible(page);
     const readerId = await passwordFromInvitation('heidi@example.com', mailsBefore + 1);
-    const readerKey = t.cp.accounts.issueKey(readerId);
+    const readerKey = await t.cp.accounts.issueKey(readerId);
     const readerRest = () => fetch(`${t.started.publicUrls.api}/projects/${project.projectId}/settings?${new URLSearchParams({ userId: readerId, apikey: readerKey }).toString()}`).then((r) => r.status);
     expect(await readerRest()).toBe(200);
     expect(problems).toEqual([]);

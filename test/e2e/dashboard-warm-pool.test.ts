@@ -49,9 +49,9 @@ describe('the warm pool on the sessions page', () => {
   it('is absent without a pool; shows the pool, then why its build is no longer warmed, and warms it again from the owner\'s button', { timeout: 90_000 }, async () => {
     const ownerId = await invitedWithPassword(t, 'pia@example.com', PASSWORD);
     const readerId = await invitedWithPassword(t, 'ron@example.com', PASSWORD);
-    const warm = t.cp.accounts.createProject(ownerId, 'Showroom', 'europe');
-    const plain = t.cp.accounts.createProject(ownerId, 'Plain', 'europe');
-    t.cp.accounts.addMember(warm.projectId, readerId, 'READONLY');
+    const warm = await t.cp.accounts.createProject(ownerId, 'Showroom', 'europe');
+    const plain = await t.cp.accounts.createProject(ownerId, 'Plain', 'europe');
+    await t.cp.accounts.addMember(warm.projectId, readerId, 'READONLY');
     seedLiveBuild(t.cp, warm.projectId);
     seedLiveBuild(t.cp, plain.projectId, 'upl_plain');
     const script = new ScriptedSessions();

@@ -226,9 +226,9 @@ describe('the packaged Windows agent under Wine', () => {
   });
 
   it('takes a Windows build through the real distribution, launches it under app-job.exe, and Chromium decodes its frames through the relay inside it; when the viewer leaves, the whole Windows tree is gone and the engine logs reach the analytics API', { timeout: 240_000 }, async () => {
-    const owner = t.cp.accounts.createUser('windows@example.com');
-    projectId = t.cp.accounts.createProject(owner.userId, 'Windows', 'europe').projectId;
-    apiKey = t.cp.accounts.issueKey(owner.userId);
+    const owner = await t.cp.accounts.createUser('windows@example.com');
+    projectId = (await t.cp.accounts.createProject(owner.userId, 'Windows', 'europe')).projectId;
+    apiKey = await t.cp.accounts.issueKey(owner.userId);
     setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, maxBitrate: 8_000_000, launchArgs: ['-MockHelperProcess', `-MockSavedLog=${PLUGIN_LOG}`] });
     const res = await t.cp.http.inject({
       method: 'POST',

@@ -84,7 +84,7 @@ describe('pixelfleet admin backup', () => {
     let written = 0;
     const writer = (async () => {
       while (writing) {
-        t.cp.accounts.createUser(`during-${written}@example.com`);
+        await t.cp.accounts.createUser(`during-${written}@example.com`);
         written += 1;
         await new Promise((r) => setImmediate(r));
       }
@@ -142,14 +142,14 @@ describe('pixelfleet admin backup', () => {
   });
 
   it('restores: `pixelfleet serve` on the copy has the users, projects and events', async () => {
-    const user = t.cp.accounts.createUser('restore-owner@example.com');
-    const project = t.cp.accounts.createProject(user.userId, 'Restored', 'europe');
+    const user = await t.cp.accounts.createUser('restore-owner@example.com');
+    const project = await t.cp.accounts.createProject(user.userId, 'Restored', 'europe');
     const out = join(dir, 'restore.sqlite');
     const r = await admin(t.started.grpcAddress, ['backup', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Backup written to ${out}`);
     // Written after the backup: not in the copy.
-    const later = t.cp.accounts.createProject(user.userId, 'Later', 'europe');
+    const later = await t.cp.accounts.createProject(user.userId, 'Later', 'europe');
 
     // The documented restore: the copy becomes <dataDir>/pixelfleet.sqlite of a stopped control plane.
     const dataDir = join(dir, 'restored-data');

@@ -299,8 +299,8 @@ describe('what a new operator tries', () => {
   });
 
   it('project subscription accepts only known statuses, in the CLI and in AdminService', async () => {
-    const user = t.cp.accounts.createUser('subscription-values@example.com');
-    const { projectId } = t.cp.accounts.createProject(user.userId, 'Statuses', 'europe');
+    const user = await t.cp.accounts.createUser('subscription-values@example.com');
+    const { projectId } = await t.cp.accounts.createProject(user.userId, 'Statuses', 'europe');
     const bad = await admin(['project', 'subscription', '--project', projectId, '--status', 'actve']);
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--status must be one of active, past_due, canceled, expired, suspended') as unknown });
     expect(() => t.cp.accounts.setSubscriptionStatus(projectId, 'actve')).toThrow('status "actve" must be one of active, past_due, canceled, expired, suspended');

@@ -37,8 +37,8 @@ beforeAll(async () => {
   logs = t.logs;
   ({ workerId: W1, workerToken: TOKEN1 } = t.cp.registry.enroll({ hostname: 'w1', region: 'europe', slots: 1, agentVersion: 'test' }));
   ({ workerId: W2, workerToken: TOKEN2 } = t.cp.registry.enroll({ hostname: 'w2', region: 'europe', slots: 1, agentVersion: 'test' }));
-  const owner = t.cp.accounts.createUser('archive@example.com');
-  const { projectId } = t.cp.accounts.createProject(owner.userId, 'A', 'europe');
+  const owner = await t.cp.accounts.createUser('archive@example.com');
+  const { projectId } = await t.cp.accounts.createProject(owner.userId, 'A', 'europe');
   const a = await t.cp.blobs.write(Readable.from([archiveA]), archiveA.length);
   const b = await t.cp.blobs.write(Readable.from([archiveB]), archiveB.length);
   for (const uploadId of ['upl_a', 'upl_b', 'upl_bare']) seedBuild(t.cp, { uploadId, projectId, fileUrl: 'https://files.example.com/b.zip', status: 'Ready' });

@@ -71,9 +71,9 @@ describe('an agent killed with SIGKILL does not leave its apps to the next run',
   it('the restarted agent stops the surviving app and its helper before its Hello, which lists 0 sessions; a reused pid is left alone', { timeout: 90_000 }, async () => {
     const t: TestControlPlane = await startTestControlPlane();
     cleanups.push(() => t.destroy());
-    const owner = t.cp.accounts.createUser(`crash${Date.now()}@example.com`);
-    const projectId = t.cp.accounts.createProject(owner.userId, 'Crash', 'europe').projectId;
-    t.cp.registerLocalBuild(projectId);
+    const owner = await t.cp.accounts.createUser(`crash${Date.now()}@example.com`);
+    const projectId = (await t.cp.accounts.createProject(owner.userId, 'Crash', 'europe')).projectId;
+    await t.cp.registerLocalBuild(projectId);
     const agentData = mkdtempSync(join(tmpdir(), 'pf-agent-crash-'));
     cleanups.push(() => rmSync(agentData, { recursive: true, force: true }));
 

@@ -51,7 +51,7 @@ afterEach(async () => {
 async function fixture(clock?: ManualClock): Promise<{ f: ApiFixture; a: Account }> {
   const f = await startApiFixture(clock ? { clock } : {});
   cleanups.push(() => f.close());
-  return { f, a: f.account() };
+  return { f, a: await f.account() };
 }
 
 async function agent(f: ApiFixture, options: { handlers?: CommandHandlers; dataDir?: string; slots?: number } = {}): Promise<{ agent: Agent; dataDir: string }> {
@@ -200,7 +200,7 @@ describe('distribution to the region\'s workers', () => {
 
   it('activating a local build (no archive: each agent\'s launcher.command) approves it at once', async () => {
     const { f, a } = await fixture();
-    const uploadId = f.t.cp.registerLocalBuild(a.projectId);
+    const uploadId = await f.t.cp.registerLocalBuild(a.projectId);
     const res = await f.post('/projects/distribute-file', { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, uploadId });
     expect(res.statusCode).toBe(200);
     expect(build(f, uploadId)).toEqual({ status: 'Approved', objection: null, live: true });

@@ -103,7 +103,7 @@ afterEach(async () => {
 async function fixture(): Promise<{ f: ApiFixture; a: Account }> {
   const f = await startApiFixture();
   fixtures.push(f);
-  const a = f.account();
+  const a = await f.account();
   const res = await f.patch(`/projects/${a.projectId}/settings`, { apiKey: a.apiKey, userId: a.userId, webhookUrl: receiverUrl });
   expect(res.statusCode).toBe(200);
   return { f, a };
@@ -157,7 +157,7 @@ describe('a valid build', () => {
     const first = await upload(f, a, `${fileOrigin}/win-auto.zip`, true);
     expect(stages(await deliveriesOf(first)).at(-1)).toBe('build.distributing Distributing to Servers');
     await f.t.cp.builds.pipeline?.idle();
-    const b = f.account();
+    const b = await f.account();
     await f.patch(`/projects/${b.projectId}/settings`, { apiKey: b.apiKey, userId: b.userId, webhookUrl: receiverUrl });
     const second = await upload(f, b, `${fileOrigin}/win-auto.zip`, false);
     expect(stages(await deliveriesOf(second)).at(-1)).toBe('build.ready Ready');
@@ -174,7 +174,7 @@ describe('progress', () => {
     const clock = new ManualClock();
     const f = await startApiFixture({ clock });
     fixtures.push(f);
-    const a = f.account();
+    const a = await f.account();
     const uploadId = await upload(f, a, `${fileOrigin}/slow.zip`, false);
     await expect.poll(() => f.t.cp.builds.pipeline?.progressOf(uploadId)).toMatchObject({ status: 'Downloading Files', bytes: 0 });
     // Five seconds on the clock, then the next bytes arrive: the download reports them.
@@ -235,11 +235,11 @@ describe('bad input ends the build with a clear objection and leaves nothing beh
 describe('restarts', () => {
   it('a control plane stopped mid-download resumes the download with Range at its next start', async () => {
     const first = await startTestControlPlane();
-    const u = first.cp.accounts.createUser(`held-${process.pid}@example.com`);
-    const p = first.cp.accounts.createProject(u.userId, 'Held', 'europe');
+    const u = await first.cp.accounts.createUser(`held-${process.pid}@example.com`);
+    const p = await first.cp.accounts.createProject(u.userId, 'Held', 'europe');
     setProjectWebhook(first.cp, p.projectId, receiverUrl);
     const zip = await writeBuildZip(files, 'linux', { fileName: 'held.zip', pakBytes: 3 * 1024 * 1024 });
-    const apiKey = first.cp.accounts.issueKey(u.userId);
+    const apiKey = await first.cp.accounts.issueKey(u.userId);
     const res = await first.cp.http.inject({
       method: 'POST',
       url: '/api/projects/upload-file',
@@ -266,8 +266,8 @@ describe('restarts', () => {
 
   it('builds a restart caught mid-pipeline resume: Downloading from the start, Extracting rescans and saves the downloaded file itself, Saving without a digest hashes it; Extracting without its archive ends Reject, saying it was interrupted', async () => {
     const first = await startTestControlPlane();
-    const u = first.cp.accounts.createUser(`restart-${process.pid}@example.com`);
-    const p = first.cp.accounts.createProject(u.userId, 'Restart', 'europe');
+    const u = await first.cp.accounts.createUser(`restart-${process.pid}@example.com`);
+    const p = await first.cp.accounts.createProject(u.userId, 'Restart', 'europe');
     setProjectWebhook(first.cp, p.projectId, receiverUrl);
     await writeBuildZip(files, 'linux', { fileName: 'resume.zip' });
     const insert = (uploadId: string, status: BuildStatus) => seedBuild(first.cp, { uploadId, projectId: p.projectId, fileUrl: `${fileOrigin}/resume.zip`, status });

@@ -55,9 +55,9 @@ interface Team {
 async function team(): Promise<Team> {
   const f = await startApiFixture();
   cleanups.push(() => f.close());
-  const owner = f.account();
-  const members = [owner, f.user(), f.user()];
-  for (const m of members.slice(1)) f.t.cp.accounts.addMember(owner.projectId, m.userId, 'FULL');
+  const owner = await f.account();
+  const members = [owner, await f.user(), await f.user()];
+  for (const m of members.slice(1)) await f.t.cp.accounts.addMember(owner.projectId, m.userId, 'FULL');
   const res = await f.patch(`/projects/${owner.projectId}/settings`, { apiKey: owner.apiKey, userId: owner.userId, webhookUrl: `${server.origin}/hook` });
   expect(res.statusCode).toBe(200);
   const { agent } = await startTestAgent({ grpcAddress: f.t.started.grpcAddress });

@@ -53,8 +53,8 @@ describe('HTTP', () => {
   });
 
   it('GET /metrics has the product gauges: sessions by status, queue length per project, builds by status', async () => {
-    const a = seedProject(t.cp);
-    const b = seedProject(t.cp);
+    const a = await seedProject(t.cp);
+    const b = await seedProject(t.cp);
     for (const status of ['Enqueued', 'Enqueued', 'Running', 'Terminated', 'Terminated'] as const) seedSession(t.cp, { projectId: a.projectId, status });
     seedSession(t.cp, { projectId: b.projectId, status: 'Enqueued' });
     seedSession(t.cp, { projectId: b.projectId, status: 'Starting' });
@@ -190,7 +190,7 @@ describe('UploadSessionLogs', () => {
   it('stores the gzip file for a session that ran on the uploading worker', async () => {
     const client = new agentV1.AgentServiceClient(t.started.grpcAddress, credentials.createInsecure());
     const worker = await enroll(client);
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     const sessionId = seedSession(t.cp, { projectId, status: 'Running', workerId: worker.workerId });
     const text = 'LogInit: Display: Running engine\n'.repeat(2000);
     const gz = gzipSync(text);
@@ -214,7 +214,7 @@ describe('UploadSessionLogs', () => {
     const client = new agentV1.AgentServiceClient(t.started.grpcAddress, credentials.createInsecure());
     const a = await enroll(client);
     const b = await enroll(client);
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     const sessionId = seedSession(t.cp, { projectId, status: 'Running', workerId: a.workerId });
     const header = (fileName = 'x.log'): agentV1.UploadSessionLogsRequest => ({ part: { $case: 'header', value: { sessionId, fileName, fileSize: 1 } } });
     const chunk = (bytes: Buffer): agentV1.UploadSessionLogsRequest => ({ part: { $case: 'chunk', value: bytes } });
@@ -232,7 +232,7 @@ describe('UploadSessionLogs', () => {
   it('stores a file name once per session (a retry gets the stored record) and at most 8 files per session', async () => {
     const client = new agentV1.AgentServiceClient(t.started.grpcAddress, credentials.createInsecure());
     const worker = await enroll(client);
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     const sessionId = seedSession(t.cp, { projectId, status: 'Running', workerId: worker.workerId });
     const file = (fileName: string, text: string): agentV1.UploadSessionLogsRequest[] => [
       { part: { $case: 'header', value: { sessionId, fileName, fileSize: text.length } } },

@@ -78,14 +78,14 @@ describe('an invited person', () => {
   });
 
   it('`member add --email` for a new address makes the user, gives it access and mails the invitation; for a member with a password, no mail', async () => {
-    const owner = t.cp.accounts.createUser('owner@example.com');
-    const projectId = t.cp.accounts.createProject(owner.userId, 'Showroom', 'europe').projectId;
+    const owner = await t.cp.accounts.createUser('owner@example.com');
+    const projectId = (await t.cp.accounts.createProject(owner.userId, 'Showroom', 'europe')).projectId;
     const before = smtp.mails.length;
     const added = await admin(['member', 'add', '--project', projectId, '--email', 'dan@example.com', '--access', 'READONLY', '--json']);
     expect(added.code).toBe(0);
     const reply = JSON.parse(added.stdout) as { userId: string; invitationMailed: boolean };
     expect(reply).toEqual({ projectId, userId: expect.stringMatching(/^usr_/) as unknown, access: 'READONLY', invitationMailed: true });
-    expect(t.cp.people.invite('dan@example.com').user.userId).toBe(reply.userId); // the same person
+    expect((await t.cp.people.invite('dan@example.com')).user.userId).toBe(reply.userId); // the same person
     const mails = await smtp.received(before + 2);
     expect(mails[before]!.to).toEqual(['dan@example.com']);
 
@@ -99,7 +99,7 @@ describe('an invited person', () => {
     const typo = await admin(['member', 'add', '--project', 'prj_nope', '--email', 'eve@example.com', '--access', 'FULL']);
     expect(typo.code).toBe(1);
     expect(typo.stderr).toContain('NOT_FOUND');
-    expect(t.cp.people.invite('eve@example.com').created).toBe(true); // eve was not made by the refused call
+    expect((await t.cp.people.invite('eve@example.com')).created).toBe(true); // eve was not made by the refused call
     // --user and --email together, or neither: a usage error.
     expect((await admin(['member', 'add', '--project', projectId, '--access', 'FULL'])).code).toBe(2);
     expect((await admin(['member', 'add', '--project', projectId, '--user', reply.userId, '--email', 'dan@example.com', '--access', 'FULL'])).code).toBe(2);

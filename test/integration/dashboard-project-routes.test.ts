@@ -38,9 +38,9 @@ describe('a project of the dashboard', () => {
     const full = await signedIn('fred@example.com');
     const reader = await signedIn('rita@example.com');
     const outsider = await signedIn('otto@example.com');
-    const project = t.cp.accounts.createProject(owner.userId, 'Shared', 'europe');
-    t.cp.accounts.addMember(project.projectId, full.userId, 'FULL');
-    t.cp.accounts.addMember(project.projectId, reader.userId, 'READONLY');
+    const project = await t.cp.accounts.createProject(owner.userId, 'Shared', 'europe');
+    await t.cp.accounts.addMember(project.projectId, full.userId, 'FULL');
+    await t.cp.accounts.addMember(project.projectId, reader.userId, 'READONLY');
     const base = `/dashboard/api/projects/${project.projectId}`;
 
     const settings = await owner.client.request('GET', `${base}/settings`);
@@ -70,7 +70,7 @@ describe('a project of the dashboard', () => {
 
   it("Set Live moves a Ready build to distributing and the webhook reports `Distribute`; Distribute reports the stage's own status; one build call per window", async () => {
     const { client, userId } = await signedIn('sam@example.com');
-    const project = t.cp.accounts.createProject(userId, 'Live', 'europe');
+    const project = await t.cp.accounts.createProject(userId, 'Live', 'europe');
     setProjectWebhook(t.cp, project.projectId, `${receiver.origin}/hook`);
     seedBuild(t.cp, { uploadId: 'upl_setlive', projectId: project.projectId, status: 'Ready' });
     const base = `/dashboard/api/projects/${project.projectId}`;
@@ -86,7 +86,7 @@ describe('a project of the dashboard', () => {
     expect(await client.post(`${base}/builds/upl_other/distribute`)).toMatchObject({ status: 404, json: { message: 'Upload not found' } });
     // A FULL member's Distribute, in their own window: the stage's own status.
     const member = await signedIn('mia@example.com');
-    t.cp.accounts.addMember(project.projectId, member.userId, 'FULL');
+    await t.cp.accounts.addMember(project.projectId, member.userId, 'FULL');
     expect(await member.client.post(`${base}/builds/upl_setlive/distribute`)).toMatchObject({ status: 200, json: { status: 'Distributing to Servers' } });
     const deliveries = await webhooks.until('upl_setlive', 'build.distributing', { count: 2 });
     expect(deliveries.filter((d) => d.event === 'build.distributing').map((d) => d.status)).toEqual(['Distribute', 'Distributing to Servers']);
@@ -94,7 +94,7 @@ describe('a project of the dashboard', () => {
 
   it('pages the builds, newest first, 20 unless asked for another number (at most 100), each page with its own builds\' stages', async () => {
     const { client, userId } = await signedIn('paula@example.com');
-    const project = t.cp.accounts.createProject(userId, 'Many builds', 'europe');
+    const project = await t.cp.accounts.createProject(userId, 'Many builds', 'europe');
     for (let i = 1; i <= 25; i++) seedBuild(t.cp, { uploadId: `upl_page_${String(i).padStart(2, '0')}`, projectId: project.projectId, status: 'Ready', createdAt: 1_000 + i });
     setBuildStatus(t.cp, 'upl_page_03', 'Approved');
     const base = `/dashboard/api/projects/${project.projectId}/builds`;
@@ -120,9 +120,9 @@ describe('a project of the dashboard', () => {
   it("lists a project's sessions and shows one; another project's session is not found; End session needs write access", async () => {
     const owner = await signedIn('nora@example.com');
     const reader = await signedIn('ralf@example.com');
-    const project = t.cp.accounts.createProject(owner.userId, 'Sessions', 'europe');
-    const other = t.cp.accounts.createProject(owner.userId, 'Other', 'europe');
-    t.cp.accounts.addMember(project.projectId, reader.userId, 'READONLY');
+    const project = await t.cp.accounts.createProject(owner.userId, 'Sessions', 'europe');
+    const other = await t.cp.accounts.createProject(owner.userId, 'Other', 'europe');
+    await t.cp.accounts.addMember(project.projectId, reader.userId, 'READONLY');
     const running = seedSession(t.cp, { projectId: project.projectId, status: 'Running', workerId: 'wrk_x' });
     const elsewhere = seedSession(t.cp, { projectId: other.projectId, status: 'Running', workerId: 'wrk_x' });
     const base = `/dashboard/api/projects/${project.projectId}`;
@@ -181,8 +181,8 @@ describe('a project of the dashboard', () => {
   it("keeps the team the owner's: members by e-mail, access changed, removal at once; FULL members may not touch it", async () => {
     const owner = await signedIn('tess@example.com');
     const full = await signedIn('uma@example.com');
-    const project = t.cp.accounts.createProject(owner.userId, 'Team', 'europe');
-    t.cp.accounts.addMember(project.projectId, full.userId, 'FULL');
+    const project = await t.cp.accounts.createProject(owner.userId, 'Team', 'europe');
+    await t.cp.accounts.addMember(project.projectId, full.userId, 'FULL');
     const base = `/dashboard/api/projects/${project.projectId}/members`;
 
     expect(await full.client.request('GET', base)).toMatchObject({ status: 403, json: { message: 'Forbidden' } });
@@ -204,7 +204,7 @@ describe('a project of the dashboard', () => {
     expect(await owner.client.patch(`${base}/usr_nobody`, { access: 'FULL' })).toMatchObject({ status: 400 });
 
     // Removed: the member's key and sign-in lose the project at their next request.
-    const key = t.cp.accounts.issueKey(full.userId);
+    const key = await t.cp.accounts.issueKey(full.userId);
     const rest = () => fetch(`${t.started.publicUrls.api}/projects/${project.projectId}/settings?${new URLSearchParams({ userId: full.userId, apikey: key }).toString()}`).then((r) => r.status);
     expect(await rest()).toBe(200);
     expect((await owner.client.post(`${base}/${full.userId}/remove`)).status).toBe(200);
@@ -214,8 +214,8 @@ describe('a project of the dashboard', () => {
 
   it("shows the end of a session's engine log from its first whole line, and downloads all of it", async () => {
     const { client, userId } = await signedIn('lena@example.com');
-    const project = t.cp.accounts.createProject(userId, 'Logs', 'europe');
-    const other = t.cp.accounts.createProject(userId, 'Other logs', 'europe');
+    const project = await t.cp.accounts.createProject(userId, 'Logs', 'europe');
+    const other = await t.cp.accounts.createProject(userId, 'Other logs', 'europe');
     const now = Date.now();
     const sessionId = seedSessionHistory(t.cp, { projectId: project.projectId, statuses: [['Enqueued', now - 60_000], ['Terminated', now]] });
     // 5,000 numbered lines, about 250 KB: far more than the 64 KiB shown.

@@ -22,7 +22,7 @@ afterAll(async () => {
 
 /** Invites the address and sets its password through the link mailed to the outbox folder. */
 async function personWithPassword(email: string, browser: Browser): Promise<void> {
-  const { invited } = t.cp.people.invite(email);
+  const { invited } = await t.cp.people.invite(email);
   expect(invited).toBe(true);
   await t.cp.mail.idle();
   const outbox = join(t.dataDir, 'outbox');
@@ -127,7 +127,7 @@ describe('a dashboard served over HTTPS', () => {
         return res;
       };
       const csrf = (await (await request('GET', '/dashboard/api/csrf')).json()) as { csrfToken: string };
-      https.cp.people.invite(person);
+      await https.cp.people.invite(person);
       await https.cp.mail.idle();
       const outbox = join(https.dataDir, 'outbox');
       const raw = readFileSync(join(outbox, readdirSync(outbox)[0]!), 'utf8');
@@ -152,12 +152,12 @@ describe('signed in', () => {
     await browser.fetchCsrf();
     await personWithPassword('dora@example.com', browser);
     expect((await browser.post('/dashboard/api/sign-in', { email: 'dora@example.com', password: PASSWORD })).status).toBe(200);
-    const dora = t.cp.people.userOfSession(browser.cookies.get('pf_session')!)!;
-    const someoneElse = t.cp.accounts.createUser('erin@example.com');
-    const own = t.cp.accounts.createProject(dora.userId, 'Zeta showroom', 'europe');
-    const shared = t.cp.accounts.createProject(someoneElse.userId, 'alpha configurator', 'asia-pacific');
-    t.cp.accounts.addMember(shared.projectId, dora.userId, 'READONLY');
-    t.cp.accounts.createProject(someoneElse.userId, 'Not shared', 'europe');
+    const dora = (await t.cp.people.userOfSession(browser.cookies.get('pf_session')!))!;
+    const someoneElse = await t.cp.accounts.createUser('erin@example.com');
+    const own = await t.cp.accounts.createProject(dora.userId, 'Zeta showroom', 'europe');
+    const shared = await t.cp.accounts.createProject(someoneElse.userId, 'alpha configurator', 'asia-pacific');
+    await t.cp.accounts.addMember(shared.projectId, dora.userId, 'READONLY');
+    await t.cp.accounts.createProject(someoneElse.userId, 'Not shared', 'europe');
 
     const listed = await browser.request('GET', '/dashboard/api/projects');
     expect(listed.status).toBe(200);
@@ -176,8 +176,8 @@ describe('signed in', () => {
     await browser.fetchCsrf();
     await personWithPassword('fay@example.com', browser);
     expect((await browser.post('/dashboard/api/sign-in', { email: 'fay@example.com', password: PASSWORD })).status).toBe(200);
-    const userId = t.cp.people.userOfSession(browser.cookies.get('pf_session')!)!.userId;
-    const before = t.cp.accounts.issueKey(userId);
+    const userId = (await t.cp.people.userOfSession(browser.cookies.get('pf_session')!))!.userId;
+    const before = await t.cp.accounts.issueKey(userId);
     const status = (apikey: string) => fetch(`${t.started.publicUrls.api}/projects/projects-status?${new URLSearchParams({ userId, apikey }).toString()}`).then((r) => r.status);
     expect(await status(before)).toBe(200);
 

@@ -36,8 +36,8 @@ describe("a project's warm pool in the dashboard", () => {
     const owner = await signedIn('wanda@example.com');
     const reader = await signedIn('reed@example.com');
     const outsider = await signedIn('oscar@example.com');
-    const project = t.cp.accounts.createProject(owner.userId, 'Warm', 'europe');
-    t.cp.accounts.addMember(project.projectId, reader.userId, 'READONLY');
+    const project = await t.cp.accounts.createProject(owner.userId, 'Warm', 'europe');
+    await t.cp.accounts.addMember(project.projectId, reader.userId, 'READONLY');
     seedLiveBuild(t.cp, project.projectId);
     const base = `/dashboard/api/projects/${project.projectId}`;
     const script = new ScriptedSessions();

@@ -136,7 +136,7 @@ describe('control plane restart', () => {
     const t = await controlPlane();
     const first = await startTestAgent({ grpcAddress: t.started.grpcAddress });
     await linkReaches(first.agent, 'connected');
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     // The control plane believes a session runs on this worker; the restarted agent runs none.
     const lost = seedSession(t.cp, { projectId, status: 'Running', workerId: first.agent.workerId });
     const queued = seedSession(t.cp, { projectId, status: 'Enqueued' });
@@ -154,7 +154,7 @@ describe('control plane restart', () => {
     await linkReaches(first.agent, 'connected');
     const workerId = first.agent.workerId;
     await first.agent.close();
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     const lost = seedSession(t.cp, { projectId, status: 'Running', workerId });
     // Queued while the agent is away: delivered by the Hello's resend, after the listeners ran.
     const command = t.cp.registry.sendCommand(workerId, { kind: 'deleteBuild', uploadId: 'upl_1' });
@@ -179,7 +179,7 @@ describe('control plane restart', () => {
     await linkReaches(first.agent, 'connected');
     const workerId = first.agent.workerId;
     await first.agent.close();
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     // Ended while the agent was away (its stop long finished), yet the app still runs there.
     const ended = seedSession(t.cp, { projectId, status: 'Terminated', workerId });
     const neverPlacedHere = seedSession(t.cp, { projectId, status: 'Terminated' });

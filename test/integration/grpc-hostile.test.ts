@@ -166,7 +166,7 @@ describe('protocol violations', () => {
 
   it('a Starting session whose stored StartSession no longer decodes is ended at the Hello; one whose StartSession decodes waits for it', async () => {
     const w = await enroll(TEST_JOIN_TOKEN);
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     const lost = seedSession(t.cp, { projectId, status: 'Starting', workerId: w.workerId });
     const waiting = seedSession(t.cp, { projectId, status: 'Starting', workerId: w.workerId });
     seedWorkerCommand(t.cp, { workerId: w.workerId, commandId: `cmd_lost_${w.workerId}`, kind: 'startSession', payload: `{"kind":"startSession","sessionId":"${lost}",` });
@@ -286,7 +286,7 @@ describe('a rogue Hello', () => {
   it('queues one stop per orphan (ended, unknown, or another worker\'s session), none for malformed ids, never twice', async () => {
     const w = await enroll(TEST_JOIN_TOKEN, { slots: 4 });
     const other = await enroll(TEST_JOIN_TOKEN);
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     const mine = seedSession(t.cp, { projectId, status: 'Terminated', workerId: w.workerId });
     const theirs = seedSession(t.cp, { projectId, status: 'Terminated', workerId: other.workerId });
     const unknown = 'session_1700000000000_123456789';
@@ -302,7 +302,7 @@ describe('a rogue Hello', () => {
   it("a rogue agent's heartbeats reach /metrics only for sessions it holds, list no more than its slots allow, and its floods of acks and reports cost one warn line each", async () => {
     const w = await enroll(TEST_JOIN_TOKEN, { slots: 1 });
     const other = await enroll(TEST_JOIN_TOKEN);
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     const theirs = seedSession(t.cp, { projectId, status: 'Running', workerId: other.workerId });
     const metric = async (name: string): Promise<number> => {
       const text = await (await fetch(`${t.started.httpOrigin}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).text();
@@ -337,7 +337,7 @@ describe('a rogue Hello', () => {
 
   it('cuts the agent version and an ack\'s error texts before storing them', async () => {
     const w = await enroll(TEST_JOIN_TOKEN, { slots: 1 });
-    const { projectId } = seedProject(t.cp);
+    const { projectId } = await seedProject(t.cp);
     const ended = seedSession(t.cp, { projectId, status: 'Terminated', workerId: w.workerId });
     const call = client.connect(bearer(w.workerToken));
     const closed = new Promise<void>((resolve) => call.on('error', () => resolve()));

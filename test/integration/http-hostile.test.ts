@@ -16,8 +16,8 @@ let agent: Agent;
 let projectId: string;
 beforeAll(async () => {
   t = await startTestControlPlane();
-  projectId = seedProject(t.cp).projectId;
-  t.cp.registerLocalBuild(projectId);
+  projectId = (await seedProject(t.cp)).projectId;
+  await t.cp.registerLocalBuild(projectId);
   // A worker in the region, so that each viewer gets a session and its socket stays open.
   const script = new ScriptedSessions();
   agent = (await startTestAgent({ grpcAddress: t.started.grpcAddress, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal })).agent;
@@ -121,8 +121,8 @@ describe('requests refused before routing', () => {
 
 describe('secrets in logged URLs', () => {
   it('a request whose path and query hold an API key leaves no trace of it in the log', async () => {
-    const user = t.cp.accounts.createUser('pasted@example.com');
-    const apiKey = t.cp.accounts.issueKey(user.userId);
+    const user = await t.cp.accounts.createUser('pasted@example.com');
+    const apiKey = await t.cp.accounts.issueKey(user.userId);
     const from = t.logs.lines.length;
     const res = await fetch(`${t.started.httpOrigin}/api/v1/projects/${apiKey}/builds?userId=${apiKey}`);
     expect(res.status).toBe(404);
@@ -132,8 +132,8 @@ describe('secrets in logged URLs', () => {
   });
 
   it('nor does an upgrade to a page route with a key in its path (@fastify/websocket logs its path)', async () => {
-    const user = t.cp.accounts.createUser('upgraded@example.com');
-    const apiKey = t.cp.accounts.issueKey(user.userId);
+    const user = await t.cp.accounts.createUser('upgraded@example.com');
+    const apiKey = await t.cp.accounts.issueKey(user.userId);
     const from = t.logs.lines.length;
     const socket = new WebSocket(`${t.started.publicUrls.share.replace(/^http/, 'ws')}/${apiKey}`);
     socket.on('error', () => undefined);

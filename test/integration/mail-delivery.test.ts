@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
-import { MAIL_MAX_ATTEMPTS, MailDelivery, SqliteMailOutboxRepository, openDatabase, outboxFolderTransport, smtpTransport, type Db } from '@pixelfleet/control-plane/test-support';
+import { MAIL_MAX_ATTEMPTS, MailDelivery, SqliteMailOutboxRepository, openDatabase, outboxFolderTransport, smtpTransport, sqliteRepositories, type Db } from '@pixelfleet/control-plane/test-support';
 import { SmtpReceiver, mailBody, mailHeader } from '../support/smtp-receiver';
 import { LogCapture, startTestControlPlane } from '../support/control-plane';
 
@@ -37,7 +37,8 @@ function database(): { db: Db; path: string } {
 /** A mail delivery over the database, through the SMTP server, on a manual clock (retries wait for advance()). */
 function delivery(db: Db, url: string, clock: ManualClock, logs = new LogCapture()): { mail: MailDelivery; outbox: SqliteMailOutboxRepository; logs: LogCapture } {
   const outbox = new SqliteMailOutboxRepository(db);
-  const mail = new MailDelivery({ outbox, transport: smtpTransport(url), from: FROM, clock, log: pino({ level: 'debug' }, logs.stream), random: () => 0.5 });
+  // The delivery gets the store's outbox (answering with promises); the test reads the rows through the SQLite class.
+  const mail = new MailDelivery({ outbox: sqliteRepositories(db).mailOutbox, transport: smtpTransport(url), from: FROM, clock, log: pino({ level: 'debug' }, logs.stream), random: () => 0.5 });
   cleanups.push(() => mail.close());
   return { mail, outbox, logs };
 }
@@ -49,7 +50,7 @@ describe('mail delivery', () => {
     const receiver = await smtp();
     const { db } = database();
     const { mail, outbox } = delivery(db, receiver.url, new ManualClock());
-    const id = mail.send(INVITATION);
+    const id = await mail.send(INVITATION);
     expect(outbox.find(id)).toMatchObject({ state: 'pending', bodyKept: true });
 
     const [received] = await receiver.received(1);
@@ -69,7 +70,7 @@ describe('mail delivery', () => {
     const clock = new ManualClock();
     const { db } = database();
     const { mail, outbox, logs } = delivery(db, receiver.url, clock);
-    const id = mail.send(INVITATION);
+    const id = await mail.send(INVITATION);
     await mail.idle();
     expect(receiver.refused).toEqual([421]);
     expect(outbox.find(id)).toMatchObject({ state: 'pending', attempts: 1, bodyKept: true });
@@ -94,8 +95,8 @@ describe('mail delivery', () => {
     receiver.refuseNextRecipient(550, 'No such user here');
     const { db } = database();
     const { mail, outbox, logs } = delivery(db, receiver.url, new ManualClock());
-    const id = mail.send({ ...INVITATION, to: 'nobody@example.com' });
-    const next = mail.send(INVITATION);
+    const id = await mail.send({ ...INVITATION, to: 'nobody@example.com' });
+    const next = await mail.send(INVITATION);
     await receiver.received(1);
     await mail.idle();
     expect(outbox.find(id)).toMatchObject({ state: 'failed', attempts: 1, bodyKept: false });
@@ -112,7 +113,7 @@ describe('mail delivery', () => {
     const clock = new ManualClock();
     const { db } = database();
     const { mail, outbox } = delivery(db, receiver.url, clock);
-    const id = mail.send(INVITATION);
+    const id = await mail.send(INVITATION);
     await mail.idle();
     for (let attempt = 2; attempt <= MAIL_MAX_ATTEMPTS; attempt += 1) {
       clock.runNext();
@@ -130,7 +131,7 @@ describe('mail delivery', () => {
     const { path } = database();
     const first = openDatabase(path);
     const before = delivery(first, downUrl, clock);
-    const id = before.mail.send(INVITATION);
+    const id = await before.mail.send(INVITATION);
     await before.mail.idle();
     expect(before.outbox.find(id)).toMatchObject({ state: 'pending', attempts: 1 });
     expect(before.outbox.find(id)?.lastError).toContain('ECONNREFUSED');
@@ -158,7 +159,7 @@ describe('the control plane and its mail', () => {
     const started = await startTestControlPlane({ overrides: { mail: { smtp: { url: receiver.url }, from: FROM } } });
     cleanups.push(() => started.destroy());
     const { cp, logs } = started;
-    cp.mail.send(INVITATION);
+    await cp.mail.send(INVITATION);
     const [received] = await receiver.received(1);
     expect(mailHeader(received!.raw, 'From')).toBe(FROM);
     expect(logs.text()).toContain(`"destination":"SMTP server smtp://127.0.0.1:${receiver.port}"`);
@@ -168,7 +169,7 @@ describe('the control plane and its mail', () => {
     const started = await startTestControlPlane();
     cleanups.push(() => started.destroy());
     const { cp, dataDir } = started;
-    const id = cp.mail.send(INVITATION);
+    const id = await cp.mail.send(INVITATION);
     await cp.mail.idle();
     const outbox = join(dataDir, 'outbox');
     expect(readdirSync(outbox)).toEqual([`mail-${String(id).padStart(6, '0')}.eml`]);

@@ -67,7 +67,7 @@ describe('a build through the pipeline, saved to object storage', () => {
   beforeAll(async () => {
     archive = readFileSync(await writeBuildZip(files, 'linux', { fileName: 'big.zip', pakBytes: 12 * MIB }));
     sha256 = createHash('sha256').update(archive).digest('hex');
-    const a = f.account();
+    const a = await f.account();
     projectId = a.projectId;
     const res = await f.post('/projects/upload-file', { apiKey: a.apiKey, userId: a.userId, projectId, fileUrl: `${fileOrigin}/big.zip`, autoRelease: false });
     expect(res.statusCode).toBe(201);
@@ -144,7 +144,7 @@ describe('a build through the pipeline, saved to object storage', () => {
 
 describe('engine logs in object storage and retention', () => {
   it('a log file stored in the bucket is read back, and deleted from it with its record past retention.logDays', async () => {
-    const a = f.account();
+    const a = await f.account();
     const sessionId = seedSessionHistory(f.t.cp, { projectId: a.projectId, statuses: [['Enqueued', clock.now() - 1000], ['Terminated', clock.now()]] });
     const text = `LogInit: Display: an engine log kept in object storage ${Date.now()}\n`;
     await seedLogFile(f.t.cp, { sessionId, projectId: a.projectId, fileName: 'App.log', text, uploadedAt: clock.now() });
@@ -168,7 +168,7 @@ describe('a control plane stopped while it saves a build to object storage', () 
     const first = await startApiFixture({ overrides });
     const archive = readFileSync(await writeBuildZip(files, 'linux', { fileName: 'restart.zip', pakBytes: 40 * MIB }));
     const digest = createHash('sha256').update(archive).digest('hex');
-    const a = first.account();
+    const a = await first.account();
     const res = await first.post('/projects/upload-file', { apiKey: a.apiKey, userId: a.userId, projectId: a.projectId, fileUrl: `${fileOrigin}/restart.zip`, autoRelease: false });
     expect(res.statusCode).toBe(201);
     const uploadId = res.json<{ uploadId: string }>().uploadId;

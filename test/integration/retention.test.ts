@@ -26,9 +26,9 @@ describe('retention of session history', () => {
     const overrides = { retention: { sessionDays: 2, sweepIntervalMinutes: 60 }, workers: { heartbeatIntervalSeconds: 10, leaseSeconds: 10 * 24 * 3600 } };
     const t = await startTestControlPlane({ clock, overrides });
     cleanups.push(() => t.destroy());
-    const owner = t.cp.accounts.createUser(`ret${Date.now()}@example.com`);
-    const projectId = t.cp.accounts.createProject(owner.userId, 'Retention', 'europe').projectId;
-    t.cp.registerLocalBuild(projectId);
+    const owner = await t.cp.accounts.createUser(`ret${Date.now()}@example.com`);
+    const projectId = (await t.cp.accounts.createProject(owner.userId, 'Retention', 'europe')).projectId;
+    await t.cp.registerLocalBuild(projectId);
     setProjectSettings(t.cp, projectId, { maxRunTime: 0 }); // a session may stream for days
     const script = new ScriptedSessions();
     const { agent } = await startTestAgent({ grpcAddress: t.started.grpcAddress, slots: 2, handlers: script.handlers, inventory: script.inventory, onSignal: script.onSignal });

@@ -26,8 +26,8 @@ interface World {
 async function world(options: { clock?: ManualClock; region?: 'europe' | 'asia-pacific'; liveBuild?: boolean; overrides?: Record<string, unknown> } = {}): Promise<World> {
   const t = await startTestControlPlane({ ...(options.clock ? { clock: options.clock } : {}), ...(options.overrides ? { overrides: options.overrides } : {}) });
   cleanups.push(() => t.destroy());
-  const owner = t.cp.accounts.createUser(`o${Date.now()}@example.com`);
-  const project = t.cp.accounts.createProject(owner.userId, 'Streamed', options.region ?? 'europe');
+  const owner = await t.cp.accounts.createUser(`o${Date.now()}@example.com`);
+  const project = await t.cp.accounts.createProject(owner.userId, 'Streamed', options.region ?? 'europe');
   if (options.liveBuild !== false) {
     seedLiveBuild(t.cp, project.projectId);
   }

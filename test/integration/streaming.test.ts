@@ -24,9 +24,9 @@ async function streamingWorld(options: { flags?: string[]; settings?: Record<str
     ...(options.heartbeatSeconds ? { overrides: { workers: { heartbeatIntervalSeconds: options.heartbeatSeconds, leaseSeconds: options.heartbeatSeconds * 3 } } } : {}),
   });
   cleanups.push(() => t.destroy());
-  const owner = t.cp.accounts.createUser(`s${Date.now()}@example.com`);
-  const projectId = t.cp.accounts.createProject(owner.userId, 'Stream', 'europe').projectId;
-  t.cp.registerLocalBuild(projectId);
+  const owner = await t.cp.accounts.createUser(`s${Date.now()}@example.com`);
+  const projectId = (await t.cp.accounts.createProject(owner.userId, 'Stream', 'europe')).projectId;
+  await t.cp.registerLocalBuild(projectId);
   setProjectSettings(t.cp, projectId, { resX: 1280, resY: 720, minBitrate: 1_000_000, maxBitrate: 8_000_000, ...options.settings });
   const { agent, dataDir } = await startTestAgent({ grpcAddress: t.started.grpcAddress, launcherCommand: mockAppCommand(...(options.flags ?? [])) });
   cleanups.push(() => agent.close());

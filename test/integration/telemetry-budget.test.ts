@@ -42,8 +42,8 @@ const storedBytes = (t: TestControlPlane, sessionId: string) => new SqliteTeleme
 describe('telemetry budgets', () => {
   it('gives a session that was never placed a small byte budget, and refuses the batch that would pass it whole', async () => {
     const t = await controlPlane({ telemetryBytesPerSession: PER_SESSION, telemetryBytesWhileQueued: WHILE_QUEUED });
-    const owner = t.cp.accounts.createUser('queued@example.com');
-    const project = t.cp.accounts.requireProject(t.cp.accounts.createProject(owner.userId, 'Q', 'europe').projectId);
+    const owner = await t.cp.accounts.createUser('queued@example.com');
+    const project = t.cp.accounts.requireProject((await t.cp.accounts.createProject(owner.userId, 'Q', 'europe')).projectId);
     const { session, viewerToken } = t.cp.sessions.create(project);
     expect(t.cp.sessions.get(session.sessionId).status).toBe('Enqueued');
     const post = poster(t, session.sessionId, viewerToken);
@@ -78,8 +78,8 @@ describe('telemetry budgets', () => {
   it('limits request bytes per client address before reading them: 429 with Retry-After, nothing stored, then refilled', async () => {
     const clock = new ManualClock(Date.now());
     const t = await controlPlane({ telemetryAddressBytesBurst: 10_000, telemetryAddressBytesPerSecond: 1_000 }, clock);
-    const owner = t.cp.accounts.createUser('flood@example.com');
-    const project = t.cp.accounts.requireProject(t.cp.accounts.createProject(owner.userId, 'F', 'europe').projectId);
+    const owner = await t.cp.accounts.createUser('flood@example.com');
+    const project = t.cp.accounts.requireProject((await t.cp.accounts.createProject(owner.userId, 'F', 'europe')).projectId);
     const { session, viewerToken } = t.cp.sessions.create(project);
     const post = poster(t, session.sessionId, viewerToken);
 

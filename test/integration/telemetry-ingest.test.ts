@@ -13,8 +13,8 @@ let url: string;
 
 beforeAll(async () => {
   t = await startTestControlPlane({ clock });
-  const owner = t.cp.accounts.createUser('telemetry@example.com');
-  const project = t.cp.accounts.createProject(owner.userId, 'T', 'europe');
+  const owner = await t.cp.accounts.createUser('telemetry@example.com');
+  const project = await t.cp.accounts.createProject(owner.userId, 'T', 'europe');
   ({ session: { sessionId }, viewerToken } = t.cp.sessions.create(t.cp.accounts.requireProject(project.projectId)));
   url = `${t.started.publicUrls.platform}/api/v1/telemetry`;
 });
@@ -96,8 +96,8 @@ describe('POST /api/v1/telemetry', () => {
 
   // Last of the posting tests: it moves the shared clock past the grace of every session here.
   it("takes a session's last rows for 2 minutes after it ended, then answers 410", async () => {
-    const owner = t.cp.accounts.createUser('telemetry-ended@example.com');
-    const project = t.cp.accounts.requireProject(t.cp.accounts.createProject(owner.userId, 'Ended', 'europe').projectId);
+    const owner = await t.cp.accounts.createUser('telemetry-ended@example.com');
+    const project = t.cp.accounts.requireProject((await t.cp.accounts.createProject(owner.userId, 'Ended', 'europe')).projectId);
     const ended = t.cp.sessions.create(project);
     t.cp.sessions.end(ended.session.sessionId, 'viewerLeft');
     const body = { sessionId: ended.session.sessionId, viewerToken: ended.viewerToken, rows: [statsRow] };

@@ -22,8 +22,8 @@ afterEach(async () => {
 async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides?: Record<string, unknown>; clock?: ManualClock } = {}) {
   const t = await startTestControlPlane({ ...(options.overrides ? { overrides: options.overrides } : {}), ...(options.clock ? { clock: options.clock } : {}) });
   cleanups.push(() => t.destroy());
-  const owner = t.cp.accounts.createUser(`v${Date.now()}@example.com`);
-  const projectId = t.cp.accounts.createProject(owner.userId, 'Gateway', 'europe').projectId;
+  const owner = await t.cp.accounts.createUser(`v${Date.now()}@example.com`);
+  const projectId = (await t.cp.accounts.createProject(owner.userId, 'Gateway', 'europe')).projectId;
   if (options.liveBuild !== false) {
     seedLiveBuild(t.cp, projectId);
   }
@@ -57,7 +57,7 @@ async function setup(options: { liveBuild?: boolean; worker?: boolean; overrides
     const res = await fetch(`${t.started.publicUrls.api}/projects/${projectId}/settings`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ userId: owner, apiKey: t.cp.accounts.issueKey(owner), embedOrigins }),
+      body: JSON.stringify({ userId: owner, apiKey: await t.cp.accounts.issueKey(owner), embedOrigins }),
     });
     expect(res.status).toBe(200);
   };

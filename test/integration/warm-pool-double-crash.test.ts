@@ -51,8 +51,8 @@ describe('a warm instance whose control plane and agent both crash while it load
       ? 'its app identified and the agent journaled the start before crashing: sent the start again, the restarted agent answers from its journal; the control plane ends the instance and the pool launches a fresh one'
       : 'the agent crashed before the start finished: sent it again, the restarted agent launches the instance once more and the control plane keeps it', async () => {
       const first: TestControlPlane = await startTestControlPlane();
-      const owner = first.cp.accounts.createUser(`o${Date.now()}${Math.random()}@example.com`).userId;
-      const { projectId } = first.cp.accounts.createProject(owner, 'Warm', 'europe');
+      const owner = (await first.cp.accounts.createUser(`o${Date.now()}${Math.random()}@example.com`)).userId;
+      const { projectId } = await first.cp.accounts.createProject(owner, 'Warm', 'europe');
       seedLiveBuild(first.cp, projectId);
       const crashed = await scriptedAgent(first.started.grpcAddress);
       cleanups.push(() => rmSync(crashed.dataDir, { recursive: true, force: true }));

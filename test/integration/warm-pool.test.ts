@@ -33,15 +33,15 @@ async function world(options: { clock?: ManualClock; dataDir?: string; grpcPort?
   const overrides = options.clock === undefined ? {} : { overrides: { workers: { heartbeatIntervalSeconds: 10, leaseSeconds: 3600, lostGraceSeconds: 120 } } };
   const t = await startTestControlPlane({ ...options, ...overrides });
   if (options.dataDir === undefined) cleanups.push(() => t.destroy());
-  const owner = t.cp.accounts.createUser(`o${Date.now()}${Math.random()}@example.com`).userId;
-  const project = t.cp.accounts.createProject(owner, 'Warm', 'europe');
+  const owner = (await t.cp.accounts.createUser(`o${Date.now()}${Math.random()}@example.com`)).userId;
+  const project = await t.cp.accounts.createProject(owner, 'Warm', 'europe');
   seedLiveBuild(t.cp, project.projectId);
   return { t, cp: t.cp, owner, projectId: project.projectId };
 }
 
 /** A second project of the same region, with its own live build. */
-function otherProject(w: World): string {
-  const project = w.cp.accounts.createProject(w.owner, 'Other', 'europe');
+async function otherProject(w: World): Promise<string> {
+  const project = await w.cp.accounts.createProject(w.owner, 'Other', 'europe');
   seedLiveBuild(w.cp, project.projectId, 'upl_other');
   return project.projectId;
 }
@@ -146,7 +146,7 @@ describe('a project with a warm pool', () => {
 
   it("stops another project's idle instance for a viewer who would otherwise wait, oldest first", async () => {
     const w = await world();
-    const other = otherProject(w);
+    const other = await otherProject(w);
     const { script } = await worker(w, 2);
     warmPool(w, w.projectId, { warmPoolMinIdle: 2 });
     await expect.poll(() => script.started.length).toBe(2);
@@ -341,7 +341,7 @@ describe('capacity under random arrivals and departures', () => {
   it('never places more sessions and warm instances on a worker than its slots, and never serves one instance twice', async () => {
     const clock = new ManualClock(Date.now());
     const w = await world({ clock });
-    const other = otherProject(w);
+    const other = await otherProject(w);
     const workers = [await worker(w, 2), await worker(w, 3)];
     warmPool(w, w.projectId, { warmPoolMinIdle: 2 });
     warmPool(w, other, { warmPoolMinIdle: 1 });

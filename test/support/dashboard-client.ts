@@ -61,7 +61,7 @@ export class DashboardClient {
  * their password through the mailed link, as the set-password page would; returns their user id.
  */
 export async function invitedWithPassword(t: TestControlPlane, email: string, password: string): Promise<string> {
-  const { user } = t.cp.people.invite(email);
+  const { user } = await t.cp.people.invite(email);
   await t.cp.mail.idle();
   const outbox = join(t.dataDir, 'outbox');
   const mail = readdirSync(outbox)

@@ -134,10 +134,10 @@ export function seedEndedSessions(cp: ControlPlaneWithDb, projectId: string, cou
 }
 
 /** A user and a project in europe, through the real account service. */
-export function seedProject(cp: ControlPlaneWithDb): { userId: string; projectId: string } {
+export async function seedProject(cp: ControlPlaneWithDb): Promise<{ userId: string; projectId: string }> {
   counter += 1;
-  const user = cp.accounts.createUser(`owner${counter}-${Date.now()}@example.com`);
-  const project = cp.accounts.createProject(user.userId, `Project ${counter}`, 'europe');
+  const user = await cp.accounts.createUser(`owner${counter}-${Date.now()}@example.com`);
+  const project = await cp.accounts.createProject(user.userId, `Project ${counter}`, 'europe');
   return { userId: user.userId, projectId: project.projectId };
 }
 

@@ -20,8 +20,8 @@ export async function startStreamingProject(
   name: string,
   agent: { clock?: Clock } = {},
 ): Promise<StreamingProject> {
-  const owner = t.cp.accounts.createUser(`${name.toLowerCase()}${Date.now()}@example.com`);
-  const projectId = t.cp.accounts.createProject(owner.userId, name, 'europe').projectId;
+  const owner = await t.cp.accounts.createUser(`${name.toLowerCase()}${Date.now()}@example.com`);
+  const projectId = (await t.cp.accounts.createProject(owner.userId, name, 'europe')).projectId;
   seedLiveBuild(t.cp, projectId);
   const script = new ScriptedSessions();
   const started = await startTestAgent({

@@ -22,27 +22,38 @@ export class AccountService {
     private readonly ids: IdSource,
   ) {}
 
-  createUser(email: string): User {
+  async createUser(email: string): Promise<User> {
     const trimmed = email.trim();
     if (!EMAIL.test(trimmed) || trimmed.length > 254) throw invalid(`email "${email}" is not a valid e-mail address`);
-    if (this.users.findByEmail(trimmed)) throw conflict(`a user with email ${trimmed} already exists`);
+    const taken = () => conflict(`a user with email ${trimmed} already exists`);
+    if (await this.users.findByEmail(trimmed)) throw taken();
     const user: User = { userId: this.ids.next('usr'), email: trimmed, createdAt: this.clock.now() };
-    this.users.insert(user);
+    try {
+      await this.users.insert(user);
+    } catch (err) {
+      // Another request took the address between the read and this insert: the table's UNIQUE
+      // email (case-insensitive) refused it, which is the same conflict (across control planes too).
+      if ((await this.users.findByEmail(trimmed)) !== undefined) throw taken();
+      throw err;
+    }
     this.events.record('user.created', {}, { userId: user.userId });
     return user;
   }
 
-  /** Issues a new key, revoking the previous one in the same transaction. Returns the key once. */
-  issueKey(userId: string): string {
-    this.requireUser(userId);
+  /**
+   * Issues a new key, revoking the previous one in the same transaction (two issued at once: the
+   * last one written is the live one, and the table keeps at most one live key per user). Returns the key once.
+   */
+  async issueKey(userId: string): Promise<string> {
+    await this.requireUser(userId);
     const apiKey = generateSecret('pfk');
-    this.users.replaceKey(userId, sha256Hex(apiKey), this.clock.now());
+    await this.users.replaceKey(userId, sha256Hex(apiKey), this.clock.now());
     this.events.record('key.issued', {}, { userId });
     return apiKey;
   }
 
-  createProject(ownerUserId: string, name: string, region: string): Project {
-    this.requireUser(ownerUserId);
+  async createProject(ownerUserId: string, name: string, region: string): Promise<Project> {
+    await this.requireUser(ownerUserId);
     const trimmed = name.trim();
     if (trimmed.length === 0 || trimmed.length > 200) throw invalid('name must be 1 to 200 characters');
     if (!isRegionCode(region)) throw invalid(`region "${region}" is not one of ${REGION_CODES.join(', ')}`);
@@ -62,12 +73,25 @@ export class AccountService {
     return project;
   }
 
-  addMember(projectId: string, userId: string, access: MemberAccess): void {
+  async addMember(projectId: string, userId: string, access: MemberAccess): Promise<void> {
     const project = this.requireProject(projectId);
-    this.requireUser(userId);
+    await this.requireUser(userId);
     if (project.ownerUserId === userId) throw invalid('the owner already has full access to every project of the account');
     this.projects.upsertMember(projectId, userId, access, this.clock.now());
     this.events.record('member.added', { projectId }, { userId, access });
+  }
+
+  /**
+   * Changes the access of someone who is a member already (the dashboard's team page); false, and
+   * nothing changed, when they are not. The check and the write run without a turn of the event
+   * loop between them: a removal cannot come in between and be undone.
+   */
+  changeMemberAccess(projectId: string, userId: string, access: MemberAccess): boolean {
+    this.requireProject(projectId);
+    if (!this.projects.listMembers(projectId).some((m) => m.userId === userId)) return false;
+    this.projects.upsertMember(projectId, userId, access, this.clock.now());
+    this.events.record('member.added', { projectId }, { userId, access });
+    return true;
   }
 
   /** Idempotent: returns false when the user was not a member. */
@@ -91,8 +115,8 @@ export class AccountService {
     return p;
   }
 
-  private requireUser(userId: string): User {
-    const u = this.users.findById(userId);
+  private async requireUser(userId: string): Promise<User> {
+    const u = await this.users.findById(userId);
     if (!u) throw notFound(`user ${userId} not found`);
     return u;
   }

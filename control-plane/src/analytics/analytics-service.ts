@@ -63,12 +63,12 @@ export class AnalyticsService {
     return s;
   }
 
-  snapshots(sessionId: string): SnapshotRecord[] {
+  snapshots(sessionId: string): Promise<SnapshotRecord[]> {
     return this.deps.history.snapshots(sessionId);
   }
 
   /** A page of the session's telemetry rows, newest first, and how many match. */
-  telemetry(q: TelemetryPageQuery): { total: number; rows: StoredTelemetryRow[] } {
+  telemetry(q: TelemetryPageQuery): Promise<{ total: number; rows: StoredTelemetryRow[] }> {
     return this.deps.telemetry.pageBySession(q);
   }
 
@@ -76,9 +76,9 @@ export class AnalyticsService {
    * The project's sessions created in [from, to] (both inclusive, ms) grouped by one dimension:
    * entries by count, then value, each with its percentage of `total`.
    */
-  breakdown(q: BreakdownQuery): { total: number; entries: BreakdownShare[] } {
+  async breakdown(q: BreakdownQuery): Promise<{ total: number; entries: BreakdownShare[] }> {
     // The repository's window ends before `to`; the API's endDate is inclusive.
-    const { total, entries } = this.deps.dimensions.breakdown({ ...q, to: q.to + 1 });
+    const { total, entries } = await this.deps.dimensions.breakdown({ ...q, to: q.to + 1 });
     const shares = percentagesOf(
       entries.map((e) => e.count),
       total,
@@ -87,17 +87,17 @@ export class AnalyticsService {
   }
 
   /** The project's sessions and median start-up per UTC day, for each day [fromMs, toMs] touches (from the daily rollups). */
-  days(projectId: string, fromMs: number, toMs: number): SessionDay[] {
+  days(projectId: string, fromMs: number, toMs: number): Promise<SessionDay[]> {
     return this.deps.daily.days(projectId, fromMs, toMs);
   }
 
-  logFiles(sessionId: string, limit: number, skip: number): { total: number; logFiles: LogFileRecord[] } {
+  logFiles(sessionId: string, limit: number, skip: number): Promise<{ total: number; logFiles: LogFileRecord[] }> {
     return this.deps.logFiles.pageBySession(sessionId, limit, skip);
   }
 
   /** The log file, or 404 Log file not found (also when its bytes are gone from the blob store). */
   async logFile(logFileId: string): Promise<LogFileRecord> {
-    const f = this.deps.logFiles.findById(logFileId);
+    const f = await this.deps.logFiles.findById(logFileId);
     if (!f || !(await this.deps.blobs.has(f.blobSha256))) throw new ApiError('analyticsLogFileNotFound');
     return f;
   }
@@ -111,16 +111,16 @@ export class AnalyticsService {
    * A page of the project's sessions, newest first. Per listed session: its status times (one
    * indexed read of its snapshots) and its stored diagnosis, never a scan of its rows.
    */
-  sessionList(q: SessionListQuery): { total: number; totalExact: boolean; sessions: SessionSummary[] } {
-    const page = this.deps.history.list(q);
+  async sessionList(q: SessionListQuery): Promise<{ total: number; totalExact: boolean; sessions: SessionSummary[] }> {
+    const page = await this.deps.history.list(q);
     return { total: page.total, totalExact: page.totalExact, sessions: page.sessions.map((entry) => this.summaryOf(entry)) };
   }
 
   /** One session as the list shows it, from its snapshots (the dashboard's session page). */
-  sessionSummary(session: SessionRecord, snapshots: readonly SnapshotRecord[]): SessionSummary {
+  async sessionSummary(session: SessionRecord, snapshots: readonly SnapshotRecord[]): Promise<SessionSummary> {
     const statusTimes: SessionListEntry['statusTimes'] = {};
     for (const snapshot of snapshots) statusTimes[snapshot.data.status] ??= snapshot.receivedAt;
-    return this.summaryOf({ session, statusTimes, diagnosis: this.deps.history.diagnosisOf(session.sessionId) });
+    return this.summaryOf({ session, statusTimes, diagnosis: await this.deps.history.diagnosisOf(session.sessionId) });
   }
 
   private summaryOf(entry: SessionListEntry): SessionSummary {

@@ -1,5 +1,6 @@
 // API key authentication for the build & project API (key in query or body) and the analytics
-// API (x-api-key): SHA-256 digests compared in constant time against the user's one live key.
+// API (x-api-key): the key's SHA-256 digest compared in constant time against the user's one live
+// key, or looked up among live keys (a digest tells nothing of a key). Every check is one read.
 import { secretMatchesDigest, sha256Hex } from '../lib/secrets';
 import { ApiError } from '../errors';
 import type { KeyFacts } from '../repositories/access-facts';
@@ -10,10 +11,10 @@ export class ApiKeyAuth {
 
   /**
    * GET routes: `userId` must name a user (401 Invalid User), then `apikey` must be that user's
-   * live key (401 Unauthorized: Invalid API Key). A missing key is an invalid key.
+   * live key (401 Unauthorized: Invalid API Key). A missing key is an invalid key. One read.
    */
-  verifyUserKey(userId: string, apikey: string | undefined): void {
-    this.checkUserKey(this.users.keyHashOf(userId), apikey);
+  async verifyUserKey(userId: string, apikey: string | undefined): Promise<void> {
+    this.checkUserKey(await this.users.keyHashOf(userId), apikey);
   }
 
   /** verifyUserKey on facts the caller already read (the user and their live key digest). */
@@ -24,26 +25,20 @@ export class ApiKeyAuth {
 
   /**
    * POST routes: the key must be someone's live key (401 Unauthorized: Invalid API Key) and that
-   * someone must be `userId` (401 Invalid User).
+   * someone must be `userId` (401 Invalid User). One read: the owner of the key's digest (digests
+   * are unique, and a user has at most one live key).
    */
-  verifyKeyOwner(apiKey: string, userId: string): User {
-    if (this.isLiveKeyOf(userId, apiKey)) {
-      const user = this.users.findById(userId);
-      if (user) return user;
-    }
-    if (this.users.findUserByLiveKeyHash(sha256Hex(apiKey))) throw new ApiError('invalidUser');
-    throw new ApiError('invalidApiKey');
+  async verifyKeyOwner(apiKey: string, userId: string): Promise<User> {
+    const owner = await this.users.findUserByLiveKeyHash(sha256Hex(apiKey));
+    if (owner === undefined) throw new ApiError('invalidApiKey');
+    if (owner.userId !== userId) throw new ApiError('invalidUser');
+    return owner;
   }
 
-  /** Analytics API: the owner of an `x-api-key` (401 Unauthorized: Invalid API Key). */
-  userOfKey(apiKey: string | undefined): User {
-    const user = apiKey === undefined || apiKey === '' ? undefined : this.users.findUserByLiveKeyHash(sha256Hex(apiKey));
+  /** Analytics API: the owner of an `x-api-key` (401 Unauthorized: Invalid API Key). One read. */
+  async userOfKey(apiKey: string | undefined): Promise<User> {
+    const user = apiKey === undefined || apiKey === '' ? undefined : await this.users.findUserByLiveKeyHash(sha256Hex(apiKey));
     if (!user) throw new ApiError('invalidApiKey');
     return user;
-  }
-
-  private isLiveKeyOf(userId: string, presented: string): boolean {
-    const digest = this.users.liveKeyHash(userId);
-    return digest !== undefined && secretMatchesDigest(presented, digest);
   }
 }

@@ -26,7 +26,7 @@ function linksOf(key = loadArchiveLinkKey(dir), listening = true) {
     clock,
     linkTtlSeconds: TTL_SECONDS,
     agentsUrl: () => (listening ? 'https://cp.example.com' : undefined),
-    builds: { findById: () => undefined },
+    builds: { findById: () => Promise.resolve(undefined) },
     blobs: { has: () => Promise.resolve(false), read: () => Promise.reject(new Error('not read here')), directUrl: () => Promise.resolve(undefined) },
   });
 }

@@ -127,7 +127,7 @@ export class ArchiveLinks {
   async openArchive(token: unknown, uploadId: string): Promise<OpenedArchive> {
     const check = this.verifyArchiveToken(token, uploadId);
     if (!check.ok) throw new ApiError(ARCHIVE_TOKEN_REFUSALS[check.refusal]);
-    const build = this.options.builds.findById(uploadId);
+    const build = await this.options.builds.findById(uploadId);
     if (!build) throw new ApiError('uploadNotFound');
     if (!build.archive) throw new ApiError('buildHasNoArchive');
     if (build.archive.sha256 !== check.sha256) throw new ApiError('archiveLinkOtherBuild');

@@ -33,7 +33,7 @@ export interface BuildProgress {
 }
 
 /** The build service's one step (BuildService.advance): a status change through the stage table, committed, then fired. */
-export type AdvanceBuild = (uploadId: string, to: BuildStatus, objection?: string) => BuildRecord;
+export type AdvanceBuild = (uploadId: string, to: BuildStatus, objection?: string) => Promise<BuildRecord>;
 
 export interface BuildPipelineOptions {
   blobs: BlobStore;
@@ -79,9 +79,13 @@ export class BuildPipeline {
     this.pump();
   }
 
-  /** At start: every build a previous run left in a pipeline status resumes from there. */
-  resumeUnfinished(): void {
-    for (const build of this.deps.builds.listUnfinished()) {
+  /**
+   * At start: every build a previous run left in a pipeline status resumes from there. A build
+   * submitted meanwhile is enqueued once (enqueue skips a build waiting or running), and a listed
+   * build that has moved on since is left alone (process() starts from the status it reads then).
+   */
+  async resumeUnfinished(): Promise<void> {
+    for (const build of await this.deps.builds.listUnfinished()) {
       this.deps.log.info({ uploadId: build.uploadId, status: build.status }, 'resuming an unfinished build');
       this.enqueue(build.uploadId);
     }
@@ -114,23 +118,27 @@ export class BuildPipeline {
       const uploadId = this.waiting.shift()!;
       const controller = new AbortController();
       this.running.set(uploadId, controller);
-      void this.process(uploadId, controller.signal).finally(() => {
-        this.running.delete(uploadId);
-        this.progress.delete(uploadId);
-        this.pump();
-        if (this.waiting.length === 0 && this.running.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
-      });
+      // process() ends every failure of the build itself; what escapes it (the store not answering
+      // while the build is read or ended) is logged, and the build resumes from its status at the next start.
+      void this.process(uploadId, controller.signal)
+        .catch((err: unknown) => this.deps.log.error({ err, uploadId }, 'build processing stopped by an unexpected error'))
+        .finally(() => {
+          this.running.delete(uploadId);
+          this.progress.delete(uploadId);
+          this.pump();
+          if (this.waiting.length === 0 && this.running.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+        });
     }
   }
 
   private async process(uploadId: string, signal: AbortSignal): Promise<void> {
     const log = this.deps.log.child({ uploadId });
     const paths = this.pathsOf(uploadId);
-    let build = this.deps.builds.findById(uploadId);
+    let build = await this.deps.builds.findById(uploadId);
     if (build === undefined) return;
     try {
       await mkdir(this.deps.workDir, { recursive: true });
-      if (build.status === 'pending') build = this.deps.advance(uploadId, 'Downloading Files');
+      if (build.status === 'pending') build = await this.deps.advance(uploadId, 'Downloading Files');
       if (build.status === 'Downloading Files') build = await this.download(build, paths, signal, log);
       if (build.status === 'Extracting & Scanning') build = await this.scan(build, paths, signal, log);
       if (build.status === 'Saving to Repository') build = await this.save(build, paths, log);
@@ -164,7 +172,7 @@ export class BuildPipeline {
         signal,
       });
       // Recorded before the next status: the save moves this very file into the store under it.
-      this.deps.builds.recordArchive(build.uploadId, { sha256: downloaded.sha256, bytes: downloaded.bytes });
+      await this.deps.builds.recordArchive(build.uploadId, { sha256: downloaded.sha256, bytes: downloaded.bytes });
       log.info({ bytes: downloaded.bytes, sha256: downloaded.sha256, ms: this.deps.clock.now() - started }, 'build downloaded');
     }
     return this.deps.advance(build.uploadId, 'Extracting & Scanning');
@@ -180,7 +188,7 @@ export class BuildPipeline {
       signal,
       onProgress: (p) => this.progress.set(build.uploadId, { status: 'Extracting & Scanning', bytes: p.bytesDone, totalBytes: p.bytesTotal, bytesPerSecond: undefined, etaSeconds: undefined }),
     });
-    this.deps.builds.recordManifest(build.uploadId, manifest);
+    await this.deps.builds.recordManifest(build.uploadId, manifest);
     log.info({ platform: manifest.platform, projectName: manifest.projectName, executable: manifest.executable, fileCount: manifest.fileCount, totalBytes: manifest.totalBytes }, 'build scanned');
     return this.deps.advance(build.uploadId, 'Saving to Repository');
   }
@@ -191,7 +199,7 @@ export class BuildPipeline {
    * hashed as it is copied in. Then the build is Ready or distributing.
    */
   private async save(build: BuildRecord, paths: WorkPaths, log: Logger): Promise<BuildRecord> {
-    const recorded = this.deps.builds.findById(build.uploadId)?.archive;
+    const recorded = (await this.deps.builds.findById(build.uploadId))?.archive;
     if (recorded === undefined || !(await this.deps.blobs.has(recorded.sha256))) {
       if (!existsSync(paths.zip)) return this.deps.advance(build.uploadId, 'Reject', INTERRUPTED_OBJECTION);
       if (recorded !== undefined) {
@@ -199,7 +207,7 @@ export class BuildPipeline {
         log.info({ sha256: recorded.sha256, bytes: recorded.bytes }, 'build saved to the repository');
       } else {
         const stored = await this.deps.blobs.write(createReadStream(paths.zip), this.deps.maxBuildBytes);
-        this.deps.builds.recordArchive(build.uploadId, { sha256: stored.sha256, bytes: stored.size });
+        await this.deps.builds.recordArchive(build.uploadId, { sha256: stored.sha256, bytes: stored.size });
         log.info({ sha256: stored.sha256, bytes: stored.size }, 'build saved to the repository (hashed again: the download left no record)');
       }
     }
@@ -209,7 +217,7 @@ export class BuildPipeline {
 
   /** The build ends: the archive's or the download's objection, or ours; its work files go. */
   private async fail(build: BuildRecord, err: unknown, paths: WorkPaths, log: Logger): Promise<void> {
-    const current = this.deps.builds.findById(build.uploadId) ?? build;
+    const current = (await this.deps.builds.findById(build.uploadId)) ?? build;
     let to: BuildStatus;
     let objection: string;
     if (err instanceof BuildDownloadError) {
@@ -229,7 +237,7 @@ export class BuildPipeline {
     log.warn({ status: current.status, to, objection }, 'build ended');
     await this.removeWork(paths);
     try {
-      this.deps.advance(build.uploadId, to, objection);
+      await this.deps.advance(build.uploadId, to, objection);
     } catch (moveErr) {
       log.error({ err: moveErr, status: current.status, to }, 'the failed build could not be moved to its end status');
     }

@@ -11,9 +11,10 @@ import { DomainError } from '../errors';
 import { EventLog } from '../events/event-log';
 import { ManualClock } from '@pixelfleet/common';
 import { randomIds } from '../lib/ids';
-import { SqliteBuildsRepository, type BuildRecord } from '../repositories/builds';
+import { SqliteBuildsRepository, type BuildRecord, type BuildsRepository } from '../repositories/builds';
 import { SqliteEventsRepository } from '../repositories/events';
 import { seedUser, seedProject } from '../repositories/repository-test-db';
+import { promised } from '../store/promised';
 import type { WebhookEnvelope } from '../webhooks/webhook-envelope';
 import { BuildCallLimit } from './build-call-limit';
 import { BuildService } from './build-service';
@@ -44,7 +45,7 @@ beforeEach(() => {
   const events = new EventLog(new SqliteEventsRepository(db), clock, silent);
   events.follow(0, (e) => fired.push({ kind: 'event', name: e.type, stored: stored(String(e.data.uploadId)), data: e.data }));
   const webhooks = { emit: (_projectId: string, envelope: WebhookEnvelope) => void fired.push({ kind: 'webhook', name: envelope.event, stored: stored(envelope.uploadId ?? ''), envelope }) };
-  service = new BuildService({ builds, events, webhooks, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
+  service = new BuildService({ builds: promised<BuildsRepository>(builds), events, webhooks, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
 });
 
 afterEach(() => {
@@ -61,7 +62,7 @@ describe('BuildService', () => {
     const path: BuildStatus[] = ['Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Distributing to Servers', 'Approved'];
     for (const to of path) {
       clock.advance(1_000);
-      expect(service.advance(uploadId, to)).toMatchObject({ status: to, updatedAt: clock.now() });
+      expect(await service.advance(uploadId, to)).toMatchObject({ status: to, updatedAt: clock.now() });
     }
     const events = ['build.uploaded', 'build.downloading', 'build.extracting', 'build.saving', 'build.distributing', 'build.approved'];
     expect(fired.map((f) => `${f.kind} ${f.name}`)).toEqual(events.flatMap((e) => [`event ${e}`, `webhook ${e}`]));
@@ -74,36 +75,36 @@ describe('BuildService', () => {
 
   it('rejects with an objection, fires build.rejected carrying it, and allows nothing after', async () => {
     const { uploadId } = await submit();
-    service.advance(uploadId, 'Downloading Files');
-    service.advance(uploadId, 'Download Failed', 'the URL answered 403');
+    await service.advance(uploadId, 'Downloading Files');
+    await service.advance(uploadId, 'Download Failed', 'the URL answered 403');
     expect(fired.at(-1)?.envelope).toMatchObject({ event: 'build.rejected', status: 'Download Failed', objection: 'the URL answered 403' });
     expect(fired.at(-2)?.data).toEqual({ uploadId, objection: 'the URL answered 403' });
     expect(builds.findById(uploadId)).toMatchObject({ status: 'Download Failed', objection: 'the URL answered 403' });
-    expect(() => service.advance(uploadId, 'Extracting & Scanning')).toThrow(new DomainError('precondition', `Build ${uploadId} cannot move from Download Failed to Extracting & Scanning`));
+    await expect(service.advance(uploadId, 'Extracting & Scanning')).rejects.toThrow(new DomainError('precondition', `Build ${uploadId} cannot move from Download Failed to Extracting & Scanning`));
   });
 
   it('refuses a move the table does not have without writing or firing anything', async () => {
     const { uploadId } = await submit();
     const before = fired.length;
-    expect(() => service.advance(uploadId, 'Ready')).toThrow(DomainError);
-    expect(() => service.activate({ userId: 'usr_2', projectId: 'prj_1', uploadId })).toThrow(`Build ${uploadId} cannot be distributed while its status is pending`);
+    await expect(service.advance(uploadId, 'Ready')).rejects.toThrow(DomainError);
+    await expect(service.activate({ userId: 'usr_2', projectId: 'prj_1', uploadId })).rejects.toThrow(`Build ${uploadId} cannot be distributed while its status is pending`);
     expect(builds.findById(uploadId)?.status).toBe('pending');
     expect(fired.length).toBe(before);
-    expect(() => service.advance('upl_none', 'Ready')).toThrow(new DomainError('not_found', 'build upl_none not found'));
+    await expect(service.advance('upl_none', 'Ready')).rejects.toThrow(new DomainError('not_found', 'build upl_none not found'));
   });
 
   it('activates a ready, approved or distributing build of the project; another project\'s is unknown', async () => {
     const { uploadId } = await submit();
-    for (const to of ['Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Ready'] as const) service.advance(uploadId, to);
-    expect(() => service.activate({ userId: 'usr_1', projectId: 'prj_2', uploadId })).toThrow('Upload not found');
+    for (const to of ['Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Ready'] as const) await service.advance(uploadId, to);
+    await expect(service.activate({ userId: 'usr_1', projectId: 'prj_2', uploadId })).rejects.toThrow('Upload not found');
     clock.advance(120_000);
-    expect(service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId }).status).toBe('Distributing to Servers');
+    expect((await service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId })).status).toBe('Distributing to Servers');
     expect(fired.at(-2)).toMatchObject({ name: 'build.distributing', data: { uploadId, by: 'usr_1' }, stored: { status: 'Distributing to Servers' } });
-    service.advance(uploadId, 'Approved');
+    await service.advance(uploadId, 'Approved');
     clock.advance(120_000);
-    expect(service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId }).status).toBe('Distributing to Servers');
+    expect((await service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId })).status).toBe('Distributing to Servers');
     clock.advance(120_000);
-    expect(service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId }).status).toBe('Distributing to Servers');
+    expect((await service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId })).status).toBe('Distributing to Servers');
   });
 
   it('refuses a change that raced in after the status was read (conflict), leaving the newer status', async () => {
@@ -112,8 +113,18 @@ describe('BuildService', () => {
     builds.moveStatus(uploadId, 'pending', 'Downloading Files', undefined, clock.now());
     const racing = new SqliteBuildsRepository(db);
     racing.findById = () => read;
-    const stale = new BuildService({ builds: racing, events: new EventLog(new SqliteEventsRepository(db), clock, silent), webhooks: { emit: () => undefined }, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
-    expect(() => stale.advance(uploadId, 'Downloading Files')).toThrow(new DomainError('conflict', `Build ${uploadId} changed status while moving to Downloading Files`));
+    const stale = new BuildService({ builds: promised<BuildsRepository>(racing), events: new EventLog(new SqliteEventsRepository(db), clock, silent), webhooks: { emit: () => undefined }, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
+    await expect(stale.advance(uploadId, 'Downloading Files')).rejects.toThrow(new DomainError('conflict', `Build ${uploadId} changed status while moving to Downloading Files`));
     expect(builds.findById(uploadId)?.status).toBe('Downloading Files');
+  });
+
+  it('moves a build once when two steps from the same status run at once: the other is refused and fires nothing', async () => {
+    const { uploadId } = await submit();
+    const before = fired.length;
+    const results = await Promise.allSettled([service.advance(uploadId, 'Downloading Files'), service.advance(uploadId, 'Downloading Files')]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(results.find((r) => r.status === 'rejected')?.reason).toEqual(new DomainError('conflict', `Build ${uploadId} changed status while moving to Downloading Files`));
+    expect(fired.slice(before).map((f) => `${f.kind} ${f.name}`)).toEqual(['event build.downloading', 'webhook build.downloading']);
+    expect(db.prepare('SELECT status FROM build_stages WHERE upload_id = ?').all(uploadId)).toEqual([{ status: 'pending' }, { status: 'Downloading Files' }]);
   });
 });

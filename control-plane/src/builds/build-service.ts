@@ -6,6 +6,7 @@ import { ApiError, conflict, notFound } from '../errors';
 import type { EventLog } from '../events/event-log';
 import type { Clock } from '@pixelfleet/common';
 import type { IdSource } from '../lib/ids';
+import { KeyedSerial } from '../lib/keyed-serial';
 import type { BuildRecord, BuildsRepository, BuildStageEntry } from '../repositories/builds';
 import { checkOutboundUrl, type UrlPolicyOptions } from '../webhooks/url-policy';
 import { buildEventEnvelope, type BuildEvent } from '../webhooks/webhook-envelope';
@@ -29,8 +30,11 @@ export interface BuildServiceDeps {
   ids: IdSource;
   /** How the pipeline downloads, scans and saves; without it (tests of the API alone) builds wait in `pending`. */
   pipeline?: BuildPipelineOptions;
-  /** Copies a build that entered `Distributing to Servers` to the region's workers (build-distribution.ts). */
-  distribution?: { start(build: BuildRecord): void };
+  /**
+   * Copies a build that entered `Distributing to Servers` to the region's workers
+   * (build-distribution.ts); resolves once the copies are sent and recorded.
+   */
+  distribution?: { start(build: BuildRecord): Promise<void> };
 }
 
 export interface SubmitBuild {
@@ -52,6 +56,11 @@ export interface BuildTimeline {
 export class BuildService {
   /** Takes each submitted build through its stages; asked by name from submit(). */
   readonly pipeline: BuildPipeline | undefined;
+  /**
+   * Each build's status changes, one at a time: one is committed and fired before the next is
+   * tried, so a build's fleet events and webhooks go out in the order its statuses were entered.
+   */
+  private readonly moves = new KeyedSerial<string>();
 
   constructor(private readonly deps: BuildServiceDeps) {
     this.pipeline =
@@ -79,7 +88,7 @@ export class BuildService {
       createdAt: now,
       updatedAt: now,
     };
-    this.deps.builds.insert(build);
+    await this.deps.builds.insert(build);
     this.fire(build, BUILD_STAGES[INITIAL_BUILD_STATUS].event, { uploadId: build.uploadId, autoRelease: build.autoRelease });
     this.pipeline?.enqueue(build.uploadId);
     return build;
@@ -91,8 +100,8 @@ export class BuildService {
    * caller's build-call window (429), then `Distributing to Servers`; fires `build.distributing`.
    * setLive: the dashboard's Set Live, whose webhook reports the status as `Distribute` (spec).
    */
-  activate(input: { userId: string; projectId: string; uploadId: string; setLive?: boolean }): BuildRecord {
-    const build = this.findOfProject(input.projectId, input.uploadId);
+  async activate(input: { userId: string; projectId: string; uploadId: string; setLive?: boolean }): Promise<BuildRecord> {
+    const build = await this.findOfProject(input.projectId, input.uploadId);
     requireBuildMove(build.uploadId, build.status, DISTRIBUTING, 'activation');
     this.deps.buildCalls.take(input.userId);
     return this.move(build, DISTRIBUTING, 'activation', undefined, { uploadId: build.uploadId, by: input.userId, ...(input.setLive ? { setLive: true } : {}) }, input.setLive === true);
@@ -102,45 +111,55 @@ export class BuildService {
    * One step of the pipeline (download, extract, save, distribute, finish), as the stage table
    * allows; `objection` is the reason of a `Reject` or `Download Failed`.
    */
-  advance(uploadId: string, to: BuildStatus, objection?: string): BuildRecord {
-    const build = this.deps.builds.findById(uploadId);
+  async advance(uploadId: string, to: BuildStatus, objection?: string): Promise<BuildRecord> {
+    const build = await this.deps.builds.findById(uploadId);
     if (!build) throw notFound(`build ${uploadId} not found`);
     return this.move(build, to, 'pipeline', objection, objection === undefined ? { uploadId } : { uploadId, objection });
   }
 
   /** A project's builds, newest first. */
-  list(projectId: string): BuildRecord[] {
+  list(projectId: string): Promise<BuildRecord[]> {
     return this.deps.builds.listByProject(projectId);
   }
 
   /**
    * A page of a project's builds, newest first, each with the stages it entered and the pipeline's
-   * progress on it (while it works on it), and how many builds the project has.
+   * progress on it (while it works on it), and how many builds the project has. The page and the
+   * stages are two reads: a move committed between them shows in the next poll, never lost.
    */
-  timelines(projectId: string, page: { limit: number; skip: number }): { total: number; timelines: BuildTimeline[] } {
-    const { total, builds } = this.deps.builds.pageByProject(projectId, page.limit, page.skip);
-    const stages = this.deps.builds.stagesOf(builds.map((b) => b.uploadId));
+  async timelines(projectId: string, page: { limit: number; skip: number }): Promise<{ total: number; timelines: BuildTimeline[] }> {
+    const { total, builds } = await this.deps.builds.pageByProject(projectId, page.limit, page.skip);
+    const stages = await this.deps.builds.stagesOf(builds.map((b) => b.uploadId));
     return { total, timelines: builds.map((build) => ({ build, stages: stages.get(build.uploadId) ?? [], progress: this.pipeline?.progressOf(build.uploadId) })) };
   }
 
   /** An upload of another project is as unknown as a missing one. */
-  private findOfProject(projectId: string, uploadId: string): BuildRecord {
-    const build = this.deps.builds.findById(uploadId);
+  private async findOfProject(projectId: string, uploadId: string): Promise<BuildRecord> {
+    const build = await this.deps.builds.findById(uploadId);
     if (!build || build.projectId !== projectId) throw new ApiError('uploadNotFound');
     return build;
   }
 
-  /** setLive: the webhook reports the status the spec gives Set Live (the stage's setLiveStatus). */
-  private move(build: BuildRecord, to: BuildStatus, move: BuildMove, objection: string | undefined, data: Record<string, unknown>, setLive = false): BuildRecord {
+  /**
+   * setLive: the webhook reports the status the spec gives Set Live (the stage's setLiveStatus).
+   * The status is compared and set in one statement (moveStatus), so of two callers that read the
+   * same status (a pipeline step and an activation, two settlements), the second is refused and
+   * fires nothing; the commit and its firing are one step of the build's `moves`. The
+   * distribution starts after that step (it may move the build itself: a local build is approved).
+   */
+  private async move(build: BuildRecord, to: BuildStatus, move: BuildMove, objection: string | undefined, data: Record<string, unknown>, setLive = false): Promise<BuildRecord> {
     const stage = requireBuildMove(build.uploadId, build.status, to, move);
-    const now = this.deps.clock.now();
-    // Only from the status the table was asked about: a change that came in between is refused, not overwritten.
-    if (!this.deps.builds.moveStatus(build.uploadId, build.status, to, objection, now)) {
-      throw conflict(`Build ${build.uploadId} changed status while moving to ${to}`);
-    }
-    const moved: BuildRecord = { ...build, status: to, objection, updatedAt: now };
-    this.fire(moved, stage.event, data, setLive ? stage.setLiveStatus : undefined);
-    if (to === DISTRIBUTING) this.deps.distribution?.start(moved);
+    const moved = await this.moves.run(build.uploadId, async () => {
+      const now = this.deps.clock.now();
+      // Only from the status the table was asked about: a change that came in between is refused, not overwritten.
+      if (!(await this.deps.builds.moveStatus(build.uploadId, build.status, to, objection, now))) {
+        throw conflict(`Build ${build.uploadId} changed status while moving to ${to}`);
+      }
+      const entered: BuildRecord = { ...build, status: to, objection, updatedAt: now };
+      this.fire(entered, stage.event, data, setLive ? stage.setLiveStatus : undefined);
+      return entered;
+    });
+    if (to === DISTRIBUTING) await this.deps.distribution?.start(moved);
     return moved;
   }
 

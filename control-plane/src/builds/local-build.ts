@@ -8,14 +8,14 @@ import type { ProjectsRepository } from '../repositories/projects';
 import type { EventLog } from '../events/event-log';
 import { notFound } from '../errors';
 
-export function registerLocalBuild(
+export async function registerLocalBuild(
   deps: { builds: BuildsRepository; projects: ProjectsRepository; events: EventLog; clock: Clock; ids: IdSource },
   projectId: string,
-): string {
+): Promise<string> {
   if (!deps.projects.findById(projectId)) throw notFound(`project ${projectId} not found`);
   const now = deps.clock.now();
   const uploadId = deps.ids.next('upl');
-  deps.builds.insert({ uploadId, projectId, fileUrl: undefined, status: 'Approved', objection: undefined, autoRelease: true, createdAt: now, updatedAt: now });
+  await deps.builds.insert({ uploadId, projectId, fileUrl: undefined, status: 'Approved', objection: undefined, autoRelease: true, createdAt: now, updatedAt: now });
   deps.projects.setLiveUpload(projectId, uploadId);
   deps.events.record('build.local', { projectId }, { uploadId });
   return uploadId;

@@ -79,44 +79,46 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
     return grpcError(status.UNAUTHENTICATED, 'invalid admin token');
   };
 
-  /** Wraps a synchronous handler with auth and error mapping. */
-  function unary<Req, Res>(method: string, handle: (req: Req) => Res) {
+  /** Wraps a handler (answering at once or with a promise) with auth and error mapping: a failure, thrown or rejected, is the call's answer. */
+  function unary<Req, Res>(method: string, handle: (req: Req) => Res | Promise<Res>) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
       const refused = refusal(call.metadata, call.getPeer(), method);
       if (refused !== undefined) {
         callback(refused);
         return;
       }
+      let answer: Promise<Res>;
       try {
-        callback(null, handle(call.request));
+        answer = Promise.resolve(handle(call.request));
       } catch (err) {
-        callback(toGrpcError(err, log, method));
+        answer = Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
+      void answer.then((res) => callback(null, res)).catch((err: unknown) => callback(toGrpcError(err, log, method)));
     };
   }
 
   const implementation: adminV1.AdminServiceServer = {
-    createUser: unary('CreateUser', (r: adminV1.CreateUserRequest) => {
-      const user = deps.accounts.createUser(required(r.email, 'email'));
-      return { userId: user.userId, invitationMailed: deps.people.invite(user.email).invited };
+    createUser: unary('CreateUser', async (r: adminV1.CreateUserRequest) => {
+      const user = await deps.accounts.createUser(required(r.email, 'email'));
+      return { userId: user.userId, invitationMailed: (await deps.people.invite(user.email)).invited };
     }),
-    issueKey: unary('IssueKey', (r: adminV1.IssueKeyRequest) => ({ apiKey: deps.accounts.issueKey(required(r.userId, 'user_id')) })),
-    createProject: unary('CreateProject', (r: adminV1.CreateProjectRequest) => ({
-      projectId: deps.accounts.createProject(required(r.ownerUserId, 'owner_user_id'), required(r.name, 'name'), required(r.region, 'region')).projectId,
+    issueKey: unary('IssueKey', async (r: adminV1.IssueKeyRequest) => ({ apiKey: await deps.accounts.issueKey(required(r.userId, 'user_id')) })),
+    createProject: unary('CreateProject', async (r: adminV1.CreateProjectRequest) => ({
+      projectId: (await deps.accounts.createProject(required(r.ownerUserId, 'owner_user_id'), required(r.name, 'name'), required(r.region, 'region'))).projectId,
     })),
-    addMember: unary('AddMember', (r: adminV1.AddMemberRequest) => {
+    addMember: unary('AddMember', async (r: adminV1.AddMemberRequest) => {
       const projectId = required(r.projectId, 'project_id');
       const access = accessFromProto(r.access);
       if (r.email.trim() === '') {
         const userId = required(r.userId, 'user_id');
-        deps.accounts.addMember(projectId, userId, access);
+        await deps.accounts.addMember(projectId, userId, access);
         return { userId, invitationMailed: false };
       }
       if (r.userId.trim() !== '') throw invalid('give user_id or email, not both');
       // No invitation goes out for a project that does not exist.
       deps.accounts.requireProject(projectId);
-      const { user, invited } = deps.people.invite(r.email);
-      deps.accounts.addMember(projectId, user.userId, access);
+      const { user, invited } = await deps.people.invite(r.email);
+      await deps.accounts.addMember(projectId, user.userId, access);
       return { userId: user.userId, invitationMailed: invited };
     }),
     removeMember: unary('RemoveMember', (r: adminV1.RemoveMemberRequest) => ({
@@ -164,9 +166,9 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       const hasPool = pool.wanted > 0 || pool.ready + pool.starting + pool.ending > 0 || pool.claims + pool.misses > 0 || pool.stopped !== undefined;
       return { liveUser, queueUser, ...(hasPool ? { warmPool: warmPoolToProto(pool) } : {}) };
     }),
-    listBuilds: unary('ListBuilds', (r: adminV1.ListBuildsRequest) => {
+    listBuilds: unary('ListBuilds', async (r: adminV1.ListBuildsRequest) => {
       deps.accounts.requireProject(required(r.projectId, 'project_id'));
-      return { builds: deps.builds.listByProject(r.projectId).map((b) => buildToProto(b, deps.buildProgress(b.uploadId))) };
+      return { builds: (await deps.builds.listByProject(r.projectId)).map((b) => buildToProto(b, deps.buildProgress(b.uploadId))) };
     }),
 
     watchEvents(call: WatchCall) {

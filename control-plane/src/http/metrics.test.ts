@@ -18,7 +18,7 @@ function heartbeats(): { registry: WorkerRegistry; beat: (workerId: string, acti
 }
 
 /** No sessions, no builds (the product gauges have their own test with a real database: control-plane-surface.test.ts). */
-const noCounts: FleetCounts = { countNotTerminatedByProjectAndStatus: () => [], countBuildsByStatus: () => [] };
+const noCounts: FleetCounts = { countNotTerminatedByProjectAndStatus: () => [], countBuildsByStatus: () => Promise.resolve([]) };
 
 /** Warm pools as a test plays them: their counts, and first videos it reports. */
 function pools(): { source: WarmPoolSource; firstVideo: (seconds: number, warm: boolean) => void } {
@@ -118,6 +118,20 @@ describe('warm pools in /metrics', () => {
     expect(text).toContain('pixelfleet_session_first_video_seconds_bucket{le="10",start="cold"} 0');
     expect(text).toContain('pixelfleet_session_first_video_seconds_bucket{le="20",start="cold"} 2');
     expect(text).toContain('pixelfleet_session_first_video_seconds_count{start="cold"} 2');
+  });
+});
+
+describe('builds in /metrics', () => {
+  it('are read from the store at each scrape (the store answers with a promise), every status listed', async () => {
+    let byStatus = [{ status: 'Ready' as const, n: 3 }];
+    const counts: FleetCounts = { countNotTerminatedByProjectAndStatus: () => [], countBuildsByStatus: () => Promise.resolve(byStatus) };
+    const metrics = createMetrics(heartbeats().registry, () => true, counts, noPools);
+    let text = await metrics.registry.metrics();
+    expect(text).toContain('pixelfleet_builds{status="Ready"} 3');
+    expect(text).toContain('pixelfleet_builds{status="pending"} 0');
+    byStatus = [{ status: 'Ready', n: 4 }];
+    text = await metrics.registry.metrics();
+    expect(text).toContain('pixelfleet_builds{status="Ready"} 4');
   });
 });
 

@@ -12,7 +12,8 @@ import type { WorkerRegistry } from '../workers/registry';
 export interface FleetCounts {
   /** Sessions not yet Terminated, by project and status (the history is not scanned). */
   countNotTerminatedByProjectAndStatus(): { projectId: string; status: SessionStatus; n: number }[];
-  countBuildsByStatus(): { status: BuildStatus; n: number }[];
+  /** Builds by status, read from the store at each scrape (the gauge's collect awaits it). */
+  countBuildsByStatus(): Promise<{ status: BuildStatus; n: number }[]>;
 }
 
 /** What the warm pools say at a scrape, and each session's first video (sessions/warm-pool.ts, SessionService). */
@@ -93,10 +94,13 @@ export function createMetrics(workers: WorkerRegistry, holds: (workerId: string,
     help: 'Builds by pipeline status',
     labelNames: ['status'] as const,
     registers: [registry],
-    collect() {
+    // Read at the scrape, as the other fleet gauges are (prom-client awaits an async collect):
+    // one GROUP BY per scrape, never stale. The gauge is reset only once the counts are in.
+    async collect() {
+      const byStatus = await counts.countBuildsByStatus();
       this.reset();
       for (const s of BUILD_STATUSES) this.set({ status: s }, 0);
-      for (const { status, n } of counts.countBuildsByStatus()) this.set({ status }, n);
+      for (const { status, n } of byStatus) this.set({ status }, n);
     },
   });
   new Gauge({

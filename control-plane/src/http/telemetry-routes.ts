@@ -6,6 +6,7 @@ import type { Clock } from '@pixelfleet/common';
 import type { SessionService } from '../sessions/session-service';
 import type { ClientDimensions } from '../repositories/session-dimensions';
 import { storedRowBytes, type TelemetryRepository, type TelemetryRowRecord } from '../repositories/telemetry';
+import { KeyedSerial } from '../lib/keyed-serial';
 import { HTTP_BODY_LIMIT_BYTES } from './app';
 import { sessionTelemetryBudget, TelemetryAddressRate, type TelemetryLimits } from './telemetry-budget';
 
@@ -71,6 +72,13 @@ export function withServerClientDetails(row: Record<string, unknown>, client: Cl
 
 export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: SessionService; telemetry: TelemetryRepository; clock: Clock; limits: TelemetryLimits }): void {
   const addressRate = new TelemetryAddressRate(deps.clock, deps.limits);
+  /**
+   * A session's batches, one at a time from the read of its usage to the insert: two batches of
+   * one session posted at once must not both pass the row and byte budgets on the same usage, nor
+   * both count as its first batch. This process's guarantee; a store shared by several control
+   * planes would check the budget inside the insert's transaction instead.
+   */
+  const perSession = new KeyedSerial<string>();
   // sendBeacon posts a string as text/plain; it is the same JSON.
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => {
     try {
@@ -107,7 +115,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
         },
       },
     },
-    (req, reply) => {
+    async (req, reply) => {
       const header = req.headers['x-viewer-token'];
       const token = typeof header === 'string' ? header : req.body.viewerToken;
       let session;
@@ -130,29 +138,29 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: { sessions: 
         const problem = telemetryRowProblem(row);
         if (problem !== undefined) return reply.status(400).send({ message: problem });
       }
-      // The session's accepted rows and bytes: one indexed row read (sessions.telemetry_count / telemetry_bytes).
-      const accepted = deps.telemetry.usageBySession(session.sessionId);
-      if (accepted.rows + req.body.rows.length > MAX_ROWS_PER_SESSION) {
-        return reply.status(429).send({ message: 'Telemetry limit reached for this session' });
-      }
-      const firstBatch = accepted.rows === 0;
-      const receivedAt = deps.clock.now();
-      const rows: TelemetryRowRecord[] = req.body.rows.map((row) => ({
-        sessionId: session.sessionId,
-        projectId: session.projectId,
-        logType: typeof row.logType === 'string' ? row.logType : undefined,
-        event: typeof row.event === 'string' ? row.event : undefined,
-        timestamp: row.timestamp as string,
-        receivedAt,
-        // The session id and the client details are the server's, whatever the row claimed.
-        row: withServerClientDetails({ ...row, sessionId: session.sessionId }, session.client, firstBatch),
-      }));
-      // The whole batch or none of it: a page retries nothing it was refused.
-      const bytes = rows.reduce((n, r) => n + storedRowBytes(r.row), 0);
-      if (accepted.bytes + bytes > sessionTelemetryBudget(session, deps.limits)) {
-        return reply.status(429).send({ message: 'Telemetry limit reached for this session' });
-      }
-      deps.telemetry.insertMany(rows);
+      const stored = await perSession.run(session.sessionId, async (): Promise<boolean> => {
+        // The session's accepted rows and bytes: one indexed row read (sessions.telemetry_count / telemetry_bytes).
+        const accepted = await deps.telemetry.usageBySession(session.sessionId);
+        if (accepted.rows + req.body.rows.length > MAX_ROWS_PER_SESSION) return false;
+        const firstBatch = accepted.rows === 0;
+        const receivedAt = deps.clock.now();
+        const rows: TelemetryRowRecord[] = req.body.rows.map((row) => ({
+          sessionId: session.sessionId,
+          projectId: session.projectId,
+          logType: typeof row.logType === 'string' ? row.logType : undefined,
+          event: typeof row.event === 'string' ? row.event : undefined,
+          timestamp: row.timestamp as string,
+          receivedAt,
+          // The session id and the client details are the server's, whatever the row claimed.
+          row: withServerClientDetails({ ...row, sessionId: session.sessionId }, session.client, firstBatch),
+        }));
+        // The whole batch or none of it: a page retries nothing it was refused.
+        const bytes = rows.reduce((n, r) => n + storedRowBytes(r.row), 0);
+        if (accepted.bytes + bytes > sessionTelemetryBudget(session, deps.limits)) return false;
+        await deps.telemetry.insertMany(rows);
+        return true;
+      });
+      if (!stored) return reply.status(429).send({ message: 'Telemetry limit reached for this session' });
       return reply.status(204).send();
     },
   );

@@ -57,8 +57,8 @@ export class MailDelivery {
   }
 
   /** Stores the mail and has it sent soon; returns its outbox id. Never waits for the transport. */
-  send(mail: OutgoingMail): number {
-    const id = this.d.outbox.enqueue({ to: mail.to, subject: mail.subject, body: mail.text }, this.d.clock.now());
+  async send(mail: OutgoingMail): Promise<number> {
+    const id = await this.d.outbox.enqueue({ to: mail.to, subject: mail.subject, body: mail.text }, this.d.clock.now());
     this.d.log.info({ mailId: id, subject: mail.subject }, 'mail queued');
     this.wake();
     return id;
@@ -91,22 +91,33 @@ export class MailDelivery {
     }
     this.timer?.cancel();
     this.timer = undefined;
-    this.running = this.deliverDue()
-      .catch((err: unknown) => this.d.log.error({ err }, 'mail delivery loop failed'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.wakeAgain) {
-          this.wakeAgain = false;
-          this.wake();
-        } else {
-          this.armTimer();
-        }
-      });
+    this.running = this.run().finally(() => {
+      this.running = undefined;
+      if (this.wakeAgain) {
+        this.wakeAgain = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** One run of the loop: what is due, then the timer for the next due mail (unless woken meanwhile). Never rejects. */
+  private async run(): Promise<void> {
+    try {
+      await this.deliverDue();
+    } catch (err) {
+      this.d.log.error({ err }, 'mail delivery loop failed');
+    }
+    if (this.wakeAgain) return;
+    try {
+      await this.armTimer();
+    } catch (err) {
+      this.d.log.error({ err }, 'mail delivery loop failed');
+    }
   }
 
   private async deliverDue(): Promise<void> {
     for (;;) {
-      const due = this.d.outbox.due(this.d.clock.now(), BATCH);
+      const due = await this.d.outbox.due(this.d.clock.now(), BATCH);
       for (const mail of due) {
         if (this.closed) return;
         await this.attempt(mail);
@@ -115,10 +126,11 @@ export class MailDelivery {
     }
   }
 
-  private armTimer(): void {
+  private async armTimer(): Promise<void> {
     if (this.closed) return;
-    const next = this.d.outbox.nextDueAt();
-    if (next === undefined) return;
+    const next = await this.d.outbox.nextDueAt();
+    // close() may have come while the store answered: it waits for this run, and sets no timer after it.
+    if (next === undefined || this.closed) return;
     this.timer = this.d.clock.setTimeout(() => {
       this.timer = undefined;
       this.wake();
@@ -129,18 +141,18 @@ export class MailDelivery {
     const { outbox, transport, clock, log } = this.d;
     try {
       await transport.deliver({ id: mail.id, from: this.d.from, to: mail.to, subject: mail.subject, text: mail.body });
-      outbox.markSent(mail.id, mail.attempts + 1, clock.now());
+      await outbox.markSent(mail.id, mail.attempts + 1, clock.now());
       log.info({ mailId: mail.id, attempts: mail.attempts + 1 }, 'mail sent');
     } catch (err) {
       const attempts = mail.attempts + 1;
       const reason = describeFailure(err);
       if (isPermanentRefusal(err) || attempts >= MAIL_MAX_ATTEMPTS) {
-        outbox.markFailed(mail.id, attempts, clock.now(), reason);
+        await outbox.markFailed(mail.id, attempts, clock.now(), reason);
         log.error({ mailId: mail.id, to: mail.to, subject: mail.subject, attempts, err: reason }, 'mail given up: the server refused it for good, or every attempt failed');
         return;
       }
       const retryInMs = Math.max(MIN_RETRY_MS, backoffDelayMs(attempts - 1, MAIL_BACKOFF, this.d.random));
-      outbox.markRetry(mail.id, attempts, clock.now() + retryInMs, reason);
+      await outbox.markRetry(mail.id, attempts, clock.now() + retryInMs, reason);
       log.warn({ mailId: mail.id, attempts, retryInMs, err: reason }, 'mail not sent; trying again');
     }
   }

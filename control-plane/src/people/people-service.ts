@@ -15,6 +15,7 @@ import type { LinkPurpose, SignInsRepository } from '../repositories/sign-ins';
 import type { OutgoingMail } from '../mail/mail-delivery';
 import { hashPassword, passwordProblem, UNMATCHABLE_HASH, verifyPassword } from './passwords';
 import { KeyedBuckets, SignInThrottle } from './sign-in-throttle';
+import { KeyedSerial } from '../lib/keyed-serial';
 
 /** How long an invitation link works, and a password reset link. */
 export const INVITATION_TTL_MS = 72 * 3_600_000;
@@ -42,7 +43,7 @@ export interface PeopleServiceDeps {
   users: UsersRepository;
   signIns: SignInsRepository;
   accounts: AccountService;
-  mail: { send(mail: OutgoingMail): number };
+  mail: { send(mail: OutgoingMail): Promise<number> };
   events: EventLog;
   clock: Clock;
   log: Logger;
@@ -54,6 +55,16 @@ export class PeopleService {
   private readonly throttle: SignInThrottle;
   private readonly resetMails: KeyedBuckets;
   private readonly resetRequests: KeyedBuckets;
+  /**
+   * What one person's links, password, sign-ins and key become, one change at a time (keyed by
+   * address, lower case): a check and the writes that depend on it (no password yet → a new
+   * invitation; retire the old links → insert the new one → mail it; use the link → set the
+   * password → retire the links → end the sign-ins) would otherwise interleave at every await of
+   * the store, leaving two links that work, a mail with a key or link already replaced, or an
+   * invitation issued after the password was set. Within one control plane; the single-use of a
+   * link is the database's (useLink is one statement).
+   */
+  private readonly perPerson = new KeyedSerial<string>();
 
   constructor(private readonly d: PeopleServiceDeps) {
     this.throttle = new SignInThrottle(d.clock);
@@ -66,12 +77,17 @@ export class PeopleService {
    * A person who has a password already gets no invitation (they sign in, or reset it): invited false.
    * @throws DomainError invalid (not an e-mail address)
    */
-  invite(email: string): { user: User; created: boolean; invited: boolean } {
-    const existing = this.d.users.findByEmail(email.trim());
-    const user = existing ?? this.d.accounts.createUser(email);
-    if (this.d.signIns.passwordHash(user.userId) !== undefined) return { user, created: false, invited: false };
-    const link = this.issueLink(user.userId, 'invitation', INVITATION_TTL_MS);
-    this.d.mail.send({
+  invite(email: string): Promise<{ user: User; created: boolean; invited: boolean }> {
+    // Two invitations of one new address at once: the second finds the user the first made.
+    return this.perPerson.run(personKey(email), () => this.inviteNow(email));
+  }
+
+  private async inviteNow(email: string): Promise<{ user: User; created: boolean; invited: boolean }> {
+    const existing = await this.d.users.findByEmail(email.trim());
+    const user = existing ?? (await this.d.accounts.createUser(email));
+    if ((await this.d.signIns.passwordHash(user.userId)) !== undefined) return { user, created: false, invited: false };
+    const link = await this.issueLink(user.userId, 'invitation', INVITATION_TTL_MS);
+    await this.d.mail.send({
       to: user.email,
       subject: 'Your Pixelfleet account',
       text: [
@@ -93,21 +109,23 @@ export class PeopleService {
    */
   async setPasswordWithLink(token: string, purpose: LinkPurpose, password: string): Promise<User> {
     const tokenHash = sha256Hex(token);
-    const userId = this.d.signIns.findLinkUser(tokenHash, purpose, this.d.clock.now());
-    const user = userId === undefined ? undefined : this.d.users.findById(userId);
+    const userId = await this.d.signIns.findLinkUser(tokenHash, purpose, this.d.clock.now());
+    const user = userId === undefined ? undefined : await this.d.users.findById(userId);
     if (user === undefined) throw notFound(LINK_GONE[purpose]);
     const problem = passwordProblem(password, user.email);
     if (problem !== undefined) throw invalid(problem);
     const hash = await hashPassword(password);
-    // Used only now, after the slow hash: two tabs posting the same link cannot both set a password.
-    if (this.d.signIns.useLink(tokenHash, purpose, this.d.clock.now()) !== user.userId) throw notFound(LINK_GONE[purpose]);
-    this.d.signIns.setPasswordHash(user.userId, hash);
-    this.d.signIns.retireLinks(user.userId, 'invitation', this.d.clock.now());
-    this.d.signIns.retireLinks(user.userId, 'passwordReset', this.d.clock.now());
-    // Whoever knew the old password is signed out.
-    const ended = this.d.signIns.deleteSessionsOf(user.userId);
-    this.d.events.record('user.passwordSet', {}, { userId: user.userId, via: purpose });
-    this.d.log.info({ userId: user.userId, via: purpose, signInsEnded: ended }, 'password set');
+    await this.perPerson.run(personKey(user.email), async () => {
+      // Used only now, after the slow hash, in one statement: two tabs posting the same link cannot both set a password.
+      if ((await this.d.signIns.useLink(tokenHash, purpose, this.d.clock.now())) !== user.userId) throw notFound(LINK_GONE[purpose]);
+      await this.d.signIns.setPasswordHash(user.userId, hash);
+      await this.d.signIns.retireLinks(user.userId, 'invitation', this.d.clock.now());
+      await this.d.signIns.retireLinks(user.userId, 'passwordReset', this.d.clock.now());
+      // Whoever knew the old password is signed out.
+      const ended = await this.d.signIns.deleteSessionsOf(user.userId);
+      this.d.events.record('user.passwordSet', {}, { userId: user.userId, via: purpose });
+      this.d.log.info({ userId: user.userId, via: purpose, signInsEnded: ended }, 'password set');
+    });
     return user;
   }
 
@@ -116,17 +134,24 @@ export class PeopleService {
    * caller answers the same). At most RESET_MAILS per address, and RESET_REQUESTS per client
    * network whatever the address (throttled: the wait; it tells nothing of any account).
    */
-  requestPasswordReset(email: string, network: string): PasswordResetOutcome {
+  async requestPasswordReset(email: string, network: string): Promise<PasswordResetOutcome> {
+    // The buckets are taken from synchronously (in memory): requests at once are each counted.
     const networkBucket = this.resetRequests.get(network);
     if (!networkBucket.take()) return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil(networkBucket.waitMs() / 1000)) };
-    const user = this.d.users.findByEmail(email.trim());
+    const user = await this.d.users.findByEmail(email.trim());
     if (user === undefined) return { kind: 'accepted' };
     if (!this.resetMails.get(user.email.toLowerCase()).take()) {
       this.d.log.info({ userId: user.userId }, 'password reset not mailed: too many asked for this address');
       return { kind: 'accepted' };
     }
-    const link = this.issueLink(user.userId, 'passwordReset', PASSWORD_RESET_TTL_MS);
-    this.d.mail.send({
+    await this.perPerson.run(personKey(user.email), () => this.mailResetLink(user));
+    return { kind: 'accepted' };
+  }
+
+  /** A new reset link (the older ones stop working), mailed: the last mail holds the one that works. */
+  private async mailResetLink(user: User): Promise<void> {
+    const link = await this.issueLink(user.userId, 'passwordReset', PASSWORD_RESET_TTL_MS);
+    await this.d.mail.send({
       to: user.email,
       subject: 'Reset your Pixelfleet password',
       text: [
@@ -138,15 +163,17 @@ export class PeopleService {
         'If it was not you, ignore this mail: your password stays as it is.',
       ].join('\n'),
     });
-    return { kind: 'accepted' };
   }
 
   /** Checks address and password; a sign-in gets a session token for the cookie. `network`: the client's address block. */
   async signIn(email: string, password: string, network: string): Promise<SignInOutcome> {
+    // The throttle is in memory: its check here and its count below are synchronous, so no failure
+    // is lost; sign-ins in flight at once are checked against the count as it was (as they were
+    // while the password hash is compared, before the store answered asynchronously).
     const waitMs = this.throttle.waitMs(email, network);
     if (waitMs > 0) return { kind: 'throttled', retryAfterSeconds: Math.ceil(waitMs / 1000) };
-    const user = email.length <= 254 ? this.d.users.findByEmail(email.trim()) : undefined;
-    const hash = user === undefined ? undefined : this.d.signIns.passwordHash(user.userId);
+    const user = email.length <= 254 ? await this.d.users.findByEmail(email.trim()) : undefined;
+    const hash = user === undefined ? undefined : await this.d.signIns.passwordHash(user.userId);
     // The same work for an unknown address or a person with no password yet as for a wrong password.
     const matches = await verifyPassword(password, hash ?? UNMATCHABLE_HASH);
     if (!matches || user === undefined || hash === undefined) {
@@ -157,28 +184,32 @@ export class PeopleService {
     const now = this.d.clock.now();
     const token = generateSecret('pfs');
     const expiresAt = now + SESSION_MAX_MS;
-    this.d.signIns.insertSession(sha256Hex(token), { userId: user.userId, createdAt: now, lastSeenAt: now, expiresAt });
+    await this.d.signIns.insertSession(sha256Hex(token), { userId: user.userId, createdAt: now, lastSeenAt: now, expiresAt });
     this.d.log.info({ userId: user.userId }, 'dashboard sign-in');
     return { kind: 'signedIn', token, user, expiresAt };
   }
 
-  /** The user a session token belongs to, while it is alive (an idle or expired one is ended here). */
-  userOfSession(token: string): User | undefined {
+  /**
+   * The user a session token belongs to, while it is alive (an idle or expired one is ended here).
+   * A request that read its sign-in just before a sign-out or password reset ended it finishes as
+   * one that came just before (the deletions, the touch and the operator grant are single statements).
+   */
+  async userOfSession(token: string): Promise<User | undefined> {
     const tokenHash = sha256Hex(token);
-    const session = this.d.signIns.findSession(tokenHash);
+    const session = await this.d.signIns.findSession(tokenHash);
     if (session === undefined) return undefined;
     const now = this.d.clock.now();
     if (now >= session.expiresAt || now - session.lastSeenAt >= SESSION_IDLE_MS) {
-      this.d.signIns.deleteSession(tokenHash);
+      await this.d.signIns.deleteSession(tokenHash);
       return undefined;
     }
-    if (now - session.lastSeenAt >= TOUCH_EVERY_MS) this.d.signIns.touchSession(tokenHash, now);
+    if (now - session.lastSeenAt >= TOUCH_EVERY_MS) await this.d.signIns.touchSession(tokenHash, now);
     return this.d.users.findById(session.userId);
   }
 
   /** Whether the sign-in may act as an operator now (it was shown the admin token, not long ago). */
-  isOperatorSession(token: string): boolean {
-    const until = this.d.signIns.findSession(sha256Hex(token))?.operatorUntil;
+  async isOperatorSession(token: string): Promise<boolean> {
+    const until = (await this.d.signIns.findSession(sha256Hex(token)))?.operatorUntil;
     return until !== undefined && this.d.clock.now() < until;
   }
 
@@ -186,22 +217,22 @@ export class PeopleService {
    * Lets a sign-in act as an operator for OPERATOR_SESSION_MS, never past the sign-in's own end.
    * The caller has checked the admin token.
    */
-  grantOperator(token: string): number {
+  async grantOperator(token: string): Promise<number> {
     const tokenHash = sha256Hex(token);
-    const session = this.d.signIns.findSession(tokenHash);
+    const session = await this.d.signIns.findSession(tokenHash);
     if (session === undefined) throw notFound('no such sign-in');
     const until = Math.min(session.expiresAt, this.d.clock.now() + OPERATOR_SESSION_MS);
-    this.d.signIns.setOperatorUntil(tokenHash, until);
+    await this.d.signIns.setOperatorUntil(tokenHash, until);
     this.d.events.record('user.operatorSignIn', {}, { userId: session.userId, until });
     return until;
   }
 
-  signOut(token: string): void {
-    this.d.signIns.deleteSession(sha256Hex(token));
+  signOut(token: string): Promise<void> {
+    return this.d.signIns.deleteSession(sha256Hex(token));
   }
 
   /** Ends every sign-in of the user (sign out everywhere); returns how many ended. */
-  signOutEverywhere(userId: string): number {
+  signOutEverywhere(userId: string): Promise<number> {
     return this.d.signIns.deleteSessionsOf(userId);
   }
 
@@ -211,23 +242,35 @@ export class PeopleService {
    * @throws DomainError invalid (the current password is wrong, or the new one is refused)
    */
   async changePassword(sessionToken: string, current: string, next: string): Promise<void> {
-    const user = this.userOfSession(sessionToken);
-    const hash = user === undefined ? undefined : this.d.signIns.passwordHash(user.userId);
-    if (user === undefined || hash === undefined || !(await verifyPassword(current, hash))) throw invalid('the current password is not right');
-    const problem = passwordProblem(next, user.email);
-    if (problem !== undefined) throw invalid(problem);
-    this.d.signIns.setPasswordHash(user.userId, await hashPassword(next));
-    this.d.signIns.deleteSessionsOf(user.userId, sha256Hex(sessionToken));
-    this.d.events.record('user.passwordSet', {}, { userId: user.userId, via: 'change' });
+    const user = await this.userOfSession(sessionToken);
+    if (user === undefined) throw invalid('the current password is not right');
+    // From reading the current hash to ending the other sign-ins, one change of this person at a
+    // time: two changes at once cannot both pass against the same current password.
+    await this.perPerson.run(personKey(user.email), async () => {
+      // A reset that came first ended this sign-in: it changes nothing (as one after it would).
+      if ((await this.d.signIns.findSession(sha256Hex(sessionToken)))?.userId !== user.userId) throw invalid('the current password is not right');
+      const hash = await this.d.signIns.passwordHash(user.userId);
+      if (hash === undefined || !(await verifyPassword(current, hash))) throw invalid('the current password is not right');
+      const problem = passwordProblem(next, user.email);
+      if (problem !== undefined) throw invalid(problem);
+      await this.d.signIns.setPasswordHash(user.userId, await hashPassword(next));
+      await this.d.signIns.deleteSessionsOf(user.userId, sha256Hex(sessionToken));
+      this.d.events.record('user.passwordSet', {}, { userId: user.userId, via: 'change' });
+    });
   }
 
   /**
    * A new API key for the signed-in person, shown once by the caller and mailed to their address
    * (as the spec says); the previous key stops working at once.
    */
-  issueApiKey(user: User): string {
-    const apiKey = this.d.accounts.issueKey(user.userId);
-    this.d.mail.send({
+  issueApiKey(user: User): Promise<string> {
+    // Two at once: the key mailed last is the one that works (rotation and mail, one at a time).
+    return this.perPerson.run(personKey(user.email), () => this.issueApiKeyNow(user));
+  }
+
+  private async issueApiKeyNow(user: User): Promise<string> {
+    const apiKey = await this.d.accounts.issueKey(user.userId);
+    await this.d.mail.send({
       to: user.email,
       subject: 'Your new Pixelfleet API key',
       text: [
@@ -243,14 +286,20 @@ export class PeopleService {
     return apiKey;
   }
 
-  private issueLink(userId: string, purpose: LinkPurpose, ttlMs: number): string {
+  /** Called within the person's perPerson turn (retiring and inserting must not interleave with another link's). */
+  private async issueLink(userId: string, purpose: LinkPurpose, ttlMs: number): Promise<string> {
     const now = this.d.clock.now();
     // A newer link replaces the older ones: only the last mail works.
-    this.d.signIns.retireLinks(userId, purpose, now);
+    await this.d.signIns.retireLinks(userId, purpose, now);
     const token = generateSecret(purpose === 'invitation' ? 'pfi' : 'pfr');
-    this.d.signIns.insertLink({ tokenHash: sha256Hex(token), userId, purpose, createdAt: now, expiresAt: now + ttlMs });
+    await this.d.signIns.insertLink({ tokenHash: sha256Hex(token), userId, purpose, createdAt: now, expiresAt: now + ttlMs });
     return token;
   }
+}
+
+/** The perPerson key of an address (the users table compares addresses without case). */
+function personKey(email: string): string {
+  return email.trim().toLowerCase();
 }
 
 const LINK_GONE: Readonly<Record<LinkPurpose, string>> = {

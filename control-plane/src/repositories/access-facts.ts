@@ -2,6 +2,7 @@
 // statement: the user and their live key digest, the project's owner and subscription, and the
 // user's membership. Every project read route authorizes from these (http/api/project-read.ts).
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 import type { MemberAccess } from './projects';
 
 export interface KeyFacts {
@@ -26,7 +27,7 @@ export interface AccessFacts {
 
 export interface AccessFactsRepository {
   /** The facts, from one statement (one snapshot); unknown ids give empty facts, not an error. */
-  read(userId: string, projectId: string): AccessFacts;
+  read(userId: string, projectId: string): Promise<AccessFacts>;
 }
 
 interface Row {
@@ -77,8 +78,13 @@ function watchFactTables(db: Db, onChange: () => void): void {
  * but ~35 µs between HTTP requests (a read transaction's locks on cold caches), a third of a
  * whole request. A rotated key, a removed member or an expired subscription is a write, so the
  * next request reads afresh: "at once" holds.
+ *
+ * The cache is this connection's, cleared by triggers on this connection: it holds only because
+ * every write to the fact tables goes through this one process's connection. A PostgreSQL twin
+ * cannot cache the same way: another replica's write (a rotated key, a removed member) fires no
+ * trigger here, so it would need a shared invalidation (LISTEN/NOTIFY, a version column) or no cache.
  */
-export class SqliteAccessFactsRepository implements AccessFactsRepository {
+export class SqliteAccessFactsRepository implements Sync<AccessFactsRepository> {
   private readonly stmt;
   private readonly cache = new Map<string, AccessFacts>();
 

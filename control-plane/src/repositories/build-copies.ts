@@ -1,6 +1,7 @@
 // Each worker's copy of a distributed build (build_copies): PrepareBuild sent, ready in the
 // worker's cache, or failed there. Written only by builds/build-distribution.ts.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 export type CopyPhase = 'sent' | 'ready' | 'failed';
 
@@ -15,11 +16,11 @@ export interface BuildCopy {
 
 export interface BuildCopiesRepository {
   /** Creates or replaces the worker's copy of the build. */
-  put(copy: BuildCopy): void;
-  find(uploadId: string, workerId: string): BuildCopy | undefined;
-  listOfBuild(uploadId: string): BuildCopy[];
+  put(copy: BuildCopy): Promise<void>;
+  find(uploadId: string, workerId: string): Promise<BuildCopy | undefined>;
+  listOfBuild(uploadId: string): Promise<BuildCopy[]>;
   /** Upload ids the worker holds ready. */
-  readyOnWorker(workerId: string): string[];
+  readyOnWorker(workerId: string): Promise<string[]>;
 }
 
 interface CopyRow {
@@ -32,7 +33,7 @@ interface CopyRow {
 
 const toCopy = (r: CopyRow): BuildCopy => ({ uploadId: r.upload_id, workerId: r.worker_id, phase: r.phase, error: r.error ?? undefined, updatedAt: r.updated_at });
 
-export class SqliteBuildCopiesRepository implements BuildCopiesRepository {
+export class SqliteBuildCopiesRepository implements Sync<BuildCopiesRepository> {
   private readonly stmts;
 
   constructor(db: Db) {

@@ -2,6 +2,7 @@
 // the stage table; the table's CHECK holds the same list.
 import type { Db } from '../db/database';
 import type { BuildStatus } from '../builds/build-stages';
+import type { Sync } from '../store/promised';
 
 /** What a scanned archive holds (the archive module's manifest, as the build record keeps it). */
 export interface BuildManifest {
@@ -41,27 +42,27 @@ export interface BuildRecord {
 export const UNFINISHED_BUILD_STATUSES = ['pending', 'Downloading Files', 'Extracting & Scanning', 'Saving to Repository'] as const satisfies readonly BuildStatus[];
 
 export interface BuildsRepository {
-  insert(b: Omit<BuildRecord, 'live' | 'manifest' | 'archive'>): void;
+  insert(b: Omit<BuildRecord, 'live' | 'manifest' | 'archive'>): Promise<void>;
   /** Newest first; `live` is true for the project's live build. */
-  listByProject(projectId: string): BuildRecord[];
+  listByProject(projectId: string): Promise<BuildRecord[]>;
   /** How many builds are in each status (for /metrics). */
-  countByStatus(): { status: BuildStatus; n: number }[];
+  countByStatus(): Promise<{ status: BuildStatus; n: number }[]>;
   /** One page of listByProject, and how many builds the project has. */
-  pageByProject(projectId: string, limit: number, skip: number): { total: number; builds: BuildRecord[] };
-  findById(uploadId: string): BuildRecord | undefined;
+  pageByProject(projectId: string, limit: number, skip: number): Promise<{ total: number; builds: BuildRecord[] }>;
+  findById(uploadId: string): Promise<BuildRecord | undefined>;
   /**
    * Moves the build from `from` to `to` with `objection` (cleared when undefined) and
    * `updated_at = nowMs`, only if its status is still `from`; false when it was not (or no such build).
    */
-  moveStatus(uploadId: string, from: BuildStatus, to: BuildStatus, objection: string | undefined, nowMs: number): boolean;
-  recordManifest(uploadId: string, manifest: BuildManifest): void;
-  recordArchive(uploadId: string, archive: BuildArchive): void;
+  moveStatus(uploadId: string, from: BuildStatus, to: BuildStatus, objection: string | undefined, nowMs: number): Promise<boolean>;
+  recordManifest(uploadId: string, manifest: BuildManifest): Promise<void>;
+  recordArchive(uploadId: string, archive: BuildArchive): Promise<void>;
   /** Builds in an UNFINISHED_BUILD_STATUSES status, oldest first. */
-  listUnfinished(): BuildRecord[];
+  listUnfinished(): Promise<BuildRecord[]>;
   /** Builds in `Distributing to Servers`, oldest first. */
-  listDistributing(): BuildRecord[];
+  listDistributing(): Promise<BuildRecord[]>;
   /** The stages these builds entered, in order, by upload id (insert and moveStatus write them). */
-  stagesOf(uploadIds: readonly string[]): Map<string, BuildStageEntry[]>;
+  stagesOf(uploadIds: readonly string[]): Promise<Map<string, BuildStageEntry[]>>;
 }
 
 /** A status a build entered, and when (epoch ms). */
@@ -99,7 +100,7 @@ const toBuild = (r: BuildRow): BuildRecord => ({
   updatedAt: r.updated_at,
 });
 
-export class SqliteBuildsRepository implements BuildsRepository {
+export class SqliteBuildsRepository implements Sync<BuildsRepository> {
   private readonly stmts;
 
   private readonly inTransaction: <T>(work: () => T) => T;

@@ -2,19 +2,20 @@
 // retention.telemetryDays), a bounded batch per statement; and which blob digests a record
 // still names, so the retention sweep deletes a log's blob only once nothing refers to it.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 export interface LogRetentionRepository {
   /** Deletes at most limit log file records uploaded before beforeMs, oldest first; returns the blob digests they named (one per record). */
-  deleteLogFilesBefore(beforeMs: number, limit: number): string[];
+  deleteLogFilesBefore(beforeMs: number, limit: number): Promise<string[]>;
   /** Deletes at most limit log file records of the given sessions; returns the blob digests they named. */
-  deleteLogFilesOfSessions(sessionIds: readonly string[], limit: number): string[];
+  deleteLogFilesOfSessions(sessionIds: readonly string[], limit: number): Promise<string[]>;
   /** Deletes at most limit telemetry rows received before beforeMs, oldest first; returns how many. */
-  deleteTelemetryBefore(beforeMs: number, limit: number): number;
+  deleteTelemetryBefore(beforeMs: number, limit: number): Promise<number>;
   /** True while a log file record or a build's archive names the digest (content-addressed blobs may be shared). */
-  isBlobReferenced(sha256: string): boolean;
+  isBlobReferenced(sha256: string): Promise<boolean>;
 }
 
-export class SqliteLogRetentionRepository implements LogRetentionRepository {
+export class SqliteLogRetentionRepository implements Sync<LogRetentionRepository> {
   private readonly stmts;
 
   constructor(db: Db) {

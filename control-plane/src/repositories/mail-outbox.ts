@@ -2,6 +2,7 @@
 // delivery. A mail's body is wiped once it is delivered or given up (it may carry a single-use
 // link or an API key), so what stays at rest is who was written to, about what, and what happened.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 /** A mail waiting to be sent. */
 export interface PendingMail {
@@ -30,23 +31,24 @@ export interface MailRecord {
 
 export interface MailOutboxRepository {
   /** Stores a mail to be sent at once; returns its id. */
-  enqueue(mail: { to: string; subject: string; body: string }, nowMs: number): number;
+  enqueue(mail: { to: string; subject: string; body: string }, nowMs: number): Promise<number>;
   /** Pending mails due by nowMs, oldest due first. */
-  due(nowMs: number, limit: number): PendingMail[];
+  due(nowMs: number, limit: number): Promise<PendingMail[]>;
   /** When the next pending mail is due (undefined: none pending). */
-  nextDueAt(): number | undefined;
+  nextDueAt(): Promise<number | undefined>;
   /** Delivered at the attempts-th attempt: the body is wiped. */
-  markSent(id: number, attempts: number, nowMs: number): void;
+  markSent(id: number, attempts: number, nowMs: number): Promise<void>;
   /** A failed attempt to be tried again at nextAttemptAt. */
-  markRetry(id: number, attempts: number, nextAttemptAt: number, error: string): void;
+  markRetry(id: number, attempts: number, nextAttemptAt: number, error: string): Promise<void>;
   /** Given up: the body is wiped. */
-  markFailed(id: number, attempts: number, nowMs: number, error: string): void;
-  find(id: number): MailRecord | undefined;
+  markFailed(id: number, attempts: number, nowMs: number, error: string): Promise<void>;
+  find(id: number): Promise<MailRecord | undefined>;
   /** Newest first. */
-  list(limit: number): MailRecord[];
+  list(limit: number): Promise<MailRecord[]>;
 }
 
-interface RecordRow {
+/** A record's row as the stores read it (body_kept 0/1), shared by the SQLite and PostgreSQL outboxes. */
+export interface MailRecordRow {
   id: number;
   to_address: string;
   subject: string;
@@ -60,7 +62,7 @@ interface RecordRow {
 
 const RECORD_COLUMNS = 'id, to_address, subject, created_at, attempts, sent_at, failed_at, last_error, body IS NOT NULL AS body_kept';
 
-export class SqliteMailOutboxRepository implements MailOutboxRepository {
+export class SqliteMailOutboxRepository implements Sync<MailOutboxRepository> {
   private readonly stmts;
 
   constructor(db: Db) {
@@ -105,16 +107,17 @@ export class SqliteMailOutboxRepository implements MailOutboxRepository {
   }
 
   find(id: number): MailRecord | undefined {
-    const row = this.stmts.find.get(id) as RecordRow | undefined;
-    return row === undefined ? undefined : toRecord(row);
+    const row = this.stmts.find.get(id) as MailRecordRow | undefined;
+    return row === undefined ? undefined : mailRecordOf(row);
   }
 
   list(limit: number): MailRecord[] {
-    return (this.stmts.list.all(limit) as RecordRow[]).map(toRecord);
+    return (this.stmts.list.all(limit) as MailRecordRow[]).map(mailRecordOf);
   }
 }
 
-function toRecord(r: RecordRow): MailRecord {
+/** The record of a row. */
+export function mailRecordOf(r: MailRecordRow): MailRecord {
   return {
     id: r.id,
     to: r.to_address,

@@ -3,17 +3,18 @@
 // given up before the cutoff. All three tables are small (live sign-ins, recent links, mail to
 // people): each delete scans its table, a bounded batch at a time like every other delete of the sweep.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 export interface PeopleRetentionRepository {
   /** Deletes up to `limit` sign-ins that ended at expiresAt ≤ nowMs or were last seen at or before idleCutoffMs; returns how many. */
-  deleteEndedSignIns(nowMs: number, idleCutoffMs: number, limit: number): number;
+  deleteEndedSignIns(nowMs: number, idleCutoffMs: number, limit: number): Promise<number>;
   /** Deletes up to `limit` links used or expired by nowMs. */
-  deleteDeadLinks(nowMs: number, limit: number): number;
+  deleteDeadLinks(nowMs: number, limit: number): Promise<number>;
   /** Deletes up to `limit` mail records sent or given up before cutoffMs (pending mail is kept, whatever its age). */
-  deleteEndedMailBefore(cutoffMs: number, limit: number): number;
+  deleteEndedMailBefore(cutoffMs: number, limit: number): Promise<number>;
 }
 
-export class SqlitePeopleRetentionRepository implements PeopleRetentionRepository {
+export class SqlitePeopleRetentionRepository implements Sync<PeopleRetentionRepository> {
   private readonly stmts;
 
   constructor(db: Db) {

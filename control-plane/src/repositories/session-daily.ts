@@ -6,6 +6,7 @@
 // (repositories/sessions.ts), so 92 days read at most 92 rows and 92 × (buckets in use) rows,
 // whatever the number of sessions.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 import { DAY_MS } from './session-dimensions';
 
 /** Width of a start-up bucket: bucket b holds start-ups in [STEP^b, STEP^(b+1)) ms. */
@@ -34,16 +35,16 @@ export interface SessionDay {
 
 export interface SessionDailyRepository {
   /** Counts a new session in its day; called inside the transaction inserting the session. */
-  recordCreated(projectId: string, createdAt: number): void;
+  recordCreated(projectId: string, createdAt: number): Promise<void>;
   /** Counts a session's start-up in its creation day; called inside the transaction moving it to Running. */
-  recordStartup(projectId: string, createdAt: number, startupMs: number): void;
+  recordStartup(projectId: string, createdAt: number, startupMs: number): Promise<void>;
   /** The days of [fromMs, toMs] (whole UTC days, the ones the window touches), oldest first; a day with no session is absent. */
-  days(projectId: string, fromMs: number, toMs: number): SessionDay[];
+  days(projectId: string, fromMs: number, toMs: number): Promise<SessionDay[]>;
   /** Deletes at most limit rows of days before beforeDay (a day number); returns how many. */
-  deleteDaysBefore(beforeDay: number, limit: number): number;
+  deleteDaysBefore(beforeDay: number, limit: number): Promise<number>;
 }
 
-export class SqliteSessionDailyRepository implements SessionDailyRepository {
+export class SqliteSessionDailyRepository implements Sync<SessionDailyRepository> {
   private readonly stmts;
 
   constructor(db: Db) {

@@ -5,6 +5,7 @@
 // that does not start or end on a UTC day boundary) are counted from the sessions table through
 // its (project_id, created_at) index, so every window is exact.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 /** The breakdown dimensions, as the analytics API names them. */
 export const BREAKDOWN_DIMENSIONS = ['country', 'city', 'browser', 'os', 'device'] as const;
@@ -57,11 +58,11 @@ export interface Breakdown {
 
 export interface SessionDimensionsRepository {
   /** Groups the project's sessions created in [from, to) by one dimension. Throws RangeError for countryCode with browser, os or device. */
-  breakdown(query: BreakdownQuery): Breakdown;
+  breakdown(query: BreakdownQuery): Promise<Breakdown>;
   /** Counts a new session in its day's rollup rows; called inside the transaction inserting the session. */
-  record(projectId: string, createdAt: number, dims: ClientDimensions): void;
+  record(projectId: string, createdAt: number, dims: ClientDimensions): Promise<void>;
   /** Deletes at most limit rollup rows of days before beforeDay (a day number) and of weeks ending by then; returns how many. */
-  deleteDaysBefore(beforeDay: number, limit: number): number;
+  deleteDaysBefore(beforeDay: number, limit: number): Promise<number>;
 }
 
 /** The sessions column holding each dimension. */
@@ -112,7 +113,7 @@ function dayRollupSql(byCountry: boolean): string {
     GROUP BY country_code, value`;
 }
 
-export class SqliteSessionDimensionsRepository implements SessionDimensionsRepository {
+export class SqliteSessionDimensionsRepository implements Sync<SessionDimensionsRepository> {
   private readonly stmts;
 
   constructor(db: Db) {

@@ -4,6 +4,7 @@
 // its own (migration 20), and counted exactly or, for the dashboard, up to a cap.
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 import type { Diagnosis } from '../analytics/session-diagnosis';
 import { SELECTED, toSession, type SessionRecord, type SessionRow, type SnapshotData } from './sessions';
 import type { SessionStatus } from '../sessions/session-status';
@@ -60,15 +61,15 @@ export interface SessionListPage {
 
 export interface SessionHistoryRepository {
   /** The session's snapshots, oldest first. */
-  snapshots(sessionId: string): SnapshotRecord[];
-  list(q: SessionListQuery): SessionListPage;
+  snapshots(sessionId: string): Promise<SnapshotRecord[]>;
+  list(q: SessionListQuery): Promise<SessionListPage>;
   /** The session's stored diagnosis (neverReported for an unknown session). */
-  diagnosisOf(sessionId: string): Diagnosis;
+  diagnosisOf(sessionId: string): Promise<Diagnosis>;
 }
 
 type ListRow = SessionRow & { diagnosis: Diagnosis };
 
-export class SqliteSessionHistoryRepository implements SessionHistoryRepository {
+export class SqliteSessionHistoryRepository implements Sync<SessionHistoryRepository> {
   private readonly stmts;
   /** The count and page statements of each combination of filters, prepared on first use. */
   private readonly lists = new Map<string, { count: Statement; capped: Statement; page: Statement }>();

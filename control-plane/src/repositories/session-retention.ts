@@ -2,6 +2,7 @@
 // off a session (migrations: session_snapshots, telemetry_rows and log_files reference sessions(id)).
 // Each statement deletes a bounded number of rows, so the retention sweep can yield between them.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 /** The tables whose rows belong to one session, deleted before the session itself. */
 export const SESSION_CHILD_TABLES = ['telemetry_rows', 'session_snapshots', 'log_files'] as const;
@@ -9,17 +10,17 @@ export type SessionChildTable = (typeof SESSION_CHILD_TABLES)[number];
 
 export interface SessionRetentionRepository {
   /** Ids of sessions Terminated before endedBeforeMs (by their last update, the end), oldest first, at most limit. */
-  listEndedBefore(endedBeforeMs: number, limit: number): string[];
+  listEndedBefore(endedBeforeMs: number, limit: number): Promise<string[]>;
   /** Deletes at most limit rows of table belonging to the given sessions; returns how many. */
-  deleteChildRows(table: SessionChildTable, sessionIds: readonly string[], limit: number): number;
+  deleteChildRows(table: SessionChildTable, sessionIds: readonly string[], limit: number): Promise<number>;
   /**
    * Deletes the given sessions that are still Terminated (at most sessionIds.length rows; their child
    * rows must be gone already, or the foreign keys' cascade deletes them in the same statement).
    */
-  deleteEnded(sessionIds: readonly string[]): number;
+  deleteEnded(sessionIds: readonly string[]): Promise<number>;
 }
 
-export class SqliteSessionRetentionRepository implements SessionRetentionRepository {
+export class SqliteSessionRetentionRepository implements Sync<SessionRetentionRepository> {
   private readonly stmts;
 
   constructor(db: Db) {

@@ -2,6 +2,7 @@
 // them (invitation, password reset) and their sign-in sessions. Tokens are stored as SHA-256
 // digests only; the links and cookies that carry them are the only copies.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 export type LinkPurpose = 'invitation' | 'passwordReset';
 
@@ -15,23 +16,23 @@ export interface DashboardSessionRecord {
 }
 
 export interface SignInsRepository {
-  passwordHash(userId: string): string | undefined;
-  setPasswordHash(userId: string, hash: string): void;
-  insertLink(link: { tokenHash: string; userId: string; purpose: LinkPurpose; createdAt: number; expiresAt: number }): void;
+  passwordHash(userId: string): Promise<string | undefined>;
+  setPasswordHash(userId: string, hash: string): Promise<void>;
+  insertLink(link: { tokenHash: string; userId: string; purpose: LinkPurpose; createdAt: number; expiresAt: number }): Promise<void>;
   /** The user a link that still works is for (it is not used by this). */
-  findLinkUser(tokenHash: string, purpose: LinkPurpose, nowMs: number): string | undefined;
+  findLinkUser(tokenHash: string, purpose: LinkPurpose, nowMs: number): Promise<string | undefined>;
   /** Uses the link once: the user it was for, or undefined when it is unknown, used, expired or for another purpose. */
-  useLink(tokenHash: string, purpose: LinkPurpose, nowMs: number): string | undefined;
+  useLink(tokenHash: string, purpose: LinkPurpose, nowMs: number): Promise<string | undefined>;
   /** The user's links of a purpose that were never used stop working (a newer one replaces them, or the password was set). */
-  retireLinks(userId: string, purpose: LinkPurpose, nowMs: number): void;
-  insertSession(tokenHash: string, s: DashboardSessionRecord): void;
-  findSession(tokenHash: string): DashboardSessionRecord | undefined;
-  touchSession(tokenHash: string, nowMs: number): void;
+  retireLinks(userId: string, purpose: LinkPurpose, nowMs: number): Promise<void>;
+  insertSession(tokenHash: string, s: DashboardSessionRecord): Promise<void>;
+  findSession(tokenHash: string): Promise<DashboardSessionRecord | undefined>;
+  touchSession(tokenHash: string, nowMs: number): Promise<void>;
   /** Lets the sign-in act as an operator until untilMs. */
-  setOperatorUntil(tokenHash: string, untilMs: number): void;
-  deleteSession(tokenHash: string): void;
+  setOperatorUntil(tokenHash: string, untilMs: number): Promise<void>;
+  deleteSession(tokenHash: string): Promise<void>;
   /** Ends every sign-in of the user, but `keep` (the one asking); returns how many ended. */
-  deleteSessionsOf(userId: string, keep?: string): number;
+  deleteSessionsOf(userId: string, keep?: string): Promise<number>;
 }
 
 interface SessionRow {
@@ -42,7 +43,7 @@ interface SessionRow {
   operator_until: number | null;
 }
 
-export class SqliteSignInsRepository implements SignInsRepository {
+export class SqliteSignInsRepository implements Sync<SignInsRepository> {
   private readonly stmts;
 
   constructor(db: Db) {

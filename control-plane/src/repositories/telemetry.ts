@@ -1,6 +1,7 @@
 // Telemetry rows reported by viewers' players, stored as received (the analytics API reads them);
 // each batch also brings its sessions' stored diagnosis up to date, in the same transaction.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 import { SqliteSessionDiagnosisRepository } from './session-diagnosis-store';
 
 export interface TelemetryRowRecord {
@@ -50,13 +51,13 @@ export interface TelemetryRepository {
    * Stores one batch in one transaction, adds its rows and bytes to the session's totals and
    * writes the session's diagnosis as its rows now read (sessions.diagnosis, migration 20).
    */
-  insertMany(rows: readonly TelemetryRowRecord[]): void;
+  insertMany(rows: readonly TelemetryRowRecord[]): Promise<void>;
   /** Rows and stored bytes ever accepted for the session (sessions.telemetry_count / telemetry_bytes: one row read). */
-  usageBySession(sessionId: string): TelemetryUsage;
+  usageBySession(sessionId: string): Promise<TelemetryUsage>;
   /** Every row of the session in insertion order. */
-  listBySession(sessionId: string): StoredTelemetryRow[];
+  listBySession(sessionId: string): Promise<StoredTelemetryRow[]>;
   /** One page of the session's rows, newest first (ts descending, then id descending), and how many match. */
-  pageBySession(query: TelemetryPageQuery): { total: number; rows: StoredTelemetryRow[] };
+  pageBySession(query: TelemetryPageQuery): Promise<{ total: number; rows: StoredTelemetryRow[] }>;
 }
 
 /** The ms of an ISO 8601 time with a zone (the ingest validates the form); NaN when not one. */
@@ -93,7 +94,7 @@ const toRow = (r: Row): StoredTelemetryRow => ({
   row: JSON.parse(r.row) as Record<string, unknown>,
 });
 
-export class SqliteTelemetryRepository implements TelemetryRepository {
+export class SqliteTelemetryRepository implements Sync<TelemetryRepository> {
   private readonly stmts;
 
   /** Brings each batch's sessions' diagnoses up to date inside insertMany's transaction. */

@@ -1,5 +1,6 @@
 // Users and their API keys (only SHA-256 digests are stored).
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 export interface User {
   userId: string;
@@ -8,17 +9,17 @@ export interface User {
 }
 
 export interface UsersRepository {
-  insert(user: User): void;
-  findById(userId: string): User | undefined;
-  findByEmail(email: string): User | undefined;
+  insert(user: User): Promise<void>;
+  findById(userId: string): Promise<User | undefined>;
+  findByEmail(email: string): Promise<User | undefined>;
   /** Revokes the user's live key (if any) and stores the new digest, atomically. */
-  replaceKey(userId: string, keyHash: string, nowMs: number): void;
+  replaceKey(userId: string, keyHash: string, nowMs: number): Promise<void>;
   /** The digest of the user's live key, if any. */
-  liveKeyHash(userId: string): string | undefined;
+  liveKeyHash(userId: string): Promise<string | undefined>;
   /** The owner of a live key with this digest, if any. */
-  findUserByLiveKeyHash(keyHash: string): User | undefined;
+  findUserByLiveKeyHash(keyHash: string): Promise<User | undefined>;
   /** Whether the user exists and the digest of their live key, in one read (the hot auth path). */
-  keyHashOf(userId: string): { exists: boolean; liveKeyHash: string | undefined };
+  keyHashOf(userId: string): Promise<{ exists: boolean; liveKeyHash: string | undefined }>;
 }
 
 interface UserRow {
@@ -29,7 +30,7 @@ interface UserRow {
 
 const toUser = (r: UserRow): User => ({ userId: r.id, email: r.email, createdAt: r.created_at });
 
-export class SqliteUsersRepository implements UsersRepository {
+export class SqliteUsersRepository implements Sync<UsersRepository> {
   private readonly stmts;
 
   constructor(private readonly db: Db) {

@@ -1,6 +1,7 @@
 // Webhook delivery attempts and their outcomes (one row per attempt; there are no retries).
 import type { Db } from '../db/database';
 import type { WebhookDeliveryFailure } from '../errors';
+import type { Sync } from '../store/promised';
 
 export interface WebhookDelivery {
   projectId: string;
@@ -18,9 +19,9 @@ export interface WebhookDelivery {
 }
 
 export interface WebhookDeliveriesRepository {
-  insert(d: WebhookDelivery): void;
+  insert(d: WebhookDelivery): Promise<void>;
   /** Newest first. */
-  listByProject(projectId: string, limit: number): WebhookDelivery[];
+  listByProject(projectId: string, limit: number): Promise<WebhookDelivery[]>;
 }
 
 interface DeliveryRow {
@@ -35,7 +36,7 @@ interface DeliveryRow {
   attempted_at: number;
 }
 
-export class SqliteWebhookDeliveriesRepository implements WebhookDeliveriesRepository {
+export class SqliteWebhookDeliveriesRepository implements Sync<WebhookDeliveriesRepository> {
   private readonly stmts;
 
   constructor(db: Db) {

@@ -18,15 +18,16 @@ import { SqliteTelemetryRepository } from '../repositories/telemetry';
 import { SqliteLogFilesRepository } from '../repositories/log-files';
 import { snapshotOf } from '../sessions/session-snapshots';
 import { seedProject, seedSession, seedUser, seedWorker, sessionRecord } from '../repositories/repository-test-db';
-import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
-import { SqliteSessionDailyRepository } from '../repositories/session-daily';
-import { SqliteSessionRetentionRepository } from '../repositories/session-retention';
-import { SqliteLogRetentionRepository } from '../repositories/log-retention';
+import { SqliteSessionDimensionsRepository, type SessionDimensionsRepository } from '../repositories/session-dimensions';
+import { SqliteSessionDailyRepository, type SessionDailyRepository } from '../repositories/session-daily';
+import { SqliteSessionRetentionRepository, type SessionRetentionRepository } from '../repositories/session-retention';
+import { SqliteLogRetentionRepository, type LogRetentionRepository } from '../repositories/log-retention';
 import { LocalBlobStore } from '../blobs/blob-store';
-import { SqlitePeopleRetentionRepository } from '../repositories/people-retention';
+import { SqlitePeopleRetentionRepository, type PeopleRetentionRepository } from '../repositories/people-retention';
 import { SqliteSignInsRepository } from '../repositories/sign-ins';
 import { SqliteMailOutboxRepository } from '../repositories/mail-outbox';
 import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../people/people-service';
+import { promised } from '../store/promised';
 import { RetentionSweep, type RetentionSweepDeps } from './retention-sweep';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -55,13 +56,13 @@ afterEach(() => {
 
 function sweeper(overrides: Partial<RetentionSweepDeps> = {}): RetentionSweep {
   return new RetentionSweep({
-    sessions: new SqliteSessionRetentionRepository(db),
+    sessions: promised<SessionRetentionRepository>(new SqliteSessionRetentionRepository(db)),
     events: new SqliteEventsRepository(db),
     commands: new SqliteWorkersRepository(db),
     clock,
     log: pino({ level: 'silent' }),
     sessionDays: DAYS,
-    logs: new SqliteLogRetentionRepository(db),
+    logs: promised<LogRetentionRepository>(new SqliteLogRetentionRepository(db)),
     blobs,
     // The shorter windows for logs and telemetry are off here; their own tests set them.
     logDays: 10 * DAYS,
@@ -154,7 +155,7 @@ describe('RetentionSweep', () => {
     expect(days()).toEqual([cutoffDay - 3, cutoffDay - 1, cutoffDay, Math.floor(clock.now() / DAY)]);
     const before = rows();
 
-    const result = await sweeper({ dimensions, batchRows: 3 }).sweep();
+    const result = await sweeper({ dimensions: promised<SessionDimensionsRepository>(dimensions), batchRows: 3 }).sweep();
 
     expect(days()).toEqual([cutoffDay, Math.floor(clock.now() / DAY)]);
     // Weeks go once they ended by the cutoff's day: the week holding it stays.
@@ -175,7 +176,7 @@ describe('RetentionSweep', () => {
     const today = Math.floor(clock.now() / DAY);
     expect(days('session_days')).toEqual([cutoffDay - 3, cutoffDay - 1, cutoffDay, today]);
 
-    const result = await sweeper({ daily, batchRows: 1 }).sweep();
+    const result = await sweeper({ daily: promised<SessionDailyRepository>(daily), batchRows: 1 }).sweep();
 
     expect(days('session_days')).toEqual([cutoffDay, today]);
     expect(days('session_startup_days')).toEqual([cutoffDay, today]);
@@ -369,7 +370,7 @@ describe("people's rows", () => {
     outbox.markSent(recentSent, 1, now - DAY);
     const oldPending = mail(now - (DAYS + 1) * DAY); // never sent: kept, whatever its age
 
-    const result = await sweeper({ people: new SqlitePeopleRetentionRepository(db) }).sweep();
+    const result = await sweeper({ people: promised<PeopleRetentionRepository>(new SqlitePeopleRetentionRepository(db)) }).sweep();
     expect(result).toMatchObject({ signIns: 2, links: 2, mails: 2 });
     expect((db.prepare('SELECT token_hash FROM dashboard_sessions').all() as { token_hash: string }[]).map((r) => r.token_hash)).toEqual(['live']);
     expect((db.prepare('SELECT token_hash FROM user_links').all() as { token_hash: string }[]).map((r) => r.token_hash)).toEqual(['usable']);

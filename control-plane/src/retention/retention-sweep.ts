@@ -10,9 +10,11 @@
 // counts fewer). A deleted log file record's gzip blob
 // is deleted too once no record names its digest (blobs are content-addressed: one may back
 // several records, or a build); the check and the deletion run in the same turn of the event
-// loop, and an upload stores its blob and inserts its record without yielding between the two, so
-// a blob an upload is about to name is never taken (the deletion is issued in that turn; object
-// storage finishes it afterwards, and an upload of the same bytes meanwhile stores them again).
+// loop (SQLite's answers are promises already settled: no I/O callback runs in between; a store
+// answering over a socket will need uploads and this deletion serialized per digest), and an
+// upload stores its blob and inserts its record without yielding between the two, so a blob an
+// upload is about to name is never taken (the deletion is issued in that turn; object storage
+// finishes it afterwards, and an upload of the same bytes meanwhile stores them again).
 // People's dead rows go too: dashboard sign-ins that are over, links that can no longer be used,
 // and mail records older than the cutoff. Last, the blob store's leftovers of interrupted writes
 // (temp files, incomplete multipart uploads) older than a day are deleted.
@@ -157,10 +159,10 @@ export class RetentionSweep {
     /** Blob deletions issued and not yet awaited (object storage answers later). */
     const removing: Promise<void>[] = [];
     /** Deletes a batch of log file records, then issues the deletion of the blobs no record names any more (same turn); returns the records deleted. */
-    const deleteLogs = (deleteBatch: () => string[]): number => {
-      const digests = deleteBatch();
+    const deleteLogs = async (deleteBatch: () => Promise<string[]>): Promise<number> => {
+      const digests = await deleteBatch();
       for (const sha256 of new Set(digests)) {
-        if (this.deps.logs.isBlobReferenced(sha256)) continue;
+        if (await this.deps.logs.isBlobReferenced(sha256)) continue;
         removing.push(
           this.deps.blobs.remove(sha256).catch((err: unknown) => {
             result.logBlobs -= 1;
@@ -180,9 +182,9 @@ export class RetentionSweep {
       return !this.closed;
     };
     /** Repeats a bounded delete until it deletes less than a full batch. */
-    const drain = async (deleteBatch: () => number, add: (n: number) => void): Promise<boolean> => {
+    const drain = async (deleteBatch: () => number | Promise<number>, add: (n: number) => void): Promise<boolean> => {
       for (;;) {
-        const n = deleteBatch();
+        const n = await deleteBatch();
         add(n);
         if (!(await turn())) return false;
         if (n < limit) return true;
@@ -192,14 +194,15 @@ export class RetentionSweep {
     sweep: {
       // Sessions a batch at a time: their child rows first (a session may have up to 20,000
       // telemetry rows, which a cascade would delete in one statement), then the sessions.
-      for (let ids = sessions.listEndedBefore(cutoff, limit); ids.length > 0 && !this.closed; ids = sessions.listEndedBefore(cutoff, limit)) {
+      for (let ids = await sessions.listEndedBefore(cutoff, limit); ids.length > 0 && !this.closed; ids = await sessions.listEndedBefore(cutoff, limit)) {
         for (const table of SESSION_CHILD_TABLES) {
           const field = CHILD_FIELD[table];
           const deleteBatch =
             table === 'log_files' ? () => deleteLogs(() => this.deps.logs.deleteLogFilesOfSessions(ids, limit)) : () => sessions.deleteChildRows(table, ids, limit);
           if (!(await drain(deleteBatch, (n) => (result[field] += n)))) break sweep;
         }
-        result.sessions += sessions.deleteEnded(ids);
+        const ended = await sessions.deleteEnded(ids);
+        result.sessions += ended;
         if (!(await turn())) break sweep;
       }
       // Whole days ending at or before the cutoff (day numbers: floor(ms / DAY_MS)).

@@ -1,7 +1,8 @@
 // Receiving a session's log files on a real SQLite file and blob folder, as the agent's spool sends
 // them: a gzip engine log and a gzip crash zip; a retry of a stored file name (its first answer
 // lost) gets the stored record and stores nothing twice, for the crash zip as for the log; the
-// worker that did not run the session, an unknown session and a bad name are refused.
+// worker that did not run the session, an unknown session and a bad name are refused; two uploads
+// of one session at once are recorded as if one after the other (one record per name, the total kept).
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,10 +11,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
 import { openDatabase, type Db } from '../db/database';
 import { LocalBlobStore } from '../blobs/blob-store';
-import { SqliteLogFilesRepository } from '../repositories/log-files';
+import { SqliteLogFilesRepository, type LogFileRecord, type LogFilesRepository } from '../repositories/log-files';
 import { SqliteSessionsRepository } from '../repositories/sessions';
 import { seedUser, seedProject, seedSession, seedWorker, sessionRecord } from '../repositories/repository-test-db';
 import type { IdSource } from '../lib/ids';
+import { promised } from '../store/promised';
 import { LogUploads, type LogUploadPart } from './log-uploads';
 
 let dir: string;
@@ -30,7 +32,7 @@ beforeEach(() => {
   seedProject(db, 'prj_1');
   for (const w of ['wrk_1', 'wrk_2']) seedWorker(db, w);
   seedSession(db, sessionRecord('session_1_1', 0, { status: 'Terminated', assignedWorker: 'wrk_1' }));
-  uploads = new LogUploads(new SqliteSessionsRepository(db), new SqliteLogFilesRepository(db), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids);
+  uploads = new LogUploads(new SqliteSessionsRepository(db), promised<LogFilesRepository>(new SqliteLogFilesRepository(db)), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids);
 });
 
 afterEach(() => {
@@ -75,7 +77,7 @@ describe('LogUploads', () => {
   it('keeps a session within its total of compressed bytes: a file past what is left is refused and nothing of it stored, then a full session refuses any', async () => {
     const big = Buffer.from(Array.from({ length: 4_000 }, (_, i) => `line ${i} ${(i * 7919) % 104_729}\n`).join(''));
     const gz = gzipSync(big).length;
-    const capped = new LogUploads(new SqliteSessionsRepository(db), new SqliteLogFilesRepository(db), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids, 10 * gz, Math.floor(2.5 * gz));
+    const capped = new LogUploads(new SqliteSessionsRepository(db), promised<LogFilesRepository>(new SqliteLogFilesRepository(db)), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids, 10 * gz, Math.floor(2.5 * gz));
     // Different bytes each (blobs are stored by their hash).
     await capped.receive('wrk_1', parts('Game.log', big));
     await capped.receive('wrk_1', parts('Game-backup-1.log', Buffer.concat([big, Buffer.from('1')])));
@@ -83,7 +85,27 @@ describe('LogUploads', () => {
     expect(blobCount()).toBe(2);
     // What is left still takes a small file; once nothing is left, any file is refused up front.
     await capped.receive('wrk_1', parts('small.log', Buffer.from('x')));
-    const full = new LogUploads(new SqliteSessionsRepository(db), new SqliteLogFilesRepository(db), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids, 10 * gz, 2 * gz);
+    const full = new LogUploads(new SqliteSessionsRepository(db), promised<LogFilesRepository>(new SqliteLogFilesRepository(db)), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids, 10 * gz, 2 * gz);
     await expect(full.receive('wrk_1', parts('other.log', Buffer.from('y')))).rejects.toMatchObject({ kind: 'precondition' });
+  });
+
+  it('records one file once when two uploads of its name arrive together (both passed the check before either was stored)', async () => {
+    const [a, b] = await Promise.all([uploads.receive('wrk_1', parts('Game.log', engineLog)), uploads.receive('wrk_1', parts('Game.log', engineLog))]);
+    expect(b).toEqual(a);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM log_files').get() as { n: number }).n).toBe(1);
+    expect(blobCount()).toBe(1);
+  });
+
+  it('keeps the session total when two uploads arrive together that fit one at a time but not both', async () => {
+    const big = Buffer.from(Array.from({ length: 4_000 }, (_, i) => `line ${i} ${(i * 7919) % 104_729}\n`).join(''));
+    const gz = gzipSync(big).length;
+    const capped = new LogUploads(new SqliteSessionsRepository(db), promised<LogFilesRepository>(new SqliteLogFilesRepository(db)), new LocalBlobStore(join(dir, 'blobs')), new ManualClock(1_000), ids, 10 * gz, Math.floor(1.5 * gz));
+    const results = await Promise.allSettled([capped.receive('wrk_1', parts('Game.log', big)), capped.receive('wrk_1', parts('Game-backup-1.log', Buffer.concat([big, Buffer.from('1')])))]);
+    // Whichever was stored first stays; the other is refused as if it had come after it.
+    const stored = results.filter((r): r is PromiseFulfilledResult<LogFileRecord> => r.status === 'fulfilled');
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect([stored.length, refused.length]).toEqual([1, 1]);
+    expect(refused[0]?.reason).toMatchObject({ kind: 'invalid', message: expect.stringContaining('its session has left') as unknown });
+    expect(db.prepare('SELECT file_name FROM log_files').all()).toEqual([{ file_name: stored[0]?.value.fileName }]);
   });
 });

@@ -43,7 +43,9 @@ export class LogUploads {
     const session = this.sessions.findById(header.sessionId);
     if (!session) throw notFound(`session ${header.sessionId} not found`);
     if (session.assignedWorker !== workerId) throw new DomainError('forbidden', `session ${header.sessionId} did not run on this worker`);
-    const stored = this.logFiles.listBySession(session.sessionId);
+    // Checked before the bytes are received, to refuse at once what cannot be kept; checked again
+    // with the insert (insertWithin), for an upload of the same session that ended meanwhile.
+    const stored = await this.logFiles.listBySession(session.sessionId);
     // A retry whose first attempt was stored (its answer lost) gets that record: nothing twice.
     const same = stored.find((r) => r.fileName === header.fileName);
     if (same) return same;
@@ -86,7 +88,21 @@ export class LogUploads {
       blobSha256: blob.sha256,
       uploadedAt: this.clock.now(),
     };
-    this.logFiles.insert(record);
-    return record;
+    // Inserted in the turn the blob write ended in (no await between the two): retention deletes a
+    // blob no record names, and a SQLite store answers within the call (retention-sweep.ts).
+    const insertion = await this.logFiles.insertWithin(record, { maxFiles: MAX_LOG_FILES_PER_SESSION, maxGzBytes: this.maxSessionGzBytes });
+    switch (insertion.kind) {
+      case 'inserted':
+        return record;
+      case 'sameName':
+        return insertion.record;
+      case 'tooMany':
+        throw precondition(`session ${session.sessionId} already has ${MAX_LOG_FILES_PER_SESSION} log files`);
+      case 'tooLarge': {
+        const leftNow = this.maxSessionGzBytes - insertion.heldGzBytes;
+        if (leftNow <= 0) throw precondition(`session ${session.sessionId}'s log files already hold ${this.maxSessionGzBytes} compressed bytes`);
+        throw invalid(`log file exceeds the ${leftNow} compressed bytes its session has left (${this.maxSessionGzBytes} a session)`);
+      }
+    }
   }
 }

@@ -6,27 +6,28 @@ import type { Logger } from 'pino';
 import { openDatabase, schemaStatus, type Db } from '../db/database';
 import { OnlineBackups } from '../db/online-backup';
 import { WalCheckpointer } from '../db/wal-checkpointer';
-import { SqliteAccessFactsRepository } from '../repositories/access-facts';
-import { SqliteBuildCopiesRepository } from '../repositories/build-copies';
-import { SqliteBuildsRepository } from '../repositories/builds';
+import { SqliteAccessFactsRepository, type AccessFactsRepository } from '../repositories/access-facts';
+import { SqliteBuildCopiesRepository, type BuildCopiesRepository } from '../repositories/build-copies';
+import { SqliteBuildsRepository, type BuildsRepository } from '../repositories/builds';
 import { SqliteEventsRepository } from '../repositories/events';
-import { SqliteLogFilesRepository } from '../repositories/log-files';
-import { SqliteLogRetentionRepository } from '../repositories/log-retention';
-import { SqliteMailOutboxRepository } from '../repositories/mail-outbox';
-import { SqlitePeopleRetentionRepository } from '../repositories/people-retention';
+import { SqliteLogFilesRepository, type LogFilesRepository } from '../repositories/log-files';
+import { SqliteLogRetentionRepository, type LogRetentionRepository } from '../repositories/log-retention';
+import { SqliteMailOutboxRepository, type MailOutboxRepository } from '../repositories/mail-outbox';
+import { SqlitePeopleRetentionRepository, type PeopleRetentionRepository } from '../repositories/people-retention';
 import { SqliteProjectsRepository } from '../repositories/projects';
-import { SqliteSessionDailyRepository } from '../repositories/session-daily';
+import { SqliteSessionDailyRepository, type SessionDailyRepository } from '../repositories/session-daily';
 import { SqliteSessionDiagnosisRepository } from '../repositories/session-diagnosis-store';
-import { SqliteSessionDimensionsRepository } from '../repositories/session-dimensions';
-import { SqliteSessionHistoryRepository } from '../repositories/session-history';
-import { SqliteSessionRetentionRepository } from '../repositories/session-retention';
+import { SqliteSessionDimensionsRepository, type SessionDimensionsRepository } from '../repositories/session-dimensions';
+import { SqliteSessionHistoryRepository, type SessionHistoryRepository } from '../repositories/session-history';
+import { SqliteSessionRetentionRepository, type SessionRetentionRepository } from '../repositories/session-retention';
 import { SqliteSessionsRepository } from '../repositories/sessions';
-import { SqliteSignInsRepository } from '../repositories/sign-ins';
-import { SqliteTelemetryRepository } from '../repositories/telemetry';
-import { SqliteUsersRepository } from '../repositories/users';
+import { SqliteSignInsRepository, type SignInsRepository } from '../repositories/sign-ins';
+import { SqliteTelemetryRepository, type TelemetryRepository } from '../repositories/telemetry';
+import { SqliteUsersRepository, type UsersRepository } from '../repositories/users';
 import { SqliteWarmPoolFailuresRepository } from '../repositories/warm-pool-failures';
-import { SqliteWebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
+import { SqliteWebhookDeliveriesRepository, type WebhookDeliveriesRepository } from '../repositories/webhook-deliveries';
 import { SqliteWorkersRepository } from '../repositories/workers';
+import { promised } from './promised';
 import type { Repositories, Store } from './store';
 
 /** The SQLite store, with its connection for tests and benches that seed or read rows directly. */
@@ -41,27 +42,27 @@ export const SQLITE_FILE_NAME = 'pixelfleet.sqlite';
 /** Every repository over one SQLite connection. */
 export function sqliteRepositories(db: Db): Repositories {
   return {
-    users: new SqliteUsersRepository(db),
-    signIns: new SqliteSignInsRepository(db),
-    accessFacts: new SqliteAccessFactsRepository(db),
+    users: promised<UsersRepository>(new SqliteUsersRepository(db)),
+    signIns: promised<SignInsRepository>(new SqliteSignInsRepository(db)),
+    accessFacts: promised<AccessFactsRepository>(new SqliteAccessFactsRepository(db)),
     projects: new SqliteProjectsRepository(db),
-    builds: new SqliteBuildsRepository(db),
-    buildCopies: new SqliteBuildCopiesRepository(db),
-    webhookDeliveries: new SqliteWebhookDeliveriesRepository(db),
+    builds: promised<BuildsRepository>(new SqliteBuildsRepository(db)),
+    buildCopies: promised<BuildCopiesRepository>(new SqliteBuildCopiesRepository(db)),
+    webhookDeliveries: promised<WebhookDeliveriesRepository>(new SqliteWebhookDeliveriesRepository(db)),
     workers: new SqliteWorkersRepository(db),
     sessions: new SqliteSessionsRepository(db),
-    sessionHistory: new SqliteSessionHistoryRepository(db),
-    sessionDimensions: new SqliteSessionDimensionsRepository(db),
-    sessionDaily: new SqliteSessionDailyRepository(db),
+    sessionHistory: promised<SessionHistoryRepository>(new SqliteSessionHistoryRepository(db)),
+    sessionDimensions: promised<SessionDimensionsRepository>(new SqliteSessionDimensionsRepository(db)),
+    sessionDaily: promised<SessionDailyRepository>(new SqliteSessionDailyRepository(db)),
     diagnoses: new SqliteSessionDiagnosisRepository(db),
     warmFailures: new SqliteWarmPoolFailuresRepository(db),
-    telemetry: new SqliteTelemetryRepository(db),
-    logFiles: new SqliteLogFilesRepository(db),
+    telemetry: promised<TelemetryRepository>(new SqliteTelemetryRepository(db)),
+    logFiles: promised<LogFilesRepository>(new SqliteLogFilesRepository(db)),
     events: new SqliteEventsRepository(db),
-    mailOutbox: new SqliteMailOutboxRepository(db),
-    sessionRetention: new SqliteSessionRetentionRepository(db),
-    logRetention: new SqliteLogRetentionRepository(db),
-    peopleRetention: new SqlitePeopleRetentionRepository(db),
+    mailOutbox: promised<MailOutboxRepository>(new SqliteMailOutboxRepository(db)),
+    sessionRetention: promised<SessionRetentionRepository>(new SqliteSessionRetentionRepository(db)),
+    logRetention: promised<LogRetentionRepository>(new SqliteLogRetentionRepository(db)),
+    peopleRetention: promised<PeopleRetentionRepository>(new SqlitePeopleRetentionRepository(db)),
   };
 }
 

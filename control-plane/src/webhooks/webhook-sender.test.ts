@@ -28,7 +28,13 @@ async function receiver(handler: Parameters<typeof createServer>[1]): Promise<st
 
 function sender(clock: ManualClock, webhook: ProjectWebhook, allowPrivateUrls = true) {
   const deliveries: WebhookDelivery[] = [];
-  const repo: WebhookDeliveriesRepository = { insert: (d) => deliveries.push(d), listByProject: () => deliveries };
+  const repo: WebhookDeliveriesRepository = {
+    insert: (d) => {
+      deliveries.push(d);
+      return Promise.resolve();
+    },
+    listByProject: () => Promise.resolve(deliveries),
+  };
   const projects = { webhook: () => webhook } as unknown as ProjectsRepository;
   const s = new WebhookSender({ projects, deliveries: repo, clock, policy: { allowPrivateUrls, resolve: () => Promise.resolve([]) }, log: pino({ level: 'silent' }) });
   return { s, deliveries };
@@ -86,6 +92,37 @@ describe('WebhookSender', () => {
     expect(attemptedAt.get('upl_2 build.uploaded')).toBe(start);
   });
 
+  it('resolves a delivery only once its attempt is recorded (a build\'s next delivery waits for it); a record the store refuses is logged', async () => {
+    const url = await receiver((_req, res) => res.writeHead(204).end());
+    const steps: string[] = [];
+    let refuse = false;
+    const errors: string[] = [];
+    const log = pino({ level: 'error' }, { write: (line: string) => void errors.push((JSON.parse(line) as { msg: string }).msg) });
+    const s = new WebhookSender({
+      projects: { webhook: () => ({ url, events: undefined }) } as unknown as ProjectsRepository,
+      deliveries: {
+        // The store answers a turn of the event loop later, as a database over a socket does.
+        insert: async (d) => {
+          steps.push(`recording ${d.event}`);
+          await new Promise((resolve) => setImmediate(resolve));
+          if (refuse) throw new Error('the database did not answer');
+          steps.push(`recorded ${d.event}`);
+        },
+        listByProject: () => Promise.resolve([]),
+      },
+      clock: new ManualClock(),
+      policy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) },
+      log,
+    });
+    const outcome = await s.deliver('prj_1', url, envelope);
+    steps.push('resolved');
+    expect(outcome).toMatchObject({ delivered: true, statusCode: 204 });
+    expect(steps).toEqual(['recording build.ready', 'recorded build.ready', 'resolved']);
+    refuse = true;
+    expect(await s.deliver('prj_1', url, envelope)).toMatchObject({ delivered: true, statusCode: 204 });
+    expect(errors).toEqual(['webhook delivery could not be recorded']);
+  });
+
   it('emits only events the project subscribed to', async () => {
     const clock = new ManualClock();
     const got: string[] = [];
@@ -124,7 +161,13 @@ describe('WebhookSender', () => {
     const deliveries: WebhookDelivery[] = [];
     const s = new WebhookSender({
       projects: {} as ProjectsRepository,
-      deliveries: { insert: (d) => deliveries.push(d), listByProject: () => deliveries },
+      deliveries: {
+        insert: (d) => {
+          deliveries.push(d);
+          return Promise.resolve();
+        },
+        listByProject: () => Promise.resolve(deliveries),
+      },
       // Real time with a short cap: under test/run-isolated.mjs the public address is unreachable
       // at once; without the namespace the cap ends an attempt that went out to it.
       clock: systemClock,

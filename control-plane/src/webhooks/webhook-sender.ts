@@ -61,20 +61,28 @@ export class WebhookSender {
     });
   }
 
-  /** One delivery attempt; records it and resolves with its outcome (never rejects). */
+  /**
+   * One delivery attempt; records it and resolves with its outcome (never rejects) once the record
+   * is written, so a build's next delivery (queued behind this one) is recorded after it. A record
+   * the store refuses is logged; the outcome still stands.
+   */
   deliver(projectId: string, url: string, envelope: WebhookEnvelope): Promise<DeliveryOutcome> {
-    const attempt = this.attempt(url, envelope).then((outcome) => {
-      this.options.deliveries.insert({
-        projectId,
-        event: envelope.event,
-        uploadId: envelope.uploadId ?? undefined,
-        url,
-        statusCode: outcome.statusCode,
-        failure: outcome.failure,
-        error: outcome.error,
-        durationMs: outcome.durationMs,
-        attemptedAt: this.options.clock.now() - outcome.durationMs,
-      });
+    const attempt = this.attempt(url, envelope).then(async (outcome) => {
+      try {
+        await this.options.deliveries.insert({
+          projectId,
+          event: envelope.event,
+          uploadId: envelope.uploadId ?? undefined,
+          url,
+          statusCode: outcome.statusCode,
+          failure: outcome.failure,
+          error: outcome.error,
+          durationMs: outcome.durationMs,
+          attemptedAt: this.options.clock.now() - outcome.durationMs,
+        });
+      } catch (err) {
+        this.options.log.error({ err, projectId, event: envelope.event, uploadId: envelope.uploadId }, 'webhook delivery could not be recorded');
+      }
       this.options.log.info({ projectId, event: envelope.event, uploadId: envelope.uploadId, statusCode: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs }, 'webhook delivery');
       return outcome;
     });

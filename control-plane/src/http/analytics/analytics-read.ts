@@ -28,20 +28,20 @@ export interface AnalyticsReadDeps {
 }
 
 /** The key's user, once the key is live and has a read left this minute. */
-export function analyticsReader(req: FastifyRequest, deps: AnalyticsReadDeps): string {
+export async function analyticsReader(req: FastifyRequest, deps: AnalyticsReadDeps): Promise<string> {
   const fromAddress = deps.addressLimit.takeForAddress(req.ip);
   if (fromAddress !== undefined) throw new ApiError('analyticsRateLimited', { seconds: fromAddress }, { 'retry-after': String(fromAddress) });
   const header = req.headers['x-api-key'];
   const key = typeof header === 'string' && header.length <= MAX_KEY_CHARS ? header : undefined;
-  const { userId } = deps.auth.userOfKey(key);
+  const { userId } = await deps.auth.userOfKey(key);
   const wait = deps.readLimit.take('analytics', userId);
   if (wait !== undefined) throw new ApiError('analyticsRateLimited', { seconds: wait }, { 'retry-after': String(wait) });
   return userId;
 }
 
 /** The reader may read the project: 404 when there is none, 403 when it is not theirs or shared with them. */
-export function checkProjectRead(userId: string, projectId: string, deps: AnalyticsReadDeps): void {
-  deps.access.checkRead(userId, deps.accessFacts.read(userId, projectId).project);
+export async function checkProjectRead(userId: string, projectId: string, deps: AnalyticsReadDeps): Promise<void> {
+  deps.access.checkRead(userId, (await deps.accessFacts.read(userId, projectId)).project);
 }
 
 /** The `projectId` query parameter of a session's reads: required, 403 without it (spec). */
@@ -56,9 +56,9 @@ export function requiredProjectId(query: unknown): string {
  * A project that does not exist is not the session's project: 403 like another project's (the
  * spec has no 404 for the project on these reads, only for the session).
  */
-export function checkNamedProjectRead(userId: string, projectId: string, deps: AnalyticsReadDeps): void {
+export async function checkNamedProjectRead(userId: string, projectId: string, deps: AnalyticsReadDeps): Promise<void> {
   try {
-    checkProjectRead(userId, projectId, deps);
+    await checkProjectRead(userId, projectId, deps);
   } catch (err) {
     if (err instanceof ApiError && err.entry === 'projectNotFound') throw new ApiError('analyticsSessionOfAnotherProject', {}, {}, { field: 'projectId' });
     throw err;

@@ -97,10 +97,10 @@ export function registerAnalyticsRoutes(app: FastifyInstance, deps: AnalyticsRou
  * project (403 when it is not readable or does not exist), then the session (404) in that
  * project (403).
  */
-function authorizeSessionRead(req: FastifyRequest, sessionId: string, deps: AnalyticsRouteDeps): void {
-  const userId = analyticsReader(req, deps);
+async function authorizeSessionRead(req: FastifyRequest, sessionId: string, deps: AnalyticsRouteDeps): Promise<void> {
+  const userId = await analyticsReader(req, deps);
   const projectId = requiredProjectId(req.query);
-  checkNamedProjectRead(userId, projectId, deps);
+  await checkNamedProjectRead(userId, projectId, deps);
   checkSameProject(deps.analytics.session(sessionId).projectId, projectId);
 }
 
@@ -118,15 +118,15 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
         response: { 200: breakdownResponse, ...analyticsErrorResponses },
       },
     },
-    (req) => {
+    async (req) => {
       // The spec's order: the dimension, then the dates; all before anything is read.
       const dim = dimension(req.query);
       const window = requiredWindow(req.query);
       const country = countryCode(req.query, dim);
       const projectId = queryParam(req.params, 'projectId') ?? '';
-      const userId = analyticsReader(req, deps);
-      checkProjectRead(userId, projectId, deps);
-      const { total, entries } = deps.analytics.breakdown({ projectId, dimension: dim, from: window.fromMs, to: window.toMs, ...(country === undefined ? {} : { countryCode: country }) });
+      const userId = await analyticsReader(req, deps);
+      await checkProjectRead(userId, projectId, deps);
+      const { total, entries } = await deps.analytics.breakdown({ projectId, dimension: dim, from: window.fromMs, to: window.toMs, ...(country === undefined ? {} : { countryCode: country }) });
       return {
         success: true,
         projectId,
@@ -149,14 +149,14 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
       logLevel: POLLED_ROUTE_LOG_LEVEL,
       schema: { ...route(['analytics'], "One session's telemetry rows, newest first"), querystring: telemetryQuery, response: { 200: telemetryResponse, ...analyticsErrorResponses } },
     },
-    (req) => {
+    async (req) => {
       const type = logType(req.query);
       const window = optionalWindow(req.query);
       const page = paging(req.query, TELEMETRY_PAGE_DEFAULT);
       const sessionId = queryParam(req.query, 'sessionId');
       if (sessionId === undefined) throw new ApiError('missingField', { field: 'sessionId' }, {}, { field: 'sessionId' });
-      authorizeSessionRead(req, sessionId, deps);
-      const { total, rows } = deps.analytics.telemetry({
+      await authorizeSessionRead(req, sessionId, deps);
+      const { total, rows } = await deps.analytics.telemetry({
         sessionId,
         ...(type === undefined ? {} : { logType: type }),
         ...(window.fromMs === undefined ? {} : { from: window.fromMs }),
@@ -178,10 +178,10 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
         response: { 200: snapshotsResponse, ...analyticsErrorResponses },
       },
     },
-    (req) => {
+    async (req) => {
       const sessionId = queryParam(req.params, 'sessionId') ?? '';
-      authorizeSessionRead(req, sessionId, deps);
-      const snapshots = deps.analytics.snapshots(sessionId).map((s) => ({ id: `snap_${s.id}`, receivedAt: new Date(s.receivedAt).toISOString(), data: s.data }));
+      await authorizeSessionRead(req, sessionId, deps);
+      const snapshots = (await deps.analytics.snapshots(sessionId)).map((s) => ({ id: `snap_${s.id}`, receivedAt: new Date(s.receivedAt).toISOString(), data: s.data }));
       return { sessionId, snapshots, totalSnapshots: snapshots.length };
     },
   );
@@ -197,11 +197,11 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
         response: { 200: logFilesResponse, ...analyticsErrorResponses },
       },
     },
-    (req) => {
+    async (req) => {
       const page = paging(req.query, LOG_FILE_PAGE_DEFAULT);
       const sessionId = queryParam(req.params, 'sessionId') ?? '';
-      authorizeSessionRead(req, sessionId, deps);
-      const { total, logFiles } = deps.analytics.logFiles(sessionId, page.limit, page.skip);
+      await authorizeSessionRead(req, sessionId, deps);
+      const { total, logFiles } = await deps.analytics.logFiles(sessionId, page.limit, page.skip);
       return {
         success: true,
         sessionId,
@@ -232,9 +232,9 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
     },
     async (req, reply) => {
       const logFileId = queryParam(req.params, 'logFileId') ?? '';
-      const userId = analyticsReader(req, deps);
+      const userId = await analyticsReader(req, deps);
       const projectId = requiredProjectId(req.query);
-      checkNamedProjectRead(userId, projectId, deps);
+      await checkNamedProjectRead(userId, projectId, deps);
       const file = await deps.analytics.logFile(logFileId);
       checkSameProject(file.projectId, projectId);
       const gzip = await deps.analytics.logFileGzip(file);
@@ -266,14 +266,14 @@ function registerReadRoutes(api: FastifyInstance, deps: AnalyticsRouteDeps): voi
         response: { 200: sessionsResponse, ...analyticsErrorResponses },
       },
     },
-    (req) => {
+    async (req) => {
       const window = defaultedWindow(req.query, deps.clock.now());
       const status = sessionStatus(req.query);
       const page = paging(req.query, SESSION_PAGE_DEFAULT, MAX_SESSION_PAGE_LIMIT);
       const projectId = queryParam(req.params, 'projectId') ?? '';
-      const userId = analyticsReader(req, deps);
-      checkProjectRead(userId, projectId, deps);
-      const { total, sessions } = deps.analytics.sessionList({ projectId, ...window, ...(status === undefined ? {} : { status }), ...page });
+      const userId = await analyticsReader(req, deps);
+      await checkProjectRead(userId, projectId, deps);
+      const { total, sessions } = await deps.analytics.sessionList({ projectId, ...window, ...(status === undefined ? {} : { status }), ...page });
       return {
         success: true,
         projectId,

@@ -31,7 +31,7 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
     },
     async (req, reply) => {
-      const { userId, projectId, input } = authorizeProjectWrite(req, deps, (body) => ({
+      const { userId, projectId, input } = await authorizeProjectWrite(req, deps, (body) => ({
         fileUrl: requiredString(body, 'fileUrl', MAX_URL_CHARS),
         autoRelease: optionalBoolean(body, 'autoRelease') ?? DEFAULT_AUTO_RELEASE,
       }));
@@ -40,9 +40,9 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
     },
   );
 
-  const distribute = (req: FastifyRequest) => {
-    const { userId, projectId, input: uploadId } = authorizeProjectWrite(req, deps, (body) => requiredString(body, 'uploadId'));
-    const activated = deps.builds.activate({ userId, projectId, uploadId });
+  const distribute = async (req: FastifyRequest) => {
+    const { userId, projectId, input: uploadId } = await authorizeProjectWrite(req, deps, (body) => requiredString(body, 'uploadId'));
+    const activated = await deps.builds.activate({ userId, projectId, uploadId });
     return { uploadId: activated.uploadId, status: activated.status };
   };
 
@@ -70,9 +70,9 @@ export function registerBuildRoutes(app: FastifyInstance, deps: ApiDeps): void {
         },
       },
     },
-    (req) => {
-      const { projectId, access } = authorizeProjectRead(req, deps);
-      const builds = deps.builds.list(projectId).map((b) => ({
+    async (req) => {
+      const { projectId, access } = await authorizeProjectRead(req, deps);
+      const builds = (await deps.builds.list(projectId)).map((b) => ({
         uploadId: b.uploadId,
         fileUrl: b.fileUrl === undefined ? null : access === 'READONLY' ? maskFileUrl(b.fileUrl) : b.fileUrl,
         status: b.status,

@@ -13,9 +13,9 @@ export interface ProjectReader {
   access: MemberAccess;
 }
 
-export function authorizeProjectRead(req: { params: unknown; query: unknown }, deps: Pick<ApiDeps, 'auth' | 'access' | 'accessFacts'>): ProjectReader {
+export async function authorizeProjectRead(req: { params: unknown; query: unknown }, deps: Pick<ApiDeps, 'auth' | 'access' | 'accessFacts'>): Promise<ProjectReader> {
   const { projectId, userId, apikey } = projectQuery(req);
-  const facts = deps.accessFacts.read(userId, projectId);
+  const facts = await deps.accessFacts.read(userId, projectId);
   deps.auth.checkUserKey(facts.key, apikey);
   return { projectId, userId, access: deps.access.checkRead(userId, facts.project) };
 }

@@ -37,12 +37,12 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
       },
     },
-    (req) => {
+    async (req) => {
       // userId first: its absence is the spec's row, whatever else is wrong with the query.
       const userId = queryParam(req.query, 'userId');
       if (userId === undefined) throw new ApiError('userIdRequired');
       const apikey = queryParam(req.query, 'apikey');
-      deps.auth.verifyUserKey(userId, apikey);
+      await deps.auth.verifyUserKey(userId, apikey);
       const projects = deps.projects.listOwned(userId).map((p) => ({ _id: p.projectId, name: p.name, status: p.enabled, subscriptionStatus: p.subscriptionStatus }));
       return { totalProjects: projects.length, projects };
     },
@@ -72,8 +72,8 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
       },
     },
-    (req) => {
-      const { projectId } = authorizeProjectRead(req, deps);
+    async (req) => {
+      const { projectId } = await authorizeProjectRead(req, deps);
       return deps.sessions.counts(projectId);
     },
   );
@@ -99,8 +99,8 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
           response: projectStatus,
         },
       },
-      (req) => {
-        const { userId, projectId, project } = authorizeProjectWrite(req, deps, NO_INPUT);
+      async (req) => {
+        const { userId, projectId, project } = await authorizeProjectWrite(req, deps, NO_INPUT);
         deps.projects.setEnabled(project, enabled, userId);
         return { projectId, status: enabled };
       },
@@ -125,8 +125,8 @@ export function registerProjectRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
       },
     },
-    (req) => {
-      const { projectId, input: sessionId } = authorizeProjectWrite(req, deps, (body) => requiredString(body, 'sessionId'));
+    async (req) => {
+      const { projectId, input: sessionId } = await authorizeProjectWrite(req, deps, (body) => requiredString(body, 'sessionId'));
       let session;
       try {
         session = deps.sessions.get(sessionId);

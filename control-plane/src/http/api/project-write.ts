@@ -24,17 +24,17 @@ export interface ProjectWrite<T> {
  * `pathProjectId`: the project named in the path (PATCH …/{projectId}/settings); otherwise the
  * body's `projectId` is required.
  */
-export function authorizeProjectWrite<T>(
+export async function authorizeProjectWrite<T>(
   req: FastifyRequest,
   deps: Pick<ApiDeps, 'auth' | 'access'>,
   readInput: (body: Record<string, unknown>, projectId: string) => T,
   pathProjectId?: string,
-): ProjectWrite<T> {
+): Promise<ProjectWrite<T>> {
   const body = bodyObject(req.body);
   const { apiKey, userId } = bodyCredentials(req, body);
   const projectId = pathProjectId ?? requiredString(body, 'projectId');
   const input = readInput(body, projectId);
-  deps.auth.verifyKeyOwner(apiKey, userId);
+  await deps.auth.verifyKeyOwner(apiKey, userId);
   const project = deps.access.requireWrite(userId, projectId);
   return { projectId, userId, project, input };
 }

@@ -49,8 +49,8 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
   app.get(
     '/projects/:projectId/settings',
     { logLevel: POLLED_ROUTE_LOG_LEVEL, schema: { tags: ['settings'], summary: "A project's settings", params: projectIdParams, querystring: queryAuth, response: { 200: settingsResponse, ...errorResponses } } },
-    (req) => {
-      const { projectId, access } = authorizeProjectRead(req, deps);
+    async (req) => {
+      const { projectId, access } = await authorizeProjectRead(req, deps);
       return settingsView(deps.projects.settings(projectId), access);
     },
   );
@@ -62,7 +62,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
       schema: { tags: ['settings'], summary: 'Update allow-listed settings (safe to repeat)', params: projectIdParams, body: settingsBody(SETTINGS_PROPERTIES), response: { 200: settingsResponse, ...errorResponses } },
     },
     async (req) => {
-      const { userId, project, input: patch } = authorizeProjectWrite(req, deps, parseSettingsPatch, queryParam(req.params, 'projectId') ?? '');
+      const { userId, project, input: patch } = await authorizeProjectWrite(req, deps, parseSettingsPatch, queryParam(req.params, 'projectId') ?? '');
       return settingsView(await deps.projects.updateSettings(project, patch, userId));
     },
   );
@@ -86,7 +86,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ApiDeps): voi
       },
     },
     async (req) => {
-      const { projectId } = authorizeProjectWrite(req, deps, NO_INPUT);
+      const { projectId } = await authorizeProjectWrite(req, deps, NO_INPUT);
       const outcome = await deps.projects.testWebhook(projectId);
       // The catalogued sentence, never outcome.error: a socket error names internal addresses and ports.
       const error = outcome.failure === undefined ? null : webhookDeliveryFailureMessage(outcome.failure, outcome.statusCode);

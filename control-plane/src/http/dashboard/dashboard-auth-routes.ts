@@ -51,7 +51,7 @@ export interface DashboardGuards {
   /** A preHandler: 403 for another site's Origin or a missing or wrong CSRF token. */
   readonly sameSite: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** The signed-in person and their session token; 401 `Not signed in` otherwise. */
-  readonly signedInUser: (req: FastifyRequest) => { user: User; token: string };
+  readonly signedInUser: (req: FastifyRequest) => Promise<{ user: User; token: string }>;
   /** An onRequest hook: the client address's fair-use budget (429 with Retry-After when spent). */
   readonly limited: FairUse['onRequest'];
 }
@@ -84,9 +84,9 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
   const limited = deps.fairUse.onRequest;
 
   const sessionToken = (req: FastifyRequest): string | undefined => req.cookies[SESSION_COOKIE];
-  const signedInUser = (req: FastifyRequest): { user: User; token: string } => {
+  const signedInUser = async (req: FastifyRequest): Promise<{ user: User; token: string }> => {
     const token = sessionToken(req);
-    const user = token === undefined ? undefined : deps.people.userOfSession(token);
+    const user = token === undefined ? undefined : await deps.people.userOfSession(token);
     if (token === undefined || user === undefined) throw new ApiError('dashboardNotSignedIn');
     return { user, token };
   };
@@ -98,7 +98,7 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     const { path, secureCookies } = place();
     void reply.clearCookie(SESSION_COOKIE, { httpOnly: true, secure: secureCookies, sameSite: 'lax', path });
   };
-  const me = (user: User, token?: string): DashboardMe => ({ userId: user.userId, email: user.email, operator: token !== undefined && deps.people.isOperatorSession(token) });
+  const me = async (user: User, token?: string): Promise<DashboardMe> => ({ userId: user.userId, email: user.email, operator: token !== undefined && (await deps.people.isOperatorSession(token)) });
   // Answers carry sign-in state: no cache keeps them.
   const noStore = (reply: FastifyReply): FastifyReply => reply.header('cache-control', 'no-store');
 
@@ -112,24 +112,24 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     if (outcome.kind === 'throttled') throw new ApiError('dashboardSignInThrottled', { seconds: outcome.retryAfterSeconds }, { 'retry-after': String(outcome.retryAfterSeconds) });
     if (outcome.kind === 'refused') throw new ApiError('dashboardSignInRefused');
     setSessionCookie(reply, outcome.token);
-    return noStore(reply).send(me(outcome.user));
+    return noStore(reply).send(await me(outcome.user));
   });
 
   app.get(`${basePath}/api/me`, { onRequest: limited }, async (req, reply) => {
-    const { user, token } = signedInUser(req);
-    return noStore(reply).send(me(user, token));
+    const { user, token } = await signedInUser(req);
+    return noStore(reply).send(await me(user, token));
   });
 
   app.post(`${basePath}/api/sign-out`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     const token = sessionToken(req);
-    if (token !== undefined) deps.people.signOut(token);
+    if (token !== undefined) await deps.people.signOut(token);
     clearSessionCookie(reply);
     return reply.status(204).send();
   });
 
   app.post(`${basePath}/api/sign-out-everywhere`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
-    const { user } = signedInUser(req);
-    const ended = deps.people.signOutEverywhere(user.userId);
+    const { user } = await signedInUser(req);
+    const ended = await deps.people.signOutEverywhere(user.userId);
     clearSessionCookie(reply);
     return noStore(reply).send({ signInsEnded: ended });
   });
@@ -140,11 +140,11 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
     const purpose = requiredString(body, 'purpose');
     if (purpose !== 'invitation' && purpose !== 'passwordReset') throw new ApiError('invalidField', { detail: 'purpose must be invitation or passwordReset' });
     const user = await deps.people.setPasswordWithLink(token, purpose, requiredString(body, 'password', MAX_PASSWORD_CHARS + 1));
-    return noStore(reply).send(me(user));
+    return noStore(reply).send(await me(user));
   });
 
   app.post(`${basePath}/api/password-reset`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
-    const outcome = deps.people.requestPasswordReset(requiredString(bodyObject(req.body), 'email', 254), clientBlock(req.ip));
+    const outcome = await deps.people.requestPasswordReset(requiredString(bodyObject(req.body), 'email', 254), clientBlock(req.ip));
     if (outcome.kind === 'throttled') throw new ApiError('dashboardPasswordResetThrottled', { seconds: outcome.retryAfterSeconds }, { 'retry-after': String(outcome.retryAfterSeconds) });
     // The same answer whether or not the address has an account.
     return reply.status(202).send({ message: 'If the address has an account, a link to reset its password is on its way.' });
@@ -152,7 +152,7 @@ export async function registerDashboardAuthRoutes(app: FastifyInstance, deps: Da
 
   app.post(`${basePath}/api/password`, { onRequest: limited, preHandler: sameSite }, async (req, reply) => {
     const body = bodyObject(req.body);
-    const { token } = signedInUser(req);
+    const { token } = await signedInUser(req);
     await deps.people.changePassword(token, requiredString(body, 'currentPassword', MAX_PASSWORD_CHARS + 1), requiredString(body, 'newPassword', MAX_PASSWORD_CHARS + 1));
     return reply.status(204).send();
   });

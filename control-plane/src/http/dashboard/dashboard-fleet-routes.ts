@@ -33,13 +33,13 @@ export function registerDashboardFleetRoutes(app: FastifyInstance, deps: Dashboa
   const write = { onRequest: guards.limited, preHandler: guards.sameSite };
 
   /** 401 unless signed in, then 403 unless the sign-in is an operator's. */
-  const operator = (req: FastifyRequest): void => {
-    const { token } = guards.signedInUser(req);
-    if (!deps.people.isOperatorSession(token)) throw new ApiError('dashboardOperatorOnly');
+  const operator = async (req: FastifyRequest): Promise<void> => {
+    const { token } = await guards.signedInUser(req);
+    if (!(await deps.people.isOperatorSession(token))) throw new ApiError('dashboardOperatorOnly');
   };
 
   app.post(`${basePath}/api/operator`, write, async (req, reply) => {
-    const { token } = guards.signedInUser(req);
+    const { token } = await guards.signedInUser(req);
     const network = clientBlock(req.ip);
     const wait = failures.peek(network)?.waitMs() ?? 0;
     if (wait > 0) {
@@ -51,18 +51,18 @@ export function registerDashboardFleetRoutes(app: FastifyInstance, deps: Dashboa
       failures.get(network).take();
       throw new ApiError('dashboardOperatorRefused');
     }
-    return reply.header('cache-control', 'no-store').send({ operatorUntil: deps.people.grantOperator(token) });
+    return reply.header('cache-control', 'no-store').send({ operatorUntil: await deps.people.grantOperator(token) });
   });
 
   app.get(`${basePath}/api/fleet`, { onRequest: guards.limited }, async (req, reply) => {
-    operator(req);
+    await operator(req);
     const answer: DashboardFleet = { workers: deps.registry.list().map(workerOf) };
     return reply.header('cache-control', 'no-store').send(answer);
   });
 
   for (const action of ['drain', 'undrain'] as const) {
     app.post<WorkerParams>(`${basePath}/api/fleet/workers/:workerId/${action}`, write, async (req, reply) => {
-      operator(req);
+      await operator(req);
       return reply.send(workerOf(deps.registry[action](req.params.workerId)));
     });
   }

@@ -36,21 +36,21 @@ export class DashboardProjectAccess {
   ) {}
 
   /** A read: 404 for an unknown project, 403 `Access denied` for anyone who is neither owner nor member. */
-  readonly reader = (req: FastifyRequest<ProjectParams>): { userId: string; access: MemberAccess; project: Project } => {
-    const { user } = this.d.guards.signedInUser(req);
-    const access = this.d.access.checkRead(user.userId, this.d.accessFacts.read(user.userId, req.params.projectId).project);
+  readonly reader = async (req: FastifyRequest<ProjectParams>): Promise<{ userId: string; access: MemberAccess; project: Project }> => {
+    const { user } = await this.d.guards.signedInUser(req);
+    const access = this.d.access.checkRead(user.userId, (await this.d.accessFacts.read(user.userId, req.params.projectId)).project);
     return { userId: user.userId, access, project: this.d.projects.settings(req.params.projectId).project };
   };
 
   /** A read, with the header every project page shows. */
-  readonly read = (req: FastifyRequest<ProjectParams>): { userId: string; project: Project; header: DashboardProjectHeader } => {
-    const { userId, access, project } = this.reader(req);
+  readonly read = async (req: FastifyRequest<ProjectParams>): Promise<{ userId: string; project: Project; header: DashboardProjectHeader }> => {
+    const { userId, access, project } = await this.reader(req);
     return { userId, project, header: this.header(project, userId, access) };
   };
 
   /** A write: the REST API's 404 and 403s (another account, read-only, inactive subscription). */
-  readonly writer = (req: FastifyRequest<ProjectParams>): { userId: string; project: Project } => {
-    const { user } = this.d.guards.signedInUser(req);
+  readonly writer = async (req: FastifyRequest<ProjectParams>): Promise<{ userId: string; project: Project }> => {
+    const { user } = await this.d.guards.signedInUser(req);
     return { userId: user.userId, project: this.d.access.requireWrite(user.userId, req.params.projectId) };
   };
 
@@ -89,10 +89,10 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
   const { reader, writer, header } = deps.projectAccess;
 
   app.get<ProjectParams>(`${base}/builds`, read, async (req, reply) => {
-    const { userId, access, project } = reader(req);
+    const { userId, access, project } = await reader(req);
     const limit = Math.min(MAX_BUILDS_PAGE, wholeNumberParam(req.query, 'limit') ?? DEFAULT_BUILDS_PAGE);
     const skip = wholeNumberParam(req.query, 'skip') ?? 0;
-    const page = deps.builds.timelines(project.projectId, { limit, skip });
+    const page = await deps.builds.timelines(project.projectId, { limit, skip });
     const builds: DashboardBuild[] = page.timelines.map(({ build, stages, progress }) => ({
       uploadId: build.uploadId,
       fileUrl: build.fileUrl === undefined ? null : access === 'READONLY' ? maskFileUrl(build.fileUrl) : build.fileUrl,
@@ -114,7 +114,7 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
   });
 
   app.post<ProjectParams>(`${base}/builds`, write, async (req, reply) => {
-    const { userId, project } = writer(req);
+    const { userId, project } = await writer(req);
     const body = bodyObject(req.body);
     const fileUrl = requiredString(body, 'fileUrl', MAX_URL_CHARS);
     const autoRelease = optionalBoolean(body, 'autoRelease') ?? DEFAULT_AUTO_RELEASE;
@@ -124,8 +124,8 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
 
   for (const action of ['set-live', 'distribute'] as const) {
     app.post<BuildParams>(`${base}/builds/:uploadId/${action}`, write, async (req, reply) => {
-      const { userId, project } = writer(req);
-      const build = deps.builds.activate({ userId, projectId: project.projectId, uploadId: req.params.uploadId, setLive: action === 'set-live' });
+      const { userId, project } = await writer(req);
+      const build = await deps.builds.activate({ userId, projectId: project.projectId, uploadId: req.params.uploadId, setLive: action === 'set-live' });
       return reply.send({ uploadId: build.uploadId, status: build.status });
     });
   }
@@ -138,12 +138,12 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
   });
 
   app.get<ProjectParams>(`${base}/settings`, read, async (req, reply) => {
-    const { userId, access, project } = reader(req);
+    const { userId, access, project } = await reader(req);
     return reply.header('cache-control', 'no-store').send(settingsAnswer(settingsView(deps.projects.settings(project.projectId), access), userId, access, project));
   });
 
   app.patch<ProjectParams>(`${base}/settings`, write, async (req, reply) => {
-    const { userId, project } = writer(req);
+    const { userId, project } = await writer(req);
     const patch = parseSettingsPatch(bodyObject(req.body), project.projectId);
     const updated = await deps.projects.updateSettings(project, patch, userId);
     return reply.header('cache-control', 'no-store').send(settingsAnswer(settingsView(updated), userId, 'FULL', updated.project));
@@ -151,14 +151,14 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
 
   for (const enabled of [true, false]) {
     app.post<ProjectParams>(`${base}/${enabled ? 'enable' : 'disable'}`, write, async (req, reply) => {
-      const { userId, project } = writer(req);
+      const { userId, project } = await writer(req);
       deps.projects.setEnabled(project, enabled, userId);
       return reply.send({ projectId: project.projectId, enabled });
     });
   }
 
   app.post<ProjectParams>(`${base}/webhook-test`, write, async (req, reply) => {
-    const { project } = writer(req);
+    const { project } = await writer(req);
     const outcome = await deps.projects.testWebhook(project.projectId);
     // The catalogued sentence, never outcome.error: a socket error names internal addresses and ports.
     const answer: DashboardWebhookTest = {
@@ -171,8 +171,8 @@ export function registerDashboardProjectRoutes(app: FastifyInstance, deps: Dashb
   });
 
   app.get<ProjectParams>(`${base}/webhook-deliveries`, read, async (req, reply) => {
-    const { project } = reader(req);
-    const deliveries: DashboardWebhookDelivery[] = deps.deliveries.listByProject(project.projectId, DELIVERIES_SHOWN).map((d) => ({
+    const { project } = await reader(req);
+    const deliveries: DashboardWebhookDelivery[] = (await deps.deliveries.listByProject(project.projectId, DELIVERIES_SHOWN)).map((d) => ({
       attemptedAt: d.attemptedAt,
       event: d.event,
       uploadId: d.uploadId ?? null,

@@ -22,7 +22,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardRou
   const { guards } = deps;
 
   app.get(`${basePath}/api/projects`, { onRequest: guards.limited }, async (req, reply) => {
-    const { user } = guards.signedInUser(req);
+    const { user } = await guards.signedInUser(req);
     const projects: DashboardProject[] = deps.projects.listAccessible(user.userId).map(({ project, access }) => ({
       projectId: project.projectId,
       name: project.name,
@@ -38,7 +38,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardRou
   });
 
   app.post(`${basePath}/api/api-key`, { onRequest: guards.limited, preHandler: guards.sameSite }, async (req, reply) => {
-    const { user } = guards.signedInUser(req);
-    return reply.header('cache-control', 'no-store').send({ userId: user.userId, apiKey: deps.people.issueApiKey(user) });
+    const { user } = await guards.signedInUser(req);
+    return reply.header('cache-control', 'no-store').send({ userId: user.userId, apiKey: await deps.people.issueApiKey(user) });
   });
 }

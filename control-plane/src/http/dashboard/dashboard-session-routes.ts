@@ -58,7 +58,7 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
   const read = { onRequest: guards.limited };
 
   app.get<ProjectParams>(`${base}/sessions`, read, async (req, reply) => {
-    const { header, project } = projectAccess.read(req);
+    const { header, project } = await projectAccess.read(req);
     const status = oneOfParam(req, 'status', SESSION_STATUSES);
     const diagnosis = oneOfParam(req, 'diagnosis', DIAGNOSES);
     const country = textParam(req, 'country');
@@ -69,7 +69,7 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
     const skip = wholeNumberParam(req.query, 'skip') ?? 0;
     if (skip >= SESSIONS_COUNT_CAP) throw new ApiError('invalidField', { detail: `Invalid field: skip must be under ${SESSIONS_COUNT_CAP}: narrow the window or filter` });
     const filters = { ...(status === undefined ? {} : { status }), ...(diagnosis === undefined ? {} : { diagnosis }), ...(country === undefined ? {} : { country }), ...(browser === undefined ? {} : { browser }) };
-    const page = deps.analytics.sessionList({ projectId: project.projectId, fromMs, toMs, ...filters, limit, skip, countCap: SESSIONS_COUNT_CAP });
+    const page = await deps.analytics.sessionList({ projectId: project.projectId, fromMs, toMs, ...filters, limit, skip, countCap: SESSIONS_COUNT_CAP });
     const answer: DashboardSessions = { project: header, total: page.total, totalExact: page.totalExact, sessions: page.sessions.map(listed), warmPool: warmPoolOf(project) };
     return reply.header('cache-control', 'no-store').send(answer);
   });
@@ -91,12 +91,13 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
   };
 
   app.get<SessionParams>(`${base}/sessions/:sessionId`, read, async (req, reply) => {
-    const { header, project } = projectAccess.read(req);
+    const { header, project } = await projectAccess.read(req);
     const session = sessionOf(project, req.params.sessionId);
-    const snapshots = deps.analytics.snapshots(session.sessionId);
-    const summary = deps.analytics.sessionSummary(session, snapshots);
-    const statsPage = deps.analytics.telemetry({ sessionId: session.sessionId, logType: 'statistics', limit: STATS_SHOWN, skip: 0 });
-    const eventsPage = deps.analytics.telemetry({ sessionId: session.sessionId, logType: 'Webrtc', limit: STATS_SHOWN, skip: 0 });
+    const snapshots = await deps.analytics.snapshots(session.sessionId);
+    const summary = await deps.analytics.sessionSummary(session, snapshots);
+    const statsPage = await deps.analytics.telemetry({ sessionId: session.sessionId, logType: 'statistics', limit: STATS_SHOWN, skip: 0 });
+    const eventsPage = await deps.analytics.telemetry({ sessionId: session.sessionId, logType: 'Webrtc', limit: STATS_SHOWN, skip: 0 });
+    const logPage = await deps.analytics.logFiles(session.sessionId, 100, 0);
     const answer: DashboardSessionDetail = {
       project: header,
       session: { ...listed(summary), worker: session.assignedWorker ?? null, city: session.client?.city ?? null },
@@ -105,20 +106,20 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
       statsTotal: statsPage.total,
       statsLimit: STATS_SHOWN,
       events: eventsPage.rows.map(eventOf).reverse(),
-      logFiles: deps.analytics.logFiles(session.sessionId, 100, 0).logFiles.map((f) => ({ logFileId: f.logFileId, fileName: f.fileName, fileSize: f.fileSize, uploadedAt: f.uploadedAt })),
+      logFiles: logPage.logFiles.map((f) => ({ logFileId: f.logFileId, fileName: f.fileName, fileSize: f.fileSize, uploadedAt: f.uploadedAt })),
     };
     return reply.header('cache-control', 'no-store').send(answer);
   });
 
   app.post<SessionParams>(`${base}/sessions/:sessionId/end`, { onRequest: guards.limited, preHandler: guards.sameSite }, async (req, reply) => {
-    const { project } = projectAccess.writer(req);
+    const { project } = await projectAccess.writer(req);
     const session = sessionOf(project, req.params.sessionId);
     const ended = deps.sessions.end(session.sessionId, 'ended');
     return reply.send({ sessionId: session.sessionId, status: ended.status });
   });
 
   app.get<ProjectParams>(`${base}/analytics`, read, async (req, reply) => {
-    const { header, project } = projectAccess.read(req);
+    const { header, project } = await projectAccess.read(req);
     const toMs = wholeNumberParam(req.query, 'to') ?? Date.now();
     const fromMs = wholeNumberParam(req.query, 'from') ?? toMs - 30 * DAY_MS;
     if (fromMs > toMs) throw new ApiError('invalidField', { detail: 'Invalid field: from must be at or before to' });
@@ -126,18 +127,18 @@ export function registerDashboardSessionRoutes(app: FastifyInstance, deps: Dashb
     let total = 0;
     const breakdowns = {} as DashboardAnalytics['breakdowns'];
     for (const dimension of BREAKDOWN_DIMENSIONS) {
-      const answer = deps.analytics.breakdown({ projectId: project.projectId, dimension, from: fromMs, to: toMs });
+      const answer = await deps.analytics.breakdown({ projectId: project.projectId, dimension, from: fromMs, to: toMs });
       total = answer.total;
       breakdowns[dimension] = answer.entries.map((e) => ({ value: dimension === 'city' && e.country !== undefined ? `${e.value} (${e.country})` : e.value, count: e.count, percentage: e.percentage }));
     }
-    const days = deps.analytics.days(project.projectId, fromMs, toMs);
+    const days = await deps.analytics.days(project.projectId, fromMs, toMs);
     const answer: DashboardAnalytics = { project: header, fromMs, toMs, total, breakdowns, days, maxDays: ANALYTICS_WINDOW_DAYS };
     return reply.header('cache-control', 'no-store').send(answer);
   });
 
   // A log file: its last LOG_TAIL_BYTES as text (?tail), or the whole file to download.
   app.get<LogFileParams>(`${base}/log-files/:logFileId`, read, async (req, reply) => {
-    const { project } = projectAccess.read(req);
+    const { project } = await projectAccess.read(req);
     const file = await deps.analytics.logFile(req.params.logFileId);
     if (file.projectId !== project.projectId) throw new ApiError('analyticsLogFileNotFound');
     const text = pipeline(await deps.analytics.logFileGzip(file), createGunzip(), () => undefined);

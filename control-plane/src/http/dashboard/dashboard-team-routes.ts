@@ -15,7 +15,7 @@ import type { DashboardProjectAccess } from './dashboard-project-routes';
 export interface DashboardTeamDeps {
   guards: DashboardGuards;
   projectAccess: DashboardProjectAccess;
-  accounts: Pick<AccountService, 'addMember' | 'removeMember'>;
+  accounts: Pick<AccountService, 'addMember' | 'changeMemberAccess' | 'removeMember'>;
   people: Pick<PeopleService, 'invite'>;
   projects: Pick<ProjectsRepository, 'listMembers'>;
 }
@@ -31,8 +31,8 @@ export function registerDashboardTeamRoutes(app: FastifyInstance, deps: Dashboar
   const write = { onRequest: guards.limited, preHandler: guards.sameSite };
 
   /** The owner's write access to the team: the project's write checks, then ownership (403 `Forbidden`). */
-  const owner = (req: FastifyRequest<ProjectParams>): Project => {
-    const { userId, project } = projectAccess.writer(req);
+  const owner = async (req: FastifyRequest<ProjectParams>): Promise<Project> => {
+    const { userId, project } = await projectAccess.writer(req);
     if (project.ownerUserId !== userId) throw new ApiError('forbidden');
     return project;
   };
@@ -41,38 +41,38 @@ export function registerDashboardTeamRoutes(app: FastifyInstance, deps: Dashboar
     if (!(ACCESS_LEVELS as readonly string[]).includes(access)) throw new ApiError('invalidField', { detail: 'Invalid field: access must be FULL or READONLY' });
     return access as MemberAccess;
   };
-  const team = (req: FastifyRequest<ProjectParams>, project: Project): DashboardTeam => {
-    const { header } = projectAccess.read(req);
+  const team = async (req: FastifyRequest<ProjectParams>, project: Project): Promise<DashboardTeam> => {
+    const { header } = await projectAccess.read(req);
     return { project: header, members: deps.projects.listMembers(project.projectId) };
   };
 
   app.get<ProjectParams>(base, { onRequest: guards.limited }, async (req, reply) => {
-    const { userId, project } = projectAccess.read(req);
+    const { userId, project } = await projectAccess.read(req);
     if (project.ownerUserId !== userId) throw new ApiError('forbidden');
-    return reply.header('cache-control', 'no-store').send(team(req, project));
+    return reply.header('cache-control', 'no-store').send(await team(req, project));
   });
 
   app.post<ProjectParams>(base, write, async (req, reply) => {
-    const project = owner(req);
+    const project = await owner(req);
     const body = bodyObject(req.body);
     const email = requiredString(body, 'email', 254);
     const access = accessOf(body);
-    const { user, invited } = deps.people.invite(email);
-    deps.accounts.addMember(project.projectId, user.userId, access);
-    return reply.status(201).send({ userId: user.userId, invitationMailed: invited, ...team(req, project) });
+    const { user, invited } = await deps.people.invite(email);
+    await deps.accounts.addMember(project.projectId, user.userId, access);
+    return reply.status(201).send({ userId: user.userId, invitationMailed: invited, ...(await team(req, project)) });
   });
 
   app.patch<MemberParams>(`${base}/:userId`, write, async (req, reply) => {
-    const project = owner(req);
+    const project = await owner(req);
     const access = accessOf(bodyObject(req.body));
-    if (!deps.projects.listMembers(project.projectId).some((m) => m.userId === req.params.userId)) throw new ApiError('invalidField', { detail: 'Invalid field: userId is not a member of this project' });
-    deps.accounts.addMember(project.projectId, req.params.userId, access);
-    return reply.send(team(req, project));
+    // The membership check and the change in one step (a removal meanwhile is not undone).
+    if (!deps.accounts.changeMemberAccess(project.projectId, req.params.userId, access)) throw new ApiError('invalidField', { detail: 'Invalid field: userId is not a member of this project' });
+    return reply.send(await team(req, project));
   });
 
   app.post<MemberParams>(`${base}/:userId/remove`, write, async (req, reply) => {
-    const project = owner(req);
+    const project = await owner(req);
     deps.accounts.removeMember(project.projectId, req.params.userId);
-    return reply.send(team(req, project));
+    return reply.send(await team(req, project));
   });
 }
