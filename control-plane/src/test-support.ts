@@ -16,7 +16,7 @@ export { SqliteBuildCopiesRepository, type BuildCopy } from './repositories/buil
 export { SqliteSessionsRepository, type SessionRecord, type SnapshotData } from './repositories/sessions';
 export { SqliteSessionHistoryRepository } from './repositories/session-history';
 export type { StoredTelemetryRow } from './repositories/telemetry';
-export { SqliteEventsRepository, type FleetEvent } from './repositories/events';
+export { SqliteEventsRepository, type FleetEvent, type NewFleetEvent } from './repositories/events';
 export { SqliteWorkersRepository, type CommandPhase, type WorkerCommandRecord } from './repositories/workers';
 export { SqliteLogFilesRepository, type LogFileRecord } from './repositories/log-files';
 export { SqliteWebhookDeliveriesRepository, type WebhookDelivery } from './repositories/webhook-deliveries';

@@ -25,7 +25,7 @@ try {
     })();
     done += n;
   }
-  const total = seed.cp.events.lastId();
+  const total = await seed.cp.events.lastId();
   await seed.stop();
   console.log(`seeded ${total} events in ${f((performance.now() - seeding) / 1000)} s (database ${f(statSync(join(dataDir, 'pixelfleet.sqlite')).size / 2 ** 20)} MiB)`);
 

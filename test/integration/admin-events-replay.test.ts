@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '@pixelfleet/control-plane';
 import { startTestControlPlane, TEST_ADMIN_TOKEN, type TestControlPlane } from '../support/control-plane';
-import { fleetEvents } from '../support/seed';
+import { fleetEvents, lastEventId } from '../support/seed';
 
 /** WATCH_PAGE_SIZE (256) plus grpc-js's writable high-water mark (16 messages), and one being written. */
 const MAX_HELD = 256 + 16 + 1;
@@ -25,7 +25,12 @@ describe('pixelfleet admin events --from-start', () => {
     t.cp.db.transaction(() => {
       for (let i = 0; i < HISTORY; i += 1) t.cp.events.record('test.history', { projectId: 'prj_history' }, { i });
     })();
-    const lastStored = t.cp.events.lastId();
+    const lastStored = await t.cp.events.lastId();
+    // SQLite stores an event within record() itself: its id is the newest at once (the callback below is synchronous).
+    const recordNow = (type: string) => {
+      void t.cp.events.record(type, {});
+      return lastEventId(t.cp);
+    };
     const live: number[] = [];
     const received: number[] = [];
     let stop!: () => void;
@@ -40,10 +45,10 @@ describe('pixelfleet admin events --from-start', () => {
         received.push(id);
         // While the history is being replayed: each 40,000 events one is recorded (the watch ignores it
         // live and finds it in the log later).
-        if (received.length % 40_000 === 0) live.push(t.cp.events.record('test.during', {}).eventId);
+        if (received.length % 40_000 === 0) live.push(recordNow('test.during'));
         // At the end of the history the watch turns live: these come through the listener.
-        if (id === lastStored) live.push(t.cp.events.record('test.at-end', {}).eventId);
-        if (id === live.at(-1) && live.length === 6) live.push(t.cp.events.record('test.after', {}).eventId);
+        if (id === lastStored) live.push(recordNow('test.at-end'));
+        if (id === live.at(-1) && live.length === 6) live.push(recordNow('test.after'));
         if (id === live.at(-1) && live.length === 7) stop();
       }
     };

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@pixelfleet/common';
 import { EventLog } from '../events/event-log';
 import { randomIds } from '../lib/ids';
-import { SqliteEventsRepository } from '../repositories/events';
+import { SqliteEventsRepository, type EventsRepository } from '../repositories/events';
 import { SqliteProjectsRepository } from '../repositories/projects';
 import { openRepositoryTestDb, type RepositoryTestDb } from '../repositories/repository-test-db';
 import { SqliteUsersRepository, type UsersRepository } from '../repositories/users';
@@ -18,7 +18,7 @@ let accounts: AccountService;
 beforeEach(() => {
   store = openRepositoryTestDb('pf-accounts-');
   const clock = new ManualClock();
-  const events = new EventLog(new SqliteEventsRepository(store.db), clock, pino({ level: 'silent' }));
+  const events = new EventLog(promised<EventsRepository>(new SqliteEventsRepository(store.db)), clock, pino({ level: 'silent' }));
   accounts = new AccountService(promised<UsersRepository>(new SqliteUsersRepository(store.db)), new SqliteProjectsRepository(store.db), events, clock, randomIds);
 });
 

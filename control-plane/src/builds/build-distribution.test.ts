@@ -10,7 +10,7 @@ import { EventLog } from '../events/event-log';
 import { randomIds } from '../lib/ids';
 import { SqliteBuildCopiesRepository, type BuildCopiesRepository } from '../repositories/build-copies';
 import { SqliteBuildsRepository, type BuildsRepository } from '../repositories/builds';
-import { SqliteEventsRepository } from '../repositories/events';
+import { SqliteEventsRepository, type EventsRepository } from '../repositories/events';
 import { SqliteProjectsRepository } from '../repositories/projects';
 import { openRepositoryTestDb, seedWorker, type RepositoryTestDb } from '../repositories/repository-test-db';
 import { promised } from '../store/promised';
@@ -56,7 +56,7 @@ function distributionOf(played: ReturnType<typeof playedRegistry>) {
   const log = pino({ level: 'error' }, { write: (line: string) => void errors.push((JSON.parse(line) as { msg: string }).msg) });
   const builds = promised<BuildsRepository>(new SqliteBuildsRepository(t.db));
   const projects = new SqliteProjectsRepository(t.db);
-  const events = new EventLog(new SqliteEventsRepository(t.db), clock, log);
+  const events = new EventLog(promised<EventsRepository>(new SqliteEventsRepository(t.db)), clock, log);
   events.follow(0, (e) => fleetEvents.push(e.type));
   const distribution: BuildDistribution = new BuildDistribution({
     builds,

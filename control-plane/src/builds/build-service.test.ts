@@ -12,7 +12,7 @@ import { EventLog } from '../events/event-log';
 import { ManualClock } from '@pixelfleet/common';
 import { randomIds } from '../lib/ids';
 import { SqliteBuildsRepository, type BuildRecord, type BuildsRepository } from '../repositories/builds';
-import { SqliteEventsRepository } from '../repositories/events';
+import { SqliteEventsRepository, type EventsRepository } from '../repositories/events';
 import { seedUser, seedProject } from '../repositories/repository-test-db';
 import { promised } from '../store/promised';
 import type { WebhookEnvelope } from '../webhooks/webhook-envelope';
@@ -42,7 +42,7 @@ beforeEach(() => {
   clock = new ManualClock();
   builds = new SqliteBuildsRepository(db);
   fired = [];
-  const events = new EventLog(new SqliteEventsRepository(db), clock, silent);
+  const events = new EventLog(promised<EventsRepository>(new SqliteEventsRepository(db)), clock, silent);
   events.follow(0, (e) => fired.push({ kind: 'event', name: e.type, stored: stored(String(e.data.uploadId)), data: e.data }));
   const webhooks = { emit: (_projectId: string, envelope: WebhookEnvelope) => void fired.push({ kind: 'webhook', name: envelope.event, stored: stored(envelope.uploadId ?? ''), envelope }) };
   service = new BuildService({ builds: promised<BuildsRepository>(builds), events, webhooks, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
@@ -113,7 +113,7 @@ describe('BuildService', () => {
     builds.moveStatus(uploadId, 'pending', 'Downloading Files', undefined, clock.now());
     const racing = new SqliteBuildsRepository(db);
     racing.findById = () => read;
-    const stale = new BuildService({ builds: promised<BuildsRepository>(racing), events: new EventLog(new SqliteEventsRepository(db), clock, silent), webhooks: { emit: () => undefined }, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
+    const stale = new BuildService({ builds: promised<BuildsRepository>(racing), events: new EventLog(promised<EventsRepository>(new SqliteEventsRepository(db)), clock, silent), webhooks: { emit: () => undefined }, buildCalls: new BuildCallLimit(clock, 120), urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) }, clock, ids: randomIds });
     await expect(stale.advance(uploadId, 'Downloading Files')).rejects.toThrow(new DomainError('conflict', `Build ${uploadId} changed status while moving to Downloading Files`));
     expect(builds.findById(uploadId)?.status).toBe('Downloading Files');
   });

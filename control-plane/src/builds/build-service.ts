@@ -89,7 +89,7 @@ export class BuildService {
       updatedAt: now,
     };
     await this.deps.builds.insert(build);
-    this.fire(build, BUILD_STAGES[INITIAL_BUILD_STATUS].event, { uploadId: build.uploadId, autoRelease: build.autoRelease });
+    await this.fire(build, BUILD_STAGES[INITIAL_BUILD_STATUS].event, { uploadId: build.uploadId, autoRelease: build.autoRelease });
     this.pipeline?.enqueue(build.uploadId);
     return build;
   }
@@ -156,16 +156,16 @@ export class BuildService {
         throw conflict(`Build ${build.uploadId} changed status while moving to ${to}`);
       }
       const entered: BuildRecord = { ...build, status: to, objection, updatedAt: now };
-      this.fire(entered, stage.event, data, setLive ? stage.setLiveStatus : undefined);
+      await this.fire(entered, stage.event, data, setLive ? stage.setLiveStatus : undefined);
       return entered;
     });
     if (to === DISTRIBUTING) await this.deps.distribution?.start(moved);
     return moved;
   }
 
-  /** The fleet event and the webhook of a build that has entered its status (already committed). */
-  private fire(build: BuildRecord, event: BuildEvent, data: Record<string, unknown>, reportedStatus: string = build.status): void {
-    this.deps.events.record(event, { projectId: build.projectId }, data);
+  /** The fleet event and then the webhook of a build that has entered its status (already committed). */
+  private async fire(build: BuildRecord, event: BuildEvent, data: Record<string, unknown>, reportedStatus: string = build.status): Promise<void> {
+    await this.deps.events.record(event, { projectId: build.projectId }, data);
     this.deps.webhooks.emit(build.projectId, buildEventEnvelope(event, reportedStatus, build, this.deps.clock.now()));
   }
 }

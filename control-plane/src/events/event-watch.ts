@@ -38,15 +38,20 @@ export class WatchCounters {
  *
  * It is in one of two modes. Catching up, it reads the events after its cursor from the
  * repository, a page at a time, waiting for the sink to drain whenever it is full, and ignores
- * live events (they are stored first, so a later read finds them). It turns live only in the same
- * synchronous turn as a read that returned less than a page with the sink not full: record()
- * stores and emits in one turn on one thread, so every event recorded after that read reaches the
- * listener. Live, an event is written at once; one that fills the sink puts the watch back to
- * catching up (from the repository, once drained), so a slow client never makes it buffer.
+ * live events (they are stored first, so a later read finds them) except those heard while a read
+ * is in flight: the read may or may not have seen them. After a read that returned less than a
+ * page with the sink not full, it writes those (above its cursor) and turns live in the same turn:
+ * every event stored after that read's start is either in it, among those heard, or heard live.
+ * Live, an event is written at once; one that fills the sink puts the watch back to catching up
+ * (from the repository, once drained), so a slow client never makes it buffer.
  */
 export class EventWatch {
   private cursor: number;
+  /** The cursor is read from the log (its newest id) before the first page. */
+  private startsAtLatest: boolean;
   private live = false;
+  /** Live events heard while a page read is in flight (undefined when no read is). */
+  private heardDuringRead: FleetEvent[] | undefined;
   /** This watch's share of counters.held (given back when it stops). */
   private held = 0;
   private readonly abort = new AbortController();
@@ -54,17 +59,19 @@ export class EventWatch {
   private unsubscribe: (() => void) | undefined;
 
   /**
-   * Delivers the events with an id above `after` (`events.lastId()`: only new ones), then live
-   * ones. `onError` hears a failure reading the log, after the watch has stopped.
+   * Delivers the events with an id above `after` ('latest': above the newest stored when the watch
+   * starts, so only new ones), then live ones. `onError` hears a failure reading the log, after
+   * the watch has stopped.
    */
   constructor(
     private readonly events: EventLog,
     private readonly sink: EventSink,
-    after: number,
+    after: number | 'latest',
     private readonly counters: WatchCounters,
     private readonly onError: (err: unknown) => void,
   ) {
-    this.cursor = after;
+    this.startsAtLatest = after === 'latest';
+    this.cursor = after === 'latest' ? 0 : after;
   }
 
   /** Subscribes and starts the replay (a failure reading the log is reported through onError, later). */
@@ -105,22 +112,47 @@ export class EventWatch {
   }
 
   private onLive(e: FleetEvent): void {
-    if (!this.live || this.stopped || e.eventId <= this.cursor) return;
+    if (this.stopped || e.eventId <= this.cursor) return;
+    if (!this.live) {
+      this.heardDuringRead?.push(e);
+      return;
+    }
     if (this.deliver(e, false)) return;
     this.live = false;
     void this.catchUp(true);
   }
 
+  /** Writes the heard events above the cursor, in id order; false when one filled the sink (the rest are read again). */
+  private writeHeard(heard: readonly FleetEvent[]): boolean {
+    for (const e of [...heard].sort((a, b) => a.eventId - b.eventId)) {
+      if (e.eventId <= this.cursor) continue;
+      if (!this.deliver(e, false)) return false;
+    }
+    return true;
+  }
+
   /** `full`: the sink is full now (a live write filled it), so it first waits for room. */
   private async catchUp(full: boolean): Promise<void> {
     try {
+      if (this.startsAtLatest) {
+        // Anything stored after this read is above it, and the first page finds it.
+        this.cursor = await this.events.lastId();
+        this.startsAtLatest = false;
+      }
       if (full) {
         this.counters.waits += 1;
         await this.sink.drained(this.abort.signal);
       }
       for (;;) {
         if (this.stopped) return;
-        const page = this.events.after(this.cursor, WATCH_PAGE_SIZE);
+        const heard: FleetEvent[] = [];
+        this.heardDuringRead = heard;
+        let page: FleetEvent[];
+        try {
+          page = await this.events.after(this.cursor, WATCH_PAGE_SIZE);
+        } finally {
+          this.heardDuringRead = undefined;
+        }
         this.hold(page.length);
         let waited = false;
         for (const e of page) {
@@ -131,10 +163,16 @@ export class EventWatch {
           await this.sink.drained(this.abort.signal);
           waited = true;
         }
-        // Live only straight after a short read, in the same turn: nothing recorded can fall between.
+        // Live only straight after a short read, in the same turn, once what was heard during the
+        // read is written: nothing recorded can fall between. A heard event that fills the sink
+        // sends the watch back to the repository, once drained.
         if (page.length < WATCH_PAGE_SIZE && !waited) {
-          this.live = true;
-          return;
+          if (this.writeHeard(heard)) {
+            this.live = true;
+            return;
+          }
+          this.counters.waits += 1;
+          await this.sink.drained(this.abort.signal);
         }
       }
     } catch (err) {

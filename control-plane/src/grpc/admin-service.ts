@@ -178,7 +178,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
         return;
       }
       const { fromStart, afterEventId } = call.request;
-      const after = fromStart ? 0 : afterEventId > 0 ? afterEventId : deps.events.lastId();
+      const after = fromStart ? 0 : afterEventId > 0 ? afterEventId : 'latest';
       const sink = {
         write: (event: FleetEvent, sent: () => void) => call.write({ event: eventToProto(event) }, sent),
         drained: (signal: AbortSignal) => once(call, 'drain', { signal }).then(() => undefined),

@@ -8,7 +8,7 @@ import { ManualClock } from '@pixelfleet/common';
 import { AccountService } from '../accounts/account-service';
 import { EventLog } from '../events/event-log';
 import { randomIds } from '../lib/ids';
-import { SqliteEventsRepository } from '../repositories/events';
+import { SqliteEventsRepository, type EventsRepository } from '../repositories/events';
 import { SqliteProjectsRepository } from '../repositories/projects';
 import { openRepositoryTestDb, type RepositoryTestDb } from '../repositories/repository-test-db';
 import { SqliteSignInsRepository, type SignInsRepository } from '../repositories/sign-ins';
@@ -32,7 +32,7 @@ beforeEach(() => {
   mails = [];
   const log = pino({ level: 'silent' });
   const users = promised<UsersRepository>(new SqliteUsersRepository(store.db));
-  const events = new EventLog(new SqliteEventsRepository(store.db), clock, log);
+  const events = new EventLog(promised<EventsRepository>(new SqliteEventsRepository(store.db)), clock, log);
   people = new PeopleService({
     users,
     signIns: promised<SignInsRepository>(new SqliteSignInsRepository(store.db)),

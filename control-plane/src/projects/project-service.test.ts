@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database';
 import { EventLog } from '../events/event-log';
 import { ManualClock } from '@pixelfleet/common';
-import { SqliteEventsRepository } from '../repositories/events';
+import { SqliteEventsRepository, type EventsRepository } from '../repositories/events';
+import { promised } from '../store/promised';
 import { SqliteProjectsRepository } from '../repositories/projects';
 import { seedUser, seedProject } from '../repositories/repository-test-db';
 import type { DeliveryOutcome } from '../webhooks/webhook-sender';
@@ -41,7 +42,7 @@ beforeEach(() => {
   service = new ProjectService({
     projects,
     sessions: { endProjectSessions: (projectId) => ended.push(projectId), warmPoolSettingsChanged: () => undefined },
-    events: new EventLog(new SqliteEventsRepository(db), clock, silent),
+    events: new EventLog(promised<EventsRepository>(new SqliteEventsRepository(db)), clock, silent),
     webhooks: { deliver: (_projectId, url, envelope) => (delivered.push({ url, envelope }), Promise.resolve(outcome)) },
     urlPolicy: { allowPrivateUrls: false, resolve: () => Promise.resolve(['93.184.216.34']) },
     clock,

@@ -1,5 +1,6 @@
 // The fleet event log that operators follow with `pixelfleet admin events`.
 import type { Db } from '../db/database';
+import type { Sync } from '../store/promised';
 
 export interface FleetEvent {
   eventId: number;
@@ -14,15 +15,16 @@ export interface FleetEvent {
 export type NewFleetEvent = Omit<FleetEvent, 'eventId'>;
 
 export interface EventsRepository {
-  append(e: NewFleetEvent): FleetEvent;
+  /** Stores the event; events appended by one process get increasing ids in the order appended. */
+  append(e: NewFleetEvent): Promise<FleetEvent>;
   /** Events with an id above afterId, oldest first, at most limit. */
-  listAfter(afterId: number, limit: number): FleetEvent[];
-  lastId(): number;
+  listAfter(afterId: number, limit: number): Promise<FleetEvent[]>;
+  lastId(): Promise<number>;
   /** Deletes at most limit events that occurred before occurredBeforeMs, oldest first; returns how many (retention). */
-  deleteBefore(occurredBeforeMs: number, limit: number): number;
+  deleteBefore(occurredBeforeMs: number, limit: number): Promise<number>;
 }
 
-interface EventRow {
+export interface EventRow {
   id: number;
   type: string;
   occurred_at: number;
@@ -32,7 +34,20 @@ interface EventRow {
   data: string;
 }
 
-export class SqliteEventsRepository implements EventsRepository {
+/** A stored row as an event (both stores' rows read alike). */
+export function fleetEventOf(r: EventRow): FleetEvent {
+  return {
+    eventId: r.id,
+    type: r.type,
+    occurredAt: r.occurred_at,
+    workerId: r.worker_id ?? undefined,
+    sessionId: r.session_id ?? undefined,
+    projectId: r.project_id ?? undefined,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+  };
+}
+
+export class SqliteEventsRepository implements Sync<EventsRepository> {
   private readonly stmts;
 
   constructor(db: Db) {
@@ -53,15 +68,7 @@ export class SqliteEventsRepository implements EventsRepository {
   }
 
   listAfter(afterId: number, limit: number): FleetEvent[] {
-    return (this.stmts.after.all(afterId, limit) as EventRow[]).map((r) => ({
-      eventId: r.id,
-      type: r.type,
-      occurredAt: r.occurred_at,
-      workerId: r.worker_id ?? undefined,
-      sessionId: r.session_id ?? undefined,
-      projectId: r.project_id ?? undefined,
-      data: JSON.parse(r.data) as Record<string, unknown>,
-    }));
+    return (this.stmts.after.all(afterId, limit) as EventRow[]).map(fleetEventOf);
   }
 
   lastId(): number {

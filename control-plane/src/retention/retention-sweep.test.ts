@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { ManualClock } from '@pixelfleet/common';
 import { openDatabase, type Db } from '../db/database';
-import { SqliteEventsRepository } from '../repositories/events';
+import { SqliteEventsRepository, type EventsRepository } from '../repositories/events';
 import { SqliteWorkersRepository, type CommandPhase } from '../repositories/workers';
 import { SqliteBuildsRepository } from '../repositories/builds';
 import { SqliteSessionsRepository, type SessionRecord } from '../repositories/sessions';
@@ -57,7 +57,7 @@ afterEach(() => {
 function sweeper(overrides: Partial<RetentionSweepDeps> = {}): RetentionSweep {
   return new RetentionSweep({
     sessions: promised<SessionRetentionRepository>(new SqliteSessionRetentionRepository(db)),
-    events: new SqliteEventsRepository(db),
+    events: promised<EventsRepository>(new SqliteEventsRepository(db)),
     commands: new SqliteWorkersRepository(db),
     clock,
     log: pino({ level: 'silent' }),

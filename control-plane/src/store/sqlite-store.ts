@@ -9,7 +9,7 @@ import { WalCheckpointer } from '../db/wal-checkpointer';
 import { SqliteAccessFactsRepository, type AccessFactsRepository } from '../repositories/access-facts';
 import { SqliteBuildCopiesRepository, type BuildCopiesRepository } from '../repositories/build-copies';
 import { SqliteBuildsRepository, type BuildsRepository } from '../repositories/builds';
-import { SqliteEventsRepository } from '../repositories/events';
+import { SqliteEventsRepository, type EventsRepository } from '../repositories/events';
 import { SqliteLogFilesRepository, type LogFilesRepository } from '../repositories/log-files';
 import { SqliteLogRetentionRepository, type LogRetentionRepository } from '../repositories/log-retention';
 import { SqliteMailOutboxRepository, type MailOutboxRepository } from '../repositories/mail-outbox';
@@ -58,7 +58,7 @@ export function sqliteRepositories(db: Db): Repositories {
     warmFailures: new SqliteWarmPoolFailuresRepository(db),
     telemetry: promised<TelemetryRepository>(new SqliteTelemetryRepository(db)),
     logFiles: promised<LogFilesRepository>(new SqliteLogFilesRepository(db)),
-    events: new SqliteEventsRepository(db),
+    events: promised<EventsRepository>(new SqliteEventsRepository(db)),
     mailOutbox: promised<MailOutboxRepository>(new SqliteMailOutboxRepository(db)),
     sessionRetention: promised<SessionRetentionRepository>(new SqliteSessionRetentionRepository(db)),
     logRetention: promised<LogRetentionRepository>(new SqliteLogRetentionRepository(db)),

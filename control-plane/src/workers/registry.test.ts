@@ -13,7 +13,8 @@ import { openDatabase, type Db } from '../db/database';
 import { DomainError } from '../errors';
 import { EventLog } from '../events/event-log';
 import { randomIds } from '../lib/ids';
-import { SqliteEventsRepository, type FleetEvent } from '../repositories/events';
+import { SqliteEventsRepository, type EventsRepository, type FleetEvent } from '../repositories/events';
+import { promised } from '../store/promised';
 import { SqliteWorkersRepository } from '../repositories/workers';
 import { WorkerRegistry, type AgentStream } from './registry';
 
@@ -36,7 +37,7 @@ beforeEach(() => {
   logged = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as { msg: string; level: number }) });
   events = new SqliteEventsRepository(db);
-  registry = new WorkerRegistry(new SqliteWorkersRepository(db), new EventLog(events, clock, log), clock, randomIds, log, { heartbeatIntervalMs: HEARTBEAT_MS, leaseTtlMs: LEASE_MS });
+  registry = new WorkerRegistry(new SqliteWorkersRepository(db), new EventLog(promised<EventsRepository>(events), clock, log), clock, randomIds, log, { heartbeatIntervalMs: HEARTBEAT_MS, leaseTtlMs: LEASE_MS });
   conflicts = [];
   registry.on('identityConflict', (id) => conflicts.push(id));
   workerId = registry.enroll({ hostname: 'gpu-a', region: 'europe', slots: 1, agentVersion: '1' }).workerId;
