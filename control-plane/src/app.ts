@@ -260,9 +260,10 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
     ['webhooks', () => webhooks.idle()],
     // The mail being sent finishes; pending mail waits in the outbox for the next run.
     ['mail', () => mail.close()],
-    // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline).
-    ['distribution', () => distribution.close()],
+    // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline). The
+    // distribution closes once the worker streams are gone: no ack or Hello can start work after it.
     ['worker streams', () => registry.close()],
+    ['distribution', () => distribution.close()],
     ['admin watches', () => admin.endWatches()],
     ['grpc', () => grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS)],
     // 4. The database closes last.

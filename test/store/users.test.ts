@@ -64,7 +64,7 @@ describe.each(cases)('UsersRepository ($name)', (store) => {
   });
 
   it('has no live key before one is issued', async () => {
-    expect(await users().liveKeyHash('usr_alice')).toBeUndefined();
+    expect((await users().keyHashOf('usr_alice')).liveKeyHash).toBeUndefined();
     expect(await users().findUserByLiveKeyHash(sha256Hex('anything'))).toBeUndefined();
     expect(await users().keyHashOf('usr_alice')).toEqual({ exists: true, liveKeyHash: undefined });
   });
@@ -76,10 +76,10 @@ describe.each(cases)('UsersRepository ($name)', (store) => {
   it('stores a key digest that then finds its user', async () => {
     const h1 = sha256Hex('pfk_key_one');
     await users().replaceKey('usr_alice', h1, 10);
-    expect(await users().liveKeyHash('usr_alice')).toBe(h1);
+    expect((await users().keyHashOf('usr_alice')).liveKeyHash).toBe(h1);
     expect(await users().findUserByLiveKeyHash(h1)).toEqual(alice);
     expect(await users().keyHashOf('usr_alice')).toEqual({ exists: true, liveKeyHash: h1 });
-    expect(await users().liveKeyHash('usr_bob')).toBeUndefined();
+    expect((await users().keyHashOf('usr_bob')).liveKeyHash).toBeUndefined();
   });
 
   it('replaceKey revokes the previous key: the old digest no longer finds the user', async () => {
@@ -89,7 +89,7 @@ describe.each(cases)('UsersRepository ($name)', (store) => {
     await users().replaceKey('usr_alice', h2, 20);
     expect(await users().findUserByLiveKeyHash(h1)).toBeUndefined();
     expect(await users().findUserByLiveKeyHash(h2)).toEqual(alice);
-    expect(await users().liveKeyHash('usr_alice')).toBe(h2);
+    expect((await users().keyHashOf('usr_alice')).liveKeyHash).toBe(h2);
     expect(await users().keyHashOf('usr_alice')).toEqual({ exists: true, liveKeyHash: h2 });
     expect(await liveKeys('usr_alice')).toBe(1);
     expect(await revokedAt(h1)).toBe(20);
@@ -99,7 +99,7 @@ describe.each(cases)('UsersRepository ($name)', (store) => {
     await users().replaceKey('usr_bob', sha256Hex('bob-key'), 1);
     for (let i = 0; i < 5; i++) await users().replaceKey('usr_alice', sha256Hex(`alice-${i}`), 100 + i);
     expect(await liveKeys('usr_alice')).toBe(1);
-    expect(await users().liveKeyHash('usr_alice')).toBe(sha256Hex('alice-4'));
+    expect((await users().keyHashOf('usr_alice')).liveKeyHash).toBe(sha256Hex('alice-4'));
     expect(await users().findUserByLiveKeyHash(sha256Hex('bob-key'))).toEqual(bob);
     expect(await liveKeys('usr_bob')).toBe(1);
   });
@@ -117,7 +117,7 @@ describe.each(cases)('UsersRepository ($name)', (store) => {
       const at = 10 + round;
       await Promise.all([users().replaceKey('usr_alice', a, at), users().replaceKey('usr_alice', b, at)]);
       expect(await liveKeys('usr_alice')).toBe(1);
-      const live = (await users().liveKeyHash('usr_alice')) ?? 'no live key';
+      const live = ((await users().keyHashOf('usr_alice')).liveKeyHash) ?? 'no live key';
       expect([a, b]).toContain(live);
       expect(await users().findUserByLiveKeyHash(previous)).toBeUndefined();
       // The loser of the race was stored and then revoked by the winner, never lost.
@@ -135,7 +135,7 @@ describe.each(cases)('UsersRepository ($name)', (store) => {
     // Re-using Bob's digest violates key_hash UNIQUE after Alice's key was revoked in the same transaction.
     await expect(users().replaceKey('usr_alice', hBob, 20)).rejects.toThrow();
     expect(await users().findUserByLiveKeyHash(h1)).toEqual(alice);
-    expect(await users().liveKeyHash('usr_alice')).toBe(h1);
+    expect((await users().keyHashOf('usr_alice')).liveKeyHash).toBe(h1);
     expect(await revokedAt(h1)).toBeNull();
     expect(await users().findUserByLiveKeyHash(hBob)).toEqual(bob);
   });

@@ -21,8 +21,11 @@ export class BuildCallLimit {
     this.windowMs = windowSeconds * 1000;
   }
 
-  /** Uses the user's window, or throws 429 with `Retry-After` (seconds left). */
-  take(userId: string): void {
+  /**
+   * Uses the user's window, or throws 429 with `Retry-After` (seconds left). Answers the way to give
+   * it back, for a call refused after all (its build moved meanwhile): only accepted calls use it.
+   */
+  take(userId: string): () => void {
     const now = this.clock.now();
     const last = this.lastAccepted.get(userId);
     if (last !== undefined && now - last < this.windowMs) {
@@ -31,6 +34,11 @@ export class BuildCallLimit {
     }
     if (this.lastAccepted.size > 10_000) this.prune(now);
     this.lastAccepted.set(userId, now);
+    return () => {
+      if (this.lastAccepted.get(userId) !== now) return;
+      if (last === undefined) this.lastAccepted.delete(userId);
+      else this.lastAccepted.set(userId, last);
+    };
   }
 
   private prune(now: number): void {

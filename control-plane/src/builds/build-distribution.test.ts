@@ -106,7 +106,7 @@ describe('BuildDistribution with an asynchronous store', () => {
     expect(copiesOf(uploadId)).toEqual([['w1', 'sent'], ['w2', 'sent']]);
     played.emit('commandFinished', 'w1', prepare(uploadId), ack('SUCCEEDED'));
     played.emit('commandFinished', 'w2', prepare(uploadId), ack('SUCCEEDED'));
-    await distribution.close();
+    await distribution.idle();
     expect(copiesOf(uploadId)).toEqual([['w1', 'ready'], ['w2', 'ready']]);
     expect(new SqliteBuildsRepository(t.db).findById(uploadId)).toMatchObject({ status: 'Approved', live: true });
     expect(projects.findById('prj_1')?.liveUploadId).toBe(uploadId);
@@ -121,7 +121,7 @@ describe('BuildDistribution with an asynchronous store', () => {
     await service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId });
     played.emit('commandFinished', 'w1', prepare(uploadId), ack('SUCCEEDED'));
     played.emit('commandFinished', 'w1', prepare(uploadId), ack('FAILED'));
-    await distribution.close();
+    await distribution.idle();
     expect(copiesOf(uploadId)).toEqual([['w1', 'failed'], ['w2', 'sent']]);
     expect(distribution.canRun('w1', uploadId)).toBe(false);
   });
@@ -135,13 +135,13 @@ describe('BuildDistribution with an asynchronous store', () => {
     // A control plane started over these rows (a restart): it has read nothing yet.
     const { distribution } = distributionOf(playedRegistry());
     expect([distribution.canRun('w1', uploadId), distribution.canRun('w2', uploadId)]).toEqual([false, false]);
-    await distribution.close();
+    await distribution.idle();
     expect(scheduling).toBe(1);
     expect([distribution.canRun('w1', uploadId), distribution.canRun('w2', uploadId)]).toEqual([true, false]);
     // A build without an archive (a local build) needs no copy.
     builds.insert({ uploadId: 'upl_local', projectId: 'prj_1', fileUrl: undefined, status: 'Approved', objection: undefined, autoRelease: true, createdAt: 4, updatedAt: 4 });
     distribution.canRun('w2', 'upl_local');
-    await distribution.close();
+    await distribution.idle();
     expect(distribution.canRun('w2', 'upl_local')).toBe(true);
   });
 
@@ -151,18 +151,18 @@ describe('BuildDistribution with an asynchronous store', () => {
     const uploadId = readyBuild();
     await service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId });
     for (const w of ['w1', 'w2']) played.emit('commandFinished', w, prepare(uploadId), ack('SUCCEEDED'));
-    await distribution.close();
+    await distribution.idle();
     expect(distribution.canRun('w1', uploadId)).toBe(true);
     // w1 comes back with an empty cache: until its Hello is taken in, it runs nothing with a copy.
     played.sent.length = 0;
     played.emit('helloAccepted', 'w1', hello([]));
     expect(distribution.canRun('w1', uploadId)).toBe(false);
-    await distribution.close();
+    await distribution.idle();
     expect(played.sent.map((s) => [s.workerId, s.command.kind])).toEqual([['w1', 'prepareBuild']]);
     expect(copiesOf(uploadId)).toEqual([['w1', 'sent'], ['w2', 'ready']]);
     expect(distribution.canRun('w1', uploadId)).toBe(false);
     played.emit('commandFinished', 'w1', prepare(uploadId), ack('SUCCEEDED'));
-    await distribution.close();
+    await distribution.idle();
     expect(distribution.canRun('w1', uploadId)).toBe(true);
     expect(errors).toEqual([]);
   });
@@ -172,11 +172,11 @@ describe('BuildDistribution with an asynchronous store', () => {
     const { distribution, service } = distributionOf(played);
     const uploadId = readyBuild();
     await service.activate({ userId: 'usr_1', projectId: 'prj_1', uploadId });
-    await distribution.close();
+    await distribution.idle();
     const before = scheduling;
     played.sent.length = 0;
     played.emit('helloAccepted', 'w1', hello([{ uploadId, ready: true }]));
-    await distribution.close();
+    await distribution.idle();
     expect(copiesOf(uploadId)).toEqual([['w1', 'ready'], ['w2', 'sent']]);
     expect(played.sent).toEqual([]);
     expect(distribution.canRun('w1', uploadId)).toBe(true);

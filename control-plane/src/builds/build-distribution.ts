@@ -60,6 +60,7 @@ export class BuildDistribution {
   private readonly lookingUp = new Set<string>();
   /** Work started in the background (listeners, deadlines, lookups), until it settles. */
   private readonly inFlight = new Set<Promise<unknown>>();
+  private closed = false;
 
   constructor(private readonly deps: BuildDistributionDeps) {
     deps.registry.on('commandFinished', (workerId, command, ack) => {
@@ -105,8 +106,15 @@ export class BuildDistribution {
       }
       const targets = this.deps.registry.placeable(project.region);
       this.deps.log.info({ uploadId: current.uploadId, region: project.region, workers: targets.length }, 'distributing build');
-      for (const w of targets) await this.send(current, w.workerId);
+      // The deadline first: a send that fails (a worker removed meanwhile) must not leave the build distributing forever.
       this.armDeadline(current.uploadId, this.deps.deadlineMs);
+      for (const w of targets) {
+        try {
+          await this.send(current, w.workerId);
+        } catch (err) {
+          this.deps.log.error({ err, step: 'send', uploadId: current.uploadId, workerId: w.workerId }, 'a build distribution step failed');
+        }
+      }
       await this.settle(current.uploadId);
     });
   }
@@ -132,15 +140,27 @@ export class BuildDistribution {
     return false;
   }
 
-  /** Stops the deadlines; resolves once the work in flight has settled (before the database closes). */
-  async close(): Promise<void> {
-    for (const t of this.deadlines.values()) t.cancel();
-    this.deadlines.clear();
+  /** Resolves once the work in flight has settled (tests; close()). */
+  async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Runs work the caller does not wait for (a listener, a timer); a failure is logged with what failed. */
+  /**
+   * Stops the deadlines and takes no new work (an ack or a Hello that arrives while the service
+   * shuts down is taken up from the store at the next start: deadlines are armed again, and each
+   * worker catches up on its Hello); resolves once the work in flight has settled, before the
+   * database closes.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.deadlines.values()) t.cancel();
+    this.deadlines.clear();
+    await this.idle();
+  }
+
+  /** Runs work the caller does not wait for (a listener, a timer); a failure is logged with what failed. Nothing once closed. */
   private inBackground(step: string, fields: { workerId?: string; uploadId?: string }, work: () => Promise<unknown>): void {
+    if (this.closed) return;
     const running = work().catch((err: unknown) => this.deps.log.error({ err, step, ...fields }, 'a build distribution step failed'));
     this.inFlight.add(running);
     void running.finally(() => this.inFlight.delete(running));

@@ -118,6 +118,19 @@ describe('BuildService', () => {
     expect(builds.findById(uploadId)?.status).toBe('Downloading Files');
   });
 
+  it('two activations at once: one moves the build, the other is refused without using its build-call window', async () => {
+    const { uploadId } = await submit();
+    for (const to of ['Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Ready'] as const) await service.advance(uploadId, to);
+    clock.advance(120_000);
+    const users = ['usr_1', 'usr_2'];
+    const results = await Promise.allSettled(users.map((userId) => service.activate({ userId, projectId: 'prj_1', uploadId })));
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const loser = users[results.findIndex((r) => r.status === 'rejected')]!;
+    expect(results.find((r) => r.status === 'rejected')?.reason).toEqual(new DomainError('conflict', `Build ${uploadId} changed status while moving to Distributing to Servers`));
+    // Its window is untouched: it may activate again at once (a distributing build may be activated again).
+    expect((await service.activate({ userId: loser, projectId: 'prj_1', uploadId })).status).toBe('Distributing to Servers');
+  });
+
   it('moves a build once when two steps from the same status run at once: the other is refused and fires nothing', async () => {
     const { uploadId } = await submit();
     const before = fired.length;

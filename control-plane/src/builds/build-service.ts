@@ -103,8 +103,18 @@ export class BuildService {
   async activate(input: { userId: string; projectId: string; uploadId: string; setLive?: boolean }): Promise<BuildRecord> {
     const build = await this.findOfProject(input.projectId, input.uploadId);
     requireBuildMove(build.uploadId, build.status, DISTRIBUTING, 'activation');
-    this.deps.buildCalls.take(input.userId);
-    return this.move(build, DISTRIBUTING, 'activation', undefined, { uploadId: build.uploadId, by: input.userId, ...(input.setLive ? { setLive: true } : {}) }, input.setLive === true);
+    const giveBack = this.deps.buildCalls.take(input.userId);
+    const moved = await this.commitMove(build, DISTRIBUTING, 'activation', undefined, { uploadId: build.uploadId, by: input.userId, ...(input.setLive ? { setLive: true } : {}) }, input.setLive === true);
+    if (moved === undefined) {
+      // Another call moved it first (a second activation, a settlement): this call was not accepted,
+      // so it gives its window back and is refused for the status the build has now.
+      giveBack();
+      const now = await this.findOfProject(input.projectId, input.uploadId);
+      requireBuildMove(now.uploadId, now.status, DISTRIBUTING, 'activation');
+      throw conflict(`Build ${build.uploadId} changed status while moving to ${DISTRIBUTING}`);
+    }
+    await this.deps.distribution?.start(moved);
+    return moved;
   }
 
   /**
@@ -148,19 +158,23 @@ export class BuildService {
    * distribution starts after that step (it may move the build itself: a local build is approved).
    */
   private async move(build: BuildRecord, to: BuildStatus, move: BuildMove, objection: string | undefined, data: Record<string, unknown>, setLive = false): Promise<BuildRecord> {
+    const moved = await this.commitMove(build, to, move, objection, data, setLive);
+    if (moved === undefined) throw conflict(`Build ${build.uploadId} changed status while moving to ${to}`);
+    if (to === DISTRIBUTING) await this.deps.distribution?.start(moved);
+    return moved;
+  }
+
+  /** The move's commit and its firing, one step of the build's `moves`; undefined when the build had left `build.status` meanwhile. */
+  private commitMove(build: BuildRecord, to: BuildStatus, move: BuildMove, objection: string | undefined, data: Record<string, unknown>, setLive: boolean): Promise<BuildRecord | undefined> {
     const stage = requireBuildMove(build.uploadId, build.status, to, move);
-    const moved = await this.moves.run(build.uploadId, async () => {
+    return this.moves.run(build.uploadId, async () => {
       const now = this.deps.clock.now();
       // Only from the status the table was asked about: a change that came in between is refused, not overwritten.
-      if (!(await this.deps.builds.moveStatus(build.uploadId, build.status, to, objection, now))) {
-        throw conflict(`Build ${build.uploadId} changed status while moving to ${to}`);
-      }
+      if (!(await this.deps.builds.moveStatus(build.uploadId, build.status, to, objection, now))) return undefined;
       const entered: BuildRecord = { ...build, status: to, objection, updatedAt: now };
       await this.fire(entered, stage.event, data, setLive ? stage.setLiveStatus : undefined);
       return entered;
     });
-    if (to === DISTRIBUTING) await this.deps.distribution?.start(moved);
-    return moved;
   }
 
   /** The fleet event and then the webhook of a build that has entered its status (already committed). */

@@ -82,7 +82,12 @@ export class EventLog {
     const deliver = (e: FleetEvent) => {
       if (stopped || e.eventId <= cursor) return;
       cursor = e.eventId;
-      listener(e);
+      // As for live events (Listeners): a throwing listener is logged, and the replay goes on.
+      try {
+        listener(e);
+      } catch (err) {
+        this.log.error({ err }, 'fleet event watcher threw');
+      }
     };
     const unsubscribe = this.listeners.on('recorded', (e) => (replaying ? heardMeanwhile.push(e) : deliver(e)));
     if (replaying) {

@@ -93,7 +93,11 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
       } catch (err) {
         answer = Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
-      void answer.then((res) => callback(null, res)).catch((err: unknown) => callback(toGrpcError(err, log, method)));
+      // One callback either way: a throw inside the success callback must not answer the call twice.
+      void answer.then(
+        (res) => callback(null, res),
+        (err: unknown) => callback(toGrpcError(err, log, method)),
+      );
     };
   }
 

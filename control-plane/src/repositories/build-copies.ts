@@ -23,7 +23,7 @@ export interface BuildCopiesRepository {
   readyOnWorker(workerId: string): Promise<string[]>;
 }
 
-interface CopyRow {
+export interface CopyRow {
   upload_id: string;
   worker_id: string;
   phase: CopyPhase;
@@ -31,7 +31,7 @@ interface CopyRow {
   updated_at: number;
 }
 
-const toCopy = (r: CopyRow): BuildCopy => ({ uploadId: r.upload_id, workerId: r.worker_id, phase: r.phase, error: r.error ?? undefined, updatedAt: r.updated_at });
+export const buildCopyOf = (r: CopyRow): BuildCopy => ({ uploadId: r.upload_id, workerId: r.worker_id, phase: r.phase, error: r.error ?? undefined, updatedAt: r.updated_at });
 
 export class SqliteBuildCopiesRepository implements Sync<BuildCopiesRepository> {
   private readonly stmts;
@@ -54,11 +54,11 @@ export class SqliteBuildCopiesRepository implements Sync<BuildCopiesRepository> 
 
   find(uploadId: string, workerId: string): BuildCopy | undefined {
     const r = this.stmts.find.get(uploadId, workerId) as CopyRow | undefined;
-    return r && toCopy(r);
+    return r && buildCopyOf(r);
   }
 
   listOfBuild(uploadId: string): BuildCopy[] {
-    return (this.stmts.ofBuild.all(uploadId) as CopyRow[]).map(toCopy);
+    return (this.stmts.ofBuild.all(uploadId) as CopyRow[]).map(buildCopyOf);
   }
 
   readyOnWorker(workerId: string): string[] {

@@ -71,7 +71,7 @@ export interface BuildStageEntry {
   enteredAt: number;
 }
 
-interface BuildRow {
+export interface BuildRow {
   upload_id: string;
   project_id: string;
   file_url: string | null;
@@ -86,7 +86,7 @@ interface BuildRow {
   updated_at: number;
 }
 
-const toBuild = (r: BuildRow): BuildRecord => ({
+export const buildRecordOf = (r: BuildRow): BuildRecord => ({
   uploadId: r.upload_id,
   projectId: r.project_id,
   fileUrl: r.file_url ?? undefined,
@@ -160,7 +160,7 @@ export class SqliteBuildsRepository implements Sync<BuildsRepository> {
   }
 
   listByProject(projectId: string): BuildRecord[] {
-    return (this.stmts.byProject.all(projectId) as BuildRow[]).map(toBuild);
+    return (this.stmts.byProject.all(projectId) as BuildRow[]).map(buildRecordOf);
   }
 
   countByStatus(): { status: BuildStatus; n: number }[] {
@@ -169,13 +169,13 @@ export class SqliteBuildsRepository implements Sync<BuildsRepository> {
 
   pageByProject(projectId: string, limit: number, skip: number): { total: number; builds: BuildRecord[] } {
     const total = (this.stmts.countByProject.get(projectId) as { n: number }).n;
-    const builds = skip >= total || limit === 0 ? [] : (this.stmts.pageByProject.all(projectId, limit, skip) as BuildRow[]).map(toBuild);
+    const builds = skip >= total || limit === 0 ? [] : (this.stmts.pageByProject.all(projectId, limit, skip) as BuildRow[]).map(buildRecordOf);
     return { total, builds };
   }
 
   findById(uploadId: string): BuildRecord | undefined {
     const r = this.stmts.byId.get(uploadId) as BuildRow | undefined;
-    return r && toBuild(r);
+    return r && buildRecordOf(r);
   }
 
   moveStatus(uploadId: string, from: BuildStatus, to: BuildStatus, objection: string | undefined, nowMs: number): boolean {
@@ -199,18 +199,18 @@ export class SqliteBuildsRepository implements Sync<BuildsRepository> {
   }
 
   listUnfinished(): BuildRecord[] {
-    return (this.stmts.unfinished.all() as BuildRow[]).map(toBuild);
+    return (this.stmts.unfinished.all() as BuildRow[]).map(buildRecordOf);
   }
 
   listDistributing(): BuildRecord[] {
-    return (this.stmts.distributing.all() as BuildRow[]).map(toBuild);
+    return (this.stmts.distributing.all() as BuildRow[]).map(buildRecordOf);
   }
 }
 
-type StageRow = { upload_id: string; status: BuildStatus; entered_at: number };
+export type StageRow = { upload_id: string; status: BuildStatus; entered_at: number };
 
 /** Stage rows (ordered by upload id, then entry) grouped by upload id. */
-function stagesByUpload(rows: readonly StageRow[]): Map<string, BuildStageEntry[]> {
+export function stagesByUpload(rows: readonly StageRow[]): Map<string, BuildStageEntry[]> {
   const stages = new Map<string, BuildStageEntry[]>();
   for (const r of rows) {
     let list = stages.get(r.upload_id);

@@ -46,7 +46,7 @@ export interface LogFilesRepository {
   findById(logFileId: string): Promise<LogFileRecord | undefined>;
 }
 
-interface LogFileRow {
+export interface LogFileRow {
   id: string;
   session_id: string;
   project_id: string;
@@ -95,22 +95,22 @@ export class SqliteLogFilesRepository implements Sync<LogFilesRepository> {
   }
 
   listBySession(sessionId: string): LogFileRecord[] {
-    return (this.stmts.bySession.all(sessionId) as LogFileRow[]).map(toLogFile);
+    return (this.stmts.bySession.all(sessionId) as LogFileRow[]).map(logFileRecordOf);
   }
 
   pageBySession(sessionId: string, limit: number, skip: number): { total: number; logFiles: LogFileRecord[] } {
     const total = (this.stmts.countBySession.get(sessionId) as { n: number }).n;
     const rows = skip >= total || limit === 0 ? [] : (this.stmts.pageBySession.all(sessionId, limit, skip) as LogFileRow[]);
-    return { total, logFiles: rows.map(toLogFile) };
+    return { total, logFiles: rows.map(logFileRecordOf) };
   }
 
   findById(logFileId: string): LogFileRecord | undefined {
     const r = this.stmts.byId.get(logFileId) as LogFileRow | undefined;
-    return r && toLogFile(r);
+    return r && logFileRecordOf(r);
   }
 }
 
-const toLogFile = (r: LogFileRow): LogFileRecord => ({
+export const logFileRecordOf = (r: LogFileRow): LogFileRecord => ({
   logFileId: r.id,
   sessionId: r.session_id,
   projectId: r.project_id,

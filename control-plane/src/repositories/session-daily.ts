@@ -98,7 +98,7 @@ export class SqliteSessionDailyRepository implements Sync<SessionDailyRepository
 }
 
 /** The bucket holding the middle start-up of a day (buckets in order; for an even count, the lower middle one). */
-function medianBucket(buckets: readonly { bucket: number; sessions: number }[], started: number): number {
+export function medianBucket(buckets: readonly { bucket: number; sessions: number }[], started: number): number {
   const middle = Math.ceil(started / 2);
   let seen = 0;
   for (const b of buckets) {

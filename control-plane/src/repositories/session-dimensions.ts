@@ -66,7 +66,7 @@ export interface SessionDimensionsRepository {
 }
 
 /** The sessions column holding each dimension. */
-const COLUMN: Record<BreakdownDimension, string> = {
+export const DIMENSION_COLUMNS: Record<BreakdownDimension, string> = {
   country: 'country',
   city: 'city',
   browser: 'browser',
@@ -82,7 +82,7 @@ interface CountRow {
 }
 
 /** The rollup rows one session adds: [dimension, value, countryCode, country]. */
-function rollupKeys(dims: ClientDimensions): [BreakdownDimension, string, string, string][] {
+export function rollupKeys(dims: ClientDimensions): [BreakdownDimension, string, string, string][] {
   const keys: [BreakdownDimension, string, string, string][] = [];
   const code = dims.countryCode ?? '';
   const country = dims.country ?? '';
@@ -119,7 +119,7 @@ export class SqliteSessionDimensionsRepository implements Sync<SessionDimensions
   constructor(db: Db) {
     // Partial edge days: the sessions of [from, to) through sessions_project_created.
     const edge = (dimension: BreakdownDimension, byCountry: boolean) => {
-      const col = COLUMN[dimension];
+      const col = DIMENSION_COLUMNS[dimension];
       const geo = dimension === 'country' || dimension === 'city';
       return db.prepare(
         `SELECT ${col} AS value, ${geo ? "coalesce(country_code, '')" : "''"} AS country_code, ${geo ? "coalesce(max(country), '')" : "''"} AS country,

@@ -38,7 +38,8 @@ export const DIAGNOSIS_QUERIES = {
   newestStatistics: 'SELECT row FROM telemetry_rows WHERE session_id = ? AND log_type IS NULL ORDER BY ts DESC, id DESC LIMIT 1',
 } as const;
 
-function sample(rowJson: string | undefined): StatisticsSample | undefined {
+/** A statistics row's stored JSON as its sample (both stores); undefined when there is no row. */
+export function statisticsSampleOf(rowJson: string | undefined): StatisticsSample | undefined {
   if (rowJson === undefined) return undefined;
   const row = JSON.parse(rowJson) as Record<string, unknown>;
   const num = (v: unknown) => {
@@ -71,8 +72,8 @@ export class SqliteTelemetryDiagnosisRepository implements TelemetryDiagnosisRep
       videoShown: session?.shown === 1,
       sdpAnswer: yes(this.stmts.hasEvent.get(sessionId, 'sdpAnswer')),
       connected: yes(this.stmts.hasEvent.get(sessionId, 'connected')),
-      oldestStatistics: sample(rowOf(this.stmts.oldestStatistics.get(sessionId))),
-      newestStatistics: sample(rowOf(this.stmts.newestStatistics.get(sessionId))),
+      oldestStatistics: statisticsSampleOf(rowOf(this.stmts.oldestStatistics.get(sessionId))),
+      newestStatistics: statisticsSampleOf(rowOf(this.stmts.newestStatistics.get(sessionId))),
     };
   }
 }

@@ -65,7 +65,8 @@ export function timestampMs(timestamp: string): number {
   return Date.parse(timestamp);
 }
 
-type Row = {
+/** A telemetry_rows row as TELEMETRY_ROWS_COLUMNS reads it (both stores map it with storedTelemetryRowOf). */
+export type TelemetryRowsRow = {
   id: number;
   session_id: string;
   project_id: string;
@@ -77,12 +78,12 @@ type Row = {
   row: string;
 };
 
-const SELECTED = 'id, session_id, project_id, log_type, event, timestamp, received_at, ts, row';
+export const TELEMETRY_ROWS_COLUMNS = 'id, session_id, project_id, log_type, event, timestamp, received_at, ts, row';
 const INSERT = 'INSERT INTO telemetry_rows (session_id, project_id, log_type, event, timestamp, ts, received_at, row) VALUES';
 /** Rows per multi-row INSERT: one statement step instead of 50 (8 x 50 = 400 parameters, under SQLite's limit). */
 const INSERT_CHUNK = 50;
 
-const toRow = (r: Row): StoredTelemetryRow => ({
+export const storedTelemetryRowOf = (r: TelemetryRowsRow): StoredTelemetryRow => ({
   id: r.id,
   sessionId: r.session_id,
   projectId: r.project_id,
@@ -110,14 +111,14 @@ export class SqliteTelemetryRepository implements Sync<TelemetryRepository> {
     const where = (kind: keyof typeof kinds) => `session_id = @sessionId AND ts >= @from AND ts <= @to${kinds[kind]}`;
     const page = (kind: keyof typeof kinds) => ({
       count: db.prepare(`SELECT COUNT(*) AS n FROM telemetry_rows WHERE ${where(kind)}`),
-      rows: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE ${where(kind)} ORDER BY ts DESC, id DESC LIMIT @limit OFFSET @skip`),
+      rows: db.prepare(`SELECT ${TELEMETRY_ROWS_COLUMNS} FROM telemetry_rows WHERE ${where(kind)} ORDER BY ts DESC, id DESC LIMIT @limit OFFSET @skip`),
     });
     this.stmts = {
       insert: db.prepare(`${INSERT} (?, ?, ?, ?, ?, ?, ?, ?)`),
       insertChunk: db.prepare(`${INSERT} ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`),
       addUsage: db.prepare('UPDATE sessions SET telemetry_count = telemetry_count + ?, telemetry_bytes = telemetry_bytes + ? WHERE id = ?'),
       usage: db.prepare('SELECT telemetry_count AS rows, telemetry_bytes AS bytes FROM sessions WHERE id = ?'),
-      list: db.prepare(`SELECT ${SELECTED} FROM telemetry_rows WHERE session_id = ? ORDER BY id`),
+      list: db.prepare(`SELECT ${TELEMETRY_ROWS_COLUMNS} FROM telemetry_rows WHERE session_id = ? ORDER BY id`),
       all: page('all'),
       webrtc: page('webrtc'),
       statistics: page('statistics'),
@@ -154,7 +155,7 @@ export class SqliteTelemetryRepository implements Sync<TelemetryRepository> {
   }
 
   listBySession(sessionId: string): StoredTelemetryRow[] {
-    return (this.stmts.list.all(sessionId) as Row[]).map(toRow);
+    return (this.stmts.list.all(sessionId) as TelemetryRowsRow[]).map(storedTelemetryRowOf);
   }
 
   pageBySession(query: TelemetryPageQuery): { total: number; rows: StoredTelemetryRow[] } {
@@ -165,7 +166,7 @@ export class SqliteTelemetryRepository implements Sync<TelemetryRepository> {
       to: query.to ?? Number.MAX_SAFE_INTEGER,
     };
     const total = (stmts.count.get(params) as { n: number }).n;
-    const rows = query.limit > 0 && query.skip < total ? (stmts.rows.all({ ...params, limit: query.limit, skip: query.skip }) as Row[]).map(toRow) : [];
+    const rows = query.limit > 0 && query.skip < total ? (stmts.rows.all({ ...params, limit: query.limit, skip: query.skip }) as TelemetryRowsRow[]).map(storedTelemetryRowOf) : [];
     return { total, rows };
   }
 }

@@ -14,8 +14,6 @@ export interface UsersRepository {
   findByEmail(email: string): Promise<User | undefined>;
   /** Revokes the user's live key (if any) and stores the new digest, atomically. */
   replaceKey(userId: string, keyHash: string, nowMs: number): Promise<void>;
-  /** The digest of the user's live key, if any. */
-  liveKeyHash(userId: string): Promise<string | undefined>;
   /** The owner of a live key with this digest, if any. */
   findUserByLiveKeyHash(keyHash: string): Promise<User | undefined>;
   /** Whether the user exists and the digest of their live key, in one read (the hot auth path). */
@@ -40,7 +38,6 @@ export class SqliteUsersRepository implements Sync<UsersRepository> {
       byEmail: db.prepare('SELECT id, email, created_at FROM users WHERE email = ?'),
       revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL'),
       insertKey: db.prepare('INSERT INTO api_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)'),
-      liveKey: db.prepare('SELECT key_hash FROM api_keys WHERE user_id = ? AND revoked_at IS NULL'),
       keyHashOf: db.prepare(
         `SELECT u.id, k.key_hash FROM users u LEFT JOIN api_keys k ON k.user_id = u.id AND k.revoked_at IS NULL WHERE u.id = ?`,
       ),
@@ -72,10 +69,6 @@ export class SqliteUsersRepository implements Sync<UsersRepository> {
     })();
   }
 
-  liveKeyHash(userId: string): string | undefined {
-    const r = this.stmts.liveKey.get(userId) as { key_hash: string } | undefined;
-    return r?.key_hash;
-  }
 
   findUserByLiveKeyHash(keyHash: string): User | undefined {
     const r = this.stmts.byKey.get(keyHash) as UserRow | undefined;

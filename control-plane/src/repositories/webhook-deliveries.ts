@@ -24,7 +24,7 @@ export interface WebhookDeliveriesRepository {
   listByProject(projectId: string, limit: number): Promise<WebhookDelivery[]>;
 }
 
-interface DeliveryRow {
+export interface DeliveryRow {
   project_id: string;
   event: string;
   upload_id: string | null;

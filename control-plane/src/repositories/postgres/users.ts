@@ -40,10 +40,6 @@ export class PostgresUsersRepository implements UsersRepository {
     });
   }
 
-  async liveKeyHash(userId: string): Promise<string | undefined> {
-    const r = await firstRowOf<{ key_hash: string }>(this.pool, 'SELECT key_hash FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
-    return r?.key_hash;
-  }
 
   async findUserByLiveKeyHash(keyHash: string): Promise<User | undefined> {
     const r = await firstRowOf<UserRow>(
