@@ -256,14 +256,15 @@ export function buildControlPlaneWithDb(config: ControlPlaneConfig, deps: Contro
       blobs.close();
       await stopped;
     }],
-    // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes.
-    ['webhooks', () => webhooks.idle()],
     // The mail being sent finishes; pending mail waits in the outbox for the next run.
     ['mail', () => mail.close()],
     // 3. End long-lived gRPC streams, then shut gRPC down (graceful, forced after a deadline). The
     // distribution closes once the worker streams are gone: no ack or Hello can start work after it.
     ['worker streams', () => registry.close()],
     ['distribution', () => distribution.close()],
+    // In-flight webhook deliveries finish (each is capped at 10 s) before the database closes; after
+    // the distribution, whose last settlements may fire build.approved or build.rejected.
+    ['webhooks', () => webhooks.idle()],
     ['admin watches', () => admin.endWatches()],
     ['grpc', () => grpc?.shutdown(GRPC_SHUTDOWN_DEADLINE_MS)],
     // 4. The database closes last.

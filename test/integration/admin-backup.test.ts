@@ -176,7 +176,7 @@ describe('pixelfleet admin backup', () => {
   });
 
   it('a client that cancels after the first piece: the server removes its copy at once, and the next backup works', async () => {
-    fillTo(t.cp.db, (i) => t.cp.events.record('test.fill', {}, { i, pad: 'c'.repeat(2_000) }), 24);
+    fillTo(t.cp.db, (i) => void t.cp.events.record('test.fill', {}, { i, pad: 'c'.repeat(2_000) }), 24);
     const backups = join(t.dataDir, 'backups');
     mkdirSync(backups, { recursive: true });
     const client = new adminV1.AdminServiceClient(t.started.grpcAddress, credentials.createInsecure());
@@ -218,7 +218,7 @@ describe('pixelfleet admin backup', () => {
   });
 
   it('Ctrl-C during a backup: the CLI cancels, removes its part file and exits 130; the server removes its copy', async () => {
-    fillTo(t.cp.db, (i) => t.cp.events.record('test.fill', {}, { i, pad: 'i'.repeat(2_000) }), 24);
+    fillTo(t.cp.db, (i) => void t.cp.events.record('test.fill', {}, { i, pad: 'i'.repeat(2_000) }), 24);
     const out = join(dir, 'interrupted.sqlite');
     const backups = join(t.dataDir, 'backups');
     const r = await admin(t.started.grpcAddress, ['backup', '--out', out], TEST_ADMIN_TOKEN, partHolds(out, 1024 * 1024));
@@ -254,7 +254,7 @@ describe('pixelfleet admin backup', () => {
     // A database of ~48 MiB in its own data dir, served by a real `pixelfleet serve` process.
     const dataDir = join(dir, 'dying-data');
     const seeded = await startTestControlPlane({ dataDir, overrides: { geoip: { enabled: false } } });
-    fillTo(seeded.cp.db, (i) => seeded.cp.events.record('test.fill', {}, { i, pad: 'd'.repeat(2_000) }), 48);
+    fillTo(seeded.cp.db, (i) => void seeded.cp.events.record('test.fill', {}, { i, pad: 'd'.repeat(2_000) }), 48);
     await seeded.stop();
     const serve = await startServe({ dataDir, configDir: dir, config: { geoip: { enabled: false }, logLevel: 'info' } });
     const out = join(dir, 'dying.sqlite');

@@ -63,11 +63,13 @@ export class BuildDistribution {
   private closed = false;
 
   constructor(private readonly deps: BuildDistributionDeps) {
+    // Once closed, nothing: the next start takes each worker's copies up again from its Hello.
     deps.registry.on('commandFinished', (workerId, command, ack) => {
-      if (command.kind !== 'prepareBuild') return;
+      if (this.closed || command.kind !== 'prepareBuild') return;
       this.inBackground('copy finished', { workerId, uploadId: command.uploadId }, () => this.perWorker.run(workerId, () => this.onCommandFinished(workerId, command, ack)));
     });
     deps.registry.on('helloAccepted', (workerId, hello) => {
+      if (this.closed) return;
       // Taken in before any scheduling run the Hello asks for can place a session on the worker.
       const catchUp = this.runnable.beginCatchUp(workerId);
       this.inBackground('hello', { workerId }, async () => {
@@ -81,7 +83,7 @@ export class BuildDistribution {
     });
     // Undrained: it catches up now (an offline worker gets the commands with its next Hello).
     deps.registry.on('drainChanged', (workerId, draining) => {
-      if (draining) return;
+      if (this.closed || draining) return;
       this.inBackground('undrained', { workerId }, () => this.perWorker.run(workerId, () => this.catchUp(workerId, (_uploadId, copy) => copy?.phase === 'ready')));
     });
   }
@@ -91,6 +93,8 @@ export class BuildDistribution {
    * region's workers. Resolves once the copies are sent and recorded (or the build settled).
    */
   start(build: BuildRecord): Promise<void> {
+    // Closed: the build stays distributing, and the next start arms its deadline again (resumeAtStart).
+    if (this.closed) return Promise.resolve();
     return this.perBuild.run(build.uploadId, async () => {
       // Read again in this build's turn: a step before it (a settlement) may have moved it on.
       const current = await this.deps.builds.findById(build.uploadId);
@@ -169,7 +173,7 @@ export class BuildDistribution {
   /** Reads whether the worker holds the build, in the build's turn; a yes asks the scheduler for another run. */
   private lookUp(workerId: string, uploadId: string): void {
     const key = `${uploadId}\n${workerId}`;
-    if (this.lookingUp.has(key)) return;
+    if (this.closed || this.lookingUp.has(key)) return;
     this.lookingUp.add(key);
     this.inBackground('can run', { workerId, uploadId }, async () => {
       try {

@@ -118,6 +118,25 @@ describe('BuildService', () => {
     expect(builds.findById(uploadId)?.status).toBe('Downloading Files');
   });
 
+  it('a build the store could not take is not an accepted call: the build-call window stays the caller\'s', async () => {
+    const repository = promised<BuildsRepository>(builds);
+    let refuse = true;
+    const flaky = new BuildService({
+      builds: { ...repository, insert: (b) => (refuse ? Promise.reject(new Error('connection lost')) : repository.insert(b)) },
+      events: new EventLog(promised<EventsRepository>(new SqliteEventsRepository(db)), clock, silent),
+      webhooks: { emit: () => undefined },
+      buildCalls: new BuildCallLimit(clock, 120),
+      urlPolicy: { allowPrivateUrls: true, resolve: () => Promise.resolve([]) },
+      clock,
+      ids: randomIds,
+    });
+    const input = { userId: 'usr_1', projectId: 'prj_1', fileUrl: 'https://files.example.com/b.zip', autoRelease: false };
+    await expect(flaky.submit(input)).rejects.toThrow('connection lost');
+    refuse = false;
+    expect((await flaky.submit(input)).status).toBe('pending');
+    await expect(flaky.submit(input)).rejects.toMatchObject({ entry: 'buildCallRateLimited', status: 429 });
+  });
+
   it('two activations at once: one moves the build, the other is refused without using its build-call window', async () => {
     const { uploadId } = await submit();
     for (const to of ['Downloading Files', 'Extracting & Scanning', 'Saving to Repository', 'Ready'] as const) await service.advance(uploadId, to);

@@ -75,7 +75,7 @@ export class BuildService {
   async submit(input: SubmitBuild): Promise<BuildRecord> {
     const verdict = await checkOutboundUrl(input.fileUrl, this.deps.urlPolicy);
     if (!verdict.ok) throw new ApiError('invalidField', { detail: `Invalid fileUrl: ${verdict.reason}` });
-    this.deps.buildCalls.take(input.userId);
+    const giveBack = this.deps.buildCalls.take(input.userId);
     const now = this.deps.clock.now();
     const build: BuildRecord = {
       uploadId: this.deps.ids.next('upl'),
@@ -88,7 +88,13 @@ export class BuildService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.builds.insert(build);
+    try {
+      await this.deps.builds.insert(build);
+    } catch (err) {
+      // Not stored, so not accepted: the window is the caller's again.
+      giveBack();
+      throw err;
+    }
     await this.fire(build, BUILD_STAGES[INITIAL_BUILD_STATUS].event, { uploadId: build.uploadId, autoRelease: build.autoRelease });
     this.pipeline?.enqueue(build.uploadId);
     return build;
@@ -104,7 +110,15 @@ export class BuildService {
     const build = await this.findOfProject(input.projectId, input.uploadId);
     requireBuildMove(build.uploadId, build.status, DISTRIBUTING, 'activation');
     const giveBack = this.deps.buildCalls.take(input.userId);
-    const moved = await this.commitMove(build, DISTRIBUTING, 'activation', undefined, { uploadId: build.uploadId, by: input.userId, ...(input.setLive ? { setLive: true } : {}) }, input.setLive === true);
+    let moved: BuildRecord | undefined;
+    try {
+      moved = await this.commitMove(build, DISTRIBUTING, 'activation', undefined, { uploadId: build.uploadId, by: input.userId, ...(input.setLive ? { setLive: true } : {}) }, input.setLive === true);
+    } catch (err) {
+      // The store refused or did not answer the move (its firing cannot fail: the event log logs its
+      // own failures and webhooks are sent in the background): not accepted, the window goes back.
+      giveBack();
+      throw err;
+    }
     if (moved === undefined) {
       // Another call moved it first (a second activation, a settlement): this call was not accepted,
       // so it gives its window back and is refused for the status the build has now.

@@ -94,10 +94,12 @@ export function createAdminService(deps: AdminServiceDeps): AdminServiceHandle {
         answer = Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
       // One callback either way: a throw inside the success callback must not answer the call twice.
-      void answer.then(
-        (res) => callback(null, res),
-        (err: unknown) => callback(toGrpcError(err, log, method)),
-      );
+      answer
+        .then(
+          (res) => callback(null, res),
+          (err: unknown) => callback(toGrpcError(err, log, method)),
+        )
+        .catch((err: unknown) => log.error({ err, method }, 'unexpected error in gRPC handler'));
     };
   }
 

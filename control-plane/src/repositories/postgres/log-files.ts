@@ -35,7 +35,7 @@ export class PostgresLogFilesRepository implements LogFilesRepository {
       // The session's row first, locked to the commit: a second upload of the session waits here,
       // then reads the files this one stored. (No row: nothing to lock, and the insert fails on
       // its foreign key, as in SQLite.)
-      await tx.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [r.sessionId]);
+      await tx.query('SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE', [r.sessionId]);
       const stored = await filesOf(tx, r.sessionId);
       const same = stored.find((s) => s.fileName === r.fileName);
       if (same) return { kind: 'sameName', record: same };
